@@ -1,0 +1,57 @@
+# shancoll developer entry points. Every target that runs code first runs
+# `make setup` (scripts/setup.sh: idempotent; builds and installs shancoll
+# into .venv against the venv's MPICH).
+#
+#   make setup   create/update .venv, build + install shancoll
+#   make test    setup, then run the test suite
+#   make bench   setup, then run the quick benchmark sweep
+#   make lint    ruff + clang-format checks (no changes made)
+#   make clean   remove build artefacts (keeps .venv); `make distclean` also removes .venv
+
+SHELL := /bin/bash
+
+VENV   := .venv
+PYTHON := $(VENV)/bin/python
+
+# Run the venv's tools (mpiexec, mpicxx, ...) ahead of any system MPI.
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+
+TEST_CMD  := $(PYTHON) -m pytest tests -q
+BENCH_CMD := $(PYTHON) -m shancoll.sweep --quick
+
+RUFF         := $(firstword $(wildcard $(VENV)/bin/ruff) $(shell command -v ruff 2>/dev/null))
+CLANG_FORMAT := $(firstword $(wildcard $(VENV)/bin/clang-format) $(shell command -v clang-format 2>/dev/null))
+CXX_SOURCES   = $(shell find src/cpp tests benchmarks -type f \
+                  \( -name '*.h' -o -name '*.hpp' -o -name '*.cc' -o -name '*.cpp' -o -name '*.c' \) \
+                  2>/dev/null)
+
+.PHONY: all setup test bench lint clean distclean
+
+all: test
+
+setup:
+	bash scripts/setup.sh
+
+test: setup
+	$(TEST_CMD)
+
+bench: setup
+	$(BENCH_CMD)
+
+lint:
+	@if [ -z "$(RUFF)" ]; then echo "ruff not found: run 'make setup' first" >&2; exit 1; fi
+	$(RUFF) check .
+	@if [ -z "$(CLANG_FORMAT)" ]; then \
+	  echo "clang-format not found; skipping C++ format check"; \
+	elif [ -n "$(strip $(CXX_SOURCES))" ]; then \
+	  echo "$(CLANG_FORMAT) --dry-run --Werror <C/C++ sources>"; \
+	  $(CLANG_FORMAT) --dry-run --Werror $(CXX_SOURCES); \
+	fi
+
+clean:
+	rm -rf build _skbuild dist .pytest_cache .ruff_cache
+	find . -path ./$(VENV) -prune -o \( -name '*.egg-info' -o -name '__pycache__' \) -prune \
+	  -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV)

@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# Set up the development environment for shancoll: a virtualenv at .venv with
+# MPICH (PyPI wheel), mpi4py and the build/test tools, then build and install
+# shancoll itself against that MPICH.
+#
+# Idempotent and non-interactive: safe to re-run; already-satisfied pip
+# requirements are not downloaded again. Works on a fresh machine (CI=true,
+# no stdin).
+#
+# Environment knobs:
+#   PYTHON=python3.11       interpreter used to create .venv (default: python3.11, else python3)
+#   SHANCOLL_SKIP_APT=1     never touch apt (optional libhwloc-dev / pkg-config)
+#   SHANCOLL_SKIP_INSTALL=1 only set up .venv, do not build/install shancoll
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+VENV="$ROOT/.venv"
+VPY="$VENV/bin/python"
+LOG_DIR="$ROOT/build"
+INSTALL_LOG="$LOG_DIR/pip-install-shancoll.log"
+
+export PIP_NO_INPUT=1 PIP_DISABLE_PIP_VERSION_CHECK=1 DEBIAN_FRONTEND=noninteractive
+
+# Pinned-ish dependencies (lower bounds known to work, upper bound on majors
+# that could break the build or the MPI ABI).
+DEPS=(
+  "mpich>=4.2,<6"
+  "mpi4py>=4,<5"
+  "numpy>=1.26"
+  "pytest>=8"
+  "pytest-timeout>=2.3"
+  "matplotlib>=3.8"
+  "pybind11>=2.13"
+  "scikit-build-core>=0.10"
+  "ninja>=1.11"
+  "cmake>=3.26"
+  "ruff>=0.6"
+  "nbclient>=0.10"
+  "nbformat>=5.10"
+  "ipykernel>=6.29"
+)
+
+step() { printf '\n==> [setup] %s\n' "$*"; }
+note() { printf '    %s\n' "$*"; }
+warn() { printf '    WARNING: %s\n' "$*" >&2; }
+
+# --------------------------------------------------------------------------
+step "1/5 Optional system packages (libhwloc-dev, pkg-config)"
+# --------------------------------------------------------------------------
+apt_pkgs=(libhwloc-dev pkg-config)
+missing=()
+if command -v dpkg-query >/dev/null 2>&1; then
+  for p in "${apt_pkgs[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+      missing+=("$p")
+    fi
+  done
+fi
+if [[ "${SHANCOLL_SKIP_APT:-0}" == 1 ]]; then
+  note "skipped (SHANCOLL_SKIP_APT=1)"
+elif ! command -v apt-get >/dev/null 2>&1 || ! command -v dpkg-query >/dev/null 2>&1; then
+  note "apt not available; skipping (hwloc topology support is optional)"
+elif [[ ${#missing[@]} -eq 0 ]]; then
+  note "already installed: ${apt_pkgs[*]}"
+elif [[ "$(id -u)" -ne 0 ]]; then
+  note "not root; skipping apt install of: ${missing[*]} (optional)"
+else
+  note "installing: ${missing[*]}"
+  apt_log="$(mktemp)"
+  if { timeout 600 apt-get -o DPkg::Lock::Timeout=120 update -qq &&
+       timeout 600 apt-get -o DPkg::Lock::Timeout=120 install -y -qq --no-install-recommends \
+         "${missing[@]}"; } </dev/null >"$apt_log" 2>&1; then
+    note "installed: ${missing[*]}"
+  else
+    tail -n 20 "$apt_log" >&2 || true
+    warn "apt install of ${missing[*]} failed; continuing without them (optional)"
+  fi
+  rm -f "$apt_log"
+fi
+
+# --------------------------------------------------------------------------
+step "2/5 Python virtualenv at .venv"
+# --------------------------------------------------------------------------
+# Pick the base interpreter from a PATH without .venv/bin (the Makefile puts it first).
+base_path="$(printf '%s' "$PATH" | tr ':' '\n' | { grep -vxF "$VENV/bin" || true; } | paste -sd: -)"
+if [[ -z "${PYTHON:-}" ]]; then
+  if PATH="$base_path" command -v python3.11 >/dev/null 2>&1; then PYTHON=python3.11; else PYTHON=python3; fi
+fi
+[[ "$PYTHON" == */* ]] || PYTHON="$(PATH="$base_path" command -v "$PYTHON" || echo "$PYTHON")"
+if [[ -x "$VPY" ]] && "$VPY" -c 'import sys, pip' >/dev/null 2>&1; then
+  note "reusing existing .venv ($("$VPY" --version 2>&1))"
+else
+  command -v "$PYTHON" >/dev/null 2>&1 || { echo "error: $PYTHON not found" >&2; exit 1; }
+  "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || {
+    echo "error: $PYTHON is $("$PYTHON" --version 2>&1); shancoll needs Python >= 3.11" >&2
+    exit 1
+  }
+  note "creating .venv with $(command -v "$PYTHON") ($("$PYTHON" --version 2>&1))"
+  if ! "$PYTHON" -m venv --clear "$VENV"; then
+    # Debian's system python ships venv/ensurepip separately.
+    if [[ "$(id -u)" -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
+      warn "venv creation failed; trying to install python3-venv via apt"
+      apt-get update -qq </dev/null || true
+      apt-get install -y -qq --no-install-recommends python3-venv </dev/null
+      "$PYTHON" -m venv --clear "$VENV"
+    else
+      echo "error: could not create .venv (is the python3-venv package installed?)" >&2
+      exit 1
+    fi
+  fi
+fi
+
+# --------------------------------------------------------------------------
+step "3/5 Python dependencies (pip; already-satisfied ones are not re-downloaded)"
+# --------------------------------------------------------------------------
+"$VPY" -m pip install --quiet --upgrade-strategy only-if-needed "${DEPS[@]}"
+note "$("$VENV/bin/mpichversion" 2>/dev/null | head -n 1 || echo 'mpichversion: not found')"
+note "mpi4py $("$VPY" -c 'import mpi4py; print(mpi4py.__version__)')," \
+  "numpy $("$VPY" -c 'import numpy; print(numpy.__version__)')"
+
+if [[ "${SHANCOLL_SKIP_INSTALL:-0}" == 1 ]]; then
+  step "4/5 Build and install shancoll: skipped (SHANCOLL_SKIP_INSTALL=1)"
+  step "5/5 Done"
+  exit 0
+fi
+
+# --------------------------------------------------------------------------
+step "4/5 Build and install shancoll into .venv (against the venv's MPICH)"
+# --------------------------------------------------------------------------
+if [[ ! -f "$ROOT/pyproject.toml" ]]; then
+  echo "error: $ROOT/pyproject.toml not found; nothing to install" >&2
+  exit 1
+fi
+# The build must pick the venv's MPICH wrappers (mpicc/mpicxx) and headers,
+# never a system MPI: put .venv/bin first on PATH and point CMake at it.
+export PATH="$VENV/bin:$PATH"
+export VIRTUAL_ENV="$VENV"
+export MPI_HOME="$VENV" MPICC="$VENV/bin/mpicc" MPICXX="$VENV/bin/mpicxx"
+note "mpicxx: $(command -v mpicxx) -> $(mpicxx -show 2>/dev/null | cut -c1-120)"
+mkdir -p "$LOG_DIR"
+# --no-build-isolation: build with the venv's pybind11/scikit-build-core/cmake
+# and MPICH (pyproject's persistent build-dir keeps re-runs incremental).
+if "$VPY" -m pip install --no-build-isolation -v \
+     -C "cmake.define.MPI_C_COMPILER=$VENV/bin/mpicc" \
+     -C "cmake.define.MPI_CXX_COMPILER=$VENV/bin/mpicxx" \
+     "$ROOT" >"$INSTALL_LOG" 2>&1; then
+  note "installed (full build log: ${INSTALL_LOG#"$ROOT"/})"
+else
+  rc=$?
+  cat "$INSTALL_LOG" >&2
+  echo "error: building/installing shancoll failed (exit $rc); log above and in $INSTALL_LOG" >&2
+  exit "$rc"
+fi
+
+# --------------------------------------------------------------------------
+step "5/5 Sanity check"
+# --------------------------------------------------------------------------
+# Run from outside the repo so the installed package (not ./src) is imported.
+(cd / && "$VPY" - <<'PY'
+import shancoll
+from mpi4py import MPI
+print("    shancoll", getattr(shancoll, "__version__", "?"), "from", shancoll.__file__)
+print("    MPI library:", MPI.Get_library_version().splitlines()[0].strip())
+PY
+)
+step "Done"

@@ -1,0 +1,93 @@
+// ring: the flat ring allgatherv (pattern/ring.h).
+//
+// Cost model (alpha: latency per message, beta: time per byte, m_i: bytes of
+// rank i, M = sum m_i):
+//   rounds            P - 1, each one MPI_Sendrecv with both neighbours;
+//   bytes sent        M - m_{(r+1) mod P} by rank r (every block but the one
+//                     it receives last), which is bandwidth optimal;
+//   time              sum over steps s of (alpha + beta * max_i m_i in flight)
+//                     = (P - 1)(alpha + beta m) for regular counts m, but
+//                     (P - 1)(alpha + beta M) when one rank holds everything
+//                     (broadcast distribution): the big block crosses P - 1
+//                     links one after the other.
+// Blocks are sent from and received into the receive buffer at their
+// displacements: no scratch memory, no extra copy; gaps are never written.
+//
+// Preconditions: recv != nullptr; counts and displs (bytes) of size P, known
+// and identical on every rank; blocks do not overlap. Any P >= 1, zero counts
+// (empty blocks are not sent: MPI_PROC_NULL on both sides), in place
+// (send == nullptr), messages of any size (MPI-4 large counts, else split).
+#include <mpi.h>
+
+#include <algorithm>
+#include <climits>
+#include <string>
+
+#include "shancoll/coll/allgatherv/allgatherv.h"
+#include "shancoll/error.h"
+#include "shancoll/pattern/ring.h"
+
+namespace shancoll {
+namespace {
+
+constexpr int kTag = 0x5a11;  // comm.mpi() is a private dup: the tag is ours alone
+
+// One exchange of byte ranges of any length. A side with no bytes is skipped
+// (MPI_PROC_NULL); both sides know the counts, so they agree on it.
+void sendrecv_bytes(const std::byte* sbuf, std::int64_t sbytes, int dest, std::byte* rbuf,
+                    std::int64_t rbytes, int source, MPI_Comm comm) {
+  if (sbytes == 0 && rbytes == 0) return;
+#if MPI_VERSION >= 4
+  check_mpi(MPI_Sendrecv_c(sbuf, sbytes, MPI_BYTE, sbytes > 0 ? dest : MPI_PROC_NULL, kTag, rbuf,
+                           rbytes, MPI_BYTE, rbytes > 0 ? source : MPI_PROC_NULL, kTag, comm,
+                           MPI_STATUS_IGNORE),
+            "MPI_Sendrecv_c");
+#else
+  while (sbytes > 0 || rbytes > 0) {  // chunks of at most INT_MAX bytes
+    const int s = static_cast<int>(std::min<std::int64_t>(sbytes, INT_MAX));
+    const int r = static_cast<int>(std::min<std::int64_t>(rbytes, INT_MAX));
+    check_mpi(MPI_Sendrecv(sbuf, s, MPI_BYTE, s > 0 ? dest : MPI_PROC_NULL, kTag, rbuf, r,
+                           MPI_BYTE, r > 0 ? source : MPI_PROC_NULL, kTag, comm,
+                           MPI_STATUS_IGNORE),
+              "MPI_Sendrecv");
+    sbuf += s, sbytes -= s, rbuf += r, rbytes -= r;
+  }
+#endif
+}
+
+void count_message(const Topology& topo, int peer, std::int64_t bytes, Stats& stats) {
+  if (bytes == 0) return;
+  if (topo.node_of[peer] == topo.node) {
+    ++stats.intra_messages, stats.intra_bytes += bytes;
+  } else {
+    ++stats.inter_messages, stats.inter_bytes += bytes;
+  }
+}
+
+}  // namespace
+
+const std::byte* allgatherv_ring(Comm& comm, const AllgathervArgs& args, const Options& options,
+                                 Stats& stats) {
+  const Topology& topo = comm.nodes(options.ranks_per_node).topo;  // collective on first use
+  if (!args.recv) {
+    throw ArgumentError("recvbuf: algorithm 'ring' needs a receive buffer (rank " +
+                        std::to_string(comm.rank()) + ")");
+  }
+  const int p = comm.size();
+  const int r = comm.rank();
+  const int next = pattern::ring_send_to(r, p);
+  const int prev = pattern::ring_recv_from(r, p);
+  copy_own_block(comm, args);
+  for (int step = 0; step < pattern::ring_rounds(p); ++step) {
+    const int sb = pattern::ring_send_block(r, p, step);
+    const int rb = pattern::ring_recv_block(r, p, step);
+    sendrecv_bytes(args.recv + args.displs[sb], args.counts[sb], next,
+                   args.recv + args.displs[rb], args.counts[rb], prev, comm.mpi());
+    count_message(topo, next, args.counts[sb], stats);
+  }
+  stats.rounds = pattern::ring_rounds(p);
+  stats.node_count = topo.node_count;
+  return args.recv;
+}
+
+}  // namespace shancoll

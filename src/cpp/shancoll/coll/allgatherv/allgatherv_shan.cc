@@ -1,0 +1,283 @@
+// shan: Allgather(V) over node-wide shared segments with shared
+// notifications (seed: gaspi-shared-notification-collectives, Sec. II;
+// Algorithm 1).
+//
+//   1. local allgatherv: every rank copies its contribution into the node
+//      segment at its displacement; the node's data is now readable by all.
+//   2. LoadBalance parts 1-3 (in parallel over local ranks, published in the
+//      segment): global block ids, continuous across nodes; each local rank
+//      gets an even share of the node's blocks.
+//   3. every local rank writes its share to the next node (notified write);
+//      every local rank then catches *any* notification that reaches the
+//      node and forwards the block on, unless the next node is where it came
+//      from. The node is done when it holds every block.
+//   The result is read in place from the segment (or copied to recvbuf).
+//
+// Cost (N nodes, n ranks per node, m bytes in all, b-byte blocks): each
+// block crosses N-1 node boundaries, once each (pipelined ring of nodes);
+// inter-node messages per node per call ~ m/(N b) * (N-1), independent of n;
+// each local rank sends ~1/n of them. Time ~ (N-1 + m/(N b)) (alpha + b beta)
+// for the ring plus 2 copies of m/N... within the node: one copy in, and one
+// copy out only for a private recvbuf. Three node barriers per call.
+//
+// Safety across calls: the segment is the result; a node writes into its
+// successor only after the successor signalled READY for this call (a
+// zero-byte notification sent after its entry barrier, i.e. after all its
+// ranks finished reading the previous result).
+#include <cstring>
+
+#include "shancoll/coll/allgatherv/allgatherv.h"
+#include "shancoll/pattern/shan_blocks.h"
+#include "shancoll/progress.h"
+#include "shancoll/shm/flags.h"
+#include "shancoll/transport/transport.h"
+
+namespace shancoll {
+namespace {
+
+constexpr int kReadyId = 0;
+constexpr int kFirstBlockId = 8;  // ids 1..7 unused: READY keeps its cache line
+
+std::size_t align(std::size_t x) { return (x + kCacheLine - 1) / kCacheLine * kCacheLine; }
+
+// Where everything lives in the node segment; identical on every node, so a
+// remote writer can compute offsets in its target's segment.
+struct Layout {
+  std::size_t notify;  // notification slots (8 bytes each), slot 0 = READY
+  std::size_t data;    // the result, extent bytes
+  std::size_t claim;   // one claim word per block
+  std::size_t lower;   // LoadBalance part 1: node_count * columns
+  std::size_t first;   // LoadBalance part 2: first block id per rank
+  std::size_t end;
+};
+
+Layout make_layout(const Topology& t, std::int64_t blocks, std::int64_t extent) {
+  Layout l{};
+  l.notify = segment_header_bytes(t) - kCacheLine;
+  l.data = align(l.notify + 8 * (kFirstBlockId + blocks));
+  l.claim = align(l.data + extent);
+  l.lower = align(l.claim + 8 * blocks);
+  l.first = align(l.lower + 8 * static_cast<std::size_t>(t.node_count * t.max_local_size()));
+  l.end = align(l.first + 8 * static_cast<std::size_t>(t.size));
+  return l;
+}
+
+// The layout for this call. It is laid out for capacities that only grow
+// (doubling), and a change of layout takes a fresh zero-filled segment, so
+// no flag ever starts on stale bytes (user data could look like an epoch).
+// Capacities follow the same call history everywhere, so every rank and
+// node agrees on them (the remote writers rely on it).
+Layout reserve_layout(NodeContext& ctx, std::int64_t blocks, std::int64_t extent) {
+  if (blocks > ctx.shan_blocks || extent > ctx.shan_extent) {
+    ctx.shan_blocks = std::max(blocks, 2 * std::max<std::int64_t>(ctx.shan_blocks, 32));
+    ctx.shan_extent = std::max(extent, 2 * std::max<std::int64_t>(ctx.shan_extent, 4096));
+    ctx.segment->renew(make_layout(ctx.topo, ctx.shan_blocks, ctx.shan_extent).end);
+  }
+  return make_layout(ctx.topo, ctx.shan_blocks, ctx.shan_extent);
+}
+
+// State of one call on one rank.
+struct Call {
+  Comm& comm;
+  NodeContext& ctx;
+  const Topology& t;
+  const AllgathervArgs& args;
+  const Options& opt;
+  Stats& stats;
+  std::uint64_t epoch;
+  std::int64_t block_size = 0;
+  std::int64_t blocks = 0;
+  Layout layout{};
+  std::byte* seg = nullptr;
+  std::vector<int> order;  // ranks in block-id order (node by node)
+
+  std::int64_t* lower() const { return reinterpret_cast<std::int64_t*>(seg + layout.lower); }
+  std::int64_t* first() const { return reinterpret_cast<std::int64_t*>(seg + layout.first); }
+  std::byte* notify(int id) const { return seg + layout.notify + 8 * static_cast<std::size_t>(id); }
+  std::byte* claim_word(std::int64_t b) const { return seg + layout.claim + 8 * b; }
+
+  shan::Block locate(std::int64_t b) const {
+    return shan::locate(b, order, first(), args.counts, args.displs, block_size);
+  }
+  std::int64_t node_first_block(int n) const {  // first id of node n (its first rank's)
+    return n == t.node_count ? blocks : first()[t.ranks[n][0]];
+  }
+};
+
+void copy_in(Call& c) {
+  const int r = c.comm.rank();
+  const std::int64_t bytes = c.args.counts[r];
+  if (bytes == 0) return;
+  const std::byte* src = c.args.send ? c.args.send : c.args.recv + c.args.displs[r];
+  std::memcpy(c.seg + c.layout.data + c.args.displs[r], src, static_cast<std::size_t>(bytes));
+  c.stats.intra_messages += 1;
+  c.stats.intra_bytes += bytes;
+}
+
+void copy_out(Call& c) {
+  const std::byte* result = c.seg + c.layout.data;
+  const auto& counts = c.args.counts;
+  const auto& displs = c.args.displs;
+  bool packed = true;  // contributions back to back from 0: one copy
+  std::int64_t next = 0;
+  for (std::size_t r = 0; r < counts.size() && packed; ++r) {
+    packed = displs[r] == next || counts[r] == 0;
+    next += counts[r];
+  }
+  const std::int64_t total = c.args.total();
+  if (packed) {
+    std::memcpy(c.args.recv, result, static_cast<std::size_t>(total));
+  } else {
+    for (std::size_t r = 0; r < counts.size(); ++r) {
+      if (counts[r] > 0) std::memcpy(c.args.recv + displs[r], result + displs[r], counts[r]);
+    }
+  }
+  c.stats.intra_messages += 1;
+  c.stats.intra_bytes += total;
+}
+
+// LoadBalance parts 1 and 2, each local rank taking the columns c with
+// c % local_size == local_rank; a node barrier separates and ends them.
+void load_balance(Call& c) {
+  const int columns = c.t.max_local_size();
+  for (int col = c.t.local_rank; col < columns; col += c.t.local_size()) {
+    shan::part1_lower_blocks(c.t.ranks, c.args.counts, c.block_size, col, columns, c.lower());
+  }
+  node_barrier(c.ctx, c.opt.timeout);
+  for (int col = c.t.local_rank; col < columns; col += c.t.local_size()) {
+    shan::part2_first_blocks(c.t.ranks, c.args.counts, c.block_size, col, columns, c.lower(),
+                             c.first());
+  }
+  node_barrier(c.ctx, c.opt.timeout);
+}
+
+// The notifications this rank receives itself (two_sided posts receives
+// straight into the segment for them): READY on the node's receiver of id 0,
+// and the foreign blocks whose id falls on it.
+std::vector<Expected> expected_here(const Call& c, const Transport& tr) {
+  std::vector<Expected> out;
+  const int me = c.comm.rank();
+  if (tr.receiver(c.t.node, kReadyId) == me) out.push_back({kReadyId, c.layout.notify, 0});
+  const std::int64_t mine_begin = c.node_first_block(c.t.node);
+  const std::int64_t mine_end = c.node_first_block(c.t.node + 1);
+  for (std::int64_t b = 0; b < c.blocks; ++b) {
+    if (b == mine_begin) b = mine_end;
+    if (b >= c.blocks) break;
+    const int id = kFirstBlockId + static_cast<int>(b);
+    if (tr.receiver(c.t.node, id) != me) continue;
+    const shan::Block blk = c.locate(b);
+    out.push_back({id, c.layout.data + static_cast<std::size_t>(blk.offset),
+                   static_cast<std::size_t>(blk.bytes)});
+  }
+  return out;
+}
+
+void send_block(Call& c, Transport& tr, std::int64_t b) {
+  const shan::Block blk = c.locate(b);
+  const std::size_t offset = c.layout.data + static_cast<std::size_t>(blk.offset);
+  tr.put_notify(c.t.next_node(), offset, c.seg + offset, static_cast<std::size_t>(blk.bytes),
+                kFirstBlockId + static_cast<int>(b));
+  c.stats.inter_messages += 1;
+  c.stats.inter_bytes += blk.bytes;
+}
+
+void signal_ready(Call& c, Transport& tr) {
+  if (c.t.local_rank == 0) tr.put_notify(c.t.prev_node(), 0, nullptr, 0, kReadyId);
+}
+
+// Foreign blocks in the order they should arrive: those of the previous
+// node first, then the one before, around the ring.
+std::vector<std::int64_t> foreign_blocks(const Call& c) {
+  std::vector<std::int64_t> ids;
+  ids.reserve(static_cast<std::size_t>(c.blocks));
+  for (int d = 1; d < c.t.node_count; ++d) {
+    const int n = (c.t.node - d + c.t.node_count) % c.t.node_count;
+    for (std::int64_t b = c.node_first_block(n); b < c.node_first_block(n + 1); ++b) {
+      ids.push_back(b);
+    }
+  }
+  return ids;
+}
+
+// Lines 13-19 of Algorithm 1: catch any notification for this node; the
+// rank that claims it first forwards the block, unless the next node is
+// where the block started. Returns true once every foreign block is here.
+bool catch_and_forward(Call& c, Transport& tr, std::vector<std::int64_t>& pending) {
+  const int next = c.t.next_node();
+  const std::int64_t next_begin = c.node_first_block(next);
+  const std::int64_t next_end = c.node_first_block(next + 1);
+  std::size_t kept = 0;
+  for (std::int64_t b : pending) {
+    if (acquire_load(c.notify(kFirstBlockId + static_cast<int>(b))) < c.epoch) {
+      pending[kept++] = b;
+      continue;
+    }
+    const bool came_from_next = b >= next_begin && b < next_end;
+    if (!came_from_next && claim(c.claim_word(b), c.epoch)) {
+      send_block(c, tr, b);
+      c.stats.forwarded += 1;
+    }
+  }
+  pending.resize(kept);
+  return pending.empty();
+}
+
+void exchange_between_nodes(Call& c) {
+  const Topology& t = c.t;
+  for (const auto& node : t.ranks) c.order.insert(c.order.end(), node.begin(), node.end());
+  Transport& tr = c.comm.transport(c.ctx, c.opt.transport);
+  tr.begin(c.epoch, c.layout.notify);
+  auto progress = [&] { tr.progress(); };
+
+  node_barrier(c.ctx, c.opt.timeout);  // everyone is done reading the previous result
+  if (!tr.posts_receives()) signal_ready(c, tr);
+  copy_in(c);
+  load_balance(c);  // two node barriers: the node's data and block ids are published
+  if (tr.posts_receives()) {
+    tr.expect(expected_here(c, tr));
+    node_barrier(c.ctx, c.opt.timeout);  // all receives of the node are posted
+    signal_ready(c, tr);
+  }
+
+  wait_until([&] { return acquire_load(c.notify(kReadyId)) >= c.epoch; }, progress,
+             "READY from the next node (shan allgatherv)", c.opt.timeout);
+  const std::int64_t node_begin = c.node_first_block(t.node);
+  const std::int64_t node_blocks = c.node_first_block(t.node + 1) - node_begin;
+  const std::int64_t mine = shan::working_blocks(node_blocks, t.local_size(), t.local_rank);
+  const std::int64_t offset = shan::working_offset(node_blocks, t.local_size(), t.local_rank);
+  for (std::int64_t k = 0; k < mine; ++k) send_block(c, tr, node_begin + offset + k);
+
+  std::vector<std::int64_t> pending = foreign_blocks(c);
+  wait_until([&] { return catch_and_forward(c, tr, pending); }, progress,
+             "blocks from the previous node (shan allgatherv)", c.opt.timeout);
+  tr.end(c.opt.timeout);
+  c.stats.rounds = t.node_count - 1;
+}
+
+}  // namespace
+
+const std::byte* allgatherv_shan(Comm& comm, const AllgathervArgs& args, const Options& opt,
+                                 Stats& stats) {
+  NodeContext& ctx = comm.nodes(opt.ranks_per_node);
+  Call c{comm, ctx, ctx.topo, args, opt, stats, comm.next_epoch()};
+  const std::int64_t max_blocks = std::min<std::int64_t>(1 << 20, comm.tag_ub() - kFirstBlockId);
+  c.block_size = shan::choose_block_size(opt.block_size, args.counts, max_blocks);
+  for (std::int64_t n : args.counts) c.blocks += shan::blocks_of(n, c.block_size);
+  c.layout = reserve_layout(ctx, c.blocks, args.extent());
+  c.seg = ctx.segment->base();
+  stats.node_count = c.t.node_count;
+  stats.block_count = c.blocks;
+
+  if (c.t.node_count > 1) {
+    exchange_between_nodes(c);
+  } else {
+    node_barrier(ctx, opt.timeout);  // everyone is done reading the previous result
+    copy_in(c);
+    node_barrier(ctx, opt.timeout);  // the node's data is complete
+  }
+  if (!args.recv) return c.seg + c.layout.data;
+  copy_out(c);
+  return args.recv;
+}
+
+}  // namespace shancoll

@@ -1,0 +1,133 @@
+#include "shancoll/comm.h"
+
+#include <algorithm>
+#include <set>
+
+#include "shancoll/error.h"
+#include "shancoll/progress.h"
+#include "shancoll/shm/flags.h"
+#include "shancoll/transport/transport.h"
+
+namespace shancoll {
+namespace {
+
+int g_comm_keyval = MPI_KEYVAL_INVALID;
+int g_finalize_keyval = MPI_KEYVAL_INVALID;
+std::set<MPI_Comm> g_user_comms;  // user communicators holding a Comm
+
+int delete_comm(MPI_Comm user, int, void* value, void*) {
+  g_user_comms.erase(user);
+  delete static_cast<Comm*>(value);
+  return MPI_SUCCESS;
+}
+
+// MPI_Finalize deletes MPI_COMM_SELF's attributes first, while MPI is still
+// usable: free every Comm (windows, dups) there.
+int on_finalize(MPI_Comm, int, void*, void*) {
+  while (!g_user_comms.empty()) {
+    MPI_Comm user = *g_user_comms.begin();
+    MPI_Comm_delete_attr(user, g_comm_keyval);  // calls delete_comm
+    g_user_comms.erase(user);
+  }
+  MPI_Comm_free_keyval(&g_comm_keyval);
+  return MPI_SUCCESS;
+}
+
+void create_keyvals() {
+  if (g_comm_keyval != MPI_KEYVAL_INVALID) return;
+  check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_comm, &g_comm_keyval, nullptr),
+            "MPI_Comm_create_keyval");
+  check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_finalize, &g_finalize_keyval,
+                                   nullptr),
+            "MPI_Comm_create_keyval");
+  MPI_Comm_set_attr(MPI_COMM_SELF, g_finalize_keyval, nullptr);
+}
+
+}  // namespace
+
+NodeContext::~NodeContext() {
+  for (auto& t : transports) t.reset();
+  segment.reset();
+  free_topology(topo);
+}
+
+Comm& Comm::of(MPI_Comm user) {
+  if (user == MPI_COMM_NULL) throw ArgumentError("comm: the communicator is null (freed?)");
+  int inter = 0;
+  check_mpi(MPI_Comm_test_inter(user, &inter), "MPI_Comm_test_inter");
+  if (inter) throw ArgumentError("comm: inter-communicators are not supported by this collective");
+  create_keyvals();
+  void* value = nullptr;
+  int found = 0;
+  check_mpi(MPI_Comm_get_attr(user, g_comm_keyval, &value, &found), "MPI_Comm_get_attr");
+  if (found) return *static_cast<Comm*>(value);
+  auto* comm = new Comm(user);
+  MPI_Comm_set_attr(user, g_comm_keyval, comm);
+  g_user_comms.insert(user);
+  return *comm;
+}
+
+Comm::Comm(MPI_Comm user) {
+  check_mpi(MPI_Comm_dup(user, &comm_), "MPI_Comm_dup");
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+  void* value = nullptr;
+  int found = 0;
+  MPI_Comm_get_attr(comm_, MPI_TAG_UB, &value, &found);
+  if (found) tag_ub_ = *static_cast<int*>(value);
+}
+
+Comm::~Comm() {
+  nodes_.clear();
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+NodeContext& Comm::nodes(int ranks_per_node) {
+  if (ranks_per_node < 0) ranks_per_node = env_ranks_per_node();
+  if (ranks_per_node < 0) ranks_per_node = 0;
+  auto& slot = nodes_[ranks_per_node];
+  if (!slot) {
+    auto ctx = std::make_unique<NodeContext>();
+    ctx->topo = build_topology(comm_, ranks_per_node);
+    ctx->segment = std::make_unique<NodeSegment>(ctx->topo.node_comm);
+    ctx->segment->reserve(segment_header_bytes(ctx->topo));
+    slot = std::move(ctx);
+  }
+  return *slot;
+}
+
+Transport& Comm::transport(NodeContext& ctx, TransportKind kind) {
+  auto& slot = ctx.transports[static_cast<int>(kind)];
+  if (!slot) slot = make_transport(kind, comm_, ctx.topo, *ctx.segment);
+  return *slot;
+}
+
+std::byte* Comm::scratch(std::size_t bytes) {
+  if (scratch_.size() < bytes) scratch_.resize(std::max(bytes, 2 * scratch_.size()));
+  return scratch_.data();
+}
+
+std::size_t segment_header_bytes(const Topology& topo) {
+  return (static_cast<std::size_t>(topo.max_local_size()) + 1) * kCacheLine;
+}
+
+std::byte* ready_flag(NodeContext& ctx) {
+  return ctx.segment->base() + ctx.topo.max_local_size() * kCacheLine;
+}
+
+void node_barrier(NodeContext& ctx, double timeout) {
+  if (ctx.topo.local_size() == 1) return;
+  std::byte* flags = ctx.segment->base();
+  const std::uint64_t count = ++ctx.barrier_count;
+  release_store(flags + ctx.topo.local_rank * kCacheLine, count);
+  const int n = ctx.topo.local_size();
+  int next = 0;  // ranks before `next` have arrived
+  wait_until(
+      [&] {
+        while (next < n && acquire_load(flags + next * kCacheLine) >= count) ++next;
+        return next == n;
+      },
+      "the node barrier", timeout);
+}
+
+}  // namespace shancoll

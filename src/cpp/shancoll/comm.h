@@ -1,0 +1,89 @@
+// Comm: shancoll's state for one user communicator.
+//
+// It owns a dup of the user's communicator (a private tag space and a
+// lifetime of its own) and caches everything expensive: the topology, the
+// node segment and the transports, per virtual-node layout. It is attached
+// to the user's communicator with an attribute keyval and freed with it;
+// whatever is still alive at MPI_Finalize is freed first thing in
+// MPI_Finalize (through an attribute on MPI_COMM_SELF).
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "shancoll/options.h"
+#include "shancoll/shm/segment.h"
+#include "shancoll/topology.h"
+
+namespace shancoll {
+
+class Transport;
+
+// Everything that depends on the node layout.
+struct NodeContext {
+  Topology topo;
+  std::unique_ptr<NodeSegment> segment;
+  std::unique_ptr<Transport> transports[2];  // by TransportKind
+  std::uint64_t barrier_count = 0;
+  // shan's layout capacities (blocks, result bytes): the segment layout only
+  // changes with them, and then on a fresh zeroed segment, so flags never
+  // land on stale bytes of an earlier layout.
+  std::int64_t shan_blocks = -1;
+  std::int64_t shan_extent = -1;
+  ~NodeContext();
+};
+
+class Comm {
+ public:
+  // The Comm of a user communicator, created on first use (collective then).
+  static Comm& of(MPI_Comm user);
+
+  explicit Comm(MPI_Comm user);
+  ~Comm();
+  Comm(const Comm&) = delete;
+  Comm& operator=(const Comm&) = delete;
+
+  MPI_Comm mpi() const { return comm_; }
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  int tag_ub() const { return tag_ub_; }
+
+  // The node layout for `ranks_per_node` (-1: from the environment).
+  NodeContext& nodes(int ranks_per_node);
+  Transport& transport(NodeContext& ctx, TransportKind kind);
+
+  // Sequence number of the current collective call, identical on all ranks.
+  std::uint64_t next_epoch() { return ++epoch_; }
+
+  Stats last_stats;
+  const char* last_algorithm = "";
+
+  // Scratch memory kept per communicator and grown, never allocated per call
+  // (per-call allocation costs page faults on every large call).
+  std::byte* scratch(std::size_t bytes);
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0;
+  int size_ = 1;
+  int tag_ub_ = 32767;
+  std::uint64_t epoch_ = 0;
+  std::map<int, std::unique_ptr<NodeContext>> nodes_;
+  std::vector<std::byte> scratch_;
+};
+
+// Every node segment starts with a fixed header: one barrier flag per local
+// rank, then the READY flag that the next node sets when its segment may be
+// written for the current call. Each a cache line of its own (no false
+// sharing). Algorithms lay out their data after the header.
+std::size_t segment_header_bytes(const Topology& topo);
+std::byte* ready_flag(NodeContext& ctx);
+
+// Node-local barrier on the header's flags; spin-then-yield waits.
+void node_barrier(NodeContext& ctx, double timeout);
+
+}  // namespace shancoll

@@ -1,0 +1,34 @@
+// Options of one collective call and the statistics it reports.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace shancoll {
+
+enum class TransportKind { rma, two_sided };
+
+struct Options {
+  std::int64_t block_size = 0;    // shan: max bytes per block (0: choose)
+  TransportKind transport = TransportKind::two_sided;
+  int ranks_per_node = -1;        // virtual nodes; -1: SHANCOLL_RANKS_PER_NODE, 0: physical
+  double timeout = 0;             // seconds per wait; 0: SHANCOLL_TIMEOUT or 120
+};
+
+// What one call did, counted by the calling rank. Tests check the algorithms'
+// properties with these (e.g. inter-node messages scale with nodes).
+struct Stats {
+  std::int64_t rounds = 0;
+  std::int64_t inter_messages = 0;  // messages sent to another node
+  std::int64_t inter_bytes = 0;
+  std::int64_t intra_messages = 0;  // messages/copies within the node
+  std::int64_t intra_bytes = 0;
+  std::int64_t forwarded = 0;       // shan: blocks this rank forwarded on
+  std::int64_t node_count = 1;
+  std::int64_t block_count = 0;     // shan: blocks of the whole call
+};
+
+const char* transport_name(TransportKind kind);
+TransportKind parse_transport(const std::string& name);
+
+}  // namespace shancoll

@@ -1,0 +1,73 @@
+#include "shancoll/progress.h"
+
+#include <mpi.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <thread>
+
+namespace shancoll {
+namespace {
+
+PauseHook g_pause = default_pause;
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+}  // namespace
+
+// Spinning pays when the peer runs on its own core (a flag crosses cores in
+// ~50-100 ns); past a few microseconds the peer is probably not running, so
+// give the core away.
+void default_pause(std::uint64_t iteration) {
+  if (iteration < 128) {
+    cpu_relax();
+  } else {
+    sched_yield();
+  }
+}
+
+void sleeping_pause(std::uint64_t iteration) {
+  const long ns = static_cast<long>(std::min<std::uint64_t>(10 + iteration * 10, 1000));
+  timespec t{0, ns};
+  nanosleep(&t, nullptr);
+}
+
+void set_pause_hook(PauseHook hook) { g_pause = hook ? hook : default_pause; }
+
+PauseHook pause_hook() { return g_pause; }
+
+double default_timeout() {
+  static const double seconds = [] {
+    const char* text = std::getenv("SHANCOLL_TIMEOUT");
+    double value = text ? std::atof(text) : 0.0;
+    return value > 0 ? value : 120.0;
+  }();
+  return seconds;
+}
+
+double now_seconds() {
+  using clock = std::chrono::steady_clock;
+  return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
+}
+
+void throw_timeout(const char* what, double timeout) {
+  int rank = -1;
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  throw TimeoutError("shancoll: rank " + std::to_string(rank) + " waited more than " +
+                     std::to_string(timeout) + " s for " + what +
+                     " (a peer rank is missing from the collective, or passed different "
+                     "arguments; see SHANCOLL_TIMEOUT)");
+}
+
+}  // namespace shancoll

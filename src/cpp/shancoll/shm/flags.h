@@ -1,0 +1,44 @@
+// Cache-line flags in node shared memory.
+//
+// Protocol everywhere: the writer fills the data, then release-stores the
+// flag; the reader acquire-loads the flag, then reads the data. The release
+// store orders all earlier writes (the data) before the flag becomes visible,
+// and the acquire load orders the later reads after it, so a reader that sees
+// the flag also sees the data. Flags hold an epoch (the call's sequence
+// number) instead of a boolean, so they never need resetting between calls:
+// a stale value from an earlier call is simply smaller than the current one.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace shancoll {
+
+constexpr std::size_t kCacheLine = 64;
+
+inline std::atomic<std::uint64_t>& flag_at(void* p) {
+  static_assert(sizeof(std::atomic<std::uint64_t>) == sizeof(std::uint64_t));
+  static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
+  return *reinterpret_cast<std::atomic<std::uint64_t>*>(p);
+}
+
+inline void release_store(void* flag, std::uint64_t value) {
+  flag_at(flag).store(value, std::memory_order_release);
+}
+
+inline std::uint64_t acquire_load(const void* flag) {
+  return flag_at(const_cast<void*>(flag)).load(std::memory_order_acquire);
+}
+
+// Claims a slot exactly once per epoch across all ranks of a node: the first
+// caller that moves it to `epoch` wins. acq_rel so the winner also sees the
+// data published before the notification it is acting on.
+inline bool claim(void* slot, std::uint64_t epoch) {
+  std::uint64_t seen = flag_at(slot).load(std::memory_order_relaxed);
+  while (seen < epoch) {
+    if (flag_at(slot).compare_exchange_weak(seen, epoch, std::memory_order_acq_rel)) return true;
+  }
+  return false;
+}
+
+}  // namespace shancoll

@@ -1,0 +1,67 @@
+// Notified write between nodes, the primitive of the shared-notification
+// algorithms: write `bytes` into the target node's segment at `offset`, then
+// set notification `id` there to the call's epoch, visible to every rank of
+// that node. MPI has no notified write; the implementations emulate it:
+//
+//   rma        MPI_Put of the data, MPI_Win_flush, MPI_Put of the epoch into
+//              the notification slot (transport/rma.cc).
+//   two_sided  the receiving node pre-posts receives straight into its
+//              segment; whoever completes one publishes the notification as
+//              a shared flag (transport/two_sided.cc).
+//
+// Notification slots live at notify_offset + 8 * id in every node segment;
+// id 0 is reserved for the READY handshake (see comm.h).
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "shancoll/options.h"
+#include "shancoll/shm/segment.h"
+#include "shancoll/topology.h"
+
+namespace shancoll {
+
+// A notification this rank must be ready to receive (two_sided posts a
+// receive for it; rma needs nothing).
+struct Expected {
+  int id;
+  std::size_t offset;
+  std::size_t bytes;
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+
+  // Start of a call: the epoch and where notification slots are. Collective
+  // over the communicator when the segment moved since the last call.
+  virtual void begin(std::uint64_t epoch, std::size_t notify_offset) = 0;
+
+  // Whether notifications must be announced with expect() before the
+  // sender may write (two_sided: pre-posted receives).
+  virtual bool posts_receives() const = 0;
+  virtual void expect(const std::vector<Expected>& expected) = 0;
+
+  // Receiver for notification `id` on `node` (two_sided sends it there).
+  virtual int receiver(int node, int id) const = 0;
+
+  virtual void put_notify(int node, std::size_t offset, const void* data, std::size_t bytes,
+                          int id) = 0;
+
+  // Non-blocking: advance outstanding operations, publish arrivals.
+  virtual void progress() = 0;
+
+  // Blocks until every operation this rank started in the call is complete
+  // locally and every expected notification has been published.
+  virtual void end(double timeout) = 0;
+};
+
+std::unique_ptr<Transport> make_transport(TransportKind kind, MPI_Comm comm,
+                                          const Topology& topo, NodeSegment& segment);
+
+}  // namespace shancoll

@@ -1,0 +1,114 @@
+// two_sided: notified write as pre-posted receive + shared flag.
+//
+// Receives are posted at begin(), before the node signals READY, so data
+// lands straight in the segment with no unexpected-message copy. Tag = id,
+// source = any (the forwarding rank is decided at run time); a notification
+// id is received by local rank id % local_size of the target node. Messages
+// cannot match a wrong call: senders wait for the target node's READY, which
+// it sends only after all its ranks finished the previous call.
+#include <cstring>
+
+#include "shancoll/error.h"
+#include "shancoll/progress.h"
+#include "shancoll/shm/flags.h"
+#include "shancoll/transport/transport.h"
+
+namespace shancoll {
+namespace {
+
+class TwoSided final : public Transport {
+ public:
+  TwoSided(MPI_Comm comm, const Topology& topo, NodeSegment& segment)
+      : comm_(comm), topo_(topo), segment_(segment) {}
+
+  ~TwoSided() override { cancel_all(); }
+
+  void begin(std::uint64_t epoch, std::size_t notify_offset) override {
+    epoch_ = epoch;
+    notify_offset_ = notify_offset;
+  }
+
+  bool posts_receives() const override { return true; }
+
+  void expect(const std::vector<Expected>& expected) override {
+    recvs_.resize(expected.size());
+    recv_ids_.resize(expected.size());
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      const Expected& e = expected[i];
+      recv_ids_[i] = e.id;
+      check_mpi(MPI_Irecv(segment_.base() + e.offset, static_cast<int>(e.bytes), MPI_BYTE,
+                          MPI_ANY_SOURCE, e.id, comm_, &recvs_[i]),
+                "MPI_Irecv (two_sided transport)");
+    }
+    pending_recvs_ = static_cast<int>(expected.size());
+  }
+
+  int receiver(int node, int id) const override {
+    return topo_.ranks[node][id % topo_.local_size_of(node)];
+  }
+
+  void put_notify(int node, std::size_t, const void* data, std::size_t bytes, int id) override {
+    sends_.emplace_back();
+    check_mpi(MPI_Isend(data, static_cast<int>(bytes), MPI_BYTE, receiver(node, id), id, comm_,
+                        &sends_.back()),
+              "MPI_Isend (two_sided transport)");
+  }
+
+  void progress() override {
+    if (pending_recvs_ > 0) {
+      int done = 0;
+      done_.resize(recvs_.size());
+      check_mpi(MPI_Testsome(static_cast<int>(recvs_.size()), recvs_.data(), &done, done_.data(),
+                             MPI_STATUSES_IGNORE),
+                "MPI_Testsome (two_sided transport)");
+      for (int k = 0; k < done && done != MPI_UNDEFINED; ++k) {
+        const int id = recv_ids_[done_[k]];
+        release_store(segment_.base() + notify_offset_ + 8 * static_cast<std::size_t>(id), epoch_);
+        --pending_recvs_;
+      }
+    }
+    if (!sends_.empty()) {
+      int flag = 0;
+      MPI_Testall(static_cast<int>(sends_.size()), sends_.data(), &flag, MPI_STATUSES_IGNORE);
+      if (flag) sends_.clear();
+    }
+  }
+
+  void end(double timeout) override {
+    wait_until([&] { return pending_recvs_ == 0 && sends_.empty(); }, [&] { progress(); },
+               "the two_sided transport to complete", timeout);
+    recvs_.clear();
+  }
+
+ private:
+  void cancel_all() {
+    for (MPI_Request& r : recvs_) {
+      if (r != MPI_REQUEST_NULL) {
+        MPI_Cancel(&r);
+        MPI_Request_free(&r);
+      }
+    }
+  }
+
+  MPI_Comm comm_;
+  const Topology& topo_;
+  NodeSegment& segment_;
+  std::uint64_t epoch_ = 0;
+  std::size_t notify_offset_ = 0;
+  std::vector<MPI_Request> recvs_;
+  std::vector<int> recv_ids_;
+  std::vector<int> done_;
+  std::vector<MPI_Request> sends_;
+  int pending_recvs_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Transport> make_two_sided_transport(MPI_Comm comm, const Topology& topo,
+                                                    NodeSegment& segment);
+std::unique_ptr<Transport> make_two_sided_transport(MPI_Comm comm, const Topology& topo,
+                                                    NodeSegment& segment) {
+  return std::make_unique<TwoSided>(comm, topo, segment);
+}
+
+}  // namespace shancoll
