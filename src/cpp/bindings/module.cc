@@ -18,7 +18,6 @@ using namespace shancoll;
 namespace {
 
 MPI_Comm to_mpi_comm(py::handle comm) {
-  if (import_mpi4py() < 0) throw py::error_already_set();
   if (!PyObject_TypeCheck(comm.ptr(), &PyMPIComm_Type)) {
     throw ArgumentError("comm: expected an mpi4py communicator, got " +
                         std::string(py::str(py::type::of(comm))));
@@ -127,7 +126,7 @@ py::object run_allgatherv(py::handle comm_obj, py::object send, std::byte* recv,
   const std::byte* result = nullptr;
   {
     py::gil_scoped_release release;
-    result = algo.fn(comm, args, options, stats);
+    result = comm.run([&] { return algo.fn(comm, args, options, stats); });
   }
   comm.last_stats = stats;
   comm.last_algorithm = algo.name;
@@ -140,6 +139,7 @@ py::object run_allgatherv(py::handle comm_obj, py::object send, std::byte* recv,
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "shancoll C++ core (internal; use the shancoll package)";
+  if (import_mpi4py() < 0) throw py::error_already_set();  // once: it costs ~10 us
   py::register_exception<ArgumentError>(m, "ArgumentError", PyExc_ValueError);
   py::register_exception<TimeoutError>(m, "CollectiveTimeout", PyExc_TimeoutError);
   py::register_exception<MpiError>(m, "MPIError", PyExc_RuntimeError);
@@ -176,8 +176,9 @@ PYBIND11_MODULE(_core, m) {
   m.def(
       "last_stats",
       [](py::handle comm) {
-        Comm& c = Comm::of(to_mpi_comm(comm));
-        return stats_dict(c.last_stats, c.last_algorithm);
+        // Not collective: a communicator shancoll has not used yet has no stats.
+        const Comm* c = Comm::find(to_mpi_comm(comm));
+        return c ? stats_dict(c->last_stats, c->last_algorithm) : stats_dict(Stats{}, "");
       },
       py::arg("comm"), "Statistics of the last collective this rank ran on comm.");
 

@@ -67,6 +67,14 @@ Comm& Comm::of(MPI_Comm user) {
   return *comm;
 }
 
+const Comm* Comm::find(MPI_Comm user) {
+  if (user == MPI_COMM_NULL || g_comm_keyval == MPI_KEYVAL_INVALID) return nullptr;
+  void* value = nullptr;
+  int found = 0;
+  MPI_Comm_get_attr(user, g_comm_keyval, &value, &found);
+  return found ? static_cast<const Comm*>(value) : nullptr;
+}
+
 Comm::Comm(MPI_Comm user) {
   check_mpi(MPI_Comm_dup(user, &comm_), "MPI_Comm_dup");
   MPI_Comm_rank(comm_, &rank_);

@@ -13,8 +13,10 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "shancoll/error.h"
 #include "shancoll/options.h"
 #include "shancoll/shm/segment.h"
 #include "shancoll/topology.h"
@@ -41,6 +43,8 @@ class Comm {
  public:
   // The Comm of a user communicator, created on first use (collective then).
   static Comm& of(MPI_Comm user);
+  // The Comm of a user communicator if it has one (not collective).
+  static const Comm* find(MPI_Comm user);
 
   explicit Comm(MPI_Comm user);
   ~Comm();
@@ -55,6 +59,26 @@ class Comm {
   // The node layout for `ranks_per_node` (-1: from the environment).
   NodeContext& nodes(int ranks_per_node);
   Transport& transport(NodeContext& ctx, TransportKind kind);
+
+  // Runs one collective. After a timeout or MPI error the ranks may be in
+  // different calls, with receives still posted: the communicator's shancoll
+  // state is undefined, so later calls are refused instead of corrupting data.
+  template <class F>
+  auto run(F&& collective) {
+    if (broken_) {
+      throw MpiError("comm: an earlier shancoll call on this communicator failed (" + broken_why_ +
+                     "); its state is undefined: use a new communicator (e.g. comm.Dup())");
+    }
+    try {
+      return collective();
+    } catch (const ArgumentError&) {
+      throw;  // checked before any communication: nothing to undo
+    } catch (const std::exception& e) {
+      broken_ = true;
+      broken_why_ = e.what();
+      throw;
+    }
+  }
 
   // Sequence number of the current collective call, identical on all ranks.
   std::uint64_t next_epoch() { return ++epoch_; }
@@ -74,6 +98,8 @@ class Comm {
   std::uint64_t epoch_ = 0;
   std::map<int, std::unique_ptr<NodeContext>> nodes_;
   std::vector<std::byte> scratch_;
+  bool broken_ = false;
+  std::string broken_why_;
 };
 
 // Every node segment starts with a fixed header: one barrier flag per local

@@ -1,0 +1,77 @@
+"""shancoll: fast MPI collectives for mpi4py communicators and NumPy buffers.
+
+The algorithms run in a C++ core (``shancoll._core``); this package parses
+mpi4py-style buffer specs, checks arguments and exposes one function per
+collective::
+
+    from mpi4py import MPI
+    import numpy as np
+    import shancoll
+
+    comm = MPI.COMM_WORLD
+    counts = [r + 1 for r in range(comm.size)]
+    mine = np.full(counts[comm.rank], comm.rank, dtype="f8")
+    out = np.empty(sum(counts), dtype="f8")
+    shancoll.allgatherv(comm, mine, [out, counts])              # like comm.Allgatherv
+    view = shancoll.allgatherv_shared(comm, mine, counts)       # node-shared, no copy
+
+Algorithms (``shancoll.algorithms("allgatherv")``): ``shan`` (shared
+notifications over node-wide shared segments, pipelined ring of nodes),
+``ring``, ``bruck``, ``recursive_doubling`` and ``mpi`` (the MPI library's
+own); ``auto`` chooses. Errors: :class:`ArgumentError` (a ``ValueError``),
+:class:`CollectiveTimeout` (a ``TimeoutError``), :class:`MPIError` (a
+``RuntimeError``).
+
+Environment: ``SHANCOLL_RANKS_PER_NODE`` (virtual nodes of that many
+consecutive ranks), ``SHANCOLL_TIMEOUT`` (seconds per wait, default 120),
+``SHANCOLL_ALLGATHERV_ALGORITHM`` (what ``algorithm="auto"`` runs).
+"""
+
+from __future__ import annotations
+
+from . import _core
+from ._collectives import (
+    Stats,
+    algorithms,
+    allgather,
+    allgather_shared,
+    allgatherv,
+    allgatherv_shared,
+    last_stats,
+    topology,
+)
+
+ArgumentError = _core.ArgumentError
+CollectiveTimeout = _core.CollectiveTimeout
+MPIError = _core.MPIError
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("shancoll")
+        except PackageNotFoundError:
+            pass
+    except ImportError:  # pragma: no cover
+        pass
+    return "0.1.0"
+
+
+__version__: str = _version()
+
+__all__ = [
+    "ArgumentError",
+    "CollectiveTimeout",
+    "MPIError",
+    "Stats",
+    "__version__",
+    "algorithms",
+    "allgather",
+    "allgather_shared",
+    "allgatherv",
+    "allgatherv_shared",
+    "last_stats",
+    "topology",
+]

@@ -1,0 +1,39 @@
+# Type stub of the C++ extension (src/cpp/bindings/module.cc). Internal: use
+# the functions of the shancoll package, which parse buffer specs and check
+# arguments; counts and displacements here are in bytes.
+from typing import Any
+
+from mpi4py import MPI
+
+class ArgumentError(ValueError): ...
+class CollectiveTimeout(TimeoutError): ...
+class MPIError(RuntimeError): ...
+
+has_hwloc: bool
+
+def allgatherv(
+    comm: MPI.Comm,
+    send: Any,
+    recv: Any,
+    counts: list[int],
+    displs: list[int],
+    algorithm: str = "",
+    block_size: int = 0,
+    transport: str = "two_sided",
+    ranks_per_node: int = -1,
+    timeout: float = 0.0,
+) -> None: ...
+def allgatherv_shared(
+    comm: MPI.Comm,
+    send: Any,
+    counts: list[int],
+    displs: list[int],
+    block_size: int = 0,
+    transport: str = "two_sided",
+    ranks_per_node: int = -1,
+    timeout: float = 0.0,
+) -> memoryview: ...
+def last_stats(comm: MPI.Comm) -> dict[str, Any]: ...
+def algorithms(collective: str) -> list[tuple[str, str]]: ...
+def topology(comm: MPI.Comm, ranks_per_node: int = -1) -> dict[str, Any]: ...
+def set_pause(name: str) -> None: ...

@@ -1,0 +1,290 @@
+"""allgatherv / allgather against mpi4py's own collectives, every algorithm."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _mpi_util import (
+    ALL_DTYPES,
+    DISTRIBUTIONS,
+    REDUCED,
+    assert_all,
+    fill,
+    make_counts,
+    mpi_datatype,
+    prefix,
+    reference_allgatherv,
+    run_all,
+    same,
+)
+from mpi4py import MPI
+
+import shancoll
+
+ALGORITHMS = shancoll.algorithms("allgatherv")
+SIZE_CLASSES = ["zero", "one", "odd", "large"]
+DTYPES = [np.float64] if REDUCED else [np.float64, np.int32, np.uint8, np.complex128]
+
+
+def per_rank_count(size_class: str, size: int, itemsize: int) -> int:
+    if size_class == "zero":
+        return 0
+    if size_class == "one":
+        return 1
+    if size_class == "odd":
+        return 37
+    return max(1, (1 << 20) // (size * itemsize))  # ~1 MiB in all
+
+
+def check_allgatherv(comm, algorithm, counts, dtype, what, **options):
+    """One allgatherv with a [buf, counts, displs, datatype] spec vs the reference."""
+    dtype = np.dtype(dtype)
+    r = comm.rank
+    send = fill(dtype, counts[r], r)
+    displs = prefix(counts)
+    length = sum(counts)
+    ref = reference_allgatherv(comm, send, counts, displs, dtype, length)
+    out = np.zeros(length, dtype=dtype)
+    run_all(
+        comm,
+        shancoll.allgatherv,
+        comm,
+        send,
+        [out, counts, displs, mpi_datatype(dtype)],
+        algorithm=algorithm,
+        **options,
+    )
+    assert_all(comm, same(out, ref), f"{what}: result differs from comm.Allgatherv")
+    return out
+
+
+@pytest.mark.parametrize("size_class", SIZE_CLASSES)
+@pytest.mark.parametrize("dist", DISTRIBUTIONS)
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_matches_mpi(comm, algorithm, dist, size_class):
+    dtypes = DTYPES if size_class != "large" else DTYPES[:1]
+    for dtype in dtypes:
+        m = per_rank_count(size_class, comm.size, np.dtype(dtype).itemsize)
+        counts = make_counts(dist, comm.size, m)
+        check_allgatherv(
+            comm,
+            algorithm,
+            counts,
+            dtype,
+            f"{algorithm} {dist} {size_class} {np.dtype(dtype)} counts={counts}",
+        )
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_every_dtype(comm, algorithm):
+    for dtype in ALL_DTYPES:
+        counts = make_counts("random", comm.size, 5)
+        # plain arrays: no datatype in the spec, the dtype is the array's
+        r = comm.rank
+        send = fill(dtype, counts[r], r, seed=3)
+        ref = reference_allgatherv(comm, send, counts, prefix(counts), dtype, sum(counts))
+        out = np.zeros(sum(counts), dtype=dtype)
+        run_all(comm, shancoll.allgatherv, comm, send, [out, counts], algorithm=algorithm)
+        assert_all(comm, same(out, ref), f"{algorithm} dtype {np.dtype(dtype)}")
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_in_place(comm, algorithm):
+    for dist in ["regular", "random"]:
+        counts = make_counts(dist, comm.size, 11)
+        displs = prefix(counts)
+        r = comm.rank
+        mine = fill(np.int64, counts[r], r)
+        ref = reference_allgatherv(comm, mine, counts, displs, np.int64, sum(counts))
+        out = np.full(sum(counts), -1, dtype=np.int64)
+        out[displs[r] : displs[r] + counts[r]] = mine
+        run_all(
+            comm,
+            shancoll.allgatherv,
+            comm,
+            MPI.IN_PLACE,
+            [out, counts, displs],
+            algorithm=algorithm,
+        )
+        assert_all(comm, same(out, ref), f"{algorithm} in place, {dist}")
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_gapped_displs_leave_gaps_untouched(comm, algorithm):
+    p = comm.size
+    counts = make_counts("random", p, 7, seed=5)
+    # reversed order with gaps of 3 elements between blocks and 2 in front
+    displs = [0] * p
+    pos = 2
+    for rank in reversed(range(p)):
+        displs[rank] = pos
+        pos += counts[rank] + 3
+    length = pos + 4
+    r = comm.rank
+    send = fill(np.float32, counts[r], r)
+    sentinel = np.float32(-12345.5)
+    ref = reference_allgatherv(comm, send, counts, displs, np.float32, length, sentinel)
+    out = np.full(length, sentinel, dtype=np.float32)
+    run_all(
+        comm,
+        shancoll.allgatherv,
+        comm,
+        send,
+        [out, (counts, displs), MPI.FLOAT],
+        algorithm=algorithm,
+    )
+    covered = np.zeros(length, dtype=bool)
+    for c, d in zip(counts, displs, strict=True):
+        covered[d : d + c] = True
+    ok = same(out, ref) and bool(np.all(out[~covered] == sentinel))
+    assert_all(comm, ok, f"{algorithm} gapped displs {displs} counts {counts}")
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_repeated_calls_changing_sizes(comm, algorithm):
+    """Same communicator, sizes up and down (segments grow; cached layouts change)."""
+    scales = [3, 0, 5000, 1, 40000, 17] if not REDUCED else [3, 0, 20000, 1]
+    for i, m in enumerate(scales):
+        for dist in ["regular", "decreasing"]:
+            counts = make_counts(dist, comm.size, m)
+            check_allgatherv(comm, algorithm, counts, np.float64, f"call {i} {dist} m={m}")
+    # the same counts many times: the cached fast path
+    counts = make_counts("random", comm.size, 9)
+    r = comm.rank
+    send = fill(np.int16, counts[r], r)
+    ref = reference_allgatherv(comm, send, counts, prefix(counts), np.int16, sum(counts))
+    ok = True
+    for _ in range(20):
+        out = np.zeros(sum(counts), dtype=np.int16)
+        run_all(comm, shancoll.allgatherv, comm, send, [out, counts], algorithm=algorithm)
+        ok = ok and same(out, ref)
+    assert_all(comm, ok, f"{algorithm} repeated identical calls")
+
+
+def test_algorithms_alternating_on_one_comm(comm):
+    counts = make_counts("decreasing", comm.size, 300)
+    for rep in range(2):
+        for algorithm in ALGORITHMS:
+            check_allgatherv(comm, algorithm, counts, np.uint8, f"rep {rep} {algorithm}")
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_dup_split_and_self(comm, algorithm):
+    dup = comm.Dup()
+    half = comm.Split(comm.rank % 2, comm.rank)
+    try:
+        for c, name in [(dup, "dup"), (half, "split"), (MPI.COMM_SELF, "self")]:
+            counts = make_counts("random", c.size, 21, seed=c.size)
+            r = c.rank
+            send = fill(np.float64, counts[r], r)
+            ref = reference_allgatherv(c, send, counts, prefix(counts), np.float64, sum(counts))
+            out = np.zeros(sum(counts))
+            run_all(comm, shancoll.allgatherv, c, send, [out, counts], algorithm=algorithm)
+            assert_all(comm, same(out, ref), f"{algorithm} on {name} ({c.size} ranks)")
+    finally:
+        dup.Free()
+        half.Free()
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_interleaved_with_other_traffic(comm, algorithm):
+    """A pending Isend/Irecv pair on the same communicator around the call."""
+    p, r = comm.size, comm.rank
+    right, left = (r + 1) % p, (r - 1) % p
+    msg = np.arange(1000, dtype=np.int64) + r
+    got = np.empty(1000, dtype=np.int64)
+    rreq = comm.Irecv(got, source=left, tag=77)
+    sreq = comm.Isend(msg, dest=right, tag=77)
+    counts = make_counts("decreasing", p, 2000)
+    out = check_allgatherv(comm, algorithm, counts, np.float64, f"{algorithm} interleaved")
+    MPI.Request.Waitall([rreq, sreq])
+    assert_all(comm, same(got, np.arange(1000, dtype=np.int64) + left), "point-to-point data")
+    assert_all(comm, out.size == sum(counts), "result size")
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_allgather_block(comm, algorithm):
+    p, r = comm.size, comm.rank
+    for shape in [(0,), (1,), (3, 5), (2000,)]:
+        send = fill(np.int32, int(np.prod(shape)), r).reshape(shape)
+        ref = np.zeros((p, *shape), dtype=np.int32)
+        comm.Allgather(send, ref)
+        out = np.zeros((p, *shape), dtype=np.int32)
+        run_all(comm, shancoll.allgather, comm, send, out, algorithm=algorithm)
+        assert_all(comm, same(out, ref), f"{algorithm} allgather shape {shape}")
+        # in place
+        out2 = np.zeros((p, *shape), dtype=np.int32)
+        out2[r] = send
+        run_all(comm, shancoll.allgather, comm, MPI.IN_PLACE, out2, algorithm=algorithm)
+        assert_all(comm, same(out2, ref), f"{algorithm} allgather in place shape {shape}")
+
+
+SPEC_FORMS = [
+    "buf",
+    "buf_type",
+    "buf_counts",
+    "buf_counts_displs",
+    "buf_pair",
+    "buf_pair_type",
+    "buf_counts_type",
+    "buf_counts_displs_type",
+    "buf_int_count",
+]
+
+
+@pytest.mark.parametrize("form", SPEC_FORMS)
+def test_buffer_spec_forms_match_mpi4py(comm, form):
+    """The same recvbuf spec given to comm.Allgatherv and to shancoll.allgatherv."""
+    p, r = comm.size, comm.rank
+    counts = [3 + (i % 3) for i in range(p)]
+    if form in ("buf", "buf_type"):  # mpi4py's even split, remainder to the first ranks
+        total = 4 * p + (p - 1)
+        counts = [total // p + (1 if i < total % p else 0) for i in range(p)]
+    if form == "buf_int_count":
+        counts = [4] * p
+    displs = [2 * d for d in prefix(counts)]  # gaps: displs given explicitly
+    length = (displs[-1] + counts[-1] + 1) if "displs" in form or "pair" in form else sum(counts)
+    dt = MPI.DOUBLE
+
+    def spec(buf):
+        return {
+            "buf": buf,
+            "buf_type": [buf, dt],
+            "buf_counts": [buf, counts],
+            "buf_counts_displs": [buf, counts, displs],
+            "buf_pair": [buf, (counts, displs)],
+            "buf_pair_type": [buf, (counts, displs), dt],
+            "buf_counts_type": [buf, counts, dt],
+            "buf_counts_displs_type": [buf, counts, displs, dt],
+            "buf_int_count": [buf, 4, dt],
+        }[form]
+
+    send = fill(np.float64, counts[r], r)
+    ref = np.full(length, -1.0)
+    mpi_spec = spec(ref)
+    if form == "buf_counts_displs":  # mpi4py reads a 3rd item as a datatype
+        mpi_spec = [ref, counts, displs, dt]
+    comm.Allgatherv(send, mpi_spec)
+    out = np.full(length, -1.0)
+    run_all(comm, shancoll.allgatherv, comm, send, spec(out))
+    assert_all(comm, same(out, ref), f"spec form {form}")
+
+
+def test_send_spec_forms(comm):
+    p, r = comm.size, comm.rank
+    counts = [4] * p
+    base = fill(np.int32, 10, r)
+    ref = np.zeros(4 * p, dtype=np.int32)
+    comm.Allgatherv([base, (4, 3), MPI.INT], [ref, counts])
+    for send in [
+        [base, (4, 3), MPI.INT],
+        [base, 4, 3, MPI.INT],
+        [base[3:7], MPI.INT],
+        [base[3:7], 4],
+        [base[3:7], 4, MPI.INT],
+        base[3:7],
+        base[3:7].copy(),
+    ]:
+        out = np.zeros(4 * p, dtype=np.int32)
+        run_all(comm, shancoll.allgatherv, comm, send, [out, counts])
+        assert_all(comm, same(out, ref), f"send spec {type(send).__name__}")

@@ -1,0 +1,174 @@
+"""Runs the MPI suites (tests/mpi) under mpiexec at several rank counts.
+
+Every run has a hard time limit: a hung rank fails the run with a message
+naming the run and the tail of its output (the inner pytest also dumps every
+rank's stack through faulthandler_timeout before that).
+
+The machine this runs on may have fewer cores than ranks (CI: 2 cores), so
+the matrix is lean: the full suite at 1-4 ranks, a reduced one (smaller
+messages, fewer dtypes/layouts) at 5 and 8, and virtual nodes
+(SHANCOLL_RANKS_PER_NODE) with uneven last nodes.
+
+Environment knobs:
+  SHANCOLL_TEST_SUITE_TIMEOUT   seconds per run (default 300)
+  SHANCOLL_TEST_RUNS            comma-separated run ids to select (default: all)
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+MPI_SUITE = HERE / "mpi"
+REPO = HERE.parent
+
+# Extra environment for the MPI children, e.g. MPICH settings that make
+# oversubscribed runs (more ranks than cores) progress faster. Only settings
+# measured to help belong here.
+MPI_ENV: dict[str, str] = {}
+
+SUITE_TIMEOUT = float(os.environ.get("SHANCOLL_TEST_SUITE_TIMEOUT", "300"))
+# A single inner test that runs longer than this dumps all stacks (per rank).
+FAULTHANDLER_TIMEOUT = max(10, int(min(120, SUITE_TIMEOUT / 2)))
+# A single wait inside shancoll longer than this is a CollectiveTimeout.
+CORE_TIMEOUT = "60"
+
+# (ranks, SHANCOLL_RANKS_PER_NODE or None, mode)
+RUNS = [
+    (1, None, "full"),
+    (2, None, "full"),
+    (3, None, "full"),
+    (4, None, "full"),
+    (2, 1, "full"),  # two single-rank nodes
+    (3, 2, "full"),  # nodes of 2 + 1 (uneven last node)
+    (4, 3, "reduced"),  # 3 + 1
+    (5, None, "reduced"),
+    (5, 2, "reduced"),  # 2 + 2 + 1
+    (8, None, "reduced"),
+    (8, 3, "reduced"),  # 3 + 3 + 2
+]
+
+
+def under_mpi_launcher() -> bool:
+    return any(v in os.environ for v in ("PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK"))
+
+
+def run_id(run) -> str:
+    ranks, rpn, mode = run
+    return f"n{ranks}" + (f"-rpn{rpn}" if rpn else "") + f"-{mode}"
+
+
+def find_mpiexec() -> str | None:
+    local = Path(sys.executable).parent / "mpiexec"
+    if local.exists():
+        return str(local)
+    return shutil.which("mpiexec")
+
+
+def selected(run) -> bool:
+    wanted = os.environ.get("SHANCOLL_TEST_RUNS")
+    return not wanted or run_id(run) in {w.strip() for w in wanted.split(",")}
+
+
+def tail(text: str, lines: int = 40) -> str:
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def kill_group(proc: subprocess.Popen) -> str:
+    """Stops mpiexec and every rank (its process group); returns what they printed."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            pass
+        try:
+            out, _ = proc.communicate(timeout=10)
+            return out or ""
+        except subprocess.TimeoutExpired:
+            continue
+    return ""
+
+
+def hang_summary(text: str) -> str:
+    """The test that was running and the project frames of faulthandler's stack dumps."""
+    lines = text.splitlines()
+    running = [ln for ln in lines if "::" in ln and not ln.rstrip().endswith("]")]
+    out = []
+    if running:
+        out.append(f"last test started (rank 0): {running[-1].strip()}")
+    frames = []
+    for ln in lines:
+        s = ln.strip()
+        if s.startswith('File "') and "site-packages" not in s and "<frozen" not in s:
+            if s not in frames:
+                frames.append(s)
+    if frames:
+        out.append("stack frames outside site-packages (all ranks, from faulthandler):")
+        out.extend(f"  {f}" for f in frames[:30])
+    return "\n".join(out)
+
+
+@pytest.mark.skipif(under_mpi_launcher(), reason="already under mpiexec: no nested launch")
+@pytest.mark.parametrize("run", RUNS, ids=[run_id(r) for r in RUNS])
+def test_mpi_suite(run):
+    if not selected(run):
+        pytest.skip("not selected by SHANCOLL_TEST_RUNS")
+    ranks, rpn, mode = run
+    mpiexec = find_mpiexec()
+    if mpiexec is None:
+        pytest.skip("mpiexec not found")
+    env = dict(os.environ)
+    env.update(MPI_ENV)
+    env["SHANCOLL_TEST_MODE"] = mode
+    env.setdefault("SHANCOLL_TIMEOUT", CORE_TIMEOUT)
+    env.pop("SHANCOLL_RANKS_PER_NODE", None)
+    env.pop("SHANCOLL_ALLGATHERV_ALGORITHM", None)
+    if rpn:
+        env["SHANCOLL_RANKS_PER_NODE"] = str(rpn)
+    env["PYTHONFAULTHANDLER"] = "1"
+    cmd = [
+        mpiexec, "-n", str(ranks),
+        sys.executable, "-m", "pytest", str(MPI_SUITE),
+        "-x", "-v", "-p", "no:cacheprovider", "-rfE",
+        "-o", f"faulthandler_timeout={FAULTHANDLER_TIMEOUT}",
+    ]  # fmt: skip
+    start = time.monotonic()
+    proc = subprocess.Popen(
+        cmd,
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,  # its own process group: a hang is killed with all ranks
+    )
+    hung = False
+    try:
+        out, _ = proc.communicate(timeout=SUITE_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        hung = True
+        out = kill_group(proc)
+    if hung:
+        pytest.fail(
+            f"MPI suite {run_id(run)} ({ranks} ranks, SHANCOLL_RANKS_PER_NODE={rpn}) hung: "
+            f"killed after {SUITE_TIMEOUT:.0f} s.\ncommand: {' '.join(cmd)}\n"
+            f"{hang_summary(out)}\n--- last output ---\n{tail(out)}",
+            pytrace=False,
+        )
+    elapsed = time.monotonic() - start
+    if proc.returncode != 0:
+        pytest.fail(
+            f"MPI suite {run_id(run)} ({ranks} ranks, SHANCOLL_RANKS_PER_NODE={rpn}) failed "
+            f"(exit {proc.returncode}, {elapsed:.0f} s).\ncommand: {' '.join(cmd)}\n"
+            f"--- last output ---\n{tail(out)}",
+            pytrace=False,
+        )
+    print(f"{run_id(run)}: passed in {elapsed:.1f} s")
