@@ -1,0 +1,756 @@
+"""Timing kernel for shancoll's collectives, run inside an MPI job.
+
+Usage (one job; ``python -m shancoll.sweep`` launches these for you)::
+
+    mpiexec -n 2 python -m shancoll.bench --collective allgatherv \\
+        --distribution bcast --sizes 1KiB:16MiB:4 \\
+        --series shan,ring,bruck,recursive_doubling,mpi,shan_shared,native,memcpy
+
+Method (as in the GASPI-SHAN Allgather(V) benchmark), per size, for all
+series side by side in the same job: for each series ``warmup`` untimed
+calls, then ``repeats`` repeats of ``iterations`` calls, an ``MPI_Barrier``
+before every call. Repeats are interleaved over the series (repeat r of
+every series before repeat r+1 of any), so that drifts in the machine's
+background load hit all series alike. Each rank times each call on its
+own; after the timed loops (never inside them) one ``MAX`` allreduce per
+series turns the local times into the slowest rank's time of every call. A
+repeat's value is the mean of its calls; the point reports the median, min
+and max over repeats. With ``--iterations auto`` the count is chosen from
+the warm-up calls (the slowest rank's median) so that a series' timed calls
+last about ``--target-seconds`` in all; every rank uses the same count.
+
+Series (one name everywhere: CSV ``series`` column, plot legend, table):
+
+``<algorithm>``
+    ``shancoll.allgatherv(..., algorithm=<algorithm>)`` into a private
+    receive buffer, for each algorithm of ``shancoll.algorithms(...)``
+    (``mpi`` is the MPI library's ``MPI_Allgatherv`` called from C++).
+``<algorithm>[<options>]``
+    the same with options: ``shan[rma]``, ``shan[two_sided]`` (transport),
+    ``shan[bs=64KiB]`` (block_size), combined as ``shan[rma,bs=64KiB]``.
+``shan_shared``
+    ``shancoll.allgatherv_shared``: the result stays in the node-shared
+    segment, read in place (no copy into a private buffer); options as above.
+``native``
+    mpi4py's ``comm.Allgatherv`` (the baseline of every speedup).
+``memcpy``
+    the machine floor: ``numpy.copyto`` of the whole result (total bytes),
+    on every rank at once, barrier-separated like the others.
+
+Every point is checked after the timed loops: the receive buffer (or the
+shared view) is filled with NaN, one more (untimed) call is made, and the
+result must equal the expected concatenation on every rank (``check`` =
+``ok``/``fail``).
+
+Distributions (bytes per rank ``m_i`` for ``c`` bytes per rank on
+``P`` ranks, rounded down to the element size): ``regular`` m_i = c;
+``decreasing`` m_i = 2c(P-1-i)/(P-1) (m_0 = c if P = 1); ``bcast`` m_0 = P*c,
+all others 0. At P = 2, ``decreasing`` and ``bcast`` coincide.
+
+Output: with ``--jsonl PATH`` rank 0 appends one JSON object per line:
+``{"event": "env", ...}`` first, ``{"event": "start", ...}`` before each
+point (so that a hang can be attributed), ``{"event": "row", ...}`` after
+it, ``{"event": "skip", ...}`` for series not relevant to the layout and
+``{"event": "done"}`` at the end. Rank 0 prints a table to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import socket
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "DISTRIBUTIONS",
+    "KINDS",
+    "Series",
+    "distribution_bytes",
+    "format_bytes",
+    "parse_series",
+    "parse_size",
+    "parse_sizes",
+    "main",
+]
+
+DISTRIBUTIONS = ("regular", "decreasing", "bcast")
+KINDS = ("shancoll", "shared", "native", "memcpy")
+TRANSPORTS = ("auto", "two_sided", "rma")
+COLLECTIVES = ("allgatherv", "allgather")
+
+# ---------------------------------------------------------------------------
+# sizes and distributions (pure: no MPI; also used by the sweep driver)
+
+_UNITS = {
+    "": 1,
+    "B": 1,
+    "K": 1 << 10,
+    "KB": 1 << 10,
+    "KIB": 1 << 10,
+    "M": 1 << 20,
+    "MB": 1 << 20,
+    "MIB": 1 << 20,
+    "G": 1 << 30,
+    "GB": 1 << 30,
+    "GIB": 1 << 30,
+}
+
+
+def parse_size(text: str | int) -> int:
+    """Bytes from ``4096``, ``"4KiB"``, ``"4K"``, ``"16MiB"`` (binary units)."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        if text < 0:
+            raise ValueError(f"size: must be >= 0, got {text}")
+        return text
+    m = re.fullmatch(r"\s*(\d+)\s*([A-Za-z]*)\s*", str(text))
+    if not m or m.group(2).upper() not in _UNITS:
+        raise ValueError(f"size: cannot parse {text!r} (examples: 1024, 4KiB, 16MiB)")
+    return int(m.group(1)) * _UNITS[m.group(2).upper()]
+
+
+def parse_sizes(spec: str | Sequence[str | int]) -> list[int]:
+    """Sizes from a list, a comma list ``"1KiB,1MiB"`` or a range ``"1KiB:16MiB:4"``.
+
+    A range ``start:stop:factor`` is geometric and includes ``stop`` if hit.
+    """
+    if isinstance(spec, str):
+        if ":" in spec:
+            parts = spec.split(":")
+            if len(parts) != 3:
+                raise ValueError(f"sizes: a range is start:stop:factor, got {spec!r}")
+            return size_range(parts[0], parts[1], int(parts[2]))
+        spec = [s for s in spec.split(",") if s.strip()]
+    sizes = [parse_size(s) for s in spec]
+    if not sizes:
+        raise ValueError("sizes: empty")
+    return sizes
+
+
+def size_range(start: str | int, stop: str | int, factor: int) -> list[int]:
+    lo, hi = parse_size(start), parse_size(stop)
+    if lo <= 0 or factor < 2 or hi < lo:
+        raise ValueError(
+            f"sizes: need 0 < start <= stop and factor >= 2 (got {start}, {stop}, {factor})"
+        )
+    out = []
+    s = lo
+    while s <= hi:
+        out.append(s)
+        s *= factor
+    return out
+
+
+def format_bytes(n: int) -> str:
+    """``1024 -> '1KiB'``, ``1536 -> '1536B'``, ``16777216 -> '16MiB'``."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale and n % scale == 0:
+            return f"{n // scale}{unit}"
+    return f"{n}B"
+
+
+def distribution_bytes(name: str, bytes_per_rank: int, ranks: int, itemsize: int = 8) -> list[int]:
+    """Bytes contributed by each rank (the seed paper's formulas, in whole elements).
+
+    ``regular``: m_i = c. ``decreasing``: m_i = 2c(P-1-i)/(P-1), so that the
+    total is about P*c (m_0 = c when P = 1). ``bcast``: m_0 = P*c, the other
+    ranks contribute nothing. ``c`` and every m_i are rounded down to a
+    multiple of ``itemsize``.
+    """
+    if ranks < 1:
+        raise ValueError(f"ranks: must be >= 1, got {ranks}")
+    if bytes_per_rank < 0:
+        raise ValueError(f"bytes_per_rank: must be >= 0, got {bytes_per_rank}")
+    c = bytes_per_rank
+    p = ranks
+
+    def whole(nbytes: float) -> int:
+        return int(nbytes // itemsize) * itemsize
+
+    if name == "regular":
+        return [whole(c)] * p
+    if name == "decreasing":
+        if p == 1:
+            return [whole(c)]
+        return [whole(2 * c * (p - 1 - i) / (p - 1)) for i in range(p)]
+    if name == "bcast":
+        return [whole(p * c)] + [0] * (p - 1)
+    raise ValueError(f"distribution: unknown {name!r} (valid: {', '.join(DISTRIBUTIONS)})")
+
+
+# ---------------------------------------------------------------------------
+# series
+
+
+@dataclass(frozen=True)
+class Series:
+    """One line of a plot: what is timed, under one name."""
+
+    label: str
+    kind: str  # shancoll | shared | native | memcpy
+    algorithm: str = ""  # shancoll algorithm ("shan" for shared, "" otherwise)
+    options: dict = field(default_factory=dict, hash=False, compare=False)
+
+    @property
+    def options_text(self) -> str:
+        return ",".join(f"{k}={v}" for k, v in sorted(self.options.items()))
+
+    @property
+    def needs_nodes(self) -> bool:
+        """A transport only matters between nodes: such series are skipped on one node."""
+        return "transport" in self.options
+
+
+def series_label(name: str, options: dict) -> str:
+    """``shan`` + {transport: rma, block_size: 65536} -> ``shan[rma,bs=64KiB]``."""
+    parts = []
+    if "transport" in options:
+        parts.append(str(options["transport"]))
+    if "block_size" in options:
+        parts.append(f"bs={format_bytes(int(options['block_size']))}")
+    return f"{name}[{','.join(parts)}]" if parts else name
+
+
+def parse_series(text: str, algorithms: Iterable[str] | None = None) -> Series:
+    """A series from its label (inverse of :func:`series_label`).
+
+    ``algorithms``: the registered shancoll algorithms, to reject unknown names
+    early (None: accept any name that is not a reserved one).
+    """
+    m = re.fullmatch(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\[([^\]]*)\])?\s*", text)
+    if not m:
+        raise ValueError(f"series: cannot parse {text!r} (examples: shan, shan[rma], native)")
+    name, opt_text = m.group(1), m.group(2)
+    options: dict[str, Any] = {}
+    for opt in (o.strip() for o in (opt_text or "").split(",")):
+        if not opt:
+            continue
+        if opt in TRANSPORTS:
+            options["transport"] = opt
+        elif opt.startswith(("bs=", "block_size=")):
+            options["block_size"] = parse_size(opt.split("=", 1)[1])
+        elif opt.startswith("transport="):
+            options["transport"] = opt.split("=", 1)[1]
+        else:
+            raise ValueError(
+                f"series {text!r}: unknown option {opt!r} "
+                f"(transport: {', '.join(TRANSPORTS)}; block size: bs=64KiB)"
+            )
+    if "transport" in options and options["transport"] not in TRANSPORTS:
+        raise ValueError(f"series {text!r}: unknown transport {options['transport']!r}")
+    label = series_label(name, options)
+    if name in ("native", "memcpy"):
+        if options:
+            raise ValueError(f"series {text!r}: {name} takes no options")
+        return Series(label, name)
+    if name == "shan_shared":
+        return Series(label, "shared", "shan", options)
+    if algorithms is not None and name not in algorithms:
+        raise ValueError(
+            f"series {text!r}: unknown algorithm {name!r} (registered: "
+            f"{', '.join(algorithms)}; also shan_shared, native, memcpy)"
+        )
+    return Series(label, "shancoll", name, options)
+
+
+# ---------------------------------------------------------------------------
+# environment
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.lower().startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def mpi_library_short(version: str) -> str:
+    """``'MPICH Version:  5.0.2\\n...' -> 'MPICH 5.0.2'``; Open MPI / Intel MPI first clause."""
+    first = version.strip().splitlines()[0] if version.strip() else "unknown MPI"
+    m = re.match(r"\s*MPICH Version:\s*(\S+)", first)
+    if m:
+        return f"MPICH {m.group(1)}"
+    return re.split(r"[,\x00]", first)[0].strip()
+
+
+def environment(comm, ranks_per_node: int, layout: dict) -> dict:
+    """Everything a figure needs to be reproduced (collective: gathers hostnames)."""
+    import mpi4py
+    from mpi4py import MPI
+
+    import shancoll
+
+    hosts = comm.allgather(MPI.Get_processor_name())
+    lib = MPI.Get_library_version()
+    env_keys = ("SHANCOLL_", "MPIR_CVAR_", "MPICH_", "OMPI_MCA_", "I_MPI_", "UCX_", "FI_")
+    return {
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "hostname": socket.gethostname(),
+        "hosts": sorted(set(hosts)),
+        "cores": os.cpu_count(),
+        "cpu_model": cpu_model(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "mpi4py": mpi4py.__version__,
+        "shancoll": shancoll.__version__,
+        "mpi_library": mpi_library_short(lib),
+        "mpi_library_version": lib.strip(),
+        "mpi_standard": "{}.{}".format(*MPI.Get_version()),
+        "ranks": comm.Get_size(),
+        "ranks_per_node": ranks_per_node,
+        "nodes": layout["node_count"],
+        "node_sizes": [len(r) for r in layout["ranks"]],
+        "timer": "time.perf_counter",
+        "env": {k: v for k, v in sorted(os.environ.items()) if k.startswith(env_keys)},
+    }
+
+
+# ---------------------------------------------------------------------------
+# the kernel
+
+
+@dataclass
+class Timing:
+    median: float
+    min: float
+    max: float
+    iterations: int
+
+
+def time_calls(
+    comm,
+    calls: dict[str, Callable[[], Any]],
+    *,
+    warmup: int,
+    repeats: int,
+    iterations: int | None,
+    target_seconds: float,
+    max_iterations: int,
+    on_block: Callable[[str], None] = lambda label: None,
+) -> dict[str, Timing | Exception]:
+    """Times every call of ``calls`` (each collective over ``comm``), side by side.
+
+    Per call: ``warmup`` untimed calls (and, for ``iterations=None``, the
+    count from the slowest rank's median warm-up time), then ``repeats``
+    repeats of ``iterations`` calls, a barrier before each call. Repeats are
+    interleaved: repeat r of every call runs before repeat r+1 of any, so
+    that drifts in background load hit all of them alike. Local times are
+    turned into the slowest rank's time per call by one MAX allreduce per
+    call after all timed loops. An exception (raised on every rank) ends
+    that call's timing: it is returned in place of its Timing.
+    """
+    from mpi4py import MPI
+
+    barrier = comm.Barrier
+    clock = time.perf_counter
+    results: dict[str, Timing | Exception] = {}
+    live: dict[str, Callable[[], Any]] = {}
+    counts: dict[str, int] = {}
+    for label, call in calls.items():
+        on_block(label)
+        try:
+            warm = np.zeros(max(warmup, 1))
+            for k in range(max(warmup, 1 if iterations is None else 0)):
+                barrier()
+                t0 = clock()
+                call()
+                warm[k] = clock() - t0
+            n = iterations
+            if n is None:
+                est = comm.allreduce(float(np.median(warm)), op=MPI.MAX)
+                n = max(1, min(max_iterations, int(target_seconds / (repeats * max(est, 1e-7)))))
+        except Exception as e:
+            results[label] = e
+            continue
+        live[label] = call
+        counts[label] = n
+    local = {label: np.empty((repeats, counts[label])) for label in live}
+    for r in range(repeats):
+        for label, call in list(live.items()):
+            on_block(label)
+            row = local[label][r]
+            try:
+                for i in range(counts[label]):
+                    barrier()
+                    t0 = clock()
+                    call()
+                    t1 = clock()
+                    row[i] = t1 - t0
+            except Exception as e:
+                results[label] = e
+                del live[label]
+    for label in live:
+        slowest = np.empty_like(local[label])
+        comm.Allreduce(local[label], slowest, op=MPI.MAX)
+        per_repeat = slowest.mean(axis=1)
+        results[label] = Timing(
+            float(np.median(per_repeat)),
+            float(per_repeat.min()),
+            float(per_repeat.max()),
+            counts[label],
+        )
+    return {label: results[label] for label in calls}
+
+
+class Point:
+    """Buffers of one (distribution, size) point, shared by all series."""
+
+    def __init__(
+        self, comm, collective: str, distribution: str, bytes_per_rank: int, dtype: np.dtype
+    ):
+        self.comm = comm
+        p, rank = comm.Get_size(), comm.Get_rank()
+        self.dtype = dtype
+        item = dtype.itemsize
+        self.bytes = distribution_bytes(distribution, bytes_per_rank, p, item)
+        self.counts = [b // item for b in self.bytes]
+        self.displs = [int(x) for x in np.concatenate(([0], np.cumsum(self.counts)[:-1]))]
+        total = int(sum(self.counts))
+        self.total_bytes = total * item
+        # Rank r contributes (r+1)*2^32 + 0, 1, 2, ...: exact in float64, distinct per rank.
+        blocks = [np.arange(n, dtype=dtype) + (r + 1) * 2.0**32 for r, n in enumerate(self.counts)]
+        self.expected = np.concatenate(blocks) if blocks else np.empty(0, dtype)
+        self.send = np.ascontiguousarray(blocks[rank])
+        self.recv = np.full(total, np.nan, dtype)
+        self.copy_src = self.expected.copy()  # memcpy floor: the whole result, page-touched
+        self.copy_dst = np.zeros(total, dtype)
+        self.collective = collective
+        self.view = None
+
+    def call_for(self, s: Series, rpn: int, timeout: float | None) -> Callable[[], Any]:
+        import shancoll
+
+        comm, send, recv = self.comm, self.send, self.recv
+        opts = dict(s.options)
+        if s.kind == "memcpy":
+            src, dst = self.copy_src, self.copy_dst
+            copyto = np.copyto
+            return lambda: copyto(dst, src)
+        if self.collective == "allgather":
+            if s.kind == "native":
+                return lambda: comm.Allgather(send, recv)
+            if s.kind == "shared":
+
+                def shared():
+                    self.view = shancoll.allgather_shared(
+                        comm, send, ranks_per_node=rpn, timeout=timeout, **opts
+                    )
+
+                return shared
+            fn = shancoll.allgather
+            alg = s.algorithm
+            return lambda: fn(
+                comm, send, recv, algorithm=alg, ranks_per_node=rpn, timeout=timeout, **opts
+            )
+        counts, displs = self.counts, self.displs
+        if s.kind == "native":
+            spec = [recv, (counts, displs)]  # mpi4py infers the MPI datatype from the dtype
+            return lambda: comm.Allgatherv(send, spec)
+        if s.kind == "shared":
+
+            def shared():
+                self.view = shancoll.allgatherv_shared(
+                    comm, send, counts, displs, ranks_per_node=rpn, timeout=timeout, **opts
+                )
+
+            return shared
+        fn = shancoll.allgatherv
+        spec = [recv, counts, displs]
+        alg = s.algorithm
+        return lambda: fn(
+            comm, send, spec, algorithm=alg, ranks_per_node=rpn, timeout=timeout, **opts
+        )
+
+    def reset(self, s: Series) -> None:
+        if s.kind == "memcpy":
+            self.copy_dst.fill(np.nan)
+        else:
+            self.recv.fill(np.nan)
+        self.view = None
+
+    def check(self, s: Series) -> bool:
+        if s.kind == "memcpy":
+            got = self.copy_dst
+        elif s.kind == "shared":
+            got = np.asarray(self.view).reshape(-1)
+        else:
+            got = self.recv
+        return bool(np.array_equal(got, self.expected))
+
+
+def run(
+    comm,
+    *,
+    collective: str,
+    distribution: str,
+    sizes: Sequence[int],
+    series: Sequence[Series],
+    ranks_per_node: int = 0,
+    warmup: int = 2,
+    repeats: int = 5,
+    iterations: int | None = None,
+    target_seconds: float = 0.1,
+    max_iterations: int = 1000,
+    dtype: str = "float64",
+    call_timeout: float | None = None,
+    emit: Callable[[dict], None] = lambda rec: None,
+) -> list[dict]:
+    """Times every (size, series) point of one distribution; returns rank 0's rows."""
+    from mpi4py import MPI
+
+    import shancoll
+
+    if collective not in COLLECTIVES:
+        raise ValueError(f"collective: unknown {collective!r} (valid: {', '.join(COLLECTIVES)})")
+    if collective == "allgather" and distribution != "regular":
+        raise ValueError("allgather has equal contributions: only the 'regular' distribution")
+    dt = np.dtype(dtype)
+    rank = comm.Get_rank()
+    p = comm.Get_size()
+    layout = shancoll.topology(comm, ranks_per_node)
+    env = environment(comm, ranks_per_node, layout)
+    emit({"event": "env", **env})
+    active = []
+    for s in series:
+        if s.needs_nodes and layout["node_count"] < 2:
+            emit(
+                {
+                    "event": "skip",
+                    "series": s.label,
+                    "reason": "transport option is irrelevant on a single node",
+                }
+            )
+        else:
+            active.append(s)
+    rows: list[dict] = []
+    failed: dict[str, str] = {}
+    for size in sizes:
+        point = Point(comm, collective, distribution, size, dt)
+        todo = [s for s in active if s.label not in failed]
+        calls = {s.label: point.call_for(s, ranks_per_node, call_timeout) for s in todo}
+        timings = time_calls(
+            comm, calls, warmup=warmup, repeats=repeats, iterations=iterations,
+            target_seconds=target_seconds, max_iterations=max_iterations,
+            on_block=lambda label, size=size: emit({"event": "start", "series": label,
+                                                    "bytes_per_rank": size}),
+        )  # fmt: skip
+        for s in active:
+            base = {
+                "collective": collective,
+                "series": s.label,
+                "kind": s.kind,
+                "algorithm": s.algorithm,
+                "options": s.options_text,
+                "distribution": distribution,
+                "ranks": p,
+                "ranks_per_node": ranks_per_node,
+                "nodes": layout["node_count"],
+                "bytes_per_rank": size,
+                "total_bytes": point.total_bytes,
+                "max_bytes": max(point.bytes),
+                "dtype": dt.name,
+                "warmup": warmup,
+                "repeats": repeats,
+            }
+            t = timings.get(s.label)
+            if t is None:
+                row = {
+                    **base,
+                    "iterations": 0,
+                    "check": "",
+                    "status": "error",
+                    "error": "skipped after an earlier error: " + failed[s.label],
+                }
+            elif isinstance(t, Exception):
+                msg = f"{type(t).__name__}: {t}".replace("\n", " ")
+                failed[s.label] = msg
+                row = {**base, "iterations": 0, "check": "", "status": "error", "error": msg}
+            else:
+                # The result of one more, untimed call must equal the expected one.
+                emit({"event": "start", "series": s.label, "bytes_per_rank": size})
+                point.reset(s)
+                try:
+                    calls[s.label]()
+                    good = point.check(s)
+                except Exception as e:  # an error on every rank: record it, go on
+                    good = False
+                    failed[s.label] = f"{type(e).__name__}: {e}".replace("\n", " ")
+                ok = comm.allreduce(good, op=MPI.LAND)
+                row = {
+                    **base,
+                    "iterations": t.iterations,
+                    "time_median_s": t.median,
+                    "time_min_s": t.min,
+                    "time_max_s": t.max,
+                    "check": "ok" if ok else "fail",
+                    "status": "ok",
+                    "error": failed.get(s.label, ""),
+                }
+                point.view = None
+            rows.append(row)
+            emit({"event": "row", **row})
+        del point, calls
+    emit({"event": "done"})
+    return rows if rank == 0 else []
+
+
+# ---------------------------------------------------------------------------
+# command line
+
+
+def format_table(rows: Sequence[dict]) -> str:
+    """Median time per call and speedup over ``native`` (native/series), per size."""
+    ok = [r for r in rows if r.get("status") == "ok"]
+    labels = list(dict.fromkeys(r["series"] for r in rows))
+    sizes = sorted({r["bytes_per_rank"] for r in rows})
+    t = {(r["series"], r["bytes_per_rank"]): r["time_median_s"] for r in ok}
+    head = f"{'bytes/rank':>10} {'native':>10} " + " ".join(f"{lb:>14}" for lb in labels)
+    lines = [head]
+    for size in sizes:
+        nat = t.get(("native", size))
+        cells = []
+        for lb in labels:
+            v = t.get((lb, size))
+            cells.append(f"{'-':>14}" if v is None or nat is None else f"{nat / v:>13.2f}x")
+        nat_txt = "-" if nat is None else f"{nat * 1e6:.1f}us"
+        lines.append(f"{format_bytes(size):>10} {nat_txt:>10} " + " ".join(cells))
+    return "\n".join(lines)
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="python -m shancoll.bench",
+        description="Time shancoll collectives against mpi4py's native ones (run under mpiexec).",
+    )
+    ap.add_argument("--collective", default="allgatherv", choices=COLLECTIVES)
+    ap.add_argument("--distribution", default="regular", choices=DISTRIBUTIONS)
+    ap.add_argument(
+        "--sizes",
+        default="1KiB:1MiB:4",
+        help="bytes per rank: list (1KiB,1MiB) or range start:stop:factor",
+    )
+    ap.add_argument(
+        "--series",
+        default="all",
+        help="comma list of series labels; 'all' = every algorithm + shan_shared + "
+        "native + memcpy (default)",
+    )
+    ap.add_argument(
+        "--ranks-per-node",
+        type=int,
+        default=0,
+        help="0: physical nodes (default); n > 0: virtual nodes of n ranks",
+    )
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--iterations", default="auto", help="calls per repeat, or 'auto'")
+    ap.add_argument(
+        "--target-seconds",
+        type=float,
+        default=0.1,
+        help="auto iterations: seconds of timed calls per point",
+    )
+    ap.add_argument("--max-iterations", type=int, default=1000)
+    ap.add_argument("--dtype", default="float64")
+    ap.add_argument(
+        "--call-timeout",
+        type=float,
+        default=None,
+        help="shancoll timeout= per call (seconds; default SHANCOLL_TIMEOUT or 120)",
+    )
+    ap.add_argument("--jsonl", default=None, help="rank 0 appends JSON lines here")
+    ap.add_argument("--quiet", action="store_true", help="no table on stdout")
+    return ap
+
+
+def split_series(text: str) -> list[str]:
+    """Splits ``"shan,shan[rma,bs=4KiB],native"`` at the commas outside brackets."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    out.append(cur)
+    return [s.strip() for s in out if s.strip()]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    from mpi4py import MPI
+
+    import shancoll
+
+    comm = MPI.COMM_WORLD
+    algs = shancoll.algorithms(args.collective)
+    labels = (
+        algs + ["shan_shared", "native", "memcpy"]
+        if args.series == "all"
+        else split_series(args.series)
+    )
+    series = [parse_series(lb, algs) for lb in labels]
+    iterations = None if args.iterations == "auto" else int(args.iterations)
+    out = open(args.jsonl, "a", encoding="utf-8") if args.jsonl and comm.rank == 0 else None
+
+    def emit(rec: dict) -> None:
+        if out is not None:
+            out.write(json.dumps(rec) + "\n")
+            out.flush()
+
+    try:
+        rows = run(
+            comm,
+            collective=args.collective,
+            distribution=args.distribution,
+            sizes=parse_sizes(args.sizes),
+            series=series,
+            ranks_per_node=args.ranks_per_node,
+            warmup=args.warmup,
+            repeats=args.repeats,
+            iterations=iterations,
+            target_seconds=args.target_seconds,
+            max_iterations=args.max_iterations,
+            dtype=args.dtype,
+            call_timeout=args.call_timeout,
+            emit=emit,
+        )
+    finally:
+        if out is not None:
+            out.close()
+    if comm.rank == 0 and not args.quiet:
+        print(
+            f"{args.collective}, {args.distribution}, {comm.size} ranks: median time of "
+            f"native, speedup native/series"
+        )
+        print(format_table(rows))
+        for r in rows:
+            if r["status"] != "ok" or r.get("check") == "fail":
+                print(
+                    f"  {r['series']} {format_bytes(r['bytes_per_rank'])}: "
+                    f"{r['status']} {r.get('check', '')} {r.get('error', '')}",
+                    file=sys.stderr,
+                )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,940 @@
+"""Benchmark sweeps: ``python -m shancoll.sweep [CONFIG] [--quick] [options]``.
+
+A sweep is described by a TOML config (``benchmarks/configs/*.toml``; see
+``benchmarks/README.md``): collectives, series (algorithms with options,
+``shan_shared``, ``native``, ``memcpy``), sizes in bytes per rank, the
+distributions, rank counts, node layouts and timing parameters. The sweep
+plans one *run* per (collective, ranks, ranks_per_node, distribution),
+launches each as ``mpiexec -n P python -m shancoll.bench ...`` (all series
+of a run side by side in one MPI job), and
+
+* prints one progress line per run (k/total, what runs, status, elapsed);
+* survives failed and hung runs (``run_timeout``; the process group is
+  killed, the status recorded, the point that hung named);
+* writes ``results.csv`` (schema: ``benchmarks/README.md``) and
+  ``meta.json`` (config, command lines, every run's status and environment:
+  MPI library and version, mpi4py, shancoll, hosts, cores, CPU) to
+  ``benchmarks/results/<name>/`` after every run;
+* with ``--resume`` skips the runs already complete in that directory;
+* prints the speedup table (native time / series time, per size and
+  distribution) and writes the plots (``shancoll.plot``).
+
+``--quick`` is the README's main job (``make bench``): 2 ranks, 1 KiB to
+16 MiB per rank, the three distributions, every algorithm plus
+``shan_shared``, ``native`` and ``memcpy``, on one node and on two virtual
+nodes of one rank (where shan's inter-node pipeline and its transports
+``shan[two_sided]``, ``shan[rma]`` run); about a minute on 2 quiet cores.
+
+From Python (the notebooks do this)::
+
+    from shancoll.sweep import load_config, run_sweep
+    result = run_sweep(load_config("quick", sizes=[1024, 65536]), "/tmp/out")
+    print(result.table)
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import datetime
+import json
+import math
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .bench import (
+    COLLECTIVES,
+    DISTRIBUTIONS,
+    format_bytes,
+    parse_series,
+    parse_sizes,
+    series_label,
+    split_series,
+)
+
+__all__ = [
+    "CSV_COLUMNS",
+    "Config",
+    "Run",
+    "SweepResult",
+    "default_out_dir",
+    "find_config",
+    "load_config",
+    "plan",
+    "read_results",
+    "run_sweep",
+    "speedup_table",
+    "main",
+]
+
+CSV_COLUMNS = [
+    "sweep", "run_id", "collective", "distribution", "ranks", "ranks_per_node", "nodes",
+    "series", "kind", "algorithm", "options", "bytes_per_rank", "total_bytes", "max_bytes",
+    "dtype", "warmup", "repeats", "iterations", "time_median_s", "time_min_s", "time_max_s",
+    "bandwidth_gbs", "check", "status", "error", "mpi_library", "hostname", "date",
+]  # fmt: skip
+_INT_COLUMNS = {
+    "ranks",
+    "ranks_per_node",
+    "nodes",
+    "bytes_per_rank",
+    "total_bytes",
+    "max_bytes",
+    "warmup",
+    "repeats",
+    "iterations",
+}
+_FLOAT_COLUMNS = {"time_median_s", "time_min_s", "time_max_s", "bandwidth_gbs"}
+
+RESULTS_ROOT = Path("benchmarks") / "results"
+CONFIG_DIR = Path("benchmarks") / "configs"
+
+# The quick sweep, used when benchmarks/configs/quick.toml cannot be found
+# (shancoll installed, run outside the repository); tests keep both equal.
+QUICK_TOML = """\
+name = "quick"
+description = "make bench: 2 ranks on 1 node and 2 virtual nodes, 1KiB..16MiB per rank"
+collectives = ["allgatherv"]
+ranks = [2]
+ranks_per_node = [0, 1]
+distributions = ["regular", "decreasing", "bcast"]
+sizes = "1KiB:16MiB:4"
+dtype = "float64"
+
+[[algorithms]]
+name = "*"
+
+[[algorithms]]
+name = "shan"
+transport = ["two_sided", "rma"]
+
+[[algorithms]]
+name = "shan_shared"
+
+[[algorithms]]
+name = "native"
+
+[[algorithms]]
+name = "memcpy"
+
+[timing]
+warmup = 2
+repeats = 7
+iterations = "auto"
+target_seconds = 0.1
+max_iterations = 1000
+run_timeout = 300
+call_timeout = 60
+"""
+
+# ---------------------------------------------------------------------------
+# config
+
+
+@dataclass
+class Config:
+    """A sweep. Field names are the TOML keys (``[timing]``/``[launch]`` tables flattened)."""
+
+    name: str = "sweep"
+    description: str = ""
+    collectives: list[str] = field(default_factory=lambda: ["allgatherv"])
+    ranks: list[int] = field(default_factory=lambda: [2])
+    ranks_per_node: list[int] = field(default_factory=lambda: [0])
+    distributions: list[str] = field(default_factory=lambda: list(DISTRIBUTIONS))
+    sizes: list[int] = field(default_factory=lambda: parse_sizes("1KiB:1MiB:4"))
+    dtype: str = "float64"
+    # series labels; "*" = every registered algorithm with default options
+    series: list[str] = field(default_factory=lambda: ["*", "shan_shared", "native", "memcpy"])
+    # [timing]
+    warmup: int = 2
+    repeats: int = 5
+    iterations: int | None = None  # None = auto
+    target_seconds: float = 0.1
+    max_iterations: int = 1000
+    run_timeout: float = 600.0
+    call_timeout: float | None = 60.0
+    # [launch]
+    mpiexec: str | None = None
+    mpiexec_args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    source: str = ""  # where the config came from (not a TOML key)
+
+    def replace(self, **changes: Any) -> Config:
+        return dataclasses.replace(self, **_normalise(changes))
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def _as_list(value: Any) -> list:
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def _series_from_algorithms(tables: Sequence[dict]) -> list[str]:
+    """``[[algorithms]]`` tables -> series labels (list-valued options expand)."""
+    labels: list[str] = []
+    for t in tables:
+        t = dict(t)
+        if "name" not in t:
+            raise ValueError(f"algorithms: an entry without 'name': {t}")
+        name = str(t.pop("name"))
+        unknown = set(t) - {"transport", "block_size"}
+        if unknown:
+            raise ValueError(
+                f"algorithms.{name}: unknown option(s) {sorted(unknown)} "
+                f"(valid: transport, block_size)"
+            )
+        combos: list[dict] = [{}]
+        for key in ("transport", "block_size"):
+            if key in t:
+                vals = _as_list(t[key])
+                if key == "block_size":
+                    vals = [parse_sizes([v])[0] for v in vals]
+                combos = [{**c, key: v} for c in combos for v in vals]
+        for c in combos:
+            if name == "*" and c:
+                raise ValueError("algorithms: name '*' takes no options")
+            labels.append(name if name == "*" else series_label(name, c))
+    return labels
+
+
+def _normalise(d: dict) -> dict:
+    """Parses/validates config values given as TOML or Python values."""
+    out = dict(d)
+    for key in ("collectives", "distributions", "ranks", "ranks_per_node", "mpiexec_args"):
+        if key in out and out[key] is not None:
+            out[key] = _as_list(out[key])
+    if (
+        isinstance(out.get("mpiexec_args"), list)
+        and len(out["mpiexec_args"]) == 1
+        and " " in str(out["mpiexec_args"][0])
+    ):
+        out["mpiexec_args"] = shlex.split(out["mpiexec_args"][0])
+    if "sizes" in out:
+        out["sizes"] = parse_sizes(out["sizes"])
+    if "series" in out and isinstance(out["series"], str):
+        out["series"] = split_series(out["series"])
+    if out.get("iterations") in ("auto", 0):
+        out["iterations"] = None
+    for c in out.get("collectives", []):
+        if c not in COLLECTIVES:
+            raise ValueError(f"collectives: unknown {c!r} (valid: {', '.join(COLLECTIVES)})")
+    for dist in out.get("distributions", []):
+        if dist not in DISTRIBUTIONS:
+            raise ValueError(f"distributions: unknown {dist!r} (valid: {', '.join(DISTRIBUTIONS)})")
+    for p in out.get("ranks", []):
+        if not isinstance(p, int) or p < 1:
+            raise ValueError(f"ranks: positive integers, got {p!r}")
+    for k in out.get("ranks_per_node", []):
+        if not isinstance(k, int) or k < 0:
+            raise ValueError(f"ranks_per_node: 0 (physical nodes) or a node size, got {k!r}")
+    for s in out.get("series", []):
+        if s != "*":
+            parse_series(s)  # syntax check; algorithm names are checked when planning
+    if "env" in out:
+        out["env"] = {str(k): str(v) for k, v in out["env"].items()}
+    return out
+
+
+def parse_config(text: str, source: str = "<string>") -> Config:
+    """A :class:`Config` from TOML text."""
+    data = tomllib.loads(text)
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in ("timing", "launch"):
+            if not isinstance(value, dict):
+                raise ValueError(f"{source}: [{key}] must be a table")
+            flat.update(value)
+        elif key == "algorithms":
+            flat["series"] = _series_from_algorithms(value)
+        else:
+            flat[key] = value
+    names = {f.name for f in dataclasses.fields(Config)} - {"source"}
+    unknown = set(flat) - names
+    if unknown:
+        raise ValueError(f"{source}: unknown key(s) {sorted(unknown)}")
+    try:
+        return Config(**_normalise(flat), source=source)
+    except ValueError as e:
+        raise ValueError(f"{source}: {e}") from None
+
+
+def project_root() -> Path | None:
+    """The nearest directory, from the current one up, that holds ``benchmarks/configs``."""
+    here = Path.cwd().resolve()
+    for d in (here, *here.parents):
+        if (d / CONFIG_DIR).is_dir():
+            return d
+    return None
+
+
+def find_config(name: str) -> Path | None:
+    """``benchmarks/configs/<name>.toml`` of :func:`project_root`."""
+    root = project_root()
+    p = root / CONFIG_DIR / f"{name}.toml" if root else None
+    return p if p is not None and p.is_file() else None
+
+
+def default_out_dir(name: str) -> Path:
+    """``benchmarks/results/<name>`` of :func:`project_root`, else of the current directory."""
+    return (project_root() or Path.cwd()) / RESULTS_ROOT / name
+
+
+def load_config(name_or_path: str | os.PathLike = "quick", **overrides: Any) -> Config:
+    """A config by file path or by name (``benchmarks/configs/<name>.toml``), with overrides."""
+    p = Path(name_or_path)
+    if p.suffix == ".toml" or p.is_file():
+        if not p.is_file():
+            raise FileNotFoundError(f"config: no such file {p}")
+        cfg = parse_config(p.read_text(encoding="utf-8"), str(p))
+    else:
+        found = find_config(str(name_or_path))
+        if found is not None:
+            cfg = parse_config(found.read_text(encoding="utf-8"), str(found))
+        elif str(name_or_path) == "quick":
+            cfg = parse_config(QUICK_TOML, "<built-in quick>")
+        else:
+            raise FileNotFoundError(
+                f"config: no {CONFIG_DIR / (str(name_or_path) + '.toml')} "
+                f"in {Path.cwd()} or its parents"
+            )
+    return cfg.replace(**{k: v for k, v in overrides.items() if v is not None})
+
+
+# ---------------------------------------------------------------------------
+# planning
+
+
+def layout_name(ranks_per_node: int) -> str:
+    return "physical" if ranks_per_node == 0 else f"rpn{ranks_per_node}"
+
+
+@dataclass(frozen=True)
+class Run:
+    """One MPI job: every series and size of one distribution."""
+
+    collective: str
+    ranks: int
+    ranks_per_node: int
+    distribution: str
+    series: tuple[str, ...]
+
+    @property
+    def run_id(self) -> str:
+        return (
+            f"{self.collective}-P{self.ranks}-{layout_name(self.ranks_per_node)}-"
+            f"{self.distribution}"
+        )
+
+    def describe(self) -> str:
+        return (
+            f"{self.collective} P={self.ranks} {layout_name(self.ranks_per_node)} "
+            f"{self.distribution}"
+        )
+
+
+def expand_series(labels: Sequence[str], algorithms: Sequence[str]) -> list[str]:
+    """``*`` -> the registered algorithms; duplicates dropped, order kept; names checked."""
+    out: list[str] = []
+    for lb in labels:
+        for x in algorithms if lb == "*" else [lb]:
+            parse_series(x, algorithms)
+            if x not in out:
+                out.append(x)
+    return out
+
+
+def registered_algorithms(collective: str) -> list[str]:
+    import shancoll
+
+    return shancoll.algorithms(collective)
+
+
+def plan(
+    cfg: Config, algorithms: Callable[[str], Sequence[str]] = registered_algorithms
+) -> list[Run]:
+    """The runs of a sweep, in execution order (allgather: regular distribution only)."""
+    runs = []
+    for coll in cfg.collectives:
+        series = tuple(expand_series(cfg.series, list(algorithms(coll))))
+        for p in cfg.ranks:
+            for rpn in cfg.ranks_per_node:
+                for dist in cfg.distributions:
+                    if coll == "allgather" and dist != "regular":
+                        continue
+                    runs.append(Run(coll, p, rpn, dist, series))
+    return runs
+
+
+# ---------------------------------------------------------------------------
+# results files
+
+
+def read_results(path: str | os.PathLike) -> list[dict]:
+    """Rows of a ``results.csv`` with numeric columns converted (empty -> None / NaN)."""
+    rows = []
+    with open(path, newline="", encoding="utf-8") as f:
+        for r in csv.DictReader(f):
+            for k in _INT_COLUMNS:
+                if k in r:
+                    r[k] = int(r[k]) if r[k] not in ("", None) else None
+            for k in _FLOAT_COLUMNS:
+                if k in r:
+                    r[k] = float(r[k]) if r[k] not in ("", None) else math.nan
+            rows.append(r)
+    return rows
+
+
+def write_results(path: Path, rows: Iterable[dict]) -> None:
+    tmp = path.with_suffix(".csv.tmp")
+    with open(tmp, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=CSV_COLUMNS, extrasaction="ignore")
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: _csv_value(r.get(k)) for k in CSV_COLUMNS})
+    os.replace(tmp, path)
+
+
+def _csv_value(v: Any) -> Any:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return ""
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    return v
+
+
+def write_json(path: Path, data: dict) -> None:
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+# ---------------------------------------------------------------------------
+# running
+
+
+def default_mpiexec() -> str:
+    """``$SHANCOLL_MPIEXEC``, else the mpiexec next to this Python (the venv's), else PATH's."""
+    env = os.environ.get("SHANCOLL_MPIEXEC")
+    if env:
+        return env
+    here = Path(sys.executable).parent / "mpiexec"
+    if here.exists():
+        return str(here)
+    return "mpiexec"
+
+
+def bench_command(cfg: Config, run: Run, jsonl: Path, mpiexec: str) -> list[str]:
+    cmd = [
+        mpiexec,
+        *cfg.mpiexec_args,
+        "-n",
+        str(run.ranks),
+        sys.executable,
+        "-m",
+        "shancoll.bench",
+        "--collective",
+        run.collective,
+        "--distribution",
+        run.distribution,
+        "--sizes",
+        ",".join(str(s) for s in cfg.sizes),
+        "--series",
+        ",".join(run.series),
+        "--ranks-per-node",
+        str(run.ranks_per_node),
+        "--warmup",
+        str(cfg.warmup),
+        "--repeats",
+        str(cfg.repeats),
+        "--iterations",
+        "auto" if cfg.iterations is None else str(cfg.iterations),
+        "--target-seconds",
+        str(cfg.target_seconds),
+        "--max-iterations",
+        str(cfg.max_iterations),
+        "--dtype",
+        cfg.dtype,
+    ]
+    if cfg.call_timeout:
+        cmd += ["--call-timeout", str(cfg.call_timeout)]
+    return cmd + ["--jsonl", str(jsonl), "--quiet"]
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """Ends the run's process group (mpiexec and its ranks), TERM first, then KILL."""
+    for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _tail(path: Path, limit: int = 2000) -> str:
+    try:
+        data = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    return data[-limit:]
+
+
+def execute_run(
+    cfg: Config, run: Run, sweep_name: str, mpiexec: str, workdir: Path
+) -> tuple[list[dict], dict]:
+    """Runs one MPI job; returns (rows, run record for meta.json). Never raises for the job."""
+    jsonl = workdir / f"{run.run_id}.jsonl"
+    jsonl.unlink(missing_ok=True)
+    out_path, err_path = workdir / f"{run.run_id}.out", workdir / f"{run.run_id}.err"
+    cmd = bench_command(cfg, run, jsonl, mpiexec)
+    env = {**os.environ, **cfg.env, "PYTHONUNBUFFERED": "1"}
+    t0 = time.monotonic()
+    status, rc = "failed", None
+    with open(out_path, "wb") as out, open(err_path, "wb") as err:
+        try:
+            proc = subprocess.Popen(
+                cmd,
+                stdout=out,
+                stderr=err,
+                stdin=subprocess.DEVNULL,
+                env=env,
+                start_new_session=True,
+            )
+        except OSError as e:
+            err.write(f"could not start {cmd[0]}: {e}\n".encode())
+            proc = None
+        if proc is not None:
+            try:
+                rc = proc.wait(timeout=cfg.run_timeout)
+                status = "ok" if rc == 0 else "failed"
+            except subprocess.TimeoutExpired:
+                _kill_group(proc)
+                status = "timeout"
+            except BaseException:  # Ctrl-C: take the job down with us
+                _kill_group(proc)
+                raise
+    elapsed = time.monotonic() - t0
+    events = []
+    if jsonl.exists():
+        for line in jsonl.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                events.append(json.loads(line))
+            except json.JSONDecodeError:
+                pass  # a line cut by a kill
+    env_rec = next((e for e in events if e["event"] == "env"), {})
+    done = any(e["event"] == "done" for e in events)
+    if status == "ok" and not done:
+        status = "failed"
+    common = {
+        "sweep": sweep_name,
+        "run_id": run.run_id,
+        "mpi_library": env_rec.get("mpi_library", ""),
+        "hostname": env_rec.get("hostname", ""),
+        "date": env_rec.get("date", ""),
+    }
+    rows = [
+        {**common, **{k: v for k, v in e.items() if k != "event"}}
+        for e in events
+        if e["event"] == "row"
+    ]
+    for r in rows:
+        t = r.get("time_median_s")
+        r["bandwidth_gbs"] = r["total_bytes"] / t / 1e9 if t else None
+    skipped = {e["series"]: e["reason"] for e in events if e["event"] == "skip"}
+    hung = None
+    starts = [e for e in events if e["event"] == "start"]
+    if status != "ok" and starts:
+        last = starts[-1]
+        measured = {(r["series"], r["bytes_per_rank"]) for r in rows}
+        if (last["series"], last["bytes_per_rank"]) not in measured:
+            hung = last
+            what = "timed out" if status == "timeout" else "died"
+            rows.append(
+                {
+                    **common,
+                    "collective": run.collective,
+                    "distribution": run.distribution,
+                    "ranks": run.ranks,
+                    "ranks_per_node": run.ranks_per_node,
+                    "nodes": env_rec.get("nodes"),
+                    "series": last["series"],
+                    "bytes_per_rank": last["bytes_per_rank"],
+                    "dtype": cfg.dtype,
+                    "status": status,
+                    "error": f"the job {what} during this point after {elapsed:.0f} s",
+                }
+            )
+    record = {
+        "status": status,
+        "returncode": rc,
+        "elapsed_s": round(elapsed, 2),
+        "command": shlex.join(cmd),
+        "env_overrides": cfg.env,
+        "environment": env_rec,
+        "skipped": skipped,
+        "hung_at": None
+        if hung is None
+        else {"series": hung["series"], "bytes_per_rank": hung["bytes_per_rank"]},
+        "stderr_tail": _tail(err_path) if status != "ok" else "",
+    }
+    if status != "ok":
+        record["stdout_tail"] = _tail(out_path)
+    return rows, record
+
+
+def _complete(run: Run, sizes: Sequence[int], rows: Sequence[dict], record: dict | None) -> bool:
+    if not record or record.get("status") != "ok":
+        return False
+    have = {(r["series"], r["bytes_per_rank"]) for r in rows if r["run_id"] == run.run_id}
+    skipped = set(record.get("skipped") or {})
+    return all((s, size) in have for s in run.series if s not in skipped for size in sizes)
+
+
+def _show(p: Path) -> str:
+    """A path relative to the current directory when it is below it."""
+    try:
+        return str(Path(p).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(p)
+
+
+def _fmt_elapsed(s: float) -> str:
+    m, s = divmod(int(round(s)), 60)
+    return f"{m}m{s:02d}s" if m else f"{s}s"
+
+
+@dataclass
+class SweepResult:
+    out_dir: Path
+    rows: list[dict]
+    meta: dict
+    table: str
+    plots: list[Path]
+
+    @property
+    def csv(self) -> Path:
+        return self.out_dir / "results.csv"
+
+    @property
+    def failed_runs(self) -> list[str]:
+        return [k for k, v in self.meta["runs"].items() if v["status"] != "ok"]
+
+
+def run_sweep(
+    cfg: Config,
+    out_dir: str | os.PathLike | None = None,
+    *,
+    resume: bool = False,
+    plots: bool = True,
+    progress: Callable[..., None] | None = print,
+    mpiexec: str | None = None,
+) -> SweepResult:
+    """Runs (or resumes) a sweep; writes results.csv, meta.json, table.txt and plots."""
+    out = Path(out_dir) if out_dir is not None else default_out_dir(cfg.name)
+    out.mkdir(parents=True, exist_ok=True)
+    csv_path, meta_path = out / "results.csv", out / "meta.json"
+    say = progress or (lambda *a, **k: None)
+    mpiexec = mpiexec or cfg.mpiexec or default_mpiexec()
+    runs = plan(cfg)
+
+    rows: list[dict] = []
+    old_runs: dict = {}
+    if resume and csv_path.exists() and meta_path.exists():
+        rows = read_results(csv_path)
+        old_runs = json.loads(meta_path.read_text(encoding="utf-8")).get("runs", {})
+    planned = {r.run_id for r in runs}
+    meta = {
+        "sweep": cfg.name,
+        "description": cfg.description,
+        "config": cfg.to_dict(),
+        "argv": list(sys.argv),
+        "cwd": str(Path.cwd()),
+        "mpiexec": mpiexec,
+        "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "finished": None,
+        "runs": {k: v for k, v in old_runs.items() if k not in planned},
+    }
+    t_start = time.monotonic()
+    todo = []
+    for run in runs:
+        if resume and _complete(run, cfg.sizes, rows, old_runs.get(run.run_id)):
+            meta["runs"][run.run_id] = old_runs[run.run_id]
+        else:
+            todo.append(run)
+    if resume and len(todo) < len(runs):
+        say(f"resume: {len(runs) - len(todo)} of {len(runs)} runs already complete in {out}")
+    say(
+        f"sweep {cfg.name!r}: {len(todo)} runs x {len(cfg.sizes)} sizes "
+        f"({format_bytes(cfg.sizes[0])}..{format_bytes(cfg.sizes[-1])} per rank), "
+        f"series: {', '.join(runs[0].series) if runs else '-'}; mpiexec: {mpiexec}"
+    )
+    with tempfile.TemporaryDirectory(prefix="shancoll-sweep-") as tmp:
+        for k, run in enumerate(todo, 1):
+            say(f"[{k}/{len(todo)}] {run.describe()} ...", end="", flush=True)
+            new_rows, record = execute_run(cfg, run, cfg.name, mpiexec, Path(tmp))
+            rows = [r for r in rows if r["run_id"] != run.run_id] + new_rows
+            meta["runs"][run.run_id] = record
+            write_results(csv_path, rows)
+            write_json(meta_path, meta)
+            note = ""
+            if record["hung_at"]:
+                h = record["hung_at"]
+                note = f" at {h['series']} {format_bytes(h['bytes_per_rank'])}"
+            bad = [r for r in new_rows if r.get("status") == "error" or r.get("check") == "fail"]
+            if bad:
+                note += f" ({len(bad)} points with errors/failed checks)"
+            say(
+                f" {record['status']}{note} {record['elapsed_s']:.1f}s "
+                f"(elapsed {_fmt_elapsed(time.monotonic() - t_start)})",
+                flush=True,
+            )
+            if record["status"] != "ok" and record["stderr_tail"]:
+                tail = record["stderr_tail"].strip().splitlines()[-5:]
+                say("    " + "\n    ".join(tail))
+    meta["finished"] = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    meta["elapsed_s"] = round(time.monotonic() - t_start, 1)
+    write_results(csv_path, rows)
+    write_json(meta_path, meta)
+    table = speedup_table(rows, meta)
+    (out / "table.txt").write_text(table + "\n", encoding="utf-8")
+    written: list[Path] = []
+    if plots and any(r.get("status") == "ok" for r in rows):
+        from .plot import plot_results
+
+        written = plot_results(rows, out)
+    return SweepResult(out, rows, meta, table, written)
+
+
+# ---------------------------------------------------------------------------
+# the table
+
+
+def group_key(r: dict) -> tuple:
+    return (r["collective"], int(r["ranks"]), int(r["ranks_per_node"]))
+
+
+def describe_group(rows: Sequence[dict]) -> str:
+    r = rows[0]
+    nodes = next((x["nodes"] for x in rows if x.get("nodes")), None)
+    rpn = int(r["ranks_per_node"])
+    if rpn == 0:
+        layout = f"{nodes} node{'s' if nodes != 1 else ''}" if nodes else "physical nodes"
+    else:
+        layout = f"{nodes} virtual nodes of {rpn}" if nodes else f"virtual nodes of {rpn}"
+    lib = next((x["mpi_library"] for x in rows if x.get("mpi_library")), "MPI")
+    return f"{r['collective']}: {r['ranks']} ranks, {layout}, {lib}"
+
+
+def speedup_table(rows: Sequence[dict], meta: dict | None = None) -> str:
+    """Speedup native/series of the median times, per size; one block per distribution.
+
+    ``x`` marks a speedup; ``err`` an error, ``FAIL`` a wrong result, ``-`` no data.
+    """
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        groups.setdefault(group_key(r), []).append(r)
+    blocks = []
+    for key in sorted(groups):
+        g = groups[key]
+        blocks.append(
+            f"== {describe_group(g)}: speedup = native time / series time "
+            f"(median of {g[0].get('repeats') or '?'} repeats; >1: faster than native)"
+        )
+        for dist in [d for d in DISTRIBUTIONS if any(r["distribution"] == d for r in g)]:
+            d_rows = [r for r in g if r["distribution"] == dist]
+            labels = [s for s in dict.fromkeys(r["series"] for r in d_rows) if s != "native"]
+            sizes = sorted({r["bytes_per_rank"] for r in d_rows})
+            by = {(r["series"], r["bytes_per_rank"]): r for r in d_rows}
+            widths = [max(7, len(s)) for s in labels]
+            lines = [
+                f"-- {dist}",
+                f"{'bytes/rank':>10} {'native':>9} "
+                + " ".join(f"{s:>{w}}" for s, w in zip(labels, widths, strict=True)),
+            ]
+            for size in sizes:
+                nat = by.get(("native", size))
+                nat_t = nat["time_median_s"] if nat and nat.get("status") == "ok" else None
+                cells = []
+                for s in labels:
+                    r = by.get((s, size))
+                    if r is None:
+                        cell = "-"
+                    elif r.get("status") != "ok":
+                        cell = r.get("status") or "err"
+                        cell = "err" if cell == "error" else cell
+                    elif r.get("check") == "fail":
+                        cell = "FAIL"
+                    elif nat_t is None or not r["time_median_s"]:
+                        cell = "-"
+                    else:
+                        cell = f"{nat_t / r['time_median_s']:.2f}x"
+                    cells.append(cell)
+                lines.append(
+                    f"{format_bytes(size):>10} {_fmt_time(nat_t):>9} "
+                    + " ".join(f"{c:>{w}}" for c, w in zip(cells, widths, strict=True))
+                )
+            blocks.append("\n".join(lines))
+    if meta:
+        bad = {k: v for k, v in meta.get("runs", {}).items() if v.get("status") != "ok"}
+        for k, v in bad.items():
+            blocks.append(f"!! run {k}: {v['status']} (see meta.json)")
+    return "\n".join(blocks) if blocks else "(no results)"
+
+
+def _fmt_time(t: float | None) -> str:
+    if t is None:
+        return "-"
+    if t < 1e-3:
+        return f"{t * 1e6:.1f}us"
+    if t < 1:
+        return f"{t * 1e3:.2f}ms"
+    return f"{t:.2f}s"
+
+
+# ---------------------------------------------------------------------------
+# command line
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="python -m shancoll.sweep",
+        description="Run a benchmark sweep (mpiexec jobs of shancoll.bench); write CSV, JSON, "
+        "a speedup table and plots to benchmarks/results/<name>/.",
+    )
+    ap.add_argument(
+        "config",
+        nargs="?",
+        default=None,
+        help="config file or name in benchmarks/configs/ (default: quick)",
+    )
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="the quick sweep (benchmarks/configs/quick.toml): make bench",
+    )
+    ap.add_argument(
+        "--out", default=None, help="output directory (default: benchmarks/results/<name>)"
+    )
+    ap.add_argument("--name", default=None, help="sweep name (default: the config's)")
+    ap.add_argument(
+        "--resume", action="store_true", help="skip runs already complete in the output directory"
+    )
+    ap.add_argument(
+        "--report",
+        action="store_true",
+        help="run nothing: print the table and redraw the plots of existing results",
+    )
+    ap.add_argument("--dry-run", action="store_true", help="print the planned runs and exit")
+    ap.add_argument("--ranks", default=None, help="comma list, e.g. 1,2")
+    ap.add_argument(
+        "--ranks-per-node",
+        default=None,
+        help="comma list; 0 = physical nodes, n = virtual nodes of n ranks",
+    )
+    ap.add_argument("--sizes", default=None, help="bytes per rank: 1KiB,1MiB or 1KiB:16MiB:4")
+    ap.add_argument(
+        "--distributions", default=None, help="comma list of " + ", ".join(DISTRIBUTIONS)
+    )
+    ap.add_argument(
+        "--series",
+        default=None,
+        help="comma list of series labels (*, shan, shan[rma], shan_shared, native, memcpy, ...)",
+    )
+    ap.add_argument("--repeats", type=int, default=None)
+    ap.add_argument("--target-seconds", type=float, default=None)
+    ap.add_argument("--timeout", type=float, default=None, help="seconds per run (run_timeout)")
+    ap.add_argument(
+        "--mpiexec",
+        default=None,
+        help="mpiexec to launch with (default: $SHANCOLL_MPIEXEC, else the one next "
+        "to this Python)",
+    )
+    ap.add_argument("--mpiexec-args", default=None, help="extra mpiexec arguments (one string)")
+    ap.add_argument("--no-plots", action="store_true")
+    return ap
+
+
+def _ints(text: str | None) -> list[int] | None:
+    return None if text is None else [int(x) for x in text.split(",") if x.strip()]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    name = "quick" if args.quick or args.config is None else args.config
+    try:
+        cfg = load_config(
+            name,
+            name=args.name,
+            ranks=_ints(args.ranks),
+            ranks_per_node=_ints(args.ranks_per_node),
+            sizes=args.sizes,
+            distributions=None if args.distributions is None else args.distributions.split(","),
+            series=args.series,
+            repeats=args.repeats,
+            target_seconds=args.target_seconds,
+            run_timeout=args.timeout,
+            mpiexec=args.mpiexec,
+            mpiexec_args=None if args.mpiexec_args is None else shlex.split(args.mpiexec_args),
+        )
+    except (ValueError, FileNotFoundError, tomllib.TOMLDecodeError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    out = Path(args.out) if args.out else default_out_dir(cfg.name)
+    if args.dry_run:
+        print(f"config: {_show(Path(cfg.source))}; output: {_show(out)}")
+        for k, run in enumerate(plan(cfg), 1):
+            print(f"[{k}] {run.describe()}: {', '.join(run.series)}")
+        return 0
+    if args.report:
+        if not (out / "results.csv").exists():
+            print(f"error: no {out / 'results.csv'}", file=sys.stderr)
+            return 2
+        rows = read_results(out / "results.csv")
+        meta_path = out / "meta.json"
+        meta = json.loads(meta_path.read_text()) if meta_path.exists() else None
+        print(speedup_table(rows, meta))
+        if not args.no_plots:
+            from .plot import plot_results
+
+            for p in plot_results(rows, out):
+                print(f"wrote {_show(p)}")
+        return 0
+    try:
+        result = run_sweep(cfg, out, resume=args.resume, plots=not args.no_plots)
+    except KeyboardInterrupt:
+        print(
+            f"\ninterrupted; results so far are in {_show(out)} (continue with --resume)",
+            file=sys.stderr,
+        )
+        return 130
+    print()
+    print(result.table)
+    print()
+    print(f"wrote {_show(result.csv)}, meta.json, table.txt")
+    for p in result.plots:
+        print(f"wrote {_show(p)}")
+    print(f"sweep {cfg.name!r} finished in {_fmt_elapsed(result.meta['elapsed_s'])}")
+    failed = result.failed_runs
+    if failed:
+        print(f"{len(failed)} run(s) did not complete: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

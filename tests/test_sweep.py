@@ -1,0 +1,510 @@
+"""The benchmark machinery: configs, distributions, series labels, the CSV
+schema, the table, plotting (Agg, temp dir), a tiny real sweep at 2 ranks,
+failed and hung runs, resume, and the notebook (executed with nbclient).
+
+Fast: the real runs time a few small sizes with short loops (seconds).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from shancoll import bench, plot, sweep
+from shancoll.bench import distribution_bytes, format_bytes, parse_series, parse_sizes
+
+REPO = Path(__file__).resolve().parent.parent
+CONFIGS = REPO / "benchmarks" / "configs"
+NOTEBOOK = REPO / "notebooks" / "allgatherv_distributions.ipynb"
+ALGS = ["shan", "ring", "bruck", "recursive_doubling", "mpi"]
+
+
+def fake_algorithms(collective: str) -> list[str]:
+    return list(ALGS)
+
+
+# ---------------------------------------------------------------------------
+# sizes, distributions, series
+
+
+def test_sizes():
+    assert parse_sizes("1KiB:16MiB:4") == [
+        1 << 10,
+        1 << 12,
+        1 << 14,
+        1 << 16,
+        1 << 18,
+        1 << 20,
+        1 << 22,
+        1 << 24,
+    ]
+    assert parse_sizes("1KiB,3K,1MiB") == [1024, 3072, 1 << 20]
+    assert parse_sizes([8, "2KiB"]) == [8, 2048]
+    assert parse_sizes("1KiB:1MiB:8") == [1024, 8192, 65536, 524288]
+    assert format_bytes(1536) == "1536B" and format_bytes(16 << 20) == "16MiB"
+    for bad in ("1XB", "-3", "1KiB:1MiB", "1MiB:1KiB:2", "1KiB:1MiB:1", ""):
+        with pytest.raises(ValueError):
+            parse_sizes(bad)
+
+
+@pytest.mark.parametrize("p", [1, 2, 3, 4, 7, 32])
+@pytest.mark.parametrize("c", [0, 8, 1000, 1024, 1 << 20])
+def test_distribution_formulas(p, c):
+    reg = distribution_bytes("regular", c, p)
+    dec = distribution_bytes("decreasing", c, p)
+    bc = distribution_bytes("bcast", c, p)
+    whole_c = c // 8 * 8
+    assert reg == [whole_c] * p
+    assert bc == [p * c // 8 * 8] + [0] * (p - 1)
+    for m in (reg, dec, bc):
+        assert len(m) == p and all(x >= 0 and x % 8 == 0 for x in m)
+    # decreasing: m_i = 2c(P-1-i)/(P-1), rounded down to whole elements; total about P*c
+    if p > 1:
+        for i, m in enumerate(dec):
+            exact = 2 * c * (p - 1 - i) / (p - 1)
+            assert exact - 8 < m <= exact
+        assert dec[-1] == 0 and dec == sorted(dec, reverse=True)
+        assert p * c - 8 * p <= sum(dec) <= p * c
+    else:
+        assert dec == [whole_c]
+
+
+def test_distribution_examples():
+    assert distribution_bytes("decreasing", 1024, 4) == [2048, 1360, 680, 0]
+    assert distribution_bytes("decreasing", 1024, 2) == distribution_bytes("bcast", 1024, 2)
+    assert distribution_bytes("regular", 1024, 3, itemsize=4) == [1024] * 3
+    with pytest.raises(ValueError, match="distribution"):
+        distribution_bytes("zipf", 1024, 4)
+
+
+def test_series_labels():
+    s = parse_series("shan[rma]", ALGS)
+    assert (s.label, s.kind, s.algorithm, s.options) == (
+        "shan[rma]",
+        "shancoll",
+        "shan",
+        {"transport": "rma"},
+    )
+    assert s.needs_nodes
+    s = parse_series("shan[two_sided, bs=64KiB]", ALGS)
+    assert s.label == "shan[two_sided,bs=64KiB]" and s.options["block_size"] == 65536
+    assert parse_series(s.label, ALGS).options == s.options  # labels round-trip
+    assert parse_series("shan_shared", ALGS).kind == "shared"
+    assert parse_series("native").kind == "native"
+    assert parse_series("memcpy").kind == "memcpy"
+    assert not parse_series("ring", ALGS).needs_nodes
+    for bad in ("native[rma]", "shan[tcp]", "nope", "shan[", "shan[foo=1]"):
+        with pytest.raises(ValueError):
+            parse_series(bad, ALGS)
+    assert bench.split_series("shan,shan[rma,bs=4KiB],native") == [
+        "shan",
+        "shan[rma,bs=4KiB]",
+        "native",
+    ]
+
+
+def test_mpi_library_short():
+    assert (
+        bench.mpi_library_short("MPICH Version:      5.0.2\nMPICH Release date: x") == "MPICH 5.0.2"
+    )
+    assert (
+        bench.mpi_library_short("Open MPI v4.1.4, package: Debian, ident: 4.1.4")
+        == "Open MPI v4.1.4"
+    )
+
+
+# ---------------------------------------------------------------------------
+# configs
+
+
+def test_quick_config_file_matches_builtin():
+    from_file = sweep.load_config(CONFIGS / "quick.toml")
+    builtin = sweep.parse_config(sweep.QUICK_TOML)
+    assert {**from_file.to_dict(), "source": ""} == {**builtin.to_dict(), "source": ""}
+    assert from_file.ranks == [2] and from_file.sizes[0] == 1024 and from_file.sizes[-1] == 16 << 20
+    assert from_file.distributions == ["regular", "decreasing", "bcast"]
+    assert {"*", "shan_shared", "native", "memcpy"} <= set(from_file.series)
+
+
+@pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.toml")), ids=lambda p: p.name)
+def test_every_config_parses_and_plans(path):
+    cfg = sweep.load_config(path)
+    runs = sweep.plan(cfg, fake_algorithms)
+    assert runs and cfg.name == path.stem
+    for run in runs:
+        assert "native" in run.series
+        for label in run.series:
+            parse_series(label, ALGS)
+
+
+def test_config_parsing_and_errors():
+    cfg = sweep.parse_config("""
+        name = "t"
+        collectives = ["allgatherv", "allgather"]
+        ranks = [1, 2]
+        ranks_per_node = [0, 1]
+        distributions = ["regular", "bcast"]
+        sizes = ["1KiB", 4096]
+        [[algorithms]]
+        name = "*"
+        [[algorithms]]
+        name = "shan"
+        transport = ["two_sided", "rma"]
+        block_size = [0, "64KiB"]
+        [[algorithms]]
+        name = "native"
+        [timing]
+        repeats = 3
+        iterations = 10
+        [launch]
+        mpiexec_args = ["-launcher", "fork"]
+        env = { MPIR_CVAR_ALLGATHERV_INTRA_ALGORITHM = "ring" }
+    """)
+    assert cfg.sizes == [1024, 4096] and cfg.repeats == 3 and cfg.iterations == 10
+    assert cfg.env == {"MPIR_CVAR_ALLGATHERV_INTRA_ALGORITHM": "ring"}
+    assert cfg.series[:2] == ["*", "shan[two_sided,bs=0B]"] and "shan[rma,bs=64KiB]" in cfg.series
+    runs = sweep.plan(cfg, fake_algorithms)
+    # allgatherv: 2 ranks x 2 layouts x 2 distributions; allgather: regular only
+    assert len(runs) == 8 + 4
+    assert runs[0].series[:5] == tuple(ALGS)
+    assert len({r.run_id for r in runs}) == len(runs)
+    assert runs[0].run_id == "allgatherv-P1-physical-regular"
+    assert cfg.replace(sizes="1KiB:4KiB:2").sizes == [1024, 2048, 4096]
+    for bad in (
+        "bogus = 1",
+        "ranks = [0]",
+        'distributions = ["zipf"]',
+        'sizes = "1KiB:2"',
+        'collectives = ["alltoall"]',
+        '[[algorithms]]\nname = "shan"\ncolor = "red"',
+        "[timing]\nfoo = 1",
+    ):
+        with pytest.raises(ValueError):
+            sweep.parse_config(bad)
+    with pytest.raises(ValueError, match="unknown algorithm"):
+        sweep.plan(sweep.parse_config('[[algorithms]]\nname = "nope"'), fake_algorithms)
+
+
+# ---------------------------------------------------------------------------
+# CSV schema, table, plots (synthetic rows)
+
+
+def synthetic_rows() -> list[dict]:
+    rows = []
+    for rpn in (0, 1):
+        for dist in ("regular", "bcast"):
+            for size in (1024, 65536, 1 << 20):
+                for k, series in enumerate(
+                    ["shan", "ring", "shan[rma]", "shan_shared", "native", "memcpy"]
+                ):
+                    if rpn == 0 and series == "shan[rma]":
+                        continue
+                    t = 1e-6 * size**0.8 * (1 + k / 3)
+                    rows.append(
+                        {
+                            "sweep": "t",
+                            "run_id": f"allgatherv-P2-{sweep.layout_name(rpn)}-{dist}",
+                            "collective": "allgatherv",
+                            "distribution": dist,
+                            "ranks": 2,
+                            "ranks_per_node": rpn,
+                            "nodes": 1 if rpn == 0 else 2,
+                            "series": series,
+                            "kind": "x",
+                            "algorithm": series,
+                            "options": "",
+                            "bytes_per_rank": size,
+                            "total_bytes": 2 * size,
+                            "max_bytes": size,
+                            "dtype": "float64",
+                            "warmup": 1,
+                            "repeats": 3,
+                            "iterations": 5,
+                            "time_median_s": t,
+                            "time_min_s": 0.9 * t,
+                            "time_max_s": 1.2 * t,
+                            "bandwidth_gbs": 2 * size / t / 1e9,
+                            "check": "ok",
+                            "status": "ok",
+                            "error": "",
+                            "mpi_library": "MPICH 5.0.2",
+                            "hostname": "h",
+                            "date": "2026-01-01T00:00:00+00:00",
+                        }
+                    )
+    rows[0].update(status="error", error="ValueError: boom", time_median_s=None)
+    rows[1].update(check="fail")
+    return rows
+
+
+def test_csv_schema_roundtrip_and_documented(tmp_path):
+    rows = synthetic_rows()
+    path = tmp_path / "results.csv"
+    sweep.write_results(path, rows)
+    header = path.read_text().splitlines()[0].split(",")
+    assert header == sweep.CSV_COLUMNS
+    back = sweep.read_results(path)
+    assert len(back) == len(rows)
+    assert back[2]["bytes_per_rank"] == rows[2]["bytes_per_rank"]
+    assert math.isclose(back[2]["time_median_s"], rows[2]["time_median_s"], rel_tol=1e-5)
+    assert math.isnan(back[0]["time_median_s"]) and back[0]["error"] == "ValueError: boom"
+    # benchmarks/README.md documents every column, in order
+    readme = (REPO / "benchmarks" / "README.md").read_text()
+    section = readme.split("### `results.csv` columns", 1)[1]
+    documented = re.findall(r"^\| `([a-z_]+)` \|", section, flags=re.M)
+    assert documented == sweep.CSV_COLUMNS
+
+
+def test_speedup_table():
+    table = sweep.speedup_table(synthetic_rows())
+    assert "== allgatherv: 2 ranks, 1 node, MPICH 5.0.2" in table
+    assert "2 virtual nodes of 1" in table
+    assert "-- regular" in table and "-- bcast" in table
+    assert "err" in table and "FAIL" in table
+    line = next(x for x in table.splitlines() if x.strip().startswith("1MiB"))
+    # times grow by 1/3 per series: native (4th) / shan (0th) = 7/3, / ring = 7/4
+    assert line.split()[2:4] == ["2.33x", "1.75x"]
+
+
+def test_plots_agg(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    paths = plot.plot_results(synthetic_rows(), tmp_path)
+    names = sorted(p.name for p in paths)
+    assert names == sorted(
+        f"allgatherv_P2_{lay}_{what}.{ext}"
+        for lay in ("physical", "rpn1")
+        for what in ("time", "speedup")
+        for ext in ("png", "svg")
+    )
+    for p in paths:
+        assert p.stat().st_size > 5000
+    png = (tmp_path / "allgatherv_P2_rpn1_speedup.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    svg = (tmp_path / "allgatherv_P2_rpn1_speedup.svg").read_text()
+    assert "shan[rma]" in svg and "MPICH 5.0.2" in svg and "bcast" in svg
+    fig = plot.figure([r for r in synthetic_rows() if r["ranks_per_node"] == 1], "time")
+    assert len(fig.axes) == 2
+
+
+# ---------------------------------------------------------------------------
+# real runs
+
+
+def tiny_config(**changes) -> sweep.Config:
+    base = dict(
+        name="tiny",
+        ranks=[2],
+        ranks_per_node=[0],
+        sizes=[1024, 8192],
+        distributions=["regular", "bcast"],
+        series=["*", "shan[rma]", "shan_shared", "native", "memcpy"],
+        warmup=1,
+        repeats=2,
+        target_seconds=0.002,
+        max_iterations=20,
+        run_timeout=120,
+        call_timeout=30,
+    )
+    base.update(changes)
+    return sweep.load_config("quick").replace(**base)
+
+
+@pytest.mark.timeout(300)
+def test_tiny_real_sweep_and_resume(tmp_path):
+    lines: list[str] = []
+
+    def progress(*args, end="\n", flush=False):
+        lines.append(" ".join(map(str, args)) + end)
+
+    cfg = tiny_config()
+    res = sweep.run_sweep(cfg, tmp_path, progress=progress)
+    log = "".join(lines)
+    assert not res.failed_runs, (log, res.meta)
+    assert "[1/2] allgatherv P=2 physical regular ... ok" in log
+    assert "[2/2] allgatherv P=2 physical bcast ... ok" in log
+    rows = sweep.read_results(tmp_path / "results.csv")
+    import shancoll
+
+    expected = set(shancoll.algorithms("allgatherv")) | {"shan_shared", "native", "memcpy"}
+    assert {r["series"] for r in rows} == expected  # shan[rma]: skipped on one node
+    assert len(rows) == len(expected) * 2 * 2
+    for r in rows:
+        assert r["status"] == "ok" and r["check"] == "ok", r
+        assert r["time_min_s"] <= r["time_median_s"] <= r["time_max_s"]
+        assert r["ranks"] == 2 and r["nodes"] == 1 and r["mpi_library"]
+    bc = [r for r in rows if r["distribution"] == "bcast" and r["bytes_per_rank"] == 8192]
+    assert {r["max_bytes"] for r in bc} == {16384} and {r["total_bytes"] for r in bc} == {16384}
+    meta = res.meta
+    run = meta["runs"]["allgatherv-P2-physical-regular"]
+    assert run["skipped"] == {"shan[rma]": "transport option is irrelevant on a single node"}
+    env = run["environment"]
+    for key in (
+        "mpi_library_version",
+        "mpi4py",
+        "shancoll",
+        "hostname",
+        "cores",
+        "cpu_model",
+        "date",
+        "ranks",
+        "ranks_per_node",
+    ):
+        assert env.get(key) not in (None, ""), key
+    assert (tmp_path / "table.txt").read_text().startswith("== allgatherv: 2 ranks")
+    assert {p.name for p in res.plots} >= {"allgatherv_P2_physical_speedup.png"}
+
+    # resume: nothing left to run; a new layout runs only its own jobs
+    lines.clear()
+    res2 = sweep.run_sweep(
+        cfg.replace(ranks_per_node=[0, 1], distributions=["regular"]),
+        tmp_path,
+        resume=True,
+        plots=False,
+        progress=progress,
+    )
+    log = "".join(lines)
+    assert "resume: 1 of 2 runs already complete" in log and "[1/1] allgatherv P=2 rpn1" in log
+    new = [r for r in res2.rows if r["ranks_per_node"] == 1]
+    assert {r["series"] for r in new} == expected | {"shan[rma]"}
+    assert all(r["nodes"] == 2 and r["status"] == "ok" and r["check"] == "ok" for r in new)
+    assert len(res2.rows) == len(rows) + len(new)  # the earlier bcast rows are kept
+
+
+def _script(path: Path, body: str) -> str:
+    path.write_text("#!/bin/sh\n" + body + "\n")
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return str(path)
+
+
+@pytest.mark.timeout(120)
+def test_failed_and_hung_runs_are_recorded(tmp_path):
+    cfg = tiny_config(distributions=["regular"], run_timeout=2)
+    hang = _script(tmp_path / "hang.sh", "sleep 60")
+    res = sweep.run_sweep(cfg, tmp_path / "hang", mpiexec=hang, progress=None)
+    rec = res.meta["runs"]["allgatherv-P2-physical-regular"]
+    assert rec["status"] == "timeout" and res.failed_runs and rec["elapsed_s"] < 30
+    fail = _script(tmp_path / "fail.sh", "echo 'no such launcher' >&2; exit 3")
+    res = sweep.run_sweep(cfg, tmp_path / "fail", mpiexec=fail, progress=None)
+    rec = res.meta["runs"]["allgatherv-P2-physical-regular"]
+    assert rec["status"] == "failed" and rec["returncode"] == 3
+    assert "no such launcher" in rec["stderr_tail"]
+    assert "!! run allgatherv-P2-physical-regular: failed" in res.table
+
+
+@pytest.mark.timeout(120)
+def test_hung_point_is_named(tmp_path):
+    """A job that hangs inside a point: killed at run_timeout, the point recorded."""
+    cfg = tiny_config(
+        distributions=["regular"], series=["native", "shan"], sizes=[1024], run_timeout=3
+    )
+    row = {
+        "event": "row",
+        "collective": "allgatherv",
+        "series": "native",
+        "kind": "native",
+        "algorithm": "",
+        "options": "",
+        "distribution": "regular",
+        "ranks": 2,
+        "ranks_per_node": 0,
+        "nodes": 1,
+        "bytes_per_rank": 1024,
+        "total_bytes": 2048,
+        "max_bytes": 1024,
+        "dtype": "float64",
+        "warmup": 1,
+        "repeats": 2,
+        "iterations": 5,
+        "time_median_s": 1e-5,
+        "time_min_s": 1e-5,
+        "time_max_s": 2e-5,
+        "check": "ok",
+        "status": "ok",
+        "error": "",
+    }
+    events = [
+        {"event": "env", "mpi_library": "FakeMPI 1", "hostname": "h", "nodes": 1},
+        {"event": "start", "series": "native", "bytes_per_rank": 1024},
+        row,
+        {"event": "start", "series": "shan", "bytes_per_rank": 1024},
+    ]
+    (tmp_path / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    # A launcher that writes what a job measured before it hung, then hangs.
+    launcher = _script(
+        tmp_path / "mpiexec.sh",
+        f"""
+jsonl=""; prev=""
+for a in "$@"; do [ "$prev" = "--jsonl" ] && jsonl="$a"; prev="$a"; done
+cat "{tmp_path / "events.jsonl"}" > "$jsonl"
+sleep 60""",
+    )
+    res = sweep.run_sweep(cfg, tmp_path / "out", mpiexec=launcher, progress=None, plots=False)
+    rec = res.meta["runs"]["allgatherv-P2-physical-regular"]
+    assert rec["status"] == "timeout" and rec["elapsed_s"] < 30
+    assert rec["hung_at"] == {"series": "shan", "bytes_per_rank": 1024}
+    assert [(r["series"], r["status"]) for r in res.rows] == [("native", "ok"), ("shan", "timeout")]
+    assert "timed out" in res.rows[1]["error"] and res.rows[1]["mpi_library"] == "FakeMPI 1"
+    assert "timeout" in res.table
+
+
+def test_cli_dry_run():
+    out = subprocess.run(
+        [sys.executable, "-m", "shancoll.sweep", "--quick", "--dry-run"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "[3] allgatherv P=2 physical bcast" in out.stdout
+    bad = subprocess.run(
+        [sys.executable, "-m", "shancoll.sweep", "--sizes", "1XB"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert bad.returncode == 2 and "size" in bad.stderr
+
+
+# ---------------------------------------------------------------------------
+# the notebook
+
+
+@pytest.mark.timeout(600)
+def test_notebook_executes(tmp_path):
+    """Runs notebooks/allgatherv_distributions.ipynb as shipped (results to a temp dir)."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    idx = next(i for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", []))
+    nb.cells.insert(idx + 1, nbformat.v4.new_code_cell(f"out_dir = {str(tmp_path)!r}"))
+    client = nbclient.NotebookClient(
+        nb,
+        timeout=300,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(NOTEBOOK.parent)}},
+    )
+    client.execute()
+    text = "".join(
+        o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+    )
+    assert "speedup = native time / series time" in text
+    images = [
+        o
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.get("outputs", [])
+        if "image/png" in o.get("data", {})
+    ]
+    assert len(images) == 2
+    assert (tmp_path / "results.csv").exists() and (tmp_path / "meta.json").exists()
