@@ -26,17 +26,17 @@ static const char* auto_allgatherv(const AllgathervArgs&, int) { return "shan"; 
 
 const AllgathervAlgorithm& find_allgatherv(const std::string& requested,
                                            const AllgathervArgs& args, int comm_size) {
-  std::string name = requested;
-  if (name.empty()) {
+  static const std::string from_env = [] {  // read once: getenv is not free
     const char* env = std::getenv("SHANCOLL_ALLGATHERV_ALGORITHM");
-    name = env && *env ? env : "auto";
-  }
+    return std::string(env && *env ? env : "auto");
+  }();
+  std::string name = requested.empty() ? from_env : requested;
   if (name == "auto") name = auto_allgatherv(args, comm_size);
-  std::string valid = "auto";
   for (const auto& a : allgatherv_algorithms()) {
     if (name == a.name) return a;
-    valid += std::string(", ") + a.name;
   }
+  std::string valid = "auto";
+  for (const auto& a : allgatherv_algorithms()) valid += std::string(", ") + a.name;
   throw ArgumentError("algorithm: unknown allgatherv algorithm '" + name + "' (valid: " + valid +
                       ")");
 }

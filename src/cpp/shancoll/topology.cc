@@ -35,8 +35,11 @@ int Topology::max_local_size() const {
 }
 
 int env_ranks_per_node() {
-  const char* text = std::getenv("SHANCOLL_RANKS_PER_NODE");
-  return text ? std::atoi(text) : 0;
+  static const int value = [] {  // read once: getenv is not free on the hot path
+    const char* text = std::getenv("SHANCOLL_RANKS_PER_NODE");
+    return text ? std::atoi(text) : 0;
+  }();
+  return value;
 }
 
 Topology build_topology(MPI_Comm comm, int ranks_per_node) {

@@ -19,9 +19,14 @@ namespace {
 class Rma final : public Transport {
  public:
   Rma(MPI_Comm comm, const Topology& topo, NodeSegment& segment)
-      : comm_(comm), topo_(topo), segment_(segment) {}
+      : topo_(topo), segment_(segment) {
+    check_mpi(MPI_Comm_dup(comm, &comm_), "MPI_Comm_dup (transport)");
+  }
 
-  ~Rma() override { free_window(); }
+  ~Rma() override {
+    free_window();
+    MPI_Comm_free(&comm_);
+  }
 
   void begin(std::uint64_t epoch, std::size_t notify_offset) override {
     if (generation_ != segment_.generation()) rebuild_window();
@@ -80,7 +85,7 @@ class Rma final : public Transport {
     MPI_Win_free(&win_);
   }
 
-  MPI_Comm comm_;
+  MPI_Comm comm_ = MPI_COMM_NULL;
   const Topology& topo_;
   NodeSegment& segment_;
   MPI_Win win_ = MPI_WIN_NULL;

@@ -19,9 +19,14 @@ namespace {
 class TwoSided final : public Transport {
  public:
   TwoSided(MPI_Comm comm, const Topology& topo, NodeSegment& segment)
-      : comm_(comm), topo_(topo), segment_(segment) {}
+      : topo_(topo), segment_(segment) {
+    check_mpi(MPI_Comm_dup(comm, &comm_), "MPI_Comm_dup (transport)");
+  }
 
-  ~TwoSided() override { cancel_all(); }
+  ~TwoSided() override {
+    cancel_all();
+    MPI_Comm_free(&comm_);
+  }
 
   void begin(std::uint64_t epoch, std::size_t notify_offset) override {
     epoch_ = epoch;
@@ -90,7 +95,7 @@ class TwoSided final : public Transport {
     }
   }
 
-  MPI_Comm comm_;
+  MPI_Comm comm_ = MPI_COMM_NULL;
   const Topology& topo_;
   NodeSegment& segment_;
   std::uint64_t epoch_ = 0;

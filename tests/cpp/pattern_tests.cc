@@ -1,0 +1,350 @@
+// shancoll_pattern_tests: the allreduce schedules of src/cpp/shancoll/pattern
+// run by a symbolic executor for all ranks at once (no MPI). A value is an
+// expression over the inputs x_0..x_{P-1}. Checked, for P = 1..130, n = 1..8:
+//   - well formed: peers in range, no self messages, every send matched by a
+//     recv in the same round, no undefined slot, same round count everywhere;
+//   - every rank ends with every x_i EXACTLY once (non-idempotent ops);
+//   - rounds and messages per rank against the papers' formulas;
+//   - the 5-tuple search against a brute force over the paper's eq. (8);
+//   - the papers' worked examples.
+// Reported, not failed: which schedules build the same expression tree on all
+// ranks (bitwise-identical results on all ranks for commutative ops such as
+// IEEE +) and which combine in plain rank order (needed for non-commutative ops).
+// Last line: "pattern_tests: N passed, M failed"; exit code 1 on any failure.
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "shancoll/pattern/binomial.h"
+#include "shancoll/pattern/bruck_combine.h"
+#include "shancoll/pattern/dissemination.h"
+#include "shancoll/pattern/nway_dissemination.h"
+#include "shancoll/pattern/pairwise_exchange.h"
+
+using namespace shancoll::pattern;
+
+namespace {
+
+int g_passed = 0, g_failed = 0;
+
+void check(bool ok, const std::string& what) {
+  if (ok) return void(++g_passed);
+  if (++g_failed <= 100) std::printf("FAIL %s\n", what.c_str());
+}
+
+// Expression nodes: multiset of inputs, a canonical id equal for trees equal up
+// to swapping operands, and whether every combine joins adjacent ranges in order.
+struct Exprs {
+  int P;
+  std::vector<int> counts, canon, lo, hi;
+  std::vector<char> ordered;
+  std::map<std::pair<int, int>, int> interned;
+  int leaf(int i) {
+    std::vector<int> c(P, 0);
+    c[i] = 1;
+    return add(c, i, i, i, true);
+  }
+  int combine(int a, int b) {
+    const auto key = std::minmax(canon[a], canon[b]);
+    const int id = interned.emplace(key, P + int(interned.size())).first->second;
+    std::vector<int> c(counts.begin() + a * P, counts.begin() + (a + 1) * P);
+    for (int i = 0; i < P; ++i) c[i] += counts[b * P + i];
+    return add(c, id, lo[a], hi[b], ordered[a] && ordered[b] && hi[a] + 1 == lo[b]);
+  }
+  int add(const std::vector<int>& c, int id, int l, int h, bool ord) {
+    counts.insert(counts.end(), c.begin(), c.end());
+    canon.push_back(id), lo.push_back(l), hi.push_back(h), ordered.push_back(ord);
+    return int(canon.size()) - 1;
+  }
+};
+
+struct Outcome {
+  std::string error;  // empty: correct
+  bool same_tree = false, in_order = false;
+};
+
+// Runs the schedules of ranks 0..P-1 round by round.
+Outcome execute(const std::vector<ReduceSchedule>& sch) {
+  const int P = int(sch.size());
+  Exprs ex{P, {}, {}, {}, {}, {}, {}};
+  std::vector<std::vector<int>> val(P);
+  auto get = [&](int r, int slot) {
+    return slot >= 0 && slot < int(val[r].size()) ? val[r][slot] : -1;
+  };
+  auto run_steps = [&](int r, const std::vector<Step>& steps) {
+    for (const Step& st : steps) {
+      const int a = get(r, st.a), b = st.kind == StepKind::kCopy ? a : get(r, st.b);
+      if (a < 0 || b < 0 || st.dst < 0 || st.dst >= int(val[r].size())) return false;
+      val[r][st.dst] = st.kind == StepKind::kCopy ? a : ex.combine(a, b);
+    }
+    return true;
+  };
+  for (int r = 0; r < P; ++r) {
+    if (sch[r].size != P || sch[r].rank != r || sch[r].rounds.size() != sch[0].rounds.size())
+      return {"rank " + std::to_string(r) + ": size, rank or round count differs"};
+    val[r].assign(sch[r].slots.size(), -1);
+    val[r][0] = ex.leaf(r);
+    if (!run_steps(r, sch[r].setup)) return {"bad setup step"};
+  }
+  for (size_t rd = 0; rd < sch[0].rounds.size(); ++rd) {
+    const std::string at = "round " + std::to_string(rd) + ", rank ";
+    std::map<std::pair<int, int>, std::vector<int>> queue;  // (from, to) -> values, FIFO
+    for (int r = 0; r < P; ++r)
+      for (const Transfer& t : sch[r].rounds[rd].sends) {
+        if (t.peer < 0 || t.peer >= P || t.peer == r || get(r, t.slot) < 0)
+          return {at + std::to_string(r) + ": bad send"};
+        queue[{r, t.peer}].push_back(get(r, t.slot));
+      }
+    for (int r = 0; r < P; ++r) {
+      std::vector<char> busy(val[r].size(), 0);
+      for (const Transfer& t : sch[r].rounds[rd].sends) busy[t.slot] = 1;
+      for (const Transfer& t : sch[r].rounds[rd].recvs) {
+        auto& q = queue[{t.peer, r}];
+        if (t.slot < 0 || t.slot >= int(busy.size()) || busy[t.slot] || q.empty())
+          return {at + std::to_string(r) + ": bad or unmatched recv from " +
+                  std::to_string(t.peer)};
+        busy[t.slot] = 1;
+        val[r][t.slot] = q.front();
+        q.erase(q.begin());
+      }
+    }
+    for (const auto& [pair, q] : queue)
+      if (!q.empty()) return {at + std::to_string(pair.first) + ": unmatched send"};
+    for (int r = 0; r < P; ++r)
+      if (!run_steps(r, sch[r].rounds[rd].steps)) return {at + std::to_string(r) + ": bad step"};
+  }
+  Outcome out{"", true, true};
+  for (int r = 0; r < P; ++r) {
+    const int v = val[r][0];
+    for (int i = 0; i < P; ++i)
+      if (ex.counts[v * P + i] != 1)
+        return {"rank " + std::to_string(r) + " has x_" + std::to_string(i) + " " +
+                std::to_string(ex.counts[v * P + i]) + " times"};
+    out.same_tree = out.same_tree && ex.canon[v] == ex.canon[val[0][0]];
+    out.in_order = out.in_order && ex.ordered[v];
+  }
+  return out;
+}
+
+using Builder = std::function<ReduceSchedule(int P, int rank)>;
+std::vector<ReduceSchedule> build(int P, const Builder& b) {
+  std::vector<ReduceSchedule> s;
+  for (int r = 0; r < P; ++r) s.push_back(b(P, r));
+  return s;
+}
+
+int ilog_floor(long long P, int base) {  // floor(log_base P)
+  int k = 0;
+  for (long long v = base; v <= P; v *= base) ++k;
+  return k;
+}
+int ilog_ceil(long long P, int base) {  // ceil(log_base P)
+  int k = 0;
+  for (long long v = 1; v < P; v *= base) ++k;
+  return k;
+}
+
+std::string ranges(const std::vector<int>& v) {  // "1-4, 8"
+  std::string s;
+  for (size_t i = 0; i < v.size();) {
+    size_t j = i;
+    while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
+    s += (s.empty() ? "" : ", ") + std::to_string(v[i]) + (j > i ? "-" + std::to_string(v[j]) : "");
+    i = j + 1;
+  }
+  return s.empty() ? "none" : s;
+}
+
+struct OrderReport {
+  std::vector<int> same, ordered;
+};
+std::map<std::string, OrderReport> g_order;
+std::map<int, int> g_cases;  // Theorem 1 case (+10: base border) -> how many (n, P)
+
+// Runs one algorithm at one (P, n): correctness, rounds, messages per rank.
+void verify(const std::string& name, int P, const Builder& b, int rounds,
+            const std::function<int(int rank)>& messages) {
+  const std::string tag = name + " P=" + std::to_string(P);
+  const std::vector<ReduceSchedule> sch = build(P, b);
+  const Outcome out = execute(sch);
+  check(out.error.empty(), tag + ": " + out.error);
+  check(int(sch[0].rounds.size()) == rounds, tag + ": " + std::to_string(sch[0].rounds.size()) +
+                                                 " rounds, expected " + std::to_string(rounds));
+  bool msg_ok = true;
+  for (int r = 0; r < P; ++r) msg_ok = msg_ok && sch[r].messages_sent() == messages(r);
+  check(msg_ok, tag + ": messages per rank differ from the cost model");
+  auto note = [P](std::vector<int>& v) {
+    if (v.empty() || v.back() != P) v.push_back(P);
+  };
+  if (out.same_tree) note(g_order[name].same);
+  if (out.in_order) note(g_order[name].ordered);
+}
+
+// ---- the papers' worked examples
+std::vector<int> peers(const std::vector<Transfer>& ts) {
+  std::vector<int> p;
+  for (const Transfer& t : ts) p.push_back(t.peer);
+  return p;
+}
+
+void paper_examples() {
+  using V = std::vector<int>;
+  const ReduceSchedule t9 = nway_dissemination_schedule(9, 0, 2);  // Table I, P = 9
+  check(peers(t9.rounds[0].recvs) == V{8, 7} && peers(t9.rounds[1].recvs) == V{6, 3},
+        "butterfly Table I (P=9, n=2): rank 0 receives from 8, 7 then 6, 3");
+  const NwayPlan p8 = nway_plan(8, 2);  // Fig. 3: rank 2 sends x2 o x1 to rank 0
+  check(p8.paper_case == 4 && p8.s == 2 && p8.j_snd == 2 && p8.senders == 2 && p8.len_snd == 2,
+        "butterfly Fig. 3 (P=8, n=2): case 4, sender 2 sends a 2-rank prefix");
+  const ReduceSchedule t8 = nway_dissemination_schedule(8, 0, 2);
+  check(peers(t8.rounds[1].recvs) == V{5, 2}, "butterfly Fig. 3: rank 0 receives from 5, 2");
+  const ReduceSchedule b8 = bruck_combine_schedule(8, 0, 2);  // eq. (15)-(24)
+  check(b8.rounds.size() == 2 && peers(b8.rounds[0].sends) == V{7, 6} &&
+            peers(b8.rounds[1].sends) == V{5, 3} && b8.rounds[1].sends[0].slot == 0 &&
+            b8.rounds[1].sends[1].slot != 0 && peers(b8.rounds[1].recvs) == V{3, 5},
+        "butterfly Bruck example (P=8, n=2): S[1] to 5, S[0] to 3, from 3 and 5");
+  const ReduceSchedule g11 = dissemination_schedule(11, 0);  // GASPI Fig. 5: 11 = 8 + 2 + 1
+  check(peers(g11.rounds[0].sends) == V{1, 10} && peers(g11.rounds[1].sends) == V{2, 8} &&
+            peers(g11.rounds[2].sends) == V{4},
+        "GASPI Fig. 5 (P=11): rank 0 sends to {1, 10}, {2, 8}, {4}");
+  const ReduceSchedule g7 = dissemination_schedule(7, 0);  // GASPI Fig. 4: 7 = 4 + 2 + 1
+  check(peers(g7.rounds[0].sends) == V{1, 6} && peers(g7.rounds[1].sends) == V{2, 4},
+        "GASPI Fig. 4 (P=7): rank 0 sends to {1, 6}, {2, 4}");
+  const ReduceSchedule pe = pairwise_exchange_schedule(5, 4);  // Fig. 1 right
+  check(peers(pe.rounds[0].sends) == V{0} && peers(pe.rounds.back().recvs) == V{0},
+        "butterfly Fig. 1 (P=5): leftover 4 folds in and out through 0");
+}
+
+// The paper's distance p - g_l[j] (eq. 5): n sum_{i=0}^{l-2} (n+1)^i + j (n+1)^{l-1}.
+long long paper_T(int n, int l, int j) {
+  long long t = 0, pw = 1;
+  for (int i = 0; i + 2 <= l; ++i, pw *= n + 1) t += n * pw;
+  return l == 0 ? 0 : t + j * pw;
+}
+
+// The paper's eq. (8) over its own tuple space, and the base border gB.
+bool paper_adaptable(int P, int n) {
+  const int k = ilog_ceil(P, n + 1);
+  if (k == 0) return true;
+  const long long m = paper_T(n, k - 1, n) + 1;  // (n+1)^(k-1)
+  for (int s = 1; s <= n; ++s)
+    for (int ls = 0; ls < k; ++ls)
+      for (int js = 1; js <= n; ++js) {
+        if (P - 1 == s * m + paper_T(n, ls, js)) return true;  // gB
+        for (int lr = 0; lr < k; ++lr)
+          for (int jr = 1; jr <= n; ++jr)
+            if (P == s * m + paper_T(n, ls, js) - paper_T(n, lr, jr)) return true;
+      }
+  return false;
+}
+
+// The reported 5-tuple satisfies the equation of its Theorem 1 case.
+bool tuple_matches_case(const NwayPlan& p) {
+  const long long P = p.size, sm = p.s * p.m, ts = paper_T(p.n, p.l_snd, p.j_snd);
+  const long long tr = paper_T(p.n, p.l_rcv, p.j_rcv);
+  switch (p.paper_case) {
+    case 0:
+      return P == 1 || P == (p.n + 1) * p.m;
+    case 1:
+      return p.l_rcv > 0 && p.l_snd > 0 && P == sm + ts - tr;
+    case 2:
+      return p.l_rcv > 0 && p.l_snd == 0 && P == sm - tr;
+    case 3:
+      return p.l_rcv == 0 && p.l_snd == 0 && P == sm;
+    case 4:
+      return p.base_border ? P - 1 == sm + ts : p.l_snd == 1 && P == sm + p.j_snd;
+    case 5:
+      return p.l_rcv == 0 && p.l_snd > 1 && P == sm + ts;
+  }
+  return false;
+}
+
+}  // namespace
+
+int main() {
+  const int kMaxP = 130, kMaxN = 8;
+  paper_examples();
+  for (int n = 1; n <= kMaxN; ++n) {
+    const std::string sn = "(n=" + std::to_string(n) + ")";
+    std::vector<int> fallback;
+    for (int P = 1; P <= kMaxP; ++P) {
+      const std::vector<int> c = base_digits(P, n + 1);  // dissemination, radix n+1
+      const int l = int(c.size()) - 1, top = c.back();
+      int lower = 0;
+      for (int j = 0; j < l; ++j) lower += c[j];
+      verify(
+          "dissemination" + sn, P, [n](int p, int r) { return dissemination_schedule(p, r, n); },
+          l + (top > 1), [&](int) { return n * l + lower + top - 1; });
+      check(l + (top > 1) <= ilog_ceil(P, n + 1), "dissemination rounds <= ceil(log_{n+1} P)");
+      const NwayPlan plan = nway_plan(P, n);  // n-way dissemination
+      const int k = ilog_ceil(P, n + 1);
+      check(plan.adaptable == paper_adaptable(P, n),
+            "nway P=" + std::to_string(P) + sn + ": 5-tuple search disagrees with eq. (8)");
+      if (!plan.adaptable) fallback.push_back(P);
+      if (plan.adaptable) ++g_cases[plan.paper_case + (plan.base_border ? 10 : 0)];
+      check(!plan.adaptable || tuple_matches_case(plan),
+            "nway P=" + std::to_string(P) + sn + ": 5-tuple does not satisfy its case");
+      auto nway = [n](int p, int r) { return nway_dissemination_schedule(p, r, n); };
+      if (plan.adaptable)
+        verify("nway" + sn, P, nway, k,
+               [&](int) { return P == 1 ? 0 : n * (k - 1) + plan.senders; });
+      else
+        verify("nway" + sn, P, nway, l + (top > 1), [&](int) { return n * l + lower + top - 1; });
+      const std::vector<int> alpha = base_digits(P - 1, n + 1);  // Bruck
+      verify(
+          "bruck" + sn, P, [n](int p, int r) { return bruck_combine_schedule(p, r, n); }, k,
+          [&](int) { return P == 1 ? 0 : alpha.back() + n * (k - 1); });
+    }
+    std::printf("nway n=%d: no 5-tuple (fallback schedule) for P in {%s}\n", n,
+                ranges(fallback).c_str());
+  }
+  for (int P = 1; P <= kMaxP; ++P) {
+    const int core = 1 << ilog_floor(P, 2), q = P - core, K = ilog_floor(P, 2);
+    verify("pairwise_exchange", P, pairwise_exchange_schedule, q ? K + 2 : K,
+           [&](int r) { return r >= core ? 1 : K + (r < q); });
+    for (int root : {0, P / 2, P - 1}) {
+      const auto sch = build(P, [root](int p, int r) { return binomial_schedule(p, r, root); });
+      int total = 0;
+      for (const auto& s : sch) total += s.messages_sent();
+      check(total == 2 * (P - 1), "binomial P=" + std::to_string(P) + ": 2(P-1) messages");
+      verify(
+          root ? "binomial(root=P/2 or P-1)" : "binomial(root=0)", P,
+          [root](int p, int r) { return binomial_schedule(p, r, root); }, 2 * ilog_ceil(P, 2),
+          [&](int r) { return sch[r].messages_sent(); });
+    }
+    const int best = nway_smallest_adaptable_n(P);
+    bool minimal = nway_adaptable(P, best);
+    for (int n = 1; n < best; ++n) minimal = minimal && !nway_adaptable(P, n);
+    check(minimal, "nway_smallest_adaptable_n(" + std::to_string(P) + ")");
+  }
+  for (auto [P, n] : {std::pair{8, 2}, {9, 2}, {10, 1}, {11, 1}, {12, 2}, {13, 1}, {100, 3}})
+    std::printf("nway plan %s\n", nway_plan_text(nway_plan(P, n)).c_str());
+  std::map<int, std::vector<int>> smallest;  // n -> P needing it
+  for (int P = 1; P <= kMaxP; ++P) smallest[nway_smallest_adaptable_n(P)].push_back(P);
+  for (const auto& [n, ps] : smallest)
+    std::printf("nway smallest adaptable n=%d for P in {%s}\n", n, ranges(ps).c_str());
+  std::string cases;
+  for (const auto& [c, count] : g_cases)
+    cases += " " + (c >= 10 ? "4(gB)" : std::to_string(c)) + ":" + std::to_string(count);
+  std::printf("nway Theorem 1 cases used (case:count, 0 = P is a power of n+1):%s\n",
+              cases.c_str());
+  for (int n = 1; n <= kMaxN; ++n) {  // plans only, wider range
+    int none = 0;
+    for (int P = 1; P <= 4096; ++P) none += !nway_adaptable(P, n);
+    std::printf("nway n=%d: %d of P = 1..4096 have no 5-tuple\n", n, none);
+  }
+  for (const auto& [name, rep] : g_order)
+    std::printf("order %s: same tree on all ranks for P in {%s}; plain rank order for P in {%s}\n",
+                name.c_str(), ranges(rep.same).c_str(), ranges(rep.ordered).c_str());
+  bool threw = false;
+  try {
+    nway_dissemination_schedule(4, 4, 1);
+  } catch (const std::invalid_argument&) {
+    threw = true;
+  }
+  check(threw, "rank out of range throws std::invalid_argument");
+  std::printf("pattern_tests: %d passed, %d failed\n", g_passed, g_failed);
+  return g_failed == 0 ? 0 : 1;
+}
