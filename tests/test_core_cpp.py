@@ -31,8 +31,7 @@ def _binary() -> Path:
     pytest.fail(f"{NAME} is not installed with the package: build with SHANCOLL_TOOLS=ON")
 
 
-# 4+ ranks (oversubscribed on 2 cores) run in the Python suites; here they cost minutes.
-@pytest.mark.parametrize("ranks", [1, 2, 3])
+@pytest.mark.parametrize("ranks", [1, 2, 3, 4, 5])
 def test_core_cpp(ranks):
     mpiexec = Path(sys.executable).parent / "mpiexec"
     env = dict(os.environ, SHANCOLL_TIMEOUT="60")

@@ -1,8 +1,11 @@
 #include "shancoll/options.h"
 
 #include "shancoll/error.h"
+#include "shancoll/progress.h"
 
 namespace shancoll {
+
+double Options::wait_timeout() const { return timeout > 0 ? timeout : default_timeout(); }
 
 const char* transport_name(TransportKind kind) {
   return kind == TransportKind::rma ? "rma" : "two_sided";

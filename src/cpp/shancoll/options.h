@@ -13,6 +13,8 @@ struct Options {
   TransportKind transport = TransportKind::two_sided;
   int ranks_per_node = -1;        // virtual nodes; -1: SHANCOLL_RANKS_PER_NODE, 0: physical
   double timeout = 0;             // seconds per wait; 0: SHANCOLL_TIMEOUT or 120
+
+  double wait_timeout() const;    // timeout, with 0 resolved to the default
 };
 
 // What one call did, counted by the calling rank. Tests check the algorithms'

@@ -32,6 +32,7 @@
 
 #include "shancoll/comm.h"
 #include "shancoll/error.h"
+#include "shancoll/progress.h"
 #include "shancoll/select.h"
 
 using namespace shancoll;
@@ -76,27 +77,39 @@ const char* kUsage =
 Config parse(int argc, char** argv) {
   Config c;
   c.options.ranks_per_node = -1;
+  c.options.timeout = default_timeout();  // SHANCOLL_TIMEOUT or 120 s per wait
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&]() -> std::string {
       if (i + 1 >= argc) throw ArgumentError(arg + ": missing value");
       return argv[++i];
     };
-    if (arg == "--coll") c.coll = value();
-    else if (arg == "--algorithms") c.algorithms = split(value());
-    else if (arg == "--sizes") {
+    if (arg == "--coll") {
+      c.coll = value();
+    } else if (arg == "--algorithms") {
+      c.algorithms = split(value());
+    } else if (arg == "--sizes") {
       c.sizes.clear();
       for (const auto& s : split(value())) c.sizes.push_back(parse_int(s, "--sizes"));
-    } else if (arg == "--dist") c.dist = value();
-    else if (arg == "--iters") c.iters = static_cast<int>(parse_int(value(), "--iters"));
-    else if (arg == "--warmup") c.warmup = static_cast<int>(parse_int(value(), "--warmup"));
-    else if (arg == "--repeats") c.repeats = static_cast<int>(parse_int(value(), "--repeats"));
-    else if (arg == "--ranks-per-node")
+    } else if (arg == "--dist") {
+      c.dist = value();
+    } else if (arg == "--iters") {
+      c.iters = static_cast<int>(parse_int(value(), "--iters"));
+    } else if (arg == "--warmup") {
+      c.warmup = static_cast<int>(parse_int(value(), "--warmup"));
+    } else if (arg == "--repeats") {
+      c.repeats = static_cast<int>(parse_int(value(), "--repeats"));
+    } else if (arg == "--ranks-per-node") {
       c.options.ranks_per_node = static_cast<int>(parse_int(value(), "--ranks-per-node"));
-    else if (arg == "--transport") c.options.transport = parse_transport(value());
-    else if (arg == "--shared") c.shared = true;
-    else if (arg == "--help" || arg == "-h") throw ArgumentError(kUsage);
-    else throw ArgumentError("unknown option '" + arg + "'\n" + kUsage);
+    } else if (arg == "--transport") {
+      c.options.transport = parse_transport(value());
+    } else if (arg == "--shared") {
+      c.shared = true;
+    } else if (arg == "--help" || arg == "-h") {
+      throw ArgumentError(kUsage);
+    } else {
+      throw ArgumentError("unknown option '" + arg + "'\n" + kUsage);
+    }
   }
   if (c.coll != "allgatherv") throw ArgumentError("--coll: only 'allgatherv' is implemented");
   if (c.dist != "regular" && c.dist != "decreasing" && c.dist != "bcast") {
@@ -163,17 +176,18 @@ void bench_allgatherv(const Config& cfg, MPI_Comm user) {
     args.counts = make_counts(cfg.dist, p, size);
     args.displs.assign(p, 0);
     for (int i = 1; i < p; ++i) args.displs[i] = args.displs[i - 1] + args.counts[i - 1];
-    std::vector<std::byte> send(args.counts[r], std::byte{1}), recv(args.total());
+    std::vector<std::byte> send(args.counts[r], std::byte{1}), recv(args.total() + 1);
     for (const std::string& name : cfg.algorithms) {
       const AllgathervAlgorithm& algo = find_allgatherv(name, args, p);
       const bool shan = std::string(algo.name) == "shan";
       args.send = send.data();
       args.recv = shan && cfg.shared ? nullptr : recv.data();
       Stats stats;
-      const Summary s = time_calls(cfg, comm.mpi(), [&] { algo.fn(comm, args, cfg.options, stats); });
+      const Summary s =
+          time_calls(cfg, comm.mpi(), [&] { algo.fn(comm, args, cfg.options, stats); });
       if (r == 0) {
-        print_row("allgatherv", name, shan ? transport_name(cfg.options.transport) : "-", cfg, p,
-                  rpn, size, s);
+        print_row("allgatherv", algo.name, shan ? transport_name(cfg.options.transport) : "-", cfg,
+                  p, rpn, size, s);
       }
     }
   }

@@ -41,4 +41,9 @@ inline bool claim(void* slot, std::uint64_t epoch) {
   return false;
 }
 
+// Publishes `epoch` unless the slot already holds a later one: a slot may be
+// written by more than one path (READY comes by RMA or by a completed
+// receive), and an older epoch must never overwrite a newer one.
+inline void publish(void* slot, std::uint64_t epoch) { claim(slot, epoch); }
+
 }  // namespace shancoll

@@ -68,7 +68,7 @@ class TwoSided final : public Transport {
                 "MPI_Testsome (two_sided transport)");
       for (int k = 0; k < done && done != MPI_UNDEFINED; ++k) {
         const int id = recv_ids_[done_[k]];
-        release_store(segment_.base() + notify_offset_ + 8 * static_cast<std::size_t>(id), epoch_);
+        publish(segment_.base() + notify_offset_ + 8 * static_cast<std::size_t>(id), epoch_);
         --pending_recvs_;
       }
     }

@@ -44,17 +44,16 @@ void sendrecv_bytes(const std::byte* sbuf, std::int64_t sbytes, int dest, std::b
                     std::int64_t rbytes, int source, MPI_Comm comm) {
   if (sbytes == 0 && rbytes == 0) return;
 #if MPI_VERSION >= 4
-  check_mpi(MPI_Sendrecv_c(sbuf, sbytes, MPI_BYTE, sbytes > 0 ? dest : MPI_PROC_NULL, kTag, rbuf,
-                           rbytes, MPI_BYTE, rbytes > 0 ? source : MPI_PROC_NULL, kTag, comm,
-                           MPI_STATUS_IGNORE),
-            "MPI_Sendrecv_c");
+  check_mpi(
+      MPI_Sendrecv_c(sbuf, sbytes, MPI_BYTE, sbytes > 0 ? dest : MPI_PROC_NULL, kTag, rbuf, rbytes,
+                     MPI_BYTE, rbytes > 0 ? source : MPI_PROC_NULL, kTag, comm, MPI_STATUS_IGNORE),
+      "MPI_Sendrecv_c");
 #else
   while (sbytes > 0 || rbytes > 0) {  // chunks of at most INT_MAX bytes
     const int s = static_cast<int>(std::min<std::int64_t>(sbytes, INT_MAX));
     const int r = static_cast<int>(std::min<std::int64_t>(rbytes, INT_MAX));
-    check_mpi(MPI_Sendrecv(sbuf, s, MPI_BYTE, s > 0 ? dest : MPI_PROC_NULL, kTag, rbuf, r,
-                           MPI_BYTE, r > 0 ? source : MPI_PROC_NULL, kTag, comm,
-                           MPI_STATUS_IGNORE),
+    check_mpi(MPI_Sendrecv(sbuf, s, MPI_BYTE, s > 0 ? dest : MPI_PROC_NULL, kTag, rbuf, r, MPI_BYTE,
+                           r > 0 ? source : MPI_PROC_NULL, kTag, comm, MPI_STATUS_IGNORE),
               "MPI_Sendrecv");
     sbuf += s, sbytes -= s, rbuf += r, rbytes -= r;
   }
@@ -79,7 +78,7 @@ void copy_bytes(std::byte* to, const std::byte* from, std::int64_t bytes) {
 const std::byte* allgatherv_bruck(Comm& comm, const AllgathervArgs& args, const Options& options,
                                   Stats& stats) {
   const Topology& topo = comm.nodes(options.ranks_per_node).topo;  // collective on first use
-  if (!args.recv) {
+  if (!args.recv && args.extent() > 0) {  // an empty result needs no buffer
     throw ArgumentError("recvbuf: algorithm 'bruck' needs a receive buffer (rank " +
                         std::to_string(comm.rank()) + ")");
   }
@@ -92,7 +91,8 @@ const std::byte* allgatherv_bruck(Comm& comm, const AllgathervArgs& args, const 
 
   // offset[j]: where relative block j starts in the rotated temporary.
   std::vector<std::int64_t> offset(p + 1, 0);
-  for (int j = 0; j < p; ++j) offset[j + 1] = offset[j] + args.counts[pattern::bruck_block(r, p, j)];
+  for (int j = 0; j < p; ++j)
+    offset[j + 1] = offset[j] + args.counts[pattern::bruck_block(r, p, j)];
   if (offset[p] == 0) return args.recv;  // nothing to move anywhere (same on all ranks)
   std::byte* tmp = comm.scratch(static_cast<std::size_t>(offset[p]));
   copy_bytes(tmp, args.recv + args.displs[r], args.counts[r]);

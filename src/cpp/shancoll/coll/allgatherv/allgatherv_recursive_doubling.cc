@@ -18,7 +18,7 @@
 //                     core rank with an extra partner also sends it M minus
 //                     the extra's own block at the end;
 //   time              k alpha + (P - 1) m beta for regular counts, P = 2^k;
-//                     the folds add 2 alpha + (m + M - m) beta otherwise.
+//                     the folds add 2 alpha + M beta (m in, M - m out).
 //                     One large block (broadcast distribution) is carried at
 //                     every step: k (alpha + M beta), like Bruck, unlike the
 //                     ring's (P - 1)(alpha + M beta).
@@ -54,17 +54,16 @@ void sendrecv_bytes(const std::byte* sbuf, std::int64_t sbytes, int dest, std::b
                     std::int64_t rbytes, int source, MPI_Comm comm) {
   if (sbytes == 0 && rbytes == 0) return;
 #if MPI_VERSION >= 4
-  check_mpi(MPI_Sendrecv_c(sbuf, sbytes, MPI_BYTE, sbytes > 0 ? dest : MPI_PROC_NULL, kTag, rbuf,
-                           rbytes, MPI_BYTE, rbytes > 0 ? source : MPI_PROC_NULL, kTag, comm,
-                           MPI_STATUS_IGNORE),
-            "MPI_Sendrecv_c");
+  check_mpi(
+      MPI_Sendrecv_c(sbuf, sbytes, MPI_BYTE, sbytes > 0 ? dest : MPI_PROC_NULL, kTag, rbuf, rbytes,
+                     MPI_BYTE, rbytes > 0 ? source : MPI_PROC_NULL, kTag, comm, MPI_STATUS_IGNORE),
+      "MPI_Sendrecv_c");
 #else
   while (sbytes > 0 || rbytes > 0) {  // chunks of at most INT_MAX bytes
     const int s = static_cast<int>(std::min<std::int64_t>(sbytes, INT_MAX));
     const int r = static_cast<int>(std::min<std::int64_t>(rbytes, INT_MAX));
-    check_mpi(MPI_Sendrecv(sbuf, s, MPI_BYTE, s > 0 ? dest : MPI_PROC_NULL, kTag, rbuf, r,
-                           MPI_BYTE, r > 0 ? source : MPI_PROC_NULL, kTag, comm,
-                           MPI_STATUS_IGNORE),
+    check_mpi(MPI_Sendrecv(sbuf, s, MPI_BYTE, s > 0 ? dest : MPI_PROC_NULL, kTag, rbuf, r, MPI_BYTE,
+                           r > 0 ? source : MPI_PROC_NULL, kTag, comm, MPI_STATUS_IGNORE),
               "MPI_Sendrecv");
     sbuf += s, sbytes -= s, rbuf += r, rbytes -= r;
   }
@@ -127,14 +126,44 @@ Packed make_packed(Comm& comm, const AllgathervArgs& args) {
 // which copy_own_block places, or which is already there when in place).
 void unpack(Comm& comm, const AllgathervArgs& args, const Packed& pk) {
   for (int i = 0; i < comm.size(); ++i) {
-    if (i != comm.rank()) copy_bytes(args.recv + args.displs[i], pk.work + pk.offset[i], args.counts[i]);
+    if (i != comm.rank())
+      copy_bytes(args.recv + args.displs[i], pk.work + pk.offset[i], args.counts[i]);
   }
   copy_own_block(comm, args);
 }
 
-// Sends (core) or receives (extra) the blocks before and after the extra's.
-void unfold(Comm& comm, const pattern::RecursiveDoubling& rd, const Packed& pk, const Topology& topo,
-            Stats& stats) {
+// Before the exchange: an extra rank hands its block to its odd partner.
+void fold(Comm& comm, const pattern::RecursiveDoubling& rd, const Packed& pk, const Topology& topo,
+          Stats& stats) {
+  const int partner = rd.fold_partner();
+  if (rd.is_extra()) {
+    const pattern::BlockRange mine{rd.rank, 1};
+    sendrecv_bytes(pk.work + pk.begin(mine), pk.bytes(mine), partner, nullptr, 0, MPI_PROC_NULL,
+                   comm.mpi());
+    count_message(topo, partner, pk.bytes(mine), stats);
+  } else {
+    const pattern::BlockRange theirs{partner, 1};
+    sendrecv_bytes(nullptr, 0, MPI_PROC_NULL, pk.work + pk.begin(theirs), pk.bytes(theirs), partner,
+                   comm.mpi());
+  }
+}
+
+// The core ranks: log2(2^k) exchanges of doubling contiguous ranges.
+void exchange(Comm& comm, const pattern::RecursiveDoubling& rd, const Packed& pk,
+              const Topology& topo, Stats& stats) {
+  for (int step = 0; step < rd.rounds; ++step) {
+    const pattern::BlockRange out = rd.send_blocks(step), in = rd.recv_blocks(step);
+    const int peer = rd.peer(step);
+    sendrecv_bytes(pk.work + pk.begin(out), pk.bytes(out), peer, pk.work + pk.begin(in),
+                   pk.bytes(in), peer, comm.mpi());
+    count_message(topo, peer, pk.bytes(out), stats);
+  }
+}
+
+// After the exchange: the core rank sends its extra partner the blocks before
+// and after the extra's own (two ranges, so the own block is not sent back).
+void unfold(Comm& comm, const pattern::RecursiveDoubling& rd, const Packed& pk,
+            const Topology& topo, Stats& stats) {
   const int extra = rd.is_extra() ? rd.rank : rd.fold_partner();
   const pattern::BlockRange parts[2] = {{0, extra}, {extra + 1, rd.size - extra - 1}};
   for (const auto& part : parts) {
@@ -153,39 +182,22 @@ void unfold(Comm& comm, const pattern::RecursiveDoubling& rd, const Packed& pk, 
 const std::byte* allgatherv_recursive_doubling(Comm& comm, const AllgathervArgs& args,
                                                const Options& options, Stats& stats) {
   const Topology& topo = comm.nodes(options.ranks_per_node).topo;  // collective on first use
-  if (!args.recv) {
+  if (!args.recv && args.extent() > 0) {  // an empty result needs no buffer
     throw ArgumentError("recvbuf: algorithm 'recursive_doubling' needs a receive buffer (rank " +
                         std::to_string(comm.rank()) + ")");
   }
   const pattern::RecursiveDoubling rd(comm.rank(), comm.size());
-  stats.rounds = rd.rounds + (rd.extra > 0 ? 2 : 0);
+  stats.rounds = rd.rounds + (rd.extra > 0 ? 2 : 0);  // of the schedule, the same on all ranks
   stats.node_count = topo.node_count;
   if (comm.size() == 1 || args.total() == 0) {
     copy_own_block(comm, args);
     return args.recv;
   }
   const Packed pk = make_packed(comm, args);
-  const int partner = rd.fold_partner();
-  if (rd.is_extra()) {  // fold: my block to my partner
-    const pattern::BlockRange mine{rd.rank, 1};
-    sendrecv_bytes(pk.work + pk.begin(mine), pk.bytes(mine), partner, nullptr, 0, MPI_PROC_NULL,
-                   comm.mpi());
-    count_message(topo, partner, pk.bytes(mine), stats);
-  } else {
-    if (partner >= 0) {
-      const pattern::BlockRange theirs{partner, 1};
-      sendrecv_bytes(nullptr, 0, MPI_PROC_NULL, pk.work + pk.begin(theirs), pk.bytes(theirs),
-                     partner, comm.mpi());
-    }
-    for (int step = 0; step < rd.rounds; ++step) {
-      const pattern::BlockRange out = rd.send_blocks(step), in = rd.recv_blocks(step);
-      const int peer = rd.peer(step);
-      sendrecv_bytes(pk.work + pk.begin(out), pk.bytes(out), peer, pk.work + pk.begin(in),
-                     pk.bytes(in), peer, comm.mpi());
-      count_message(topo, peer, pk.bytes(out), stats);
-    }
-  }
-  if (partner >= 0) unfold(comm, rd, pk, topo, stats);
+  const bool folded = rd.fold_partner() >= 0;
+  if (folded) fold(comm, rd, pk, topo, stats);
+  if (!rd.is_extra()) exchange(comm, rd, pk, topo, stats);
+  if (folded) unfold(comm, rd, pk, topo, stats);
   if (!pk.in_recv) unpack(comm, args, pk);
   return args.recv;
 }

@@ -85,6 +85,7 @@ struct Call {
   const Options& opt;
   Stats& stats;
   std::uint64_t epoch;
+  double timeout = opt.wait_timeout();
   std::int64_t block_size = 0;
   std::int64_t blocks = 0;
   Layout layout{};
@@ -143,12 +144,12 @@ void load_balance(Call& c) {
   for (int col = c.t.local_rank; col < columns; col += c.t.local_size()) {
     shan::part1_lower_blocks(c.t.ranks, c.args.counts, c.block_size, col, columns, c.lower());
   }
-  node_barrier(c.ctx, c.opt.timeout);
+  node_barrier(c.ctx, c.timeout);
   for (int col = c.t.local_rank; col < columns; col += c.t.local_size()) {
     shan::part2_first_blocks(c.t.ranks, c.args.counts, c.block_size, col, columns, c.lower(),
                              c.first());
   }
-  node_barrier(c.ctx, c.opt.timeout);
+  node_barrier(c.ctx, c.timeout);
 }
 
 // The notifications this rank receives itself (two_sided posts receives
@@ -229,18 +230,18 @@ void exchange_between_nodes(Call& c) {
   tr.begin(c.epoch, c.layout.notify);
   auto progress = [&] { tr.progress(); };
 
-  node_barrier(c.ctx, c.opt.timeout);  // everyone is done reading the previous result
+  node_barrier(c.ctx, c.timeout);  // everyone is done reading the previous result
   if (!tr.posts_receives()) signal_ready(c, tr);
   copy_in(c);
   load_balance(c);  // two node barriers: the node's data and block ids are published
   if (tr.posts_receives()) {
     tr.expect(expected_here(c, tr));
-    node_barrier(c.ctx, c.opt.timeout);  // all receives of the node are posted
+    node_barrier(c.ctx, c.timeout);  // all receives of the node are posted
     signal_ready(c, tr);
   }
 
   wait_until([&] { return acquire_load(c.notify(kReadyId)) >= c.epoch; }, progress,
-             "READY from the next node (shan allgatherv)", c.opt.timeout);
+             "READY from the next node (shan allgatherv)", c.timeout);
   const std::int64_t node_begin = c.node_first_block(t.node);
   const std::int64_t node_blocks = c.node_first_block(t.node + 1) - node_begin;
   const std::int64_t mine = shan::working_blocks(node_blocks, t.local_size(), t.local_rank);
@@ -249,8 +250,8 @@ void exchange_between_nodes(Call& c) {
 
   std::vector<std::int64_t> pending = foreign_blocks(c);
   wait_until([&] { return catch_and_forward(c, tr, pending); }, progress,
-             "blocks from the previous node (shan allgatherv)", c.opt.timeout);
-  tr.end(c.opt.timeout);
+             "blocks from the previous node (shan allgatherv)", c.timeout);
+  tr.end(c.timeout);
   c.stats.rounds = t.node_count - 1;
 }
 
@@ -271,9 +272,9 @@ const std::byte* allgatherv_shan(Comm& comm, const AllgathervArgs& args, const O
   if (c.t.node_count > 1) {
     exchange_between_nodes(c);
   } else {
-    node_barrier(ctx, opt.timeout);  // everyone is done reading the previous result
+    node_barrier(ctx, c.timeout);  // everyone is done reading the previous result
     copy_in(c);
-    node_barrier(ctx, opt.timeout);  // the node's data is complete
+    node_barrier(ctx, c.timeout);  // the node's data is complete
   }
   if (!args.recv) return c.seg + c.layout.data;
   copy_out(c);
