@@ -183,3 +183,31 @@ def test_multi_block_forwarding_large(comm):
             blocks = sum(math.ceil(c / BLOCK) for c in counts)
             ok = sum(s.inter_messages for s in all_stats) == blocks * (n_nodes - 1)
             assert_all(comm, ok, f"{dist} {transport}: blocks {blocks}, N {n_nodes}")
+
+
+@pytest.mark.parametrize("ranks_per_node", [0, 1, 2])
+@pytest.mark.parametrize("per_rank", [1000, 3 << 20])
+def test_auto_follows_the_measured_rule(comm, ranks_per_node, per_rank):
+    """algorithm="auto" runs the rule of select.cc (docs/performance.md): ring on
+    one-rank nodes, ring on one node once the private result exceeds 2 MiB,
+    otherwise shan; a shared result is always shan."""
+    nodes, _ = expected_layout(comm, ranks_per_node)
+    counts = [per_rank] * comm.size
+    send = fill(np.uint8, per_rank, comm.rank)
+    ref = reference_allgatherv(comm, send, counts, prefix(counts), np.uint8, sum(counts))
+    out = np.zeros(sum(counts), np.uint8)
+    run_all(comm, shancoll.allgatherv, comm, send, [out, counts], ranks_per_node=ranks_per_node)
+    assert_all(comm, same(out, ref), "auto result")
+    if comm.size == 1:
+        expected = "shan"
+    elif nodes == comm.size:
+        expected = "ring"
+    elif nodes == 1 and sum(counts) > 2 << 20:
+        expected = "ring"
+    else:
+        expected = "shan"
+    chosen = shancoll.last_stats(comm).algorithm
+    assert_all(comm, chosen == expected, f"auto chose {chosen}, rule says {expected}")
+    view = shancoll.allgatherv_shared(comm, send, counts, ranks_per_node=ranks_per_node)
+    assert_all(comm, same(view, ref), "shared result")
+    assert_all(comm, shancoll.last_stats(comm).algorithm == "shan", "shared result is shan")

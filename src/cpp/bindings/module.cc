@@ -117,7 +117,7 @@ py::object run_allgatherv(py::handle comm_obj, py::object send, std::byte* recv,
     throw ArgumentError("sendbuf: MPI.IN_PLACE needs a receive buffer");
   }
   args.recv = recv;
-  const AllgathervAlgorithm& algo = find_allgatherv(algorithm, args, p);
+  const AllgathervAlgorithm& algo = find_allgatherv(algorithm, args, comm, options.ranks_per_node);
   if (!recv && std::string(algo.name) != "shan") {
     throw ArgumentError("algorithm: a node-shared result needs algorithm 'shan', not '" +
                         std::string(algo.name) + "'");

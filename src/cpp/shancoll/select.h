@@ -19,8 +19,12 @@ struct AllgathervAlgorithm {
 const std::vector<AllgathervAlgorithm>& allgatherv_algorithms();
 
 // Resolves a name ("auto" included, or SHANCOLL_ALLGATHERV_ALGORITHM when
-// name is empty); throws ArgumentError naming the valid choices.
+// name is empty); throws ArgumentError naming the valid choices. "auto"
+// looks at the node layout (collective on a communicator's first use).
 const AllgathervAlgorithm& find_allgatherv(const std::string& name, const AllgathervArgs& args,
-                                           int comm_size);
+                                           Comm& comm, int ranks_per_node);
+
+// The rule behind "auto" (measured: docs/performance.md).
+const char* auto_allgatherv(const AllgathervArgs& args, const Topology& topo);
 
 }  // namespace shancoll
