@@ -41,11 +41,11 @@ const char* auto_allgatherv(const AllgathervArgs& args, const Topology& topo) {
 const AllgathervAlgorithm& find_allgatherv(const std::string& requested,
                                            const AllgathervArgs& args, Comm& comm,
                                            int ranks_per_node) {
-  static const std::string from_env = [] {  // read once: getenv is not free
+  std::string name = requested;
+  if (name.empty()) {  // read per call, so a changed environment takes effect
     const char* env = std::getenv("SHANCOLL_ALLGATHERV_ALGORITHM");
-    return std::string(env && *env ? env : "auto");
-  }();
-  std::string name = requested.empty() ? from_env : requested;
+    name = env && *env ? env : "auto";
+  }
   if (name == "auto") name = auto_allgatherv(args, comm.nodes(ranks_per_node).topo);
   for (const auto& a : allgatherv_algorithms()) {
     if (name == a.name) return a;

@@ -35,11 +35,8 @@ int Topology::max_local_size() const {
 }
 
 int env_ranks_per_node() {
-  static const int value = [] {  // read once: getenv is not free on the hot path
-    const char* text = std::getenv("SHANCOLL_RANKS_PER_NODE");
-    return text ? std::atoi(text) : 0;
-  }();
-  return value;
+  const char* text = std::getenv("SHANCOLL_RANKS_PER_NODE");
+  return text ? std::atoi(text) : 0;
 }
 
 Topology build_topology(MPI_Comm comm, int ranks_per_node) {

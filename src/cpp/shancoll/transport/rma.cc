@@ -5,7 +5,8 @@
 // segment, the other ranks expose nothing, so a target is always the leader
 // of the target node and displacements are segment offsets. The flush makes
 // the data complete at the target before the notification is issued: a rank
-// that sees the notification (acquire load) sees the data. A passive-target
+// that sees the notification (acquire load) sees the data. The notification
+// is flushed as well, so it is never held back. A passive-target
 // epoch (lock_all) stays open for the window's lifetime. The window is
 // rebuilt (collectively) whenever the segment moved.
 #include "shancoll/error.h"
@@ -51,7 +52,10 @@ class Rma final : public Transport {
     const MPI_Aint slot = static_cast<MPI_Aint>(notify_offset_ + 8 * static_cast<std::size_t>(id));
     check_mpi(MPI_Put(&epoch_value_, 1, MPI_UINT64_T, target, slot, 1, MPI_UINT64_T, win_),
               "MPI_Put (rma notification)");
-    dirty_ = true;
+    // Flush the notification too: MPI may defer a put until the next
+    // synchronisation, and a deferred READY or block notification can leave
+    // two nodes each waiting for the other's (seen with MPICH 5).
+    check_mpi(MPI_Win_flush(target, win_), "MPI_Win_flush (rma notification)");
   }
 
   // Passive-target RMA may need the target's MPI progress engine (e.g. when
@@ -61,11 +65,7 @@ class Rma final : public Transport {
     MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm_, &flag, MPI_STATUS_IGNORE);
   }
 
-  void end(double) override {
-    // Complete the notification puts: epoch_value_ must outlive them.
-    if (dirty_) check_mpi(MPI_Win_flush_all(win_), "MPI_Win_flush_all (rma transport)");
-    dirty_ = false;
-  }
+  void end(double) override {}  // every put was flushed when issued
 
  private:
   void rebuild_window() {
@@ -92,7 +92,6 @@ class Rma final : public Transport {
   std::uint64_t generation_ = ~0ull;
   std::uint64_t epoch_value_ = 0;
   std::size_t notify_offset_ = 0;
-  bool dirty_ = false;
 };
 
 }  // namespace
