@@ -130,12 +130,20 @@ void node_barrier(NodeContext& ctx, double timeout) {
   release_store(flags + ctx.topo.local_rank * kCacheLine, count);
   const int n = ctx.topo.local_size();
   int next = 0;  // ranks before `next` have arrived
+  // Keep the transports progressing while we wait: a peer of another node
+  // may be inside MPI_Win_flush on our window, which completes only when we
+  // drive MPI's progress engine (MPICH emulates such puts with messages).
+  auto progress = [&] {
+    for (auto& t : ctx.transports) {
+      if (t) t->progress();
+    }
+  };
   wait_until(
       [&] {
         while (next < n && acquire_load(flags + next * kCacheLine) >= count) ++next;
         return next == n;
       },
-      "the node barrier", timeout);
+      progress, "the node barrier", timeout);
 }
 
 }  // namespace shancoll

@@ -24,50 +24,19 @@
 // size (MPI-4 large counts, else split into INT_MAX chunks).
 #include <mpi.h>
 
-#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <string>
 
 #include "shancoll/coll/allgatherv/allgatherv.h"
 #include "shancoll/error.h"
+#include "shancoll/transport/p2p.h"
 #include "shancoll/pattern/bruck.h"
 
 namespace shancoll {
 namespace {
 
 constexpr int kTag = 0x5a12;  // comm.mpi() is a private dup: the tag is ours alone
-
-// One exchange of byte ranges of any length. A side with no bytes is skipped
-// (MPI_PROC_NULL); both sides know the counts, so they agree on it.
-void sendrecv_bytes(const std::byte* sbuf, std::int64_t sbytes, int dest, std::byte* rbuf,
-                    std::int64_t rbytes, int source, MPI_Comm comm) {
-  if (sbytes == 0 && rbytes == 0) return;
-#if MPI_VERSION >= 4
-  check_mpi(
-      MPI_Sendrecv_c(sbuf, sbytes, MPI_BYTE, sbytes > 0 ? dest : MPI_PROC_NULL, kTag, rbuf, rbytes,
-                     MPI_BYTE, rbytes > 0 ? source : MPI_PROC_NULL, kTag, comm, MPI_STATUS_IGNORE),
-      "MPI_Sendrecv_c");
-#else
-  while (sbytes > 0 || rbytes > 0) {  // chunks of at most INT_MAX bytes
-    const int s = static_cast<int>(std::min<std::int64_t>(sbytes, INT_MAX));
-    const int r = static_cast<int>(std::min<std::int64_t>(rbytes, INT_MAX));
-    check_mpi(MPI_Sendrecv(sbuf, s, MPI_BYTE, s > 0 ? dest : MPI_PROC_NULL, kTag, rbuf, r, MPI_BYTE,
-                           r > 0 ? source : MPI_PROC_NULL, kTag, comm, MPI_STATUS_IGNORE),
-              "MPI_Sendrecv");
-    sbuf += s, sbytes -= s, rbuf += r, rbytes -= r;
-  }
-#endif
-}
-
-void count_message(const Topology& topo, int peer, std::int64_t bytes, Stats& stats) {
-  if (bytes == 0) return;
-  if (topo.node_of[peer] == topo.node) {
-    ++stats.intra_messages, stats.intra_bytes += bytes;
-  } else {
-    ++stats.inter_messages, stats.inter_bytes += bytes;
-  }
-}
 
 void copy_bytes(std::byte* to, const std::byte* from, std::int64_t bytes) {
   if (bytes > 0) std::memcpy(to, from, static_cast<std::size_t>(bytes));
@@ -102,7 +71,7 @@ const std::byte* allgatherv_bruck(Comm& comm, const AllgathervArgs& args, const 
     const int n = pattern::bruck_block_count(p, step);
     const int to = pattern::bruck_send_to(r, p, step);
     sendrecv_bytes(tmp, offset[n], to, tmp + offset[d], offset[d + n] - offset[d],
-                   pattern::bruck_recv_from(r, p, step), comm.mpi());
+                   pattern::bruck_recv_from(r, p, step), kTag, comm.mpi());
     count_message(topo, to, offset[n], stats);
   }
   for (int j = 1; j < p; ++j) {

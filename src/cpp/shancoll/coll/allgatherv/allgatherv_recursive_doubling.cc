@@ -34,50 +34,19 @@
 // size (MPI-4 large counts, else split into INT_MAX chunks).
 #include <mpi.h>
 
-#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <string>
 
 #include "shancoll/coll/allgatherv/allgatherv.h"
 #include "shancoll/error.h"
+#include "shancoll/transport/p2p.h"
 #include "shancoll/pattern/recursive_doubling.h"
 
 namespace shancoll {
 namespace {
 
 constexpr int kTag = 0x5a13;  // comm.mpi() is a private dup: the tag is ours alone
-
-// One exchange of byte ranges of any length. A side with no bytes is skipped
-// (MPI_PROC_NULL); both sides know the counts, so they agree on it.
-void sendrecv_bytes(const std::byte* sbuf, std::int64_t sbytes, int dest, std::byte* rbuf,
-                    std::int64_t rbytes, int source, MPI_Comm comm) {
-  if (sbytes == 0 && rbytes == 0) return;
-#if MPI_VERSION >= 4
-  check_mpi(
-      MPI_Sendrecv_c(sbuf, sbytes, MPI_BYTE, sbytes > 0 ? dest : MPI_PROC_NULL, kTag, rbuf, rbytes,
-                     MPI_BYTE, rbytes > 0 ? source : MPI_PROC_NULL, kTag, comm, MPI_STATUS_IGNORE),
-      "MPI_Sendrecv_c");
-#else
-  while (sbytes > 0 || rbytes > 0) {  // chunks of at most INT_MAX bytes
-    const int s = static_cast<int>(std::min<std::int64_t>(sbytes, INT_MAX));
-    const int r = static_cast<int>(std::min<std::int64_t>(rbytes, INT_MAX));
-    check_mpi(MPI_Sendrecv(sbuf, s, MPI_BYTE, s > 0 ? dest : MPI_PROC_NULL, kTag, rbuf, r, MPI_BYTE,
-                           r > 0 ? source : MPI_PROC_NULL, kTag, comm, MPI_STATUS_IGNORE),
-              "MPI_Sendrecv");
-    sbuf += s, sbytes -= s, rbuf += r, rbytes -= r;
-  }
-#endif
-}
-
-void count_message(const Topology& topo, int peer, std::int64_t bytes, Stats& stats) {
-  if (bytes == 0) return;
-  if (topo.node_of[peer] == topo.node) {
-    ++stats.intra_messages, stats.intra_bytes += bytes;
-  } else {
-    ++stats.inter_messages, stats.inter_bytes += bytes;
-  }
-}
 
 void copy_bytes(std::byte* to, const std::byte* from, std::int64_t bytes) {
   if (bytes > 0) std::memcpy(to, from, static_cast<std::size_t>(bytes));
@@ -139,12 +108,12 @@ void fold(Comm& comm, const pattern::RecursiveDoubling& rd, const Packed& pk, co
   if (rd.is_extra()) {
     const pattern::BlockRange mine{rd.rank, 1};
     sendrecv_bytes(pk.work + pk.begin(mine), pk.bytes(mine), partner, nullptr, 0, MPI_PROC_NULL,
-                   comm.mpi());
+                   kTag, comm.mpi());
     count_message(topo, partner, pk.bytes(mine), stats);
   } else {
     const pattern::BlockRange theirs{partner, 1};
     sendrecv_bytes(nullptr, 0, MPI_PROC_NULL, pk.work + pk.begin(theirs), pk.bytes(theirs), partner,
-                   comm.mpi());
+                   kTag, comm.mpi());
   }
 }
 
@@ -155,7 +124,7 @@ void exchange(Comm& comm, const pattern::RecursiveDoubling& rd, const Packed& pk
     const pattern::BlockRange out = rd.send_blocks(step), in = rd.recv_blocks(step);
     const int peer = rd.peer(step);
     sendrecv_bytes(pk.work + pk.begin(out), pk.bytes(out), peer, pk.work + pk.begin(in),
-                   pk.bytes(in), peer, comm.mpi());
+                   pk.bytes(in), peer, kTag, comm.mpi());
     count_message(topo, peer, pk.bytes(out), stats);
   }
 }
@@ -169,9 +138,9 @@ void unfold(Comm& comm, const pattern::RecursiveDoubling& rd, const Packed& pk,
   for (const auto& part : parts) {
     std::byte* at = pk.work + pk.begin(part);
     if (rd.is_extra()) {
-      sendrecv_bytes(nullptr, 0, MPI_PROC_NULL, at, pk.bytes(part), rd.fold_partner(), comm.mpi());
+      sendrecv_bytes(nullptr, 0, MPI_PROC_NULL, at, pk.bytes(part), rd.fold_partner(), kTag, comm.mpi());
     } else {
-      sendrecv_bytes(at, pk.bytes(part), rd.fold_partner(), nullptr, 0, MPI_PROC_NULL, comm.mpi());
+      sendrecv_bytes(at, pk.bytes(part), rd.fold_partner(), nullptr, 0, MPI_PROC_NULL, kTag, comm.mpi());
       count_message(topo, rd.fold_partner(), pk.bytes(part), stats);
     }
   }

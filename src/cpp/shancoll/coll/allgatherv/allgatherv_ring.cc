@@ -19,49 +19,17 @@
 // (send == nullptr), messages of any size (MPI-4 large counts, else split).
 #include <mpi.h>
 
-#include <algorithm>
-#include <climits>
 #include <string>
 
 #include "shancoll/coll/allgatherv/allgatherv.h"
 #include "shancoll/error.h"
+#include "shancoll/transport/p2p.h"
 #include "shancoll/pattern/ring.h"
 
 namespace shancoll {
 namespace {
 
 constexpr int kTag = 0x5a11;  // comm.mpi() is a private dup: the tag is ours alone
-
-// One exchange of byte ranges of any length. A side with no bytes is skipped
-// (MPI_PROC_NULL); both sides know the counts, so they agree on it.
-void sendrecv_bytes(const std::byte* sbuf, std::int64_t sbytes, int dest, std::byte* rbuf,
-                    std::int64_t rbytes, int source, MPI_Comm comm) {
-  if (sbytes == 0 && rbytes == 0) return;
-#if MPI_VERSION >= 4
-  check_mpi(
-      MPI_Sendrecv_c(sbuf, sbytes, MPI_BYTE, sbytes > 0 ? dest : MPI_PROC_NULL, kTag, rbuf, rbytes,
-                     MPI_BYTE, rbytes > 0 ? source : MPI_PROC_NULL, kTag, comm, MPI_STATUS_IGNORE),
-      "MPI_Sendrecv_c");
-#else
-  while (sbytes > 0 || rbytes > 0) {  // chunks of at most INT_MAX bytes
-    const int s = static_cast<int>(std::min<std::int64_t>(sbytes, INT_MAX));
-    const int r = static_cast<int>(std::min<std::int64_t>(rbytes, INT_MAX));
-    check_mpi(MPI_Sendrecv(sbuf, s, MPI_BYTE, s > 0 ? dest : MPI_PROC_NULL, kTag, rbuf, r, MPI_BYTE,
-                           r > 0 ? source : MPI_PROC_NULL, kTag, comm, MPI_STATUS_IGNORE),
-              "MPI_Sendrecv");
-    sbuf += s, sbytes -= s, rbuf += r, rbytes -= r;
-  }
-#endif
-}
-
-void count_message(const Topology& topo, int peer, std::int64_t bytes, Stats& stats) {
-  if (bytes == 0) return;
-  if (topo.node_of[peer] == topo.node) {
-    ++stats.intra_messages, stats.intra_bytes += bytes;
-  } else {
-    ++stats.inter_messages, stats.inter_bytes += bytes;
-  }
-}
 
 }  // namespace
 
@@ -81,7 +49,7 @@ const std::byte* allgatherv_ring(Comm& comm, const AllgathervArgs& args, const O
     const int sb = pattern::ring_send_block(r, p, step);
     const int rb = pattern::ring_recv_block(r, p, step);
     sendrecv_bytes(args.recv + args.displs[sb], args.counts[sb], next, args.recv + args.displs[rb],
-                   args.counts[rb], prev, comm.mpi());
+                   args.counts[rb], prev, kTag, comm.mpi());
     count_message(topo, next, args.counts[sb], stats);
   }
   stats.rounds = pattern::ring_rounds(p);

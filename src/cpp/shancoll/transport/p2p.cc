@@ -1,0 +1,39 @@
+#include "shancoll/transport/p2p.h"
+
+#include <algorithm>
+#include <climits>
+
+#include "shancoll/error.h"
+
+namespace shancoll {
+
+void sendrecv_bytes(const std::byte* sbuf, std::int64_t sbytes, int dest, std::byte* rbuf,
+                    std::int64_t rbytes, int source, int tag, MPI_Comm comm) {
+  if (sbytes == 0 && rbytes == 0) return;
+#if MPI_VERSION >= 4
+  check_mpi(
+      MPI_Sendrecv_c(sbuf, sbytes, MPI_BYTE, sbytes > 0 ? dest : MPI_PROC_NULL, tag, rbuf, rbytes,
+                     MPI_BYTE, rbytes > 0 ? source : MPI_PROC_NULL, tag, comm, MPI_STATUS_IGNORE),
+      "MPI_Sendrecv_c");
+#else
+  while (sbytes > 0 || rbytes > 0) {
+    const int s = static_cast<int>(std::min<std::int64_t>(sbytes, INT_MAX));
+    const int r = static_cast<int>(std::min<std::int64_t>(rbytes, INT_MAX));
+    check_mpi(MPI_Sendrecv(sbuf, s, MPI_BYTE, s > 0 ? dest : MPI_PROC_NULL, tag, rbuf, r, MPI_BYTE,
+                           r > 0 ? source : MPI_PROC_NULL, tag, comm, MPI_STATUS_IGNORE),
+              "MPI_Sendrecv");
+    sbuf += s, sbytes -= s, rbuf += r, rbytes -= r;
+  }
+#endif
+}
+
+void count_message(const Topology& topo, int peer, std::int64_t bytes, Stats& stats) {
+  if (bytes == 0) return;
+  if (topo.node_of[peer] == topo.node) {
+    ++stats.intra_messages, stats.intra_bytes += bytes;
+  } else {
+    ++stats.inter_messages, stats.inter_bytes += bytes;
+  }
+}
+
+}  // namespace shancoll

@@ -1,0 +1,24 @@
+// Point-to-point helpers of the flat algorithms (ring, bruck,
+// recursive_doubling): byte exchanges of any length and their statistics.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "shancoll/options.h"
+#include "shancoll/topology.h"
+
+namespace shancoll {
+
+// One exchange of byte ranges of any length (MPI-4 large counts, else chunks
+// of at most INT_MAX). A side with no bytes is skipped (MPI_PROC_NULL); both
+// sides know the counts, so they agree on it.
+void sendrecv_bytes(const std::byte* sbuf, std::int64_t sbytes, int dest, std::byte* rbuf,
+                    std::int64_t rbytes, int source, int tag, MPI_Comm comm);
+
+// Counts a message to `peer` as intra- or inter-node.
+void count_message(const Topology& topo, int peer, std::int64_t bytes, Stats& stats);
+
+}  // namespace shancoll
