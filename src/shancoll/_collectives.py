@@ -207,28 +207,33 @@ def allgatherv(
 
     Statistics of the call: :func:`last_stats`.
     """
-    try:
-        size = comm.Get_size()
-        rank = comm.Get_rank()
-    except Exception:
-        raise _comm_error(comm) from None
+    size, rank = _comm_info(comm)
+    options = (algorithm, block_size, transport, ranks_per_node, timeout)
     try:
         arr, el, bcounts, bdispls, _ = vector_message(recvbuf, size)
-        if sendbuf is None or sendbuf is _IN_PLACE:
-            send = None
-        else:
-            send = send_array(sendbuf, el, bcounts[rank] // el.itemsize, rank)
-        _core_allgatherv(
-            comm, send, arr, bcounts, bdispls,
-            "" if algorithm == "auto" else algorithm,
-            block_size, transport,
-            -1 if ranks_per_node is None else _rpn(ranks_per_node),
-            0.0 if timeout is None else timeout,
-        )  # fmt: skip
+        send = _contribution(sendbuf, el, bcounts[rank] // el.itemsize, rank)
+        _run_allgatherv(comm, send, arr, bcounts, bdispls, *options)
     except (ArgumentError, TypeError) as e:
-        raise _translate(
-            e, rank, (algorithm, block_size, transport, ranks_per_node, timeout)
-        ) from None
+        raise _translate(e, rank, options) from None
+
+
+def _contribution(sendbuf: Any, el: np.dtype, count: int, rank: int):
+    """The send array of this rank, or None for MPI.IN_PLACE (or None)."""
+    if sendbuf is None or sendbuf is _IN_PLACE:
+        return None
+    return send_array(sendbuf, el, count, rank)
+
+
+def _run_allgatherv(comm, send, arr, bcounts, bdispls, algorithm, block_size, transport,
+                    ranks_per_node, timeout) -> None:  # fmt: skip
+    """Calls the core with the public options translated to its conventions."""
+    _core_allgatherv(
+        comm, send, arr, bcounts, bdispls,
+        "" if algorithm == "auto" else algorithm,
+        block_size, transport,
+        -1 if ranks_per_node is None else _rpn(ranks_per_node),
+        0.0 if timeout is None else timeout,
+    )  # fmt: skip
 
 
 _block_cache: dict[tuple[int, int, int], tuple[list[int], list[int]]] = {}
@@ -269,11 +274,8 @@ def allgather(
     options (``algorithm``, ``block_size``, ``transport``, ``ranks_per_node``,
     ``timeout``) and errors as for :func:`allgatherv`.
     """
-    try:
-        size = comm.Get_size()
-        rank = comm.Get_rank()
-    except Exception:
-        raise _comm_error(comm) from None
+    size, rank = _comm_info(comm)
+    options = (algorithm, block_size, transport, ranks_per_node, timeout)
     try:
         if type(recvbuf) is _ndarray and recvbuf.flags.c_contiguous and recvbuf.flags.writeable:
             arr = recvbuf
@@ -288,21 +290,10 @@ def allgather(
             arr, el, count, offset = simple_message(recvbuf, "recvbuf", True, size)
             esize = el.itemsize
         bcounts, bdispls = _block_layout(count * esize, offset * esize, size)
-        if sendbuf is None or sendbuf is _IN_PLACE:
-            send = None
-        else:
-            send = send_array(sendbuf, el, count, rank)
-        _core_allgatherv(
-            comm, send, arr, bcounts, bdispls,
-            "" if algorithm == "auto" else algorithm,
-            block_size, transport,
-            -1 if ranks_per_node is None else _rpn(ranks_per_node),
-            0.0 if timeout is None else timeout,
-        )  # fmt: skip
+        send = _contribution(sendbuf, el, count, rank)
+        _run_allgatherv(comm, send, arr, bcounts, bdispls, *options)
     except (ArgumentError, TypeError) as e:
-        raise _translate(
-            e, rank, (algorithm, block_size, transport, ranks_per_node, timeout)
-        ) from None
+        raise _translate(e, rank, options) from None
 
 
 # ---------------------------------------------------------------------------

@@ -53,26 +53,23 @@ NodeContext::~NodeContext() {
 
 Comm& Comm::of(MPI_Comm user) {
   if (user == MPI_COMM_NULL) throw ArgumentError("comm: the communicator is null (freed?)");
+  if (Comm* known = find(user)) return *known;  // the hot path: already set up
   int inter = 0;
   check_mpi(MPI_Comm_test_inter(user, &inter), "MPI_Comm_test_inter");
   if (inter) throw ArgumentError("comm: inter-communicators are not supported by this collective");
   create_keyvals();
-  void* value = nullptr;
-  int found = 0;
-  check_mpi(MPI_Comm_get_attr(user, g_comm_keyval, &value, &found), "MPI_Comm_get_attr");
-  if (found) return *static_cast<Comm*>(value);
   auto* comm = new Comm(user);
   MPI_Comm_set_attr(user, g_comm_keyval, comm);
   g_user_comms.insert(user);
   return *comm;
 }
 
-const Comm* Comm::find(MPI_Comm user) {
+Comm* Comm::find(MPI_Comm user) {
   if (user == MPI_COMM_NULL || g_comm_keyval == MPI_KEYVAL_INVALID) return nullptr;
   void* value = nullptr;
   int found = 0;
   MPI_Comm_get_attr(user, g_comm_keyval, &value, &found);
-  return found ? static_cast<const Comm*>(value) : nullptr;
+  return found ? static_cast<Comm*>(value) : nullptr;
 }
 
 Comm::Comm(MPI_Comm user) {

@@ -44,7 +44,7 @@ class Comm {
   // The Comm of a user communicator, created on first use (collective then).
   static Comm& of(MPI_Comm user);
   // The Comm of a user communicator if it has one (not collective).
-  static const Comm* find(MPI_Comm user);
+  static Comm* find(MPI_Comm user);
 
   explicit Comm(MPI_Comm user);
   ~Comm();

@@ -25,6 +25,7 @@ struct Topology {
   std::vector<int> node_of;            // node of every rank
   std::vector<int> local_rank_of;      // local rank of every rank
   std::vector<std::vector<int>> ranks;  // ranks of every node, in local order
+  std::vector<int> node_order;          // all ranks, node by node (ranks concatenated)
   MPI_Comm node_comm = MPI_COMM_NULL;   // owned
 
   int local_size() const { return static_cast<int>(ranks[node].size()); }

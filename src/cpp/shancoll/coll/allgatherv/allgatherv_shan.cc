@@ -90,7 +90,6 @@ struct Call {
   std::int64_t blocks = 0;
   Layout layout{};
   std::byte* seg = nullptr;
-  std::vector<int> order;  // ranks in block-id order (node by node)
 
   std::int64_t* lower() const { return reinterpret_cast<std::int64_t*>(seg + layout.lower); }
   std::int64_t* first() const { return reinterpret_cast<std::int64_t*>(seg + layout.first); }
@@ -98,7 +97,7 @@ struct Call {
   std::byte* claim_word(std::int64_t b) const { return seg + layout.claim + 8 * b; }
 
   shan::Block locate(std::int64_t b) const {
-    return shan::locate(b, order, first(), args.counts, args.displs, block_size);
+    return shan::locate(b, t.node_order, first(), args.counts, args.displs, block_size);
   }
   std::int64_t node_first_block(int n) const {  // first id of node n (its first rank's)
     return n == t.node_count ? blocks : first()[t.ranks[n][0]];
@@ -225,7 +224,6 @@ bool catch_and_forward(Call& c, Transport& tr, std::vector<std::int64_t>& pendin
 
 void exchange_between_nodes(Call& c) {
   const Topology& t = c.t;
-  for (const auto& node : t.ranks) c.order.insert(c.order.end(), node.begin(), node.end());
   Transport& tr = c.comm.transport(c.ctx, c.opt.transport);
   tr.begin(c.epoch, c.layout.notify);
   auto progress = [&] { tr.progress(); };
