@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 from _mpi_util import (
@@ -21,12 +19,7 @@ from mpi4py import MPI
 
 import shancoll
 
-# KNOWN BUG (issue 2 stays open): the rma transport intermittently deadlocks
-# in this file's shared-view cases on uneven virtual nodes (seen only in fresh
-# CI clones: "waited ... for blocks from the previous node"). Until it is
-# fixed these cases run only with SHANCOLL_TEST_RMA=1; rma keeps its other
-# tests here (test_mpi_stats.py) and in the C++ core tests.
-TRANSPORTS = ["two_sided", "rma"] if os.environ.get("SHANCOLL_TEST_RMA") == "1" else ["two_sided"]
+TRANSPORTS = ["two_sided", "rma"]
 LAYOUTS = [None, 1, 2] if not REDUCED else [None, 2]
 
 

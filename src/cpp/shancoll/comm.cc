@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <string>
 
 #include "shancoll/error.h"
 #include "shancoll/progress.h"
@@ -83,6 +84,15 @@ Comm::Comm(MPI_Comm user) {
 }
 
 Comm::~Comm() {
+  if (broken_) {
+    // A failed call may have left MPI operations in flight: receives posted
+    // into the segments, sends nobody will match, puts. Freeing would let
+    // them land in reused memory or match a later communicator that reuses
+    // the context id, so the internal communicators and segments of a broken
+    // Comm are kept (leaked) until MPI_Finalize.
+    for (auto& entry : nodes_) entry.second.release();
+    return;
+  }
   nodes_.clear();
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
@@ -120,6 +130,18 @@ std::byte* ready_flag(NodeContext& ctx) {
   return ctx.segment->base() + ctx.topo.max_local_size() * kCacheLine;
 }
 
+namespace {
+// For the timeout message: the barrier this rank is in and where its local
+// peers are (a peer behind is stuck elsewhere, one ahead left without us).
+std::string describe_barrier(const std::byte* flags, int local_size, std::uint64_t count) {
+  std::string text = "; in node barrier " + std::to_string(count) + ", local ranks at:";
+  for (int i = 0; i < local_size; ++i) {
+    text += " " + std::to_string(acquire_load(flags + i * kCacheLine));
+  }
+  return text;
+}
+}  // namespace
+
 void node_barrier(NodeContext& ctx, double timeout) {
   if (ctx.topo.local_size() == 1) return;
   std::byte* flags = ctx.segment->base();
@@ -135,12 +157,16 @@ void node_barrier(NodeContext& ctx, double timeout) {
       if (t) t->progress();
     }
   };
-  wait_until(
-      [&] {
-        while (next < n && acquire_load(flags + next * kCacheLine) >= count) ++next;
-        return next == n;
-      },
-      progress, "the node barrier", timeout);
+  try {
+    wait_until(
+        [&] {
+          while (next < n && acquire_load(flags + next * kCacheLine) >= count) ++next;
+          return next == n;
+        },
+        progress, "the node barrier", timeout);
+  } catch (const TimeoutError& e) {
+    throw TimeoutError(e.what() + describe_barrier(flags, n, count));
+  }
 }
 
 }  // namespace shancoll

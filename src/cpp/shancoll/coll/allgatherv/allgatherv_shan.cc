@@ -25,6 +25,7 @@
 // zero-byte notification sent after its entry barrier, i.e. after all its
 // ranks finished reading the previous result).
 #include <cstring>
+#include <string>
 
 #include "shancoll/coll/allgatherv/allgatherv.h"
 #include "shancoll/pattern/shan_blocks.h"
@@ -222,6 +223,19 @@ bool catch_and_forward(Call& c, Transport& tr, std::vector<std::int64_t>& pendin
   return pending.empty();
 }
 
+// For the timeout message: which notifications never came, and what their
+// slots hold instead (an older epoch, or something that is not an epoch).
+std::string describe_missing(const Call& c, const std::vector<std::int64_t>& pending) {
+  std::string text = "; epoch " + std::to_string(c.epoch) + ", " +
+                     std::to_string(pending.size()) + " block(s) missing:";
+  for (std::size_t i = 0; i < pending.size() && i < 8; ++i) {
+    const std::int64_t b = pending[i];
+    text += " block " + std::to_string(b) + " (slot holds " +
+            std::to_string(acquire_load(c.notify(kFirstBlockId + static_cast<int>(b)))) + ")";
+  }
+  return text;
+}
+
 void exchange_between_nodes(Call& c) {
   const Topology& t = c.t;
   Transport& tr = c.comm.transport(c.ctx, c.opt.transport);
@@ -247,8 +261,12 @@ void exchange_between_nodes(Call& c) {
   for (std::int64_t k = 0; k < mine; ++k) send_block(c, tr, node_begin + offset + k);
 
   std::vector<std::int64_t> pending = foreign_blocks(c);
-  wait_until([&] { return catch_and_forward(c, tr, pending); }, progress,
-             "blocks from the previous node (shan allgatherv)", c.timeout);
+  try {
+    wait_until([&] { return catch_and_forward(c, tr, pending); }, progress,
+               "blocks from the previous node (shan allgatherv)", c.timeout);
+  } catch (const TimeoutError& e) {
+    throw TimeoutError(e.what() + describe_missing(c, pending));
+  }
   tr.end(c.timeout);
   c.stats.rounds = t.node_count - 1;
 }
