@@ -115,26 +115,49 @@ void copy_in(Call& c) {
   c.stats.intra_bytes += bytes;
 }
 
+// A private recvbuf gets this rank's own contribution straight from sendbuf,
+// right after copy_in while the other local ranks are still copying theirs
+// (in place it is already there); copy_out then copies only the other
+// ranks' contributions out of the segment. Measured: cheaper than copying
+// the own part back out of the segment after the barrier.
+void copy_own(Call& c) {
+  const int r = c.comm.rank();
+  if (!c.args.recv || !c.args.send || c.args.counts[r] == 0) return;
+  copy_own_block(c.comm, c.args);
+  c.stats.intra_messages += 1;
+  c.stats.intra_bytes += c.args.counts[r];
+}
+
+// Copies every contribution but this rank's from the segment to recvbuf,
+// merging contributions that lie back to back into one memcpy.
 void copy_out(Call& c) {
   const std::byte* result = c.seg + c.layout.data;
   const auto& counts = c.args.counts;
   const auto& displs = c.args.displs;
-  bool packed = true;  // contributions back to back from 0: one copy
-  std::int64_t next = 0;
-  for (std::size_t r = 0; r < counts.size() && packed; ++r) {
-    packed = displs[r] == next || counts[r] == 0;
-    next += counts[r];
-  }
-  const std::int64_t total = c.args.total();
-  if (packed) {
-    std::memcpy(c.args.recv, result, static_cast<std::size_t>(total));
-  } else {
-    for (std::size_t r = 0; r < counts.size(); ++r) {
-      if (counts[r] > 0) std::memcpy(c.args.recv + displs[r], result + displs[r], counts[r]);
+  const std::size_t me = static_cast<std::size_t>(c.comm.rank());
+  std::int64_t run_begin = 0;
+  std::int64_t run_end = 0;  // [run_begin, run_end) is pending
+  std::int64_t copied = 0;
+  auto flush = [&] {
+    if (run_end > run_begin) {
+      std::memcpy(c.args.recv + run_begin, result + run_begin,
+                  static_cast<std::size_t>(run_end - run_begin));
+      copied += run_end - run_begin;
     }
+  };
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    if (r == me || counts[r] == 0) continue;
+    if (displs[r] != run_end) {
+      flush();
+      run_begin = displs[r];
+    }
+    run_end = displs[r] + counts[r];
   }
-  c.stats.intra_messages += 1;
-  c.stats.intra_bytes += total;
+  flush();
+  if (copied > 0) {
+    c.stats.intra_messages += 1;
+    c.stats.intra_bytes += copied;
+  }
 }
 
 // LoadBalance parts 1 and 2, each local rank taking the columns c with
@@ -245,6 +268,7 @@ void exchange_between_nodes(Call& c) {
   node_barrier(c.ctx, c.timeout);  // everyone is done reading the previous result
   if (!tr.posts_receives()) signal_ready(c, tr);
   copy_in(c);
+  copy_own(c);
   load_balance(c);  // two node barriers: the node's data and block ids are published
   if (tr.posts_receives()) {
     tr.expect(expected_here(c, tr));
@@ -290,6 +314,7 @@ const std::byte* allgatherv_shan(Comm& comm, const AllgathervArgs& args, const O
   } else {
     node_barrier(ctx, c.timeout);  // everyone is done reading the previous result
     copy_in(c);
+    copy_own(c);
     node_barrier(ctx, c.timeout);  // the node's data is complete
   }
   if (!args.recv) return c.seg + c.layout.data;
