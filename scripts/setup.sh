@@ -37,6 +37,7 @@ DEPS=(
   "ninja>=1.11"
   "cmake>=3.26"
   "ruff>=0.6"
+  "clang-format>=18"
   "nbclient>=0.10"
   "nbformat>=5.10"
   "ipykernel>=6.29"
