@@ -13,6 +13,7 @@
 #include "shancoll/allreduce_select.h"
 #include "shancoll/coll/allreduce/allreduce_request.h"
 #include "shancoll/comm.h"
+#include "shancoll/pattern/nway_dissemination.h"
 #include "shancoll/progress.h"
 
 namespace py = pybind11;
@@ -150,6 +151,25 @@ void bind_allreduce(py::module_& m) {
       py::arg("op"), py::arg("algorithm") = "", py::arg("ports") = 0,
       py::arg("ranks_per_node") = -1, py::arg("timeout") = 0.0,
       "Split-phase allreduce: returns a request (test(), wait(timeout)).");
+
+  m.def(
+      "nway_plan",
+      [](int size, int ports) {
+        if (size < 1 || ports < 0) throw ArgumentError("size >= 1 and ports >= 0 required");
+        const int n = ports > 0 ? ports : pattern::nway_smallest_adaptable_n(size);
+        const pattern::NwayPlan p = pattern::nway_plan(size, n);
+        py::dict d;
+        d["n"] = n;
+        d["adaptable"] = p.adaptable;
+        d["rounds"] = p.adaptable ? p.k
+                                  : static_cast<int>(pattern::dissemination_schedule(size, 0, n)
+                                                         .rounds.size());
+        d["case"] = p.paper_case;
+        d["text"] = pattern::nway_plan_text(p);
+        return d;
+      },
+      py::arg("size"), py::arg("ports") = 0,
+      "The nway_dissemination plan for P ranks: Theorem 1 case, or the fallback used.");
 
   m.def("allreduce_algorithms", [] {
     std::vector<std::pair<std::string, std::string>> out;
