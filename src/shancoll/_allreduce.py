@@ -6,7 +6,8 @@ with the same count, dtype, op, algorithm and options.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from mpi4py import MPI
@@ -16,44 +17,6 @@ from ._buffers import ArgumentError, is_in_place, simple_message
 from ._collectives import _comm_info, _rank_error, _rpn
 
 __all__ = ["AllreduceRequest", "allreduce", "iallreduce"]
-
-_ALGORITHMS_DOC = """
-    algorithm : str
-        ``"auto"`` (default: the environment variable
-        ``SHANCOLL_ALLREDUCE_ALGORITHM`` if set, else a rule that never picks
-        an algorithm whose floating-point result may differ between ranks, nor
-        one that cannot take a non-commutative op), or one of
-        ``algorithms("allreduce")``:
-
-        - ``dissemination`` -- the GASPI paper's 2-way dissemination with
-          partial reductions, floor(log2 P) rounds;
-        - ``nway_dissemination`` -- the adapted n-way dissemination
-          (butterfly paper, Theorem 1), ceil(log_{n+1} P) rounds;
-        - ``bruck`` -- Bruck's global combine with n ports, ceil(log_{n+1} P) rounds;
-        - ``pairwise_exchange`` -- butterfly, log2 P rounds (+2 when P is not a
-          power of two);
-        - ``binomial`` -- binomial tree reduce + broadcast, 2 ceil(log2 P) rounds;
-        - ``ring`` -- pipelined ring reduce-scatter + allgather (large messages);
-        - ``mpi`` -- the MPI library's own ``MPI_Allreduce``.
-
-        ``dissemination``, ``nway_dissemination`` and ``bruck`` combine in a
-        rotated order on each rank: for floating point with P > 2 the ranks'
-        results may differ in the last bits, and they refuse non-commutative
-        ops. ``binomial`` and ``mpi`` take non-commutative ops at every P,
-        ``pairwise_exchange`` when P is a power of two.
-    ports : int or None
-        n, the messages per round of ``nway_dissemination``, ``bruck`` and
-        ``dissemination``. None: the smallest n for which a 5-tuple of Theorem 1
-        exists (``nway_dissemination``), else 1. Where no 5-tuple exists for
-        (n, P), ``nway_dissemination`` falls back to the dissemination with
-        partial reductions in radix n+1 (the paper's "additional data items").
-    ranks_per_node : int or None
-        Node layout used for the statistics (intra/inter-node messages), as
-        for :func:`allgatherv`.
-    timeout : float or None
-        Seconds a single wait may last before ``TimeoutError``; None: the
-        environment variable ``SHANCOLL_TIMEOUT``, else 120 s.
-"""
 
 
 def _op_handle(op: Any, commute: bool) -> tuple[MPI.Op, bool]:
@@ -181,7 +144,41 @@ def allreduce(
     commute : bool
         For a callable ``op``: whether it is commutative (False: treated as
         non-commutative, as ``MPI.Op.Create`` does).
-{algorithms}
+    algorithm : str
+        ``"auto"`` (default: the environment variable
+        ``SHANCOLL_ALLREDUCE_ALGORITHM`` if set, else a rule that never picks
+        an algorithm whose floating-point result may differ between ranks, nor
+        one that cannot take a non-commutative op), or one of
+        ``algorithms("allreduce")``:
+
+        - ``dissemination`` -- the GASPI paper's 2-way dissemination with
+          partial reductions, floor(log2 P) rounds;
+        - ``nway_dissemination`` -- the adapted n-way dissemination
+          (butterfly paper, Theorem 1), ceil(log_{n+1} P) rounds;
+        - ``bruck`` -- Bruck's global combine with n ports, ceil(log_{n+1} P) rounds;
+        - ``pairwise_exchange`` -- butterfly, log2 P rounds (+2 when P is not a
+          power of two);
+        - ``binomial`` -- binomial tree reduce + broadcast, 2 ceil(log2 P) rounds;
+        - ``ring`` -- pipelined ring reduce-scatter + allgather (large messages);
+        - ``mpi`` -- the MPI library's own ``MPI_Allreduce``.
+
+        ``dissemination``, ``nway_dissemination`` and ``bruck`` combine in a
+        rotated order on each rank: for floating point with P > 2 the ranks'
+        results may differ in the last bits, and they refuse non-commutative
+        ops. ``binomial`` and ``mpi`` take non-commutative ops at every P,
+        ``pairwise_exchange`` when P is a power of two.
+    ports : int or None
+        n, the messages per round of ``nway_dissemination``, ``bruck`` and
+        ``dissemination``. None: the smallest n for which a 5-tuple of Theorem 1
+        exists (``nway_dissemination``), else 1. Where no 5-tuple exists for
+        (n, P), ``nway_dissemination`` falls back to the dissemination with
+        partial reductions in radix n+1 (the paper's "additional data items").
+    ranks_per_node : int or None
+        Node layout used for the statistics (intra/inter-node messages), as
+        for :func:`allgatherv`.
+    timeout : float or None
+        Seconds a single wait may last before ``TimeoutError``; None: the
+        environment variable ``SHANCOLL_TIMEOUT``, else 120 s.
     Raises
     ------
     ValueError (shancoll.ArgumentError)
@@ -278,6 +275,3 @@ def iallreduce(
     if request.done:
         request._release()
     return request
-
-
-allreduce.__doc__ = (allreduce.__doc__ or "").replace("{algorithms}\n", _ALGORITHMS_DOC)

@@ -56,7 +56,8 @@ Call prepare(py::handle comm_obj, py::object send, py::object recv, Buffers& buf
              const std::string& kind, int itemsize, py::handle op, const std::string& algorithm,
              int ports, int ranks_per_node, double timeout, bool split_phase) {
   if (kind.size() != 1) throw ArgumentError("recvbuf: bad dtype kind '" + kind + "'");
-  if (ports < 0) throw ArgumentError("ports: must be >= 0 (0 chooses), got " + std::to_string(ports));
+  if (ports < 0)
+    throw ArgumentError("ports: must be >= 0 (0 chooses), got " + std::to_string(ports));
   if (timeout < 0) throw ArgumentError("timeout: must be >= 0 seconds");
   const DType type = dtype_from_numpy(kind[0], itemsize, "recvbuf");
   Reducer reducer(op_of(op), type);
@@ -82,7 +83,8 @@ Call prepare(py::handle comm_obj, py::object send, py::object recv, Buffers& buf
   c.args.ports = ports;
   c.args.reducer = &c.reducer;
   std::string name = algorithm;
-  if (split_phase && (name.empty() || name == "auto")) name = auto_split_phase(c.args, c.comm->size());
+  if (split_phase && (name.empty() || name == "auto"))
+    name = auto_split_phase(c.args, c.comm->size());
   c.algorithm = &find_allreduce(name, c.args, c.comm->size());
   return c;
 }
@@ -143,8 +145,9 @@ void bind_allreduce(py::module_& m) {
         Call c = prepare(comm, send, recv, r->bufs, kind, itemsize, op, algorithm, ports,
                          ranks_per_node, timeout, true);
         c.args.reducer = &c.reducer;
-        r->req = c.comm->run(
-            [&] { return std::make_unique<AllreduceRequest>(*c.comm, c.args, *c.algorithm, c.options); });
+        r->req = c.comm->run([&] {
+          return std::make_unique<AllreduceRequest>(*c.comm, c.args, *c.algorithm, c.options);
+        });
         return r;
       },
       py::arg("comm"), py::arg("send"), py::arg("recv"), py::arg("kind"), py::arg("itemsize"),

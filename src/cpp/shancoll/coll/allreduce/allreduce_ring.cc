@@ -44,9 +44,15 @@ struct RingPlan {
   std::int64_t chunks(int block) const { return (len(block) + chunk - 1) / chunk; }
   int block(long long b) const { return pattern::mod_rank(b, size); }
   // Blocks sent and received in step s of 2 (P - 1).
-  int send_block(int s) const { return s < size - 1 ? block(rank - s) : block(rank + 1 - (s - size + 1)); }
+  int send_block(int s) const {
+    return s < size - 1 ? block(rank - s) : block(rank + 1 - (s - size + 1));
+  }
   int recv_block(int s) const { return block(send_block(s) - 1LL); }
 };
+
+std::int64_t esize(const AllreduceArgs& args) {
+  return static_cast<std::int64_t>(args.reducer->elem_size());
+}
 
 void wait_request(MPI_Request& req, const char* what, double timeout) {
   wait_until(
@@ -63,8 +69,8 @@ class Ring {
   Ring(Comm& comm, const AllreduceArgs& args, const Options& options, const Topology& topo,
        Stats& stats)
       : comm_(comm), args_(args), timeout_(options.wait_timeout()), topo_(topo), stats_(stats),
-        plan_{comm.size(), comm.rank(), args.count, static_cast<std::int64_t>(args.reducer->elem_size()),
-              std::max<std::int64_t>(1, kChunkBytes / static_cast<std::int64_t>(args.reducer->elem_size()))},
+        plan_{comm.size(), comm.rank(), args.count, esize(args),
+              std::max<std::int64_t>(1, kChunkBytes / esize(args))},
         tmp_(comm.scratch(static_cast<std::size_t>((args.count / plan_.size + 1) * plan_.esize))) {}
 
   void run() {

@@ -20,7 +20,8 @@
 
 namespace shancoll {
 
-constexpr int kAllreduceTagBase = 0x6000;  // tags 0x6000 .. 0x7fff: 128 calls x 64 rounds
+// Tags 0x6000 .. 0x7fff: 128 calls x 64 rounds.
+constexpr int kAllreduceTagBase = 0x6000;
 constexpr int kAllreduceTagSlots = 128;
 constexpr int kAllreduceMaxRounds = 64;
 
@@ -67,6 +68,7 @@ void run_schedule(Comm& comm, const AllreduceArgs& args, const Options& options,
                   ScheduleFn schedule_fn, const char* name);
 
 // The schedule for (P, rank, ports), built once and cached (pure arithmetic).
-std::shared_ptr<const pattern::ReduceSchedule> cached_schedule(ScheduleFn fn, int size, int rank, int ports);
+std::shared_ptr<const pattern::ReduceSchedule> cached_schedule(ScheduleFn fn, int size, int rank,
+                                                               int ports);
 
 }  // namespace shancoll
