@@ -12,9 +12,9 @@ bool up_to_two(int size) { return size <= 2; }  // rotated orders coincide for P
 bool single(int size) { return size == 1; }
 bool power_of_two(int size) { return (size & (size - 1)) == 0; }
 
-// Measured at 2 ranks (docs/performance.md): from here on the ring's
-// bandwidth optimality beats the log-round algorithms, which send the whole
-// vector in every round.
+// Provisional, from the cost models, not yet fitted from a sweep: from here
+// on the ring's 2(P-1)/P m bytes per rank should beat the log-round
+// algorithms, which send the whole vector m in every round.
 constexpr std::int64_t kRingMinBytes = 64 << 10;
 
 }  // namespace
