@@ -131,6 +131,7 @@ def test_mpi_suite(run):
     env.setdefault("SHANCOLL_TIMEOUT", CORE_TIMEOUT)
     env.pop("SHANCOLL_RANKS_PER_NODE", None)
     env.pop("SHANCOLL_ALLGATHERV_ALGORITHM", None)
+    env.pop("SHANCOLL_ALLREDUCE_ALGORITHM", None)
     if rpn:
         env["SHANCOLL_RANKS_PER_NODE"] = str(rpn)
     env["PYTHONFAULTHANDLER"] = "1"

@@ -30,6 +30,7 @@ consecutive ranks), ``SHANCOLL_TIMEOUT`` (seconds per wait, default 120),
 from __future__ import annotations
 
 from . import _core
+from ._allreduce import AllreduceRequest, allreduce, iallreduce
 from ._collectives import (
     Stats,
     algorithms,
@@ -62,6 +63,7 @@ def _version() -> str:
 __version__: str = _version()
 
 __all__ = [
+    "AllreduceRequest",
     "ArgumentError",
     "CollectiveTimeout",
     "MPIError",
@@ -72,6 +74,8 @@ __all__ = [
     "allgather_shared",
     "allgatherv",
     "allgatherv_shared",
+    "allreduce",
+    "iallreduce",
     "last_stats",
     "topology",
 ]

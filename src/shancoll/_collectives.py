@@ -507,7 +507,8 @@ _algorithms_cache: dict[str, list[str]] = {}
 
 
 def algorithms(collective: str) -> list[str]:
-    """Names of the algorithms registered for ``collective`` (``"allgatherv"``, ``"allgather"``).
+    """Names of the algorithms registered for ``collective`` (``"allgatherv"``,
+    ``"allgather"``, ``"allreduce"``).
 
     Every name is valid as ``algorithm=``; ``"auto"`` is accepted too but
     not listed. Local, no communication.
@@ -516,6 +517,9 @@ def algorithms(collective: str) -> list[str]:
     if names is None:
         if not isinstance(collective, str):
             raise ArgumentError(f"collective: expected a string, got {collective!r}")
-        names = [name for name, _summary in _core.algorithms(collective)]
+        if collective == "allreduce":
+            names = [name for name, _summary in _core.allreduce_algorithms()]
+        else:
+            names = [name for name, _summary in _core.algorithms(collective)]
         _algorithms_cache[collective] = names
     return list(names)

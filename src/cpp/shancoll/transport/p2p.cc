@@ -27,6 +27,26 @@ void sendrecv_bytes(const std::byte* sbuf, std::int64_t sbytes, int dest, std::b
 #endif
 }
 
+void isend_bytes(const std::byte* buf, std::int64_t bytes, int peer, int tag, MPI_Comm comm,
+                 MPI_Request* req) {
+#if MPI_VERSION >= 4
+  check_mpi(MPI_Isend_c(buf, bytes, MPI_BYTE, peer, tag, comm, req), "MPI_Isend_c");
+#else
+  if (bytes > INT_MAX) throw ArgumentError("recvbuf: messages over 2^31-1 bytes need MPI-4");
+  check_mpi(MPI_Isend(buf, static_cast<int>(bytes), MPI_BYTE, peer, tag, comm, req), "MPI_Isend");
+#endif
+}
+
+void irecv_bytes(std::byte* buf, std::int64_t bytes, int peer, int tag, MPI_Comm comm,
+                 MPI_Request* req) {
+#if MPI_VERSION >= 4
+  check_mpi(MPI_Irecv_c(buf, bytes, MPI_BYTE, peer, tag, comm, req), "MPI_Irecv_c");
+#else
+  if (bytes > INT_MAX) throw ArgumentError("recvbuf: messages over 2^31-1 bytes need MPI-4");
+  check_mpi(MPI_Irecv(buf, static_cast<int>(bytes), MPI_BYTE, peer, tag, comm, req), "MPI_Irecv");
+#endif
+}
+
 void count_message(const Topology& topo, int peer, std::int64_t bytes, Stats& stats) {
   if (bytes == 0) return;
   if (topo.node_of[peer] == topo.node) {

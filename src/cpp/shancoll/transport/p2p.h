@@ -18,6 +18,13 @@ namespace shancoll {
 void sendrecv_bytes(const std::byte* sbuf, std::int64_t sbytes, int dest, std::byte* rbuf,
                     std::int64_t rbytes, int source, int tag, MPI_Comm comm);
 
+// Non-blocking send/receive of a byte range (MPI-4 large counts; else at
+// most INT_MAX bytes, larger ones refused with ArgumentError).
+void isend_bytes(const std::byte* buf, std::int64_t bytes, int peer, int tag, MPI_Comm comm,
+                 MPI_Request* req);
+void irecv_bytes(std::byte* buf, std::int64_t bytes, int peer, int tag, MPI_Comm comm,
+                 MPI_Request* req);
+
 // Counts a message to `peer` as intra- or inter-node.
 void count_message(const Topology& topo, int peer, std::int64_t bytes, Stats& stats);
 

@@ -1,0 +1,85 @@
+#include "shancoll/allreduce_select.h"
+
+#include <cstdlib>
+
+#include "shancoll/error.h"
+
+namespace shancoll {
+namespace {
+
+bool always(int) { return true; }
+bool up_to_two(int size) { return size <= 2; }  // rotated orders coincide for P <= 2
+bool single(int size) { return size == 1; }
+bool power_of_two(int size) { return (size & (size - 1)) == 0; }
+
+// Provisional, from the cost models, not yet fitted from a sweep: from here
+// on the ring's 2(P-1)/P m bytes per rank should beat the log-round
+// algorithms, which send the whole vector m in every round.
+constexpr std::int64_t kRingMinBytes = 64 << 10;
+
+}  // namespace
+
+const std::vector<AllreduceAlgorithm>& allreduce_algorithms() {
+  // rank_order and same_tree: as reported by tests/cpp/pattern_tests.cc.
+  static const std::vector<AllreduceAlgorithm> table = {
+      {"dissemination", allreduce_dissemination, dissemination_allreduce_schedule, single,
+       up_to_two, "2-way dissemination with partial reductions (GASPI), floor(log2 P) rounds"},
+      {"nway_dissemination", allreduce_nway_dissemination, nway_allreduce_schedule, single,
+       up_to_two, "adapted n-way dissemination (Theorem 1), ceil(log_{n+1} P) rounds"},
+      {"bruck", allreduce_bruck, bruck_allreduce_schedule, single, up_to_two,
+       "Bruck's global combine with n ports, ceil(log_{n+1} P) rounds"},
+      {"pairwise_exchange", allreduce_pairwise_exchange, pairwise_allreduce_schedule,
+       power_of_two, always, "butterfly, log2 P rounds (+2 with leftover ranks)"},
+      {"binomial", allreduce_binomial, binomial_allreduce_schedule, always, always,
+       "binomial tree reduce + broadcast, 2 ceil(log2 P) rounds"},
+      {"ring", allreduce_ring, nullptr, single, always,
+       "pipelined ring reduce-scatter + allgather, 2(P-1) rounds, bandwidth optimal"},
+      {"mpi", allreduce_mpi, nullptr, always, always, "the MPI library's own MPI_Allreduce"},
+  };
+  return table;
+}
+
+// auto: never an algorithm whose result differs between ranks for floating
+// point (same_tree), never one that cannot take a non-commutative op.
+// - non-commutative: pairwise_exchange for 2^k ranks (log2 P rounds), else
+//   binomial (plain rank order for every P);
+// - large messages: ring;
+// - exact types (integers, bool): nway_dissemination, fewest rounds with all
+//   ranks busy; floating point: pairwise_exchange, the fewest rounds among
+//   the rank-consistent algorithms.
+const char* auto_allreduce(const AllreduceArgs& args, int size) {
+  if (!args.reducer->commutative()) return power_of_two(size) ? "pairwise_exchange" : "binomial";
+  if (args.bytes() >= kRingMinBytes && args.count >= size) return "ring";
+  if (!dtype_is_inexact(args.reducer->type())) return "nway_dissemination";
+  return "pairwise_exchange";
+}
+
+const char* auto_split_phase(const AllreduceArgs& args, int size) {
+  const std::string name = auto_allreduce(args, size);
+  return name == "ring" ? "pairwise_exchange" : auto_allreduce(args, size);
+}
+
+const AllreduceAlgorithm& find_allreduce(const std::string& requested, const AllreduceArgs& args,
+                                         int size) {
+  std::string name = requested;
+  if (name.empty()) {  // read per call, so a changed environment takes effect
+    const char* env = std::getenv("SHANCOLL_ALLREDUCE_ALGORITHM");
+    name = env && *env ? env : "auto";
+  }
+  if (name == "auto") name = auto_allreduce(args, size);
+  for (const auto& a : allreduce_algorithms()) {
+    if (name != a.name) continue;
+    if (!args.reducer->commutative() && !a.rank_order(size)) {
+      throw ArgumentError("op: a non-commutative op needs an algorithm that combines in rank "
+                          "order; '" + name + "' does not at " + std::to_string(size) +
+                          " ranks (use binomial, mpi, or pairwise_exchange at 2^k ranks)");
+    }
+    return a;
+  }
+  std::string valid = "auto";
+  for (const auto& a : allreduce_algorithms()) valid += std::string(", ") + a.name;
+  throw ArgumentError("algorithm: unknown allreduce algorithm '" + name + "' (valid: " + valid +
+                      ")");
+}
+
+}  // namespace shancoll

@@ -1,0 +1,84 @@
+#include "shancoll/coll/allreduce/allreduce_request.h"
+
+#include <string>
+
+#include "shancoll/error.h"
+#include "shancoll/progress.h"
+
+namespace shancoll {
+
+AllreduceRequest::AllreduceRequest(Comm& comm, const AllreduceArgs& args,
+                                   const AllreduceAlgorithm& algorithm, const Options& options)
+    : comm_(comm),
+      reducer_(*args.reducer),
+      args_(args),
+      algorithm_(algorithm),
+      topo_(comm.nodes(options.ranks_per_node).topo) {
+  args_.reducer = &reducer_;
+  copy_input(args_);
+  stats_.node_count = topo_.node_count;
+  const std::uint64_t seq = comm.next_epoch();
+  if (args_.count == 0) {
+    done_ = true;
+  } else if (algorithm.schedule) {
+    const int ports = args_.ports > 0 ? args_.ports : default_ports(algorithm.name, comm.size());
+    auto schedule = cached_schedule(algorithm.schedule, comm.size(), comm.rank(), ports);
+    scratch_.resize(ScheduleExecutor::scratch_bytes(*schedule, args_));
+    executor_ = std::make_unique<ScheduleExecutor>(schedule, args_, comm.mpi(),
+                                                   allreduce_tag_base(seq), scratch_.data());
+  } else if (std::string(algorithm.name) == "mpi") {
+#if MPI_VERSION >= 4
+    check_mpi(MPI_Iallreduce_c(MPI_IN_PLACE, args_.recv, args_.count, dtype_mpi(reducer_.type()),
+                               reducer_.op(), comm.mpi(), &mpi_request_),
+              "MPI_Iallreduce_c");
+#else
+    if (args_.count > INT_MAX) throw ArgumentError("recvbuf: over 2^31-1 elements need MPI-4");
+    check_mpi(MPI_Iallreduce(MPI_IN_PLACE, args_.recv, static_cast<int>(args_.count),
+                             dtype_mpi(reducer_.type()), reducer_.op(), comm.mpi(),
+                             &mpi_request_),
+              "MPI_Iallreduce");
+#endif
+  } else {
+    throw ArgumentError(std::string("algorithm: '") + algorithm.name +
+                        "' has no split-phase version");
+  }
+  if (done_) finish();
+}
+
+AllreduceRequest::~AllreduceRequest() {
+  // An abandoned MPI request cannot be cancelled (collectives): freed, MPI
+  // completes it. An abandoned executor cancels its own receives.
+  if (mpi_request_ != MPI_REQUEST_NULL) MPI_Request_free(&mpi_request_);
+}
+
+bool AllreduceRequest::advance() {
+  if (done_) return true;
+  if (executor_) {
+    done_ = executor_->test();
+  } else {
+    int flag = 0;
+    check_mpi(MPI_Test(&mpi_request_, &flag, MPI_STATUS_IGNORE), "MPI_Test (iallreduce)");
+    done_ = flag != 0;
+  }
+  if (done_) finish();
+  return done_;
+}
+
+bool AllreduceRequest::test() {
+  ++test_calls_;
+  return comm_.run([&] { return advance(); });
+}
+
+void AllreduceRequest::wait(double timeout) {
+  // A timeout leaves the request intact (resumable): not a broken communicator.
+  wait_until([&] { return advance(); }, "iallreduce wait: messages of a round", timeout);
+}
+
+void AllreduceRequest::finish() {
+  if (executor_) executor_->count(topo_, stats_);
+  if (!executor_ && args_.count > 0) stats_.rounds = 1;
+  comm_.last_stats = stats_;
+  comm_.last_algorithm = algorithm_.name;
+}
+
+}  // namespace shancoll

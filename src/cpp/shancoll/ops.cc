@@ -1,0 +1,253 @@
+#include "shancoll/ops.h"
+
+#include <complex>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "shancoll/error.h"
+
+namespace shancoll {
+namespace {
+
+struct TypeInfo {
+  DType type;
+  char kind;
+  int size;
+  MPI_Datatype mpi;
+  const char* name;
+};
+
+const std::vector<TypeInfo>& type_table() {
+  static const std::vector<TypeInfo> table = {
+      {DType::kBool, 'b', 1, MPI_C_BOOL, "bool"},
+      {DType::kInt8, 'i', 1, MPI_INT8_T, "int8"},
+      {DType::kUint8, 'u', 1, MPI_UINT8_T, "uint8"},
+      {DType::kInt16, 'i', 2, MPI_INT16_T, "int16"},
+      {DType::kUint16, 'u', 2, MPI_UINT16_T, "uint16"},
+      {DType::kInt32, 'i', 4, MPI_INT32_T, "int32"},
+      {DType::kUint32, 'u', 4, MPI_UINT32_T, "uint32"},
+      {DType::kInt64, 'i', 8, MPI_INT64_T, "int64"},
+      {DType::kUint64, 'u', 8, MPI_UINT64_T, "uint64"},
+      {DType::kFloat32, 'f', 4, MPI_FLOAT, "float32"},
+      {DType::kFloat64, 'f', 8, MPI_DOUBLE, "float64"},
+      {DType::kLongDouble, 'f', sizeof(long double), MPI_LONG_DOUBLE, "longdouble"},
+      {DType::kComplex64, 'c', 8, MPI_C_FLOAT_COMPLEX, "complex64"},
+      {DType::kComplex128, 'c', 16, MPI_C_DOUBLE_COMPLEX, "complex128"},
+      {DType::kComplexLongDouble, 'c', 2 * sizeof(long double), MPI_C_LONG_DOUBLE_COMPLEX,
+       "clongdouble"},
+  };
+  return table;
+}
+
+const TypeInfo& info(DType t) { return type_table()[static_cast<std::size_t>(t)]; }
+
+// Integer + and * wrap modulo 2^bits, as in MPI; computed unsigned because
+// signed overflow is undefined in C++.
+template <class T, bool = std::is_integral_v<T>>
+struct Arith {
+  using type = T;
+};
+template <class T>
+struct Arith<T, true> {
+  using type = std::make_unsigned_t<T>;
+};
+template <class T>
+using Wide = typename Arith<T>::type;
+
+struct Sum {
+  template <class T>
+  T operator()(T a, T b) const {
+    return static_cast<T>(static_cast<Wide<T>>(a) + static_cast<Wide<T>>(b));
+  }
+};
+struct Prod {
+  template <class T>
+  T operator()(T a, T b) const {
+    return static_cast<T>(static_cast<Wide<T>>(a) * static_cast<Wide<T>>(b));
+  }
+};
+struct Min {  // MPICH's rule: b when a > b, else a
+  template <class T>
+  T operator()(T a, T b) const {
+    return a > b ? b : a;
+  }
+};
+struct Max {
+  template <class T>
+  T operator()(T a, T b) const {
+    return a < b ? b : a;
+  }
+};
+struct Land {
+  template <class T>
+  T operator()(T a, T b) const {
+    return static_cast<T>((a != T(0)) && (b != T(0)));
+  }
+};
+struct Lor {
+  template <class T>
+  T operator()(T a, T b) const {
+    return static_cast<T>((a != T(0)) || (b != T(0)));
+  }
+};
+struct Lxor {
+  template <class T>
+  T operator()(T a, T b) const {
+    return static_cast<T>((a != T(0)) != (b != T(0)));
+  }
+};
+struct Band {
+  template <class T>
+  T operator()(T a, T b) const {
+    return static_cast<T>(a & b);
+  }
+};
+struct Bor {
+  template <class T>
+  T operator()(T a, T b) const {
+    return static_cast<T>(a | b);
+  }
+};
+struct Bxor {
+  template <class T>
+  T operator()(T a, T b) const {
+    return static_cast<T>(a ^ b);
+  }
+};
+
+template <class T, class F>
+void kernel(void* dst, const void* a, const void* b, std::size_t count) {
+  T* d = static_cast<T*>(dst);
+  const T* x = static_cast<const T*>(a);
+  const T* y = static_cast<const T*>(b);
+  for (std::size_t i = 0; i < count; ++i) d[i] = F{}(x[i], y[i]);
+}
+
+enum class OpClass { kArith, kOrder, kLogical, kBitwise, kOther };
+
+// The kernel of a predefined op on an element type of C++ type T, or nullptr
+// when MPI does not define the op on the type.
+template <class T>
+KernelFn typed_kernel(MPI_Op op) {
+  constexpr bool is_bool = std::is_same_v<T, bool>;
+  constexpr bool is_int = std::is_integral_v<T> && !is_bool;
+  constexpr bool is_real = std::is_arithmetic_v<T> && !is_bool;
+  if constexpr (!is_bool) {
+    if (op == MPI_SUM) return kernel<T, Sum>;
+    if (op == MPI_PROD) return kernel<T, Prod>;
+  }
+  if constexpr (is_real) {
+    if (op == MPI_MIN) return kernel<T, Min>;
+    if (op == MPI_MAX) return kernel<T, Max>;
+  }
+  if constexpr (is_int || is_bool) {
+    if (op == MPI_LAND) return kernel<T, Land>;
+    if (op == MPI_LOR) return kernel<T, Lor>;
+    if (op == MPI_LXOR) return kernel<T, Lxor>;
+  }
+  if constexpr (is_int) {
+    if (op == MPI_BAND) return kernel<T, Band>;
+    if (op == MPI_BOR) return kernel<T, Bor>;
+    if (op == MPI_BXOR) return kernel<T, Bxor>;
+  }
+  return nullptr;
+}
+
+KernelFn find_kernel(MPI_Op op, DType t) {
+  switch (t) {
+    case DType::kBool: return typed_kernel<bool>(op);
+    case DType::kInt8: return typed_kernel<std::int8_t>(op);
+    case DType::kUint8: return typed_kernel<std::uint8_t>(op);
+    case DType::kInt16: return typed_kernel<std::int16_t>(op);
+    case DType::kUint16: return typed_kernel<std::uint16_t>(op);
+    case DType::kInt32: return typed_kernel<std::int32_t>(op);
+    case DType::kUint32: return typed_kernel<std::uint32_t>(op);
+    case DType::kInt64: return typed_kernel<std::int64_t>(op);
+    case DType::kUint64: return typed_kernel<std::uint64_t>(op);
+    case DType::kFloat32: return typed_kernel<float>(op);
+    case DType::kFloat64: return typed_kernel<double>(op);
+    case DType::kLongDouble: return typed_kernel<long double>(op);
+    case DType::kComplex64: return typed_kernel<std::complex<float>>(op);
+    case DType::kComplex128: return typed_kernel<std::complex<double>>(op);
+    case DType::kComplexLongDouble: return typed_kernel<std::complex<long double>>(op);
+  }
+  return nullptr;
+}
+
+bool is_predefined_reduction(MPI_Op op) {
+  for (MPI_Op p : {MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX, MPI_LAND, MPI_LOR, MPI_LXOR, MPI_BAND,
+                   MPI_BOR, MPI_BXOR})
+    if (op == p) return true;
+  return false;
+}
+
+}  // namespace
+
+DType dtype_from_numpy(char kind, int itemsize, const char* what) {
+  for (const TypeInfo& t : type_table())
+    if (t.kind == kind && t.size == itemsize) return t.type;
+  throw ArgumentError(std::string(what) + ": no MPI reduction for NumPy kind '" +
+                      std::string(1, kind) + "' of " + std::to_string(itemsize) +
+                      " bytes (e.g. float16 has no MPI datatype)");
+}
+
+std::size_t dtype_size(DType t) { return static_cast<std::size_t>(info(t).size); }
+MPI_Datatype dtype_mpi(DType t) { return info(t).mpi; }
+const char* dtype_name(DType t) { return info(t).name; }
+bool dtype_is_inexact(DType t) { return info(t).kind == 'f' || info(t).kind == 'c'; }
+
+std::string op_name(MPI_Op op) {
+  static const std::pair<MPI_Op, const char*> names[] = {
+      {MPI_SUM, "MPI.SUM"},   {MPI_PROD, "MPI.PROD"}, {MPI_MIN, "MPI.MIN"},
+      {MPI_MAX, "MPI.MAX"},   {MPI_LAND, "MPI.LAND"}, {MPI_LOR, "MPI.LOR"},
+      {MPI_LXOR, "MPI.LXOR"}, {MPI_BAND, "MPI.BAND"}, {MPI_BOR, "MPI.BOR"},
+      {MPI_BXOR, "MPI.BXOR"}, {MPI_MINLOC, "MPI.MINLOC"}, {MPI_MAXLOC, "MPI.MAXLOC"},
+      {MPI_REPLACE, "MPI.REPLACE"}, {MPI_NO_OP, "MPI.NO_OP"}};
+  for (const auto& [o, name] : names)
+    if (o == op) return name;
+  return "a user-defined op";
+}
+
+Reducer::Reducer(MPI_Op op, DType type) : op_(op), type_(type) {
+  if (op == MPI_OP_NULL) throw ArgumentError("op: MPI.OP_NULL is not a reduction");
+  if (op == MPI_MINLOC || op == MPI_MAXLOC || op == MPI_REPLACE || op == MPI_NO_OP)
+    throw ArgumentError("op: " + op_name(op) + " is not supported by allreduce");
+  kernel_ = find_kernel(op, type);
+  if (!kernel_ && is_predefined_reduction(op)) {
+    throw ArgumentError("op: " + op_name(op) + " is not defined for dtype " +
+                        std::string(dtype_name(type)));
+  }
+  int commute = 1;
+  check_mpi(MPI_Op_commutative(op, &commute), "MPI_Op_commutative");
+  commutative_ = commute != 0;
+}
+
+void Reducer::reduce_local(const std::byte* in, std::byte* inout, std::int64_t count) const {
+  const MPI_Datatype t = dtype_mpi(type_);
+  while (count > 0) {  // MPI_Reduce_local takes an int count
+    const int n = static_cast<int>(std::min<std::int64_t>(count, 1 << 30));
+    check_mpi(MPI_Reduce_local(in, inout, n, t, op_), "MPI_Reduce_local");
+    const std::size_t step = static_cast<std::size_t>(n) * elem_size();
+    in += step, inout += step, count -= n;
+  }
+}
+
+void Reducer::combine(std::byte* dst, const std::byte* a, const std::byte* b, std::int64_t count,
+                      std::byte* tmp) const {
+  if (count == 0) return;
+  if (kernel_) return kernel_(dst, a, b, static_cast<std::size_t>(count));
+  const std::size_t bytes = static_cast<std::size_t>(count) * elem_size();
+  if (dst == b) return reduce_local(a, dst, count);  // b = a o b
+  if (dst == a && commutative_) return reduce_local(b, dst, count);  // b o a = a o b
+  if (dst == a) {  // non-commutative, a = a o b: compute into tmp, then move
+    std::memcpy(tmp, b, bytes);
+    reduce_local(a, tmp, count);
+    std::memcpy(dst, tmp, bytes);
+    return;
+  }
+  std::memcpy(dst, b, bytes);
+  reduce_local(a, dst, count);
+}
+
+}  // namespace shancoll

@@ -1,0 +1,420 @@
+"""shancoll.allreduce and iallreduce against mpi4py's comm.Allreduce.
+
+Correctness data are small integers (also in float and complex types), so
+every combine order gives the exact result and results can be compared with
+the reference bit for bit. The rank-consistency tests use awkward floating
+point data instead, where the order of additions shows in the last bits.
+Checks are accumulated and made collective once per test (few allgathers:
+the suite runs oversubscribed).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from _mpi_util import REDUCED, assert_all, raises_all, run_all
+from mpi4py import MPI
+
+import shancoll
+
+ALGORITHMS = ["dissemination", "nway_dissemination", "bruck", "pairwise_exchange", "binomial",
+              "ring", "mpi"]  # fmt: skip
+SPLIT_PHASE = ["dissemination", "nway_dissemination", "bruck", "pairwise_exchange", "binomial",
+               "mpi"]  # fmt: skip
+SAME_TREE = ["pairwise_exchange", "binomial", "ring", "mpi"]  # bitwise identical on all ranks
+
+INTS = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64]
+FLOATS = [np.float32, np.float64, np.longdouble]
+COMPLEX = [np.complex64, np.complex128, np.clongdouble]
+ARITH, ORDER = [MPI.SUM, MPI.PROD], [MPI.MIN, MPI.MAX]
+LOGICAL, BITWISE = [MPI.LAND, MPI.LOR, MPI.LXOR], [MPI.BAND, MPI.BOR, MPI.BXOR]
+OP_NAMES = {"SUM", "PROD", "MIN", "MAX", "LAND", "LOR", "LXOR", "BAND", "BOR", "BXOR"}
+
+
+def name_of(op: MPI.Op) -> str:
+    return next((f"MPI.{n}" for n in OP_NAMES if getattr(MPI, n) == op), "user op")
+
+
+def valid_pairs():
+    """Every (op, dtype) MPI defines (reduced mode: a cross-section)."""
+    pairs = [(op, t) for op in ARITH for t in INTS + FLOATS + COMPLEX]
+    pairs += [(op, t) for op in ORDER for t in INTS + FLOATS]
+    pairs += [(op, t) for op in LOGICAL for t in INTS + [np.bool_]]
+    pairs += [(op, t) for op in BITWISE for t in INTS]
+    if REDUCED:
+        keep = {np.bool_, np.int8, np.uint16, np.int32, np.uint64, np.float32, np.float64,
+                np.complex128, np.longdouble}  # fmt: skip
+        pairs = [(op, t) for op, t in pairs if t in keep and op in (MPI.SUM, MPI.MAX, MPI.LAND,
+                                                                     MPI.BXOR)]  # fmt: skip
+    return pairs
+
+
+def exact_data(dtype, n: int, rank: int, seed: int = 0) -> np.ndarray:
+    """Values whose reduction is exact in every order (small integers; full range for ints)."""
+    dtype = np.dtype(dtype)
+    rng = np.random.default_rng(seed * 7919 + rank * 104729 + n)
+    if dtype.kind == "b":
+        return rng.integers(0, 2, size=n).astype(dtype)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return rng.integers(info.min, info.max, size=n, dtype=dtype, endpoint=True)
+    small = rng.integers(-3, 4, size=n)
+    if dtype.kind == "c":
+        return (small + 1j * rng.integers(-2, 3, size=n)).astype(dtype)
+    return small.astype(dtype)
+
+
+def equal(a: np.ndarray, b: np.ndarray) -> bool:
+    """Bitwise equality; by value for long double types (their padding bytes are undefined)
+    and complex ones (the sign of a zero part of a complex product depends on the order)."""
+    if a.dtype in (np.longdouble, np.clongdouble) or a.dtype.kind == "c":
+        return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=True))
+    return a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+_reference: dict = {}
+
+
+def reference(comm, op, dtype, n: int, seed: int = 0) -> np.ndarray:
+    """mpi4py's Allreduce on the same data (cached: identical for every algorithm)."""
+    key = (comm.size, op.handle, np.dtype(dtype).str, n, seed)
+    if key not in _reference:
+        ref = np.empty(n, dtype)
+        comm.Allreduce(exact_data(dtype, n, comm.rank, seed), ref, op)
+        _reference[key] = ref
+    return _reference[key]
+
+
+def check_case(comm, failures: list, algorithm, op, dtype, n, **options) -> None:
+    send = exact_data(dtype, n, comm.rank)
+    out = np.zeros(n, dtype)
+    shancoll.allreduce(comm, send, out, op, algorithm, **options)
+    if not equal(out, reference(comm, op, dtype, n)):
+        failures.append(f"{algorithm} {name_of(op)} {np.dtype(dtype)} n={n} {options}")
+
+
+def large_count(dtype) -> int:
+    return (1 << (17 if REDUCED else 20)) // np.dtype(dtype).itemsize  # 128 KiB / 1 MiB
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_every_op_and_dtype_matches_mpi(comm, algorithm):
+    failures: list[str] = []
+
+    def body():
+        for op, dtype in valid_pairs():
+            for n in [1] if REDUCED else [1, 255]:
+                check_case(comm, failures, algorithm, op, dtype, n)
+
+    run_all(comm, body)
+    assert_all(comm, not failures, f"differs from comm.Allreduce: {failures[:5]}")
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_counts_zero_odd_large_and_in_place(comm, algorithm):
+    failures: list[str] = []
+
+    def body():
+        for op, dtype in [(MPI.SUM, np.float64), (MPI.MAX, np.int32), (MPI.PROD, np.complex64)]:
+            for n in [0, 255, 1001, large_count(dtype)]:
+                check_case(comm, failures, algorithm, op, dtype, n)
+        n = 257  # in place, and an mpi4py spec with a datatype
+        buf = exact_data(np.float64, n, comm.rank)
+        shancoll.allreduce(comm, MPI.IN_PLACE, [buf, MPI.DOUBLE], MPI.SUM, algorithm)
+        if not equal(buf, reference(comm, MPI.SUM, np.float64, n)):
+            failures.append("in place")
+
+    run_all(comm, body)
+    assert_all(comm, not failures, f"differs from comm.Allreduce: {failures[:5]}")
+
+
+def expected_rounds(algorithm: str, p: int, ports: int | None) -> int:
+    if p == 1:
+        return 1 if algorithm == "mpi" else 0
+    log2 = p.bit_length() - 1
+    ceil_log2 = (p - 1).bit_length()
+    n = ports or 1
+    if algorithm == "nway_dissemination":
+        return shancoll._core.nway_plan(p, ports or 0)["rounds"]
+    if algorithm == "bruck":
+        return math.ceil(round(math.log(p, n + 1), 9))
+    if algorithm == "dissemination":
+        digits = np.base_repr(p, n + 1)
+        return len(digits) - 1 + (int(digits[0], n + 1) > 1)
+    return {
+        "pairwise_exchange": log2 if p == 1 << log2 else log2 + 2,
+        "binomial": 2 * ceil_log2,
+        "ring": 2 * (p - 1),
+        "mpi": 1,
+    }[algorithm]
+
+
+def test_rounds_follow_the_papers_formulas(comm):
+    p = comm.size
+    failures = []
+
+    def body():
+        for algorithm in ALGORITHMS:
+            port_choices = [None] + (list(range(1, p + 1)) if algorithm in (
+                "nway_dissemination", "bruck", "dissemination") else [])  # fmt: skip
+            for ports in port_choices:
+                check_case(comm, failures, algorithm, MPI.SUM, np.int64, 5, ports=ports)
+                st = shancoll.last_stats(comm)
+                want = expected_rounds(algorithm, p, ports)
+                if st.algorithm != algorithm or st.rounds != want:
+                    failures.append(f"{algorithm} ports={ports}: {st.rounds} rounds, want {want}")
+        # dissemination (n = 1): floor(log2 P) + popcount(P) - 1 messages of the full vector
+        shancoll.allreduce(comm, np.ones(7), np.empty(7), MPI.SUM, "dissemination")
+        st = shancoll.last_stats(comm)
+        want = (p.bit_length() - 1 + bin(p).count("1") - 1) if p > 1 else 0
+        sent = (st.intra_messages + st.inter_messages, st.intra_bytes + st.inter_bytes)
+        if sent != (want, 56 * want):
+            failures.append(f"dissemination messages {st}, want {want}")
+
+    run_all(comm, body)
+    assert_all(comm, not failures, f"{failures[:5]}")
+
+
+def test_nway_default_is_the_smallest_adaptable_n(comm):
+    plan = shancoll._core.nway_plan(comm.size)
+    smaller = [shancoll._core.nway_plan(comm.size, n)["adaptable"] for n in range(1, plan["n"])]
+    assert_all(comm, plan["adaptable"] and not any(smaller), f"{plan}")
+    fallback = shancoll._core.nway_plan(13, 1)  # the paper's example without a 5-tuple
+    assert_all(comm, not fallback["adaptable"] and "fallback" in fallback["text"], f"{fallback}")
+
+
+def awkward(dtype, n: int, rank: int) -> np.ndarray:
+    """Large dynamic range and cancellation: the order of additions shows."""
+    rng = np.random.default_rng(4242 + rank)
+    x = rng.standard_normal(n) * 10.0 ** rng.integers(-8, 17, size=n)
+    return x.astype(dtype)
+
+
+def test_results_identical_on_every_rank_and_run(comm):
+    failures = []
+    n = 1001
+
+    def body():
+        for dtype in [np.float64, np.float32]:
+            send = awkward(dtype, n, comm.rank)
+            ref = np.empty(n, dtype)
+            comm.Allreduce(send, ref, MPI.SUM)
+            scale = np.empty(n, np.float64)
+            comm.Allreduce(np.abs(send.astype(np.float64)), scale, MPI.SUM)
+            eps = np.finfo(dtype).eps * 2 * comm.size
+            for algorithm in ALGORITHMS + ["auto"]:
+                out, again = np.empty(n, dtype), np.empty(n, dtype)
+                shancoll.allreduce(comm, send, out, MPI.SUM, algorithm)
+                used = shancoll.last_stats(comm).algorithm
+                shancoll.allreduce(comm, send, again, MPI.SUM, algorithm)
+                if out.tobytes() != again.tobytes():
+                    failures.append(f"{algorithm} {dtype.__name__}: differs run to run")
+                if np.any(np.abs(out - ref) > eps * scale):
+                    failures.append(f"{algorithm} {dtype.__name__}: not close to comm.Allreduce")
+                if algorithm in SAME_TREE or algorithm == "auto":
+                    if used not in SAME_TREE:
+                        failures.append(f"auto chose {used} for floating point")
+                    digests = comm.allgather(out.tobytes())
+                    if any(d != digests[0] for d in digests):
+                        failures.append(f"{algorithm} {dtype.__name__}: ranks differ")
+
+    run_all(comm, body)
+    assert_all(comm, not failures, f"{failures[:5]}")
+
+
+# ---------------------------------------------------------------------------
+# user-defined and non-commutative ops
+
+
+def compose_affine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Affine maps x -> m x + c stored as m + c j: 'a, then b'. Associative, not commutative."""
+    return (a.real * b.real) + 1j * (b.real * a.imag + b.imag)
+
+
+def affine_data(n: int, rank: int) -> np.ndarray:
+    rng = np.random.default_rng(99 + rank)
+    return (rng.integers(1, 3, size=n) + 1j * rng.integers(-3, 4, size=n)).astype(np.complex128)
+
+
+def in_rank_order(comm, n: int) -> np.ndarray:
+    parts = comm.allgather(affine_data(n, comm.rank))
+    acc = parts[0]
+    for x in parts[1:]:
+        acc = compose_affine(acc, x)
+    return acc
+
+
+def rank_order_algorithms(p: int) -> list[str]:
+    names = ["binomial", "mpi", "auto"] + (["pairwise_exchange"] if p & (p - 1) == 0 else [])
+    return names + ([name for name in ALGORITHMS if name not in names] if p == 1 else [])
+
+
+def test_non_commutative_python_callable_in_rank_order(comm):
+    n = 33
+    want = in_rank_order(comm, n)
+    failures = []
+
+    def body():
+        for algorithm in rank_order_algorithms(comm.size):
+            out = np.empty(n, np.complex128)
+            shancoll.allreduce(comm, affine_data(n, comm.rank), out, compose_affine, algorithm)
+            if not equal(out, want):
+                failures.append(algorithm)
+
+    run_all(comm, body)
+    assert_all(comm, not failures, f"not in rank order: {failures}")
+
+
+def test_non_commutative_refused_by_rotating_algorithms(comm):
+    if comm.size == 1:  # one rank: every algorithm is trivially in rank order (tested above)
+        assert_all(comm, "dissemination" in rank_order_algorithms(1))
+        return
+    op = MPI.Op.Create(lambda a, b, t: None, commute=False)
+    try:
+        for algorithm in ["dissemination", "nway_dissemination", "bruck", "ring"]:
+            raises_all(comm, ValueError, shancoll.allreduce, comm, np.ones(3), np.empty(3), op,
+                       algorithm, match="op")  # fmt: skip
+    finally:
+        op.Free()
+
+
+def test_user_defined_ops(comm):
+    n = 255
+    failures = []
+
+    def my_max(inbuf, inoutbuf, datatype):
+        a = np.frombuffer(inbuf, dtype=np.int32)
+        b = np.frombuffer(inoutbuf, dtype=np.int32)
+        np.maximum(a, b, out=b)
+
+    created = MPI.Op.Create(my_max, commute=True)
+
+    def body():
+        for algorithm in ALGORITHMS:
+            out = np.empty(n, np.int32)
+            shancoll.allreduce(comm, exact_data(np.int32, n, comm.rank), out, created, algorithm)
+            if not equal(out, reference(comm, MPI.MAX, np.int32, n)):
+                failures.append(f"MPI.Op.Create {algorithm}")
+            out = np.empty(n, np.int64)
+            shancoll.allreduce(comm, exact_data(np.int64, n, comm.rank), out, np.add, algorithm,
+                               commute=True)  # fmt: skip
+            if not equal(out, reference(comm, MPI.SUM, np.int64, n)):
+                failures.append(f"callable {algorithm}")
+
+    try:
+        run_all(comm, body)
+    finally:
+        created.Free()
+    assert_all(comm, not failures, f"{failures}")
+
+
+# ---------------------------------------------------------------------------
+# bad input
+
+
+def bad_cases():
+    ro = np.zeros(4)
+    ro.flags.writeable = False
+    return {
+        "length mismatch": (np.ones(5), np.zeros(4), MPI.SUM, {}, "sendbuf"),
+        "dtype mismatch": (np.ones(4, "f4"), np.zeros(4), MPI.SUM, {}, "sendbuf"),
+        "bitwise on float": (np.ones(4), np.zeros(4), MPI.BAND, {}, "op"),
+        "max on complex": (np.ones(4, "c16"), np.zeros(4, "c16"), MPI.MAX, {}, "op"),
+        "sum on bool": (np.ones(4, "?"), np.zeros(4, "?"), MPI.SUM, {}, "op"),
+        "float16": (np.ones(4, "f2"), np.zeros(4, "f2"), MPI.SUM, {}, "recvbuf"),
+        "minloc": (np.ones(4), np.zeros(4), MPI.MINLOC, {}, "op"),
+        "not an op": (np.ones(4), np.zeros(4), "sum", {}, "op"),
+        "non-contiguous sendbuf": (np.ones(8)[::2], np.zeros(4), MPI.SUM, {}, "sendbuf"),
+        "non-contiguous recvbuf": (np.ones(4), np.zeros(8)[::2], MPI.SUM, {}, "recvbuf"),
+        "read-only recvbuf": (np.ones(4), ro, MPI.SUM, {}, "recvbuf"),
+        "unknown algorithm": (np.ones(4), np.zeros(4), MPI.SUM, {"algorithm": "nope"}, "algorithm"),
+        "negative ports": (np.ones(4), np.zeros(4), MPI.SUM, {"ports": -1}, "ports"),
+        "negative timeout": (np.ones(4), np.zeros(4), MPI.SUM, {"timeout": -1.0}, "timeout"),
+    }
+
+
+@pytest.mark.parametrize("case", list(bad_cases()))
+def test_bad_input_raises_everywhere_then_recovers(comm, case):
+    send, recv, op, options, name = bad_cases()[case]
+    raises_all(comm, ValueError, shancoll.allreduce, comm, send, recv, op, match=name, **options)
+    failures: list[str] = []
+    run_all(comm, check_case, comm, failures, "auto", MPI.SUM, np.float64, 9)
+    assert_all(comm, not failures, "a valid call after an error")
+
+
+# ---------------------------------------------------------------------------
+# split phase
+
+
+@pytest.mark.parametrize("algorithm", SPLIT_PHASE + ["auto"])
+def test_split_phase_matches_and_counts_tests(comm, algorithm):
+    n = 255
+    failures = []
+
+    def body():
+        for op, dtype in [(MPI.SUM, np.float64), (MPI.BXOR, np.uint16), (MPI.MIN, np.int8)]:
+            out = np.zeros(n, dtype)
+            req = shancoll.iallreduce(comm, exact_data(dtype, n, comm.rank), out, op, algorithm)
+            while not req.test():
+                pass
+            if not equal(out, reference(comm, op, dtype, n)) or not req.done:
+                failures.append(f"{name_of(op)} {np.dtype(dtype)}")
+            if req.test_calls < 1 or (algorithm != "mpi" and req.rounds != shancoll.last_stats(
+                    comm).rounds):  # fmt: skip
+                failures.append(f"test_calls {req.test_calls}, rounds {req.rounds}")
+        if algorithm != "auto" and algorithm != "mpi":
+            want = expected_rounds(algorithm, comm.size, None)
+            if req.rounds != want:
+                failures.append(f"rounds {req.rounds}, want {want}")
+
+    run_all(comm, body)
+    assert_all(comm, not failures, f"{failures}")
+
+
+def test_several_outstanding_requests(comm):
+    n = 101
+    algorithms = ["binomial", "dissemination", "mpi", "pairwise_exchange", "bruck"]
+    outs = [np.zeros(n, np.int64) for _ in algorithms]
+
+    def body():
+        reqs = [shancoll.iallreduce(comm, exact_data(np.int64, n, comm.rank, seed=i), outs[i],
+                                    MPI.SUM, a) for i, a in enumerate(algorithms)]  # fmt: skip
+        while not all([r.test() for r in reversed(reqs)]):
+            pass
+
+    run_all(comm, body)
+    for i in range(len(algorithms)):
+        assert_all(comm, equal(outs[i], reference(comm, MPI.SUM, np.int64, n, seed=i)), f"{i}")
+
+
+def test_wait_timeout_then_resume(comm):
+    n = 64
+    out = np.zeros(n, np.float64)
+    send = exact_data(np.float64, n, comm.rank)
+    outcome = None
+    if comm.rank == 0:  # the others start only after rank 0's wait has timed out
+        req = shancoll.iallreduce(comm, send, out, MPI.SUM, "dissemination")
+        try:
+            req.wait(timeout=0.05)
+            outcome = "done" if comm.size == 1 else "no timeout"
+        except TimeoutError:
+            outcome = "timed out"
+        for r in range(1, comm.size):
+            comm.send("go", dest=r, tag=77)
+        req.wait()
+    else:
+        comm.recv(source=0, tag=77)
+        req = shancoll.iallreduce(comm, send, out, MPI.SUM, "dissemination")
+        req.wait(timeout=60)
+    assert_all(comm, equal(out, reference(comm, MPI.SUM, np.float64, n)), "result after resume")
+    want = "done" if comm.size == 1 else "timed out"
+    assert_all(comm, comm.bcast(outcome, root=0) == want, f"rank 0: {outcome}")
+    check = np.zeros(3)
+    run_all(comm, shancoll.allreduce, comm, np.ones(3), check)  # still usable
+    assert_all(comm, equal(check, np.full(3, float(comm.size))), "usable afterwards")
+
+
+def test_algorithms_listed(comm):
+    assert_all(comm, shancoll.algorithms("allreduce") == ALGORITHMS, "registry")
