@@ -15,6 +15,8 @@
 namespace py = pybind11;
 using namespace shancoll;
 
+void bind_intergroup(py::module_& m);  // intergroup.cc
+
 namespace {
 
 MPI_Comm to_mpi_comm(py::handle comm) {
@@ -143,6 +145,7 @@ PYBIND11_MODULE(_core, m) {
   py::register_exception<ArgumentError>(m, "ArgumentError", PyExc_ValueError);
   py::register_exception<TimeoutError>(m, "CollectiveTimeout", PyExc_TimeoutError);
   py::register_exception<MpiError>(m, "MPIError", PyExc_RuntimeError);
+  bind_intergroup(m);
 
   m.def(
       "allgatherv",
