@@ -143,6 +143,8 @@ py::dict inter_stats(py::handle comm) {
 }  // namespace
 
 void bind_intergroup(py::module_& m) {
+  // mpi4py's C API lives in static variables of each translation unit.
+  if (import_mpi4py() < 0) throw py::error_already_set();
   m.def("inter_allgatherv", &inter_allgatherv, py::arg("comm"), py::arg("send"), py::arg("recv"),
         py::arg("counts"), py::arg("displs"), py::arg("regular") = false,
         py::arg("algorithm") = "", py::arg("intra_algorithm") = "", py::arg("block_size") = 0,
