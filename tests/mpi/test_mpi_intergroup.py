@@ -33,8 +33,8 @@ def first_group_sizes(size: int) -> list[int]:
     """Sizes of the first group: the first group larger, then the second larger."""
     if size < 2:
         return []
-    if REDUCED:  # 5: 3+2, 1+4; 8: 5+3, 1+7
-        return sorted({max(1, (size * 5 + 7) // 8), 1}, reverse=True)
+    if REDUCED:  # 4: 3+1, 1+3; 5: 3+2, 1+4; 8: 5+3, 1+7 (p/q not an integer, then 1 group of 1)
+        return sorted({{4: 3, 5: 3, 8: 5}.get(size, size - 1), 1}, reverse=True)
     return list(range(size - 1, 0, -1))
 
 

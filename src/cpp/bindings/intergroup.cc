@@ -1,6 +1,8 @@
 // Bindings of the intergroup collectives (allgather and allgatherv on
 // inter-communicators): kept apart from module.cc, which calls
 // bind_intergroup(m). Counts and displacements are bytes of the REMOTE group.
+#include "shancoll/coll/intergroup/intergroup.h"
+
 #include <mpi.h>
 #include <mpi4py/mpi4py.h>
 #include <pybind11/pybind11.h>
@@ -8,7 +10,6 @@
 
 #include <string>
 
-#include "shancoll/coll/intergroup/intergroup.h"
 #include "shancoll/intercomm.h"
 #include "shancoll/progress.h"
 #include "shancoll/select.h"
@@ -71,8 +72,8 @@ void check_intra_algorithm(const std::string& name) {
     if (name == a.name) return;
     valid += std::string(", ") + a.name;
   }
-  throw ArgumentError("intra_algorithm: unknown allgatherv algorithm '" + name + "' (valid: " +
-                      valid + ")");
+  throw ArgumentError("intra_algorithm: unknown allgatherv algorithm '" + name +
+                      "' (valid: " + valid + ")");
 }
 
 Options make_options(std::int64_t block_size, const std::string& transport, int ranks_per_node,
@@ -146,8 +147,8 @@ void bind_intergroup(py::module_& m) {
   // mpi4py's C API lives in static variables of each translation unit.
   if (import_mpi4py() < 0) throw py::error_already_set();
   m.def("inter_allgatherv", &inter_allgatherv, py::arg("comm"), py::arg("send"), py::arg("recv"),
-        py::arg("counts"), py::arg("displs"), py::arg("regular") = false,
-        py::arg("algorithm") = "", py::arg("intra_algorithm") = "", py::arg("block_size") = 0,
+        py::arg("counts"), py::arg("displs"), py::arg("regular") = false, py::arg("algorithm") = "",
+        py::arg("intra_algorithm") = "", py::arg("block_size") = 0,
         py::arg("transport") = "two_sided", py::arg("ranks_per_node") = -1,
         py::arg("timeout") = 0.0,
         "Allgather(v) on an inter-communicator, in bytes; counts/displs of the remote group; "

@@ -34,8 +34,7 @@ void create_keyvals() {
   if (g_inter_keyval != MPI_KEYVAL_INVALID) return;
   check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_inter, &g_inter_keyval, nullptr),
             "MPI_Comm_create_keyval");
-  check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_finalize, &g_finalize_keyval,
-                                   nullptr),
+  check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_finalize, &g_finalize_keyval, nullptr),
             "MPI_Comm_create_keyval");
   MPI_Comm_set_attr(MPI_COMM_SELF, g_finalize_keyval, nullptr);
 }

@@ -37,7 +37,7 @@ class InterComm {
   InterComm& operator=(const InterComm&) = delete;
 
   MPI_Comm mpi() const { return inter_; }  // ranks are ranks of the remote group
-  Comm& local() { return *local_; }       // the local group
+  Comm& local() { return *local_; }        // the local group
   int rank() const { return local_->rank(); }
   int size() const { return local_->size(); }
   int remote_size() const { return remote_size_; }

@@ -33,8 +33,7 @@ struct InterAllgathervArgs {
   std::int64_t remote_total() const;  // sum of counts: the remote group's full message
 };
 
-using InterAllgathervFn = void (*)(InterComm&, const InterAllgathervArgs&, const Options&,
-                                   Stats&);
+using InterAllgathervFn = void (*)(InterComm&, const InterAllgathervArgs&, const Options&, Stats&);
 
 void intergroup_segmented(InterComm&, const InterAllgathervArgs&, const Options&, Stats&);
 void intergroup_root_gather(InterComm&, const InterAllgathervArgs&, const Options&, Stats&);

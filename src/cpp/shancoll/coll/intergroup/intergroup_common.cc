@@ -47,8 +47,7 @@ std::int64_t InterAllgathervArgs::remote_total() const {
 RemoteMessage::RemoteMessage(InterComm& ic, const InterAllgathervArgs& args) : args_(args) {
   std::int64_t base = 0;
   packed_ = is_packed(args, &base);
-  data_ = packed_ ? args.recv + base
-                  : ic.scratch(static_cast<std::size_t>(args.remote_total()));
+  data_ = packed_ ? args.recv + base : ic.scratch(static_cast<std::size_t>(args.remote_total()));
   // Never null, even for an empty result: the intragroup algorithms read a
   // null receive buffer as "leave the result in the node segment".
   if (!data_) data_ = ic.scratch(1);

@@ -9,8 +9,7 @@
 
 namespace shancoll {
 
-void intergroup_mpi(InterComm& ic, const InterAllgathervArgs& args, const Options&,
-                    Stats& stats) {
+void intergroup_mpi(InterComm& ic, const InterAllgathervArgs& args, const Options&, Stats& stats) {
   stats.rounds = 1;
 #if MPI_VERSION >= 4
   if (args.regular) {
@@ -30,9 +29,8 @@ void intergroup_mpi(InterComm& ic, const InterAllgathervArgs& args, const Option
     return static_cast<int>(v);
   };
   if (args.regular) {
-    check_mpi(MPI_Allgather(args.send, small(args.send_bytes), MPI_BYTE,
-                            args.recv + args.displs[0], small(args.counts[0]), MPI_BYTE,
-                            ic.mpi()),
+    check_mpi(MPI_Allgather(args.send, small(args.send_bytes), MPI_BYTE, args.recv + args.displs[0],
+                            small(args.counts[0]), MPI_BYTE, ic.mpi()),
               "MPI_Allgather");
     return;
   }

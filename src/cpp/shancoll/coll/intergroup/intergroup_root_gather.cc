@@ -50,8 +50,8 @@ void gather_blocks(InterComm& ic, const InterAllgathervArgs& args,
   std::vector<MPI_Count> c(counts.begin(), counts.end());
   std::vector<MPI_Aint> d(counts.size());
   if (!counts.empty()) std::exclusive_scan(counts.begin(), counts.end(), d.begin(), MPI_Aint{0});
-  check_mpi(MPI_Igatherv_c(args.send, args.send_bytes, MPI_BYTE, full, c.data(), d.data(),
-                           MPI_BYTE, kRoot, ic.local().mpi(), &req),
+  check_mpi(MPI_Igatherv_c(args.send, args.send_bytes, MPI_BYTE, full, c.data(), d.data(), MPI_BYTE,
+                           kRoot, ic.local().mpi(), &req),
             "MPI_Igatherv_c");
 #else
   std::vector<int> c(counts.size()), d(counts.size());
@@ -84,8 +84,8 @@ void broadcast(InterComm& ic, std::byte* data, std::int64_t bytes, double timeou
 
 }  // namespace
 
-void intergroup_root_gather(InterComm& ic, const InterAllgathervArgs& args,
-                            const Options& options, Stats& stats) {
+void intergroup_root_gather(InterComm& ic, const InterAllgathervArgs& args, const Options& options,
+                            Stats& stats) {
   const double timeout = options.wait_timeout();
   const bool root = ic.rank() == kRoot;
   const std::vector<std::int64_t> counts = gather_counts(ic, args, timeout);

@@ -31,8 +31,8 @@ namespace {
 using pattern::Range;
 
 struct Sizes {
-  int p, q;                 // sizes of A and B
-  std::int64_t k_a, k_b;    // bytes per block in A and in B
+  int p, q;               // sizes of A and B
+  std::int64_t k_a, k_b;  // bytes per block in A and in B
 };
 
 Sizes sizes(InterComm& ic, const InterAllgathervArgs& args) {
