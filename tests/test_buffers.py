@@ -89,7 +89,8 @@ def test_stats_is_frozen():
         s.rounds = 5
     assert {f.name for f in dataclasses.fields(s)} == {
         "algorithm", "rounds", "inter_messages", "inter_bytes", "intra_messages",
-        "intra_bytes", "forwarded", "node_count", "block_count",
+        "intra_bytes", "forwarded", "node_count", "block_count", "remote_sent_messages",
+        "remote_sent_bytes", "remote_recv_messages", "remote_recv_bytes",
     }  # fmt: skip
 
 

@@ -41,7 +41,7 @@ def _candidates() -> list[Path]:
 
 
 def _sources_mtime() -> float:
-    files = [SOURCE, *HEADERS.glob("*.h")] if SOURCE.exists() else []
+    files = [SOURCE, *SOURCE.parent.glob("*.h"), *HEADERS.glob("*.h")] if SOURCE.exists() else []
     return max((f.stat().st_mtime for f in files), default=0.0)
 
 

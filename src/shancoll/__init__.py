@@ -18,13 +18,19 @@ collective::
 Algorithms (``shancoll.algorithms("allgatherv")``): ``shan`` (shared
 notifications over node-wide shared segments, pipelined ring of nodes),
 ``ring``, ``bruck``, ``recursive_doubling`` and ``mpi`` (the MPI library's
-own); ``auto`` chooses. Errors: :class:`ArgumentError` (a ``ValueError``),
+own); ``auto`` chooses. ``allgather`` and ``allgatherv`` also take an
+inter-communicator (``mpi4py.MPI.Intercomm``, receive counts of the remote
+group as in mpi4py), with the algorithms of
+``shancoll.algorithms("allgatherv", inter=True)``: ``segmented`` (full-duplex
+segmented exchange between the groups, then intragroup allgathers; the
+default), ``root_gather`` and ``mpi``. Errors: :class:`ArgumentError` (a ``ValueError``),
 :class:`CollectiveTimeout` (a ``TimeoutError``), :class:`MPIError` (a
 ``RuntimeError``).
 
 Environment: ``SHANCOLL_RANKS_PER_NODE`` (virtual nodes of that many
 consecutive ranks), ``SHANCOLL_TIMEOUT`` (seconds per wait, default 120),
-``SHANCOLL_ALLGATHERV_ALGORITHM`` (what ``algorithm="auto"`` runs).
+``SHANCOLL_ALLGATHERV_ALGORITHM`` (what ``algorithm="auto"`` runs),
+``SHANCOLL_INTERGROUP_ALGORITHM`` (the same on an inter-communicator).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from mpi4py import MPI
 
-from . import _core
+from . import _core, _intergroup
 from ._buffers import (
     ArgumentError,
     as_numpy_dtype,
@@ -36,6 +36,7 @@ __all__ = [
 ]
 
 _IN_PLACE = MPI.IN_PLACE
+_Intracomm = MPI.Intracomm
 _ndarray = np.ndarray
 _core_allgatherv = _core.allgatherv
 _core_allgatherv_shared = _core.allgatherv_shared
@@ -107,6 +108,20 @@ def _rpn(ranks_per_node: Any) -> int:
     return ranks_per_node
 
 
+def _inter_options(options: tuple, intra_algorithm: Any) -> tuple:
+    """The options of an intergroup call, in the order ``_intergroup._run`` takes them."""
+    algorithm, block_size, transport, ranks_per_node, timeout = options
+    rpn = None if ranks_per_node is None else _rpn(ranks_per_node)
+    return (algorithm, intra_algorithm, block_size, transport, rpn, timeout)
+
+
+def _intra_algorithm_error(intra_algorithm: Any) -> ArgumentError:
+    return ArgumentError(
+        f"intra_algorithm: only for inter-communicators (the intragroup phase), got "
+        f"{intra_algorithm!r} with an intra-communicator; use algorithm="
+    )
+
+
 def _translate(e: Exception, rank: int, options: tuple) -> Exception:
     """The exception to raise for ``e`` (error path only): argument errors name the rank;
     a TypeError from the core's argument conversion becomes an ArgumentError naming the
@@ -135,6 +150,7 @@ def allgatherv(
     transport: str = "auto",
     ranks_per_node: int | None = None,
     timeout: float | None = None,
+    intra_algorithm: str = "auto",
 ) -> None:
     """Gathers every rank's contribution into every rank's ``recvbuf`` (``MPI_Allgatherv``).
 
@@ -143,7 +159,14 @@ def allgatherv(
     Parameters
     ----------
     comm : mpi4py.MPI.Comm
-        An intra-communicator (``COMM_WORLD``, a dup, a split, ``COMM_SELF``).
+        An intra-communicator (``COMM_WORLD``, a dup, a split, ``COMM_SELF``)
+        or an inter-communicator (``mpi4py.MPI.Intercomm``). On an
+        inter-communicator the result equals ``comm.Allgatherv(sendbuf,
+        recvbuf)`` there: every process receives the blocks of the *remote*
+        group, ``recvbuf``'s counts and displacements have one entry per
+        remote process (a plain array is split evenly over them), the send
+        block's size is free (the remote group's counts must match it) and
+        ``MPI.IN_PLACE`` is not allowed.
     sendbuf :
         This rank's contribution: a contiguous NumPy array (or buffer-protocol
         object) or an mpi4py spec ``[buf, count]``, ``[buf, datatype]``,
@@ -176,6 +199,21 @@ def allgatherv(
         - ``bruck`` -- Bruck's concatenation, ceil(log2 P) rounds.
         - ``recursive_doubling`` -- log2 P rounds (folding for P not a power of two).
         - ``mpi`` -- the MPI library's own ``MPI_Allgatherv``.
+
+        On an inter-communicator (``algorithms("allgatherv", inter=True)``):
+
+        - ``segmented`` (what ``auto`` runs; environment variable
+          ``SHANCOLL_INTERGROUP_ALGORITHM``) -- Kang, Traeff et al.: a
+          full-duplex exchange that keeps min(p, q) pairs of processes busy,
+          the blocks cut into balanced segments so every byte crosses once
+          and every process receives its share; then concurrent intragroup
+          allgathervs (``intra_algorithm``). Algorithm 1 for allgather,
+          Algorithm 2 (allreduce, exscan, segments of the global byte index,
+          Theorem 3's receive order) for allgatherv.
+        - ``root_gather`` -- gather at each group's root, exchange between the
+          roots, broadcast: the MPICH and Open MPI algorithm, for comparison.
+        - ``mpi`` -- the MPI library's own ``MPI_Allgatherv`` on the
+          inter-communicator.
     block_size : int
         ``shan``: the largest block, in bytes, forwarded between nodes; a
         contribution larger than this is split and pipelined. 0 chooses.
@@ -193,6 +231,12 @@ def allgatherv(
         Seconds any single wait inside the call may last before
         :class:`shancoll.CollectiveTimeout` (a ``TimeoutError``) is raised.
         None: the environment variable ``SHANCOLL_TIMEOUT``, else 120 s.
+    intra_algorithm : str
+        Inter-communicators only: the allgatherv algorithm of the intragroup
+        phase of ``segmented`` (any name of ``algorithms("allgatherv")``, or
+        ``"auto"``); ``block_size``, ``transport`` and ``ranks_per_node``
+        apply to that phase. Anything but ``"auto"`` on an
+        intra-communicator is an error.
 
     Raises
     ------
@@ -210,6 +254,12 @@ def allgatherv(
     size, rank = _comm_info(comm)
     options = (algorithm, block_size, transport, ranks_per_node, timeout)
     try:
+        if type(comm) is not _Intracomm and _intergroup.is_intercomm(comm):
+            inter_options = _inter_options(options, intra_algorithm)
+            _intergroup.allgatherv(comm, sendbuf, recvbuf, *inter_options)
+            return
+        if intra_algorithm != "auto":
+            raise _intra_algorithm_error(intra_algorithm)
         arr, el, bcounts, bdispls, _ = vector_message(recvbuf, size)
         send = _contribution(sendbuf, el, bcounts[rank] // el.itemsize, rank)
         _run_allgatherv(comm, send, arr, bcounts, bdispls, *options)
@@ -260,6 +310,7 @@ def allgather(
     transport: str = "auto",
     ranks_per_node: int | None = None,
     timeout: float | None = None,
+    intra_algorithm: str = "auto",
 ) -> None:
     """Gathers equal-sized contributions into every rank's ``recvbuf`` (``MPI_Allgather``).
 
@@ -272,11 +323,24 @@ def allgather(
     ``[buf, (count, displ), datatype]``, ``[buf, count, displ, datatype]``).
     Runs the :func:`allgatherv` algorithms (``algorithms("allgather")``);
     options (``algorithm``, ``block_size``, ``transport``, ``ranks_per_node``,
-    ``timeout``) and errors as for :func:`allgatherv`.
+    ``timeout``, ``intra_algorithm``) and errors as for :func:`allgatherv`.
+
+    On an inter-communicator the result equals ``comm.Allgather(sendbuf,
+    recvbuf)``: every process receives one block per *remote* process (count
+    = ``recvbuf`` size / remote size, or the spec's count); the send block
+    may differ in size from the received ones (the remote group receives
+    it); ``MPI.IN_PLACE`` is not allowed. ``segmented`` runs the paper's
+    Algorithm 1 (``algorithms("allgather", inter=True)``).
     """
     size, rank = _comm_info(comm)
     options = (algorithm, block_size, transport, ranks_per_node, timeout)
     try:
+        if type(comm) is not _Intracomm and _intergroup.is_intercomm(comm):
+            inter_options = _inter_options(options, intra_algorithm)
+            _intergroup.allgather(comm, sendbuf, recvbuf, *inter_options)
+            return
+        if intra_algorithm != "auto":
+            raise _intra_algorithm_error(intra_algorithm)
         if type(recvbuf) is _ndarray and recvbuf.flags.c_contiguous and recvbuf.flags.writeable:
             arr = recvbuf
             el = arr.dtype
@@ -457,6 +521,13 @@ class Stats:
         Nodes (virtual nodes included) of the layout the call used.
     block_count : int
         ``shan``: blocks of the whole call (contributions split at ``block_size``).
+    remote_sent_messages, remote_sent_bytes, remote_recv_messages, remote_recv_bytes : int
+        Inter-communicators: messages and bytes this process sent to and
+        received from the other group (the algorithms ``segmented`` and
+        ``root_gather``; 0 for ``mpi``, whose traffic is not visible). The
+        fields above then describe the intragroup phase, and ``rounds`` the
+        exchange between the groups: the steps this process took in it (the
+        larger of its messages sent and received there).
     """
 
     algorithm: str
@@ -468,6 +539,10 @@ class Stats:
     forwarded: int = 0
     node_count: int = 1
     block_count: int = 0
+    remote_sent_messages: int = 0
+    remote_sent_bytes: int = 0
+    remote_recv_messages: int = 0
+    remote_recv_bytes: int = 0
 
 
 _STATS_FIELDS = tuple(f.name for f in fields(Stats))
@@ -482,7 +557,10 @@ def last_stats(comm: MPI.Comm) -> Stats:
     """
     _, rank = _comm_info(comm)
     try:
-        d = _core.last_stats(comm)
+        if type(comm) is not _Intracomm and _intergroup.is_intercomm(comm):
+            d = _intergroup.last_stats(comm)
+        else:
+            d = _core.last_stats(comm)
         return Stats(**{k: d[k] for k in _STATS_FIELDS if k in d})
     except ArgumentError as e:
         raise _rank_error(e, rank) from None
@@ -503,23 +581,30 @@ def topology(comm: MPI.Comm, ranks_per_node: int | None = None) -> dict[str, Any
         raise _rank_error(e, rank) from None
 
 
-_algorithms_cache: dict[str, list[str]] = {}
+_algorithms_cache: dict[tuple[str, bool], list[str]] = {}
 
 
-def algorithms(collective: str) -> list[str]:
+def algorithms(collective: str, *, inter: bool = False) -> list[str]:
     """Names of the algorithms registered for ``collective`` (``"allgatherv"``,
     ``"allgather"``, ``"allreduce"``).
 
-    Every name is valid as ``algorithm=``; ``"auto"`` is accepted too but
-    not listed. Local, no communication.
+    ``inter=True``: the algorithms for inter-communicators (``segmented``,
+    ``root_gather``, ``mpi``); the intragroup phase of ``segmented`` runs any
+    of the ``inter=False`` names (``intra_algorithm=``). Every name is valid
+    as ``algorithm=`` for its kind of communicator; ``"auto"`` is accepted
+    too but not listed. Local, no communication.
     """
-    names = _algorithms_cache.get(collective)
+    key = (collective, inter)
+    names = _algorithms_cache.get(key)
     if names is None:
         if not isinstance(collective, str):
             raise ArgumentError(f"collective: expected a string, got {collective!r}")
         if collective == "allreduce":
+            if inter:
+                raise ArgumentError("inter: allreduce has no inter-communicator algorithms")
             names = [name for name, _summary in _core.allreduce_algorithms()]
         else:
-            names = [name for name, _summary in _core.algorithms(collective)]
-        _algorithms_cache[collective] = names
+            intra = [name for name, _summary in _core.algorithms(collective)]  # checks the name
+            names = _intergroup.algorithms() if inter else intra
+        _algorithms_cache[key] = names
     return list(names)

@@ -78,3 +78,19 @@ def iallreduce(
 ) -> AllreduceRequest: ...
 def nway_plan(size: int, ports: int = 0) -> dict[str, Any]: ...
 def allreduce_algorithms() -> list[tuple[str, str]]: ...
+def inter_allgatherv(
+    comm: MPI.Intercomm,
+    send: Any,
+    recv: Any,
+    counts: list[int],
+    displs: list[int],
+    regular: bool = False,
+    algorithm: str = "",
+    intra_algorithm: str = "",
+    block_size: int = 0,
+    transport: str = "two_sided",
+    ranks_per_node: int = -1,
+    timeout: float = 0.0,
+) -> None: ...
+def inter_last_stats(comm: MPI.Intercomm) -> dict[str, Any]: ...
+def inter_algorithms() -> list[tuple[str, str]]: ...

@@ -263,9 +263,13 @@ bool tuple_matches_case(const NwayPlan& p) {
 
 }  // namespace
 
+// The intergroup exchange arithmetic; uses check() above.
+#include "intergroup_pattern_checks.h"  // NOLINT(build/include_order)
+
 int main() {
   const int kMaxP = 130, kMaxN = 8;
   paper_examples();
+  intergroup_checks::run();
   for (int n = 1; n <= kMaxN; ++n) {
     const std::string sn = "(n=" + std::to_string(n) + ")";
     std::vector<int> fallback;

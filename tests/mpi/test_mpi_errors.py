@@ -173,19 +173,18 @@ def test_freed_communicator(comm):
 
 
 @pytest.mark.skipif(MPI.COMM_WORLD.size < 2, reason="needs 2 ranks for an inter-communicator")
-def test_intercommunicator_refused(comm):
+def test_intercommunicator_refused_by_shared_results(comm):
+    """allgather(v) take inter-communicators (test_mpi_intergroup.py); the node-shared
+    results do not: there is no node segment shared by the two groups."""
     local = comm.Split(comm.rank % 2, comm.rank)
     inter = local.Create_intercomm(0, comm, 1 - comm.rank % 2, tag=9)
     try:
-        raises_all(
-            comm,
-            ValueError,
-            shancoll.allgather,
-            inter,
-            np.ones(1),
-            np.zeros(inter.size),
-            match="inter",
-        )
+        raises_all(comm, ValueError, shancoll.allgather_shared, inter, np.ones(1), match="inter")
+        out = np.zeros(inter.remote_size)
+        run_all(comm, shancoll.allgather, inter, np.full(1, float(comm.rank)), out)
+        ref = np.zeros(inter.remote_size)
+        inter.Allgather(np.full(1, float(comm.rank)), ref)
+        assert_all(comm, same(out, ref), "allgather on the inter-communicator")
     finally:
         inter.Free()
         local.Free()

@@ -15,7 +15,8 @@
 namespace py = pybind11;
 using namespace shancoll;
 
-void bind_allreduce(py::module_& m);  // bindings/allreduce.cc
+void bind_allreduce(py::module_& m);    // bindings/allreduce.cc
+void bind_intergroup(py::module_& m);  // bindings/intergroup.cc
 
 namespace {
 
@@ -146,6 +147,7 @@ PYBIND11_MODULE(_core, m) {
   py::register_exception<TimeoutError>(m, "CollectiveTimeout", PyExc_TimeoutError);
   py::register_exception<MpiError>(m, "MPIError", PyExc_RuntimeError);
   bind_allreduce(m);
+  bind_intergroup(m);
 
   m.def(
       "allgatherv",

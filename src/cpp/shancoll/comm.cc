@@ -57,7 +57,11 @@ Comm& Comm::of(MPI_Comm user) {
   if (Comm* known = find(user)) return *known;  // the hot path: already set up
   int inter = 0;
   check_mpi(MPI_Comm_test_inter(user, &inter), "MPI_Comm_test_inter");
-  if (inter) throw ArgumentError("comm: inter-communicators are not supported by this collective");
+  if (inter) {
+    throw ArgumentError(
+        "comm: inter-communicators are supported by allgather and allgatherv only, not by this "
+        "collective");
+  }
   create_keyvals();
   auto* comm = new Comm(user);
   MPI_Comm_set_attr(user, g_comm_keyval, comm);

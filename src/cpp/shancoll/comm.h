@@ -55,6 +55,7 @@ class Comm {
   int rank() const { return rank_; }
   int size() const { return size_; }
   int tag_ub() const { return tag_ub_; }
+  bool broken() const { return broken_; }  // an earlier call failed (see run)
 
   // The node layout for `ranks_per_node` (-1: from the environment).
   NodeContext& nodes(int ranks_per_node);

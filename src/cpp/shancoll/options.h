@@ -28,6 +28,12 @@ struct Stats {
   std::int64_t forwarded = 0;       // shan: blocks this rank forwarded on
   std::int64_t node_count = 1;
   std::int64_t block_count = 0;     // shan: blocks of the whole call
+  // Intergroup collectives: traffic between the two groups of an
+  // inter-communicator (the intragroup phase is counted in the fields above).
+  std::int64_t remote_sent_messages = 0;
+  std::int64_t remote_sent_bytes = 0;
+  std::int64_t remote_recv_messages = 0;
+  std::int64_t remote_recv_bytes = 0;
 };
 
 const char* transport_name(TransportKind kind);

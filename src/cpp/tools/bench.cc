@@ -4,6 +4,8 @@
 //                  --sizes 1024,65536,1048576 --dist regular|decreasing|bcast
 //                  --iters N --warmup W --repeats R [--ranks-per-node K]
 //                  [--transport rma|two_sided] [--shared]
+//   shancoll_bench --coll intergroup --setting 1..8 --algorithms segmented,root_gather,mpi
+//                  --sizes ... [--first-group N]
 //
 // Method: W warm-up calls, then R repeats of N calls with a barrier before
 // every call; a call's time is the slowest rank's (MPI_Reduce MAX of every
@@ -19,6 +21,16 @@
 // algorithms without one. For the largest size a row with collective
 // "memcpy" times one memcpy of a rank's whole result (the floor of any
 // allgatherv on one node), and stderr gets its bandwidth.
+//
+// --coll intergroup: MPI_COMM_WORLD split into a first group of N ranks and
+// the rest, joined by an inter-communicator; the settings of Kang, Traeff et
+// al. (Section 5; A the larger group of p, B the smaller of q, c = --sizes
+// value, the largest block in bytes): 1 p = q, allgather, k_A = k_B = c;
+// 2 p/q ~ 25/7 (default N = round(25 P / 32)), the same; 3 as 2 with
+// k_B = c/4; 4 as 2 with k_A = c/4 (the ratios that give the paper's Eq. 5
+// values 4.84, 4.21, 6.68); 5-8 allgatherv: 5 p = q, k = c; 6 p = q, rank i
+// of each group sends c i / (n - 1); 7 as 2 with allgatherv; 8 as 7 with the
+// arithmetic sizes of 6. The distribution column reads "setting<s>_p<p>_q<q>".
 #include <mpi.h>
 
 #include <algorithm>
@@ -30,6 +42,7 @@
 #include <string>
 #include <vector>
 
+#include "shancoll/coll/intergroup/intergroup.h"
 #include "shancoll/comm.h"
 #include "shancoll/error.h"
 #include "shancoll/progress.h"
@@ -49,6 +62,8 @@ struct Config {
   int repeats = 5;
   Options options;
   bool shared = false;
+  int setting = 1;       // intergroup
+  int first_group = -1;  // intergroup: ranks of the first group (-1: from the setting)
 };
 
 std::vector<std::string> split(const std::string& text) {
@@ -72,7 +87,8 @@ std::int64_t parse_int(const std::string& text, const char* what) {
 const char* kUsage =
     "usage: shancoll_bench --coll allgatherv --algorithms shan,mpi,ring --sizes 1024,65536 "
     "--dist regular|decreasing|bcast --iters N --warmup W --repeats R [--ranks-per-node K] "
-    "[--transport rma|two_sided] [--shared]";
+    "[--transport rma|two_sided] [--shared] | --coll intergroup --setting 1..8 "
+    "[--first-group N]";
 
 Config parse(int argc, char** argv) {
   Config c;
@@ -103,6 +119,10 @@ Config parse(int argc, char** argv) {
       c.options.ranks_per_node = static_cast<int>(parse_int(value(), "--ranks-per-node"));
     } else if (arg == "--transport") {
       c.options.transport = parse_transport(value());
+    } else if (arg == "--setting") {
+      c.setting = static_cast<int>(parse_int(value(), "--setting"));
+    } else if (arg == "--first-group") {
+      c.first_group = static_cast<int>(parse_int(value(), "--first-group"));
     } else if (arg == "--shared") {
       c.shared = true;
     } else if (arg == "--help" || arg == "-h") {
@@ -111,7 +131,10 @@ Config parse(int argc, char** argv) {
       throw ArgumentError("unknown option '" + arg + "'\n" + kUsage);
     }
   }
-  if (c.coll != "allgatherv") throw ArgumentError("--coll: only 'allgatherv' is implemented");
+  if (c.coll != "allgatherv" && c.coll != "intergroup") {
+    throw ArgumentError("--coll: '" + c.coll + "' (valid: allgatherv, intergroup)");
+  }
+  if (c.setting < 1 || c.setting > 8) throw ArgumentError("--setting: 1 to 8");
   if (c.dist != "regular" && c.dist != "decreasing" && c.dist != "bcast") {
     throw ArgumentError("--dist: '" + c.dist + "' (valid: regular, decreasing, bcast)");
   }
@@ -156,9 +179,9 @@ Summary time_calls(const Config& cfg, MPI_Comm comm, Call&& call) {
 }
 
 void print_row(const char* coll, const std::string& algorithm, const char* transport,
-               const Config& cfg, int p, int rpn, std::int64_t size, const Summary& s) {
+               const std::string& dist, int p, int rpn, std::int64_t size, const Summary& s) {
   std::printf("%s,%s,%s,%s,%d,%d,%lld,%.3f,%.3f,%.3f\n", coll, algorithm.c_str(), transport,
-              cfg.dist.c_str(), p, rpn, static_cast<long long>(size), s.median, s.min, s.max);
+              dist.c_str(), p, rpn, static_cast<long long>(size), s.median, s.min, s.max);
   std::fflush(stdout);
 }
 
@@ -186,8 +209,8 @@ void bench_allgatherv(const Config& cfg, MPI_Comm user) {
       const Summary s =
           time_calls(cfg, comm.mpi(), [&] { algo.fn(comm, args, cfg.options, stats); });
       if (r == 0) {
-        print_row("allgatherv", algo.name, shan ? transport_name(cfg.options.transport) : "-", cfg,
-                  p, rpn, size, s);
+        print_row("allgatherv", algo.name, shan ? transport_name(cfg.options.transport) : "-",
+                  cfg.dist, p, rpn, size, s);
       }
     }
   }
@@ -201,11 +224,70 @@ void bench_allgatherv(const Config& cfg, MPI_Comm user) {
     if (total > 0) std::memcpy(to.data(), from.data(), static_cast<std::size_t>(total));
   });
   if (r == 0) {
-    print_row("memcpy", "memcpy", "-", cfg, p, rpn, largest, s);
+    print_row("memcpy", "memcpy", "-", cfg.dist, p, rpn, largest, s);
     std::fprintf(stderr, "memcpy: %lld bytes in %.3f us (median, slowest of %d ranks): %.2f GB/s\n",
                  static_cast<long long>(total), s.median, p,
                  s.median > 0 ? total / (s.median * 1e3) : 0.0);
   }
+}
+
+// Block bytes of rank i of a group of n ranks (A: the larger) in a setting.
+std::int64_t setting_block(int setting, bool in_a, int i, int n, std::int64_t c) {
+  if (setting == 3 && !in_a) return c / 4;
+  if (setting == 4 && in_a) return c / 4;
+  if (setting == 6 || setting == 8) return n > 1 ? c * i / (n - 1) : c;
+  return c;
+}
+
+void bench_intergroup(const Config& cfg) {
+  int size = 0, rank = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const bool equal = cfg.setting == 1 || cfg.setting == 5 || cfg.setting == 6;
+  const int first = cfg.first_group >= 0 ? cfg.first_group
+                                         : std::max(1, equal ? size / 2 : (25 * size + 16) / 32);
+  if (size < 2 || first < 1 || first >= size) {
+    throw ArgumentError("--first-group: both groups need a rank (" + std::to_string(size) +
+                        " ranks, first group " + std::to_string(first) + ")");
+  }
+  const int color = rank < first ? 0 : 1;
+  MPI_Comm local, inter;
+  MPI_Comm_split(MPI_COMM_WORLD, color, rank, &local);
+  MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, color == 0 ? first : 0, 7, &inter);
+  InterComm& ic = InterComm::of(inter);
+  const int n_remote = ic.remote_size();
+  const bool remote_in_a = !ic.in_a();
+  const std::string dist = "setting" + std::to_string(cfg.setting) + "_p" + std::to_string(ic.p()) +
+                           "_q" + std::to_string(ic.q());
+  if (rank == 0) {
+    std::printf(
+        "collective,algorithm,transport,distribution,ranks,ranks_per_node,bytes_per_rank,"
+        "median_us,min_us,max_us\n");
+  }
+  for (std::int64_t c : cfg.sizes) {
+    InterAllgathervArgs args;
+    args.regular = cfg.setting <= 4;
+    args.send_bytes = setting_block(cfg.setting, ic.in_a(), ic.rank(), ic.size(), c);
+    for (int i = 0; i < n_remote; ++i) {
+      args.displs.push_back(args.remote_total());
+      args.counts.push_back(setting_block(cfg.setting, remote_in_a, i, n_remote, c));
+    }
+    std::vector<std::byte> send(args.send_bytes, std::byte{1}), recv(args.remote_total() + 1);
+    args.send = send.data();
+    args.recv = recv.data();
+    for (const std::string& name : cfg.algorithms) {
+      const IntergroupAlgorithm& algo = find_intergroup(name);
+      Stats stats;
+      const Summary s =
+          time_calls(cfg, MPI_COMM_WORLD, [&] { algo.fn(ic, args, cfg.options, stats); });
+      if (rank == 0) {
+        print_row(args.regular ? "intergroup_allgather" : "intergroup_allgatherv", algo.name, "-",
+                  dist, size, 0, c, s);
+      }
+    }
+  }
+  MPI_Comm_free(&inter);
+  MPI_Comm_free(&local);
 }
 
 }  // namespace
@@ -217,7 +299,11 @@ int main(int argc, char** argv) {
   try {
     const Config cfg = parse(argc, argv);
     if (cfg.sizes.empty()) throw ArgumentError("--sizes: no size given");
-    bench_allgatherv(cfg, MPI_COMM_WORLD);
+    if (cfg.coll == "intergroup") {
+      bench_intergroup(cfg);
+    } else {
+      bench_allgatherv(cfg, MPI_COMM_WORLD);
+    }
   } catch (const std::exception& e) {
     if (rank == 0) std::fprintf(stderr, "shancoll_bench: %s\n", e.what());
     rc = 2;

@@ -1,0 +1,119 @@
+#include "shancoll/intercomm.h"
+
+#include <algorithm>
+#include <set>
+
+#include "shancoll/error.h"
+
+namespace shancoll {
+namespace {
+
+int g_inter_keyval = MPI_KEYVAL_INVALID;
+int g_finalize_keyval = MPI_KEYVAL_INVALID;
+std::set<MPI_Comm> g_user_inters;  // user inter-communicators holding an InterComm
+
+int delete_inter(MPI_Comm user, int, void* value, void*) {
+  g_user_inters.erase(user);
+  delete static_cast<InterComm*>(value);
+  return MPI_SUCCESS;
+}
+
+// MPI_Finalize deletes MPI_COMM_SELF's attributes first, while MPI is still
+// usable: free every InterComm (its dups) there.
+int on_finalize(MPI_Comm, int, void*, void*) {
+  while (!g_user_inters.empty()) {
+    MPI_Comm user = *g_user_inters.begin();
+    MPI_Comm_delete_attr(user, g_inter_keyval);  // calls delete_inter
+    g_user_inters.erase(user);
+  }
+  MPI_Comm_free_keyval(&g_inter_keyval);
+  return MPI_SUCCESS;
+}
+
+void create_keyvals() {
+  if (g_inter_keyval != MPI_KEYVAL_INVALID) return;
+  check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_inter, &g_inter_keyval, nullptr),
+            "MPI_Comm_create_keyval");
+  check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_finalize, &g_finalize_keyval, nullptr),
+            "MPI_Comm_create_keyval");
+  MPI_Comm_set_attr(MPI_COMM_SELF, g_finalize_keyval, nullptr);
+}
+
+// The local group as an intra-communicator: merge the groups, then create
+// the local group's communicator from the merged one (the user's
+// communicators need not be subsets of MPI_COMM_WORLD, e.g. after a spawn).
+// Also tells whether the local group holds rank 0 of the merged communicator.
+MPI_Comm local_group_comm(MPI_Comm inter, bool* holds_merged_rank0) {
+  MPI_Comm merged = MPI_COMM_NULL;
+  check_mpi(MPI_Intercomm_merge(inter, 0, &merged), "MPI_Intercomm_merge");
+  MPI_Group local_group, merged_group;
+  MPI_Comm_group(inter, &local_group);  // of an inter-communicator: the local group
+  MPI_Comm_group(merged, &merged_group);
+  const int zero = 0;
+  int in_local = MPI_UNDEFINED;
+  MPI_Group_translate_ranks(merged_group, 1, &zero, local_group, &in_local);
+  *holds_merged_rank0 = in_local != MPI_UNDEFINED;
+  MPI_Comm local = MPI_COMM_NULL;
+  const int rc = MPI_Comm_create_group(merged, local_group, 0, &local);
+  MPI_Group_free(&local_group);
+  MPI_Group_free(&merged_group);
+  MPI_Comm_free(&merged);
+  check_mpi(rc, "MPI_Comm_create_group");
+  return local;
+}
+
+}  // namespace
+
+InterComm& InterComm::of(MPI_Comm user) {
+  if (user == MPI_COMM_NULL) throw ArgumentError("comm: the communicator is null (freed?)");
+  if (InterComm* known = find(user)) return *known;
+  int inter = 0;
+  check_mpi(MPI_Comm_test_inter(user, &inter), "MPI_Comm_test_inter");
+  if (!inter) throw ArgumentError("comm: expected an inter-communicator");
+  create_keyvals();
+  auto* ic = new InterComm(user);
+  MPI_Comm_set_attr(user, g_inter_keyval, ic);
+  g_user_inters.insert(user);
+  return *ic;
+}
+
+InterComm* InterComm::find(MPI_Comm user) {
+  if (user == MPI_COMM_NULL || g_inter_keyval == MPI_KEYVAL_INVALID) return nullptr;
+  void* value = nullptr;
+  int found = 0;
+  MPI_Comm_get_attr(user, g_inter_keyval, &value, &found);
+  return found ? static_cast<InterComm*>(value) : nullptr;
+}
+
+InterComm::InterComm(MPI_Comm user) {
+  check_mpi(MPI_Comm_dup(user, &inter_), "MPI_Comm_dup");
+  // Errors (a truncated receive after diverging counts) must come back as
+  // exceptions, never abort the job.
+  MPI_Comm_set_errhandler(inter_, MPI_ERRORS_RETURN);
+  MPI_Comm_remote_size(inter_, &remote_size_);
+  bool first = false;
+  MPI_Comm local = local_group_comm(inter_, &first);
+  MPI_Comm_set_errhandler(local, MPI_ERRORS_RETURN);
+  local_ = std::make_unique<Comm>(local);  // its own dup
+  MPI_Comm_free(&local);
+  const int n = local_->size();
+  in_a_ = n > remote_size_ || (n == remote_size_ && first);
+}
+
+InterComm::~InterComm() {
+  if (local_->broken()) {
+    // As for Comm: operations of the failed call may still be in flight on
+    // the dup; keep it (leak it) until MPI_Finalize. The local Comm leaks its own.
+    local_.reset();
+    return;
+  }
+  local_.reset();
+  if (inter_ != MPI_COMM_NULL) MPI_Comm_free(&inter_);
+}
+
+std::byte* InterComm::scratch(std::size_t bytes) {
+  if (scratch_.size() < bytes) scratch_.resize(std::max(bytes, 2 * scratch_.size()));
+  return scratch_.data();
+}
+
+}  // namespace shancoll
