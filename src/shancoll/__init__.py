@@ -41,6 +41,7 @@ from ._collectives import (
     last_stats,
     topology,
 )
+from ._release_gather import bcast, reduce
 
 ArgumentError = _core.ArgumentError
 CollectiveTimeout = _core.CollectiveTimeout
@@ -75,7 +76,9 @@ __all__ = [
     "allgatherv",
     "allgatherv_shared",
     "allreduce",
+    "bcast",
     "iallreduce",
     "last_stats",
+    "reduce",
     "topology",
 ]

@@ -508,7 +508,7 @@ _algorithms_cache: dict[str, list[str]] = {}
 
 def algorithms(collective: str) -> list[str]:
     """Names of the algorithms registered for ``collective`` (``"allgatherv"``,
-    ``"allgather"``, ``"allreduce"``).
+    ``"allgather"``, ``"allreduce"``, ``"bcast"``, ``"reduce"``).
 
     Every name is valid as ``algorithm=``; ``"auto"`` is accepted too but
     not listed. Local, no communication.
@@ -519,6 +519,9 @@ def algorithms(collective: str) -> list[str]:
             raise ArgumentError(f"collective: expected a string, got {collective!r}")
         if collective == "allreduce":
             names = [name for name, _summary in _core.allreduce_algorithms()]
+        elif collective in ("bcast", "reduce"):
+            table = _core.bcast_algorithms if collective == "bcast" else _core.reduce_algorithms
+            names = [name for name, _summary in table()]
         else:
             names = [name for name, _summary in _core.algorithms(collective)]
         _algorithms_cache[collective] = names

@@ -58,8 +58,8 @@ inline void check_tree_args(int size, int rank, int root, const TreeShape& shape
                                 ", root " + std::to_string(root));
   if (shape.kind != TreeKind::flat && shape.k < tree_min_k(shape.kind))
     throw std::invalid_argument(std::string("tree: ") + tree_kind_name(shape.kind) +
-                                " needs k >= " + std::to_string(tree_min_k(shape.kind)) +
-                                ", got " + std::to_string(shape.k));
+                                " needs k >= " + std::to_string(tree_min_k(shape.kind)) + ", got " +
+                                std::to_string(shape.k));
 }
 
 namespace detail {
@@ -98,6 +98,13 @@ inline void knomial_children(int v, int size, int k, std::vector<int>& out) {
 }
 
 }  // namespace detail
+
+// Depth of the K-nomial tree of `size` ranks: ceil(log_K size).
+inline int tree_depth(int size, int k) {
+  int depth = 0;
+  for (long long reach = 1; reach < size; reach *= k) ++depth;
+  return depth;
+}
 
 // My parent and children (local ranks) in the tree of `shape` rooted at `root`.
 inline TreeNode tree_node(int size, int rank, int root, const TreeShape& shape) {
