@@ -78,3 +78,41 @@ def iallreduce(
 ) -> AllreduceRequest: ...
 def nway_plan(size: int, ports: int = 0) -> dict[str, Any]: ...
 def allreduce_algorithms() -> list[tuple[str, str]]: ...
+
+# bcast, reduce, release_gather options (bindings/release_gather.cc)
+def bcast(
+    comm: MPI.Comm,
+    buf: Any,
+    root: int,
+    algorithm: str = "",
+    options: dict[str, Any] = ...,
+    ranks_per_node: int = -1,
+    timeout: float = 0.0,
+) -> None: ...
+def reduce(
+    comm: MPI.Comm,
+    send: Any,
+    recv: Any,
+    kind: str,
+    itemsize: int,
+    count: int,
+    op: MPI.Op,
+    root: int,
+    algorithm: str = "",
+    options: dict[str, Any] = ...,
+    ranks_per_node: int = -1,
+    timeout: float = 0.0,
+) -> None: ...
+def allreduce_release_gather(
+    comm: MPI.Comm,
+    send: Any,
+    recv: Any,
+    kind: str,
+    itemsize: int,
+    op: MPI.Op,
+    options: dict[str, Any] = ...,
+    ranks_per_node: int = -1,
+    timeout: float = 0.0,
+) -> None: ...
+def bcast_algorithms() -> list[tuple[str, str]]: ...
+def reduce_algorithms() -> list[tuple[str, str]]: ...
