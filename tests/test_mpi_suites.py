@@ -132,6 +132,8 @@ def test_mpi_suite(run):
     env.pop("SHANCOLL_RANKS_PER_NODE", None)
     env.pop("SHANCOLL_ALLGATHERV_ALGORITHM", None)
     env.pop("SHANCOLL_ALLREDUCE_ALGORITHM", None)
+    env.pop("SHANCOLL_BCAST_ALGORITHM", None)
+    env.pop("SHANCOLL_REDUCE_ALGORITHM", None)
     if rpn:
         env["SHANCOLL_RANKS_PER_NODE"] = str(rpn)
     env["PYTHONFAULTHANDLER"] = "1"

@@ -47,6 +47,7 @@ from ._collectives import (
     last_stats,
     topology,
 )
+from ._release_gather import bcast, reduce
 
 ArgumentError = _core.ArgumentError
 CollectiveTimeout = _core.CollectiveTimeout
@@ -81,7 +82,9 @@ __all__ = [
     "allgatherv",
     "allgatherv_shared",
     "allreduce",
+    "bcast",
     "iallreduce",
     "last_stats",
+    "reduce",
     "topology",
 ]

@@ -113,6 +113,7 @@ def allreduce(
     commute: bool = False,
     ranks_per_node: int | None = None,
     timeout: float | None = None,
+    **options: Any,
 ) -> None:
     """Reduces every rank's ``sendbuf`` elementwise into every rank's ``recvbuf``.
 
@@ -160,6 +161,9 @@ def allreduce(
           power of two);
         - ``binomial`` -- binomial tree reduce + broadcast, 2 ceil(log2 P) rounds;
         - ``ring`` -- pipelined ring reduce-scatter + allgather (large messages);
+        - ``release_gather`` -- intra-node reduce and bcast through shared
+          memory on release/gather flags (commutative ops), the node leaders'
+          allreduce between nodes; see :func:`shancoll.bcast`;
         - ``mpi`` -- the MPI library's own ``MPI_Allreduce``.
 
         ``dissemination``, ``nway_dissemination`` and ``bruck`` combine in a
@@ -179,6 +183,11 @@ def allreduce(
     timeout : float or None
         Seconds a single wait may last before ``TimeoutError``; None: the
         environment variable ``SHANCOLL_TIMEOUT``, else 120 s.
+    **options :
+        ``release_gather``'s options (``tree``, ``k``, ``skew``,
+        ``buffer_size``, ``buffers``, ``inline``, ``read_from_parent``,
+        ``data_copy``, ``inter_algorithm``; see ``shancoll._release_gather``);
+        they imply ``algorithm="release_gather"``.
     Raises
     ------
     ValueError (shancoll.ArgumentError)
@@ -191,6 +200,12 @@ def allreduce(
 
     Statistics of the call (rounds, messages and bytes sent): :func:`last_stats`.
     """
+    if options:
+        from ._release_gather import allreduce_with_options
+
+        allreduce_with_options(comm, sendbuf, recvbuf, op, algorithm, commute, ranks_per_node,
+                               timeout, options)  # fmt: skip
+        return
     _, created = _call(_core.allreduce, comm, sendbuf, recvbuf, op, algorithm, ports,
                        ranks_per_node, timeout, commute)  # fmt: skip
     if created is not None:

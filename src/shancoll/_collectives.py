@@ -586,7 +586,7 @@ _algorithms_cache: dict[tuple[str, bool], list[str]] = {}
 
 def algorithms(collective: str, *, inter: bool = False) -> list[str]:
     """Names of the algorithms registered for ``collective`` (``"allgatherv"``,
-    ``"allgather"``, ``"allreduce"``).
+    ``"allgather"``, ``"allreduce"``, ``"bcast"``, ``"reduce"``).
 
     ``inter=True``: the algorithms for inter-communicators (``segmented``,
     ``root_gather``, ``mpi``); the intragroup phase of ``segmented`` runs any
@@ -599,10 +599,13 @@ def algorithms(collective: str, *, inter: bool = False) -> list[str]:
     if names is None:
         if not isinstance(collective, str):
             raise ArgumentError(f"collective: expected a string, got {collective!r}")
+        if inter and collective not in ("allgatherv", "allgather"):
+            raise ArgumentError(f"inter: {collective} has no inter-communicator algorithms")
         if collective == "allreduce":
-            if inter:
-                raise ArgumentError("inter: allreduce has no inter-communicator algorithms")
             names = [name for name, _summary in _core.allreduce_algorithms()]
+        elif collective in ("bcast", "reduce"):
+            table = _core.bcast_algorithms if collective == "bcast" else _core.reduce_algorithms
+            names = [name for name, _summary in table()]
         else:
             intra = [name for name, _summary in _core.algorithms(collective)]  # checks the name
             names = _intergroup.algorithms() if inter else intra

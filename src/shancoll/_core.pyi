@@ -94,3 +94,41 @@ def inter_allgatherv(
 ) -> None: ...
 def inter_last_stats(comm: MPI.Intercomm) -> dict[str, Any]: ...
 def inter_algorithms() -> list[tuple[str, str]]: ...
+
+# bcast, reduce, release_gather options (bindings/release_gather.cc)
+def bcast(
+    comm: MPI.Comm,
+    buf: Any,
+    root: int,
+    algorithm: str = "",
+    options: dict[str, Any] = ...,
+    ranks_per_node: int = -1,
+    timeout: float = 0.0,
+) -> None: ...
+def reduce(
+    comm: MPI.Comm,
+    send: Any,
+    recv: Any,
+    kind: str,
+    itemsize: int,
+    count: int,
+    op: MPI.Op,
+    root: int,
+    algorithm: str = "",
+    options: dict[str, Any] = ...,
+    ranks_per_node: int = -1,
+    timeout: float = 0.0,
+) -> None: ...
+def allreduce_release_gather(
+    comm: MPI.Comm,
+    send: Any,
+    recv: Any,
+    kind: str,
+    itemsize: int,
+    op: MPI.Op,
+    options: dict[str, Any] = ...,
+    ranks_per_node: int = -1,
+    timeout: float = 0.0,
+) -> None: ...
+def bcast_algorithms() -> list[tuple[str, str]]: ...
+def reduce_algorithms() -> list[tuple[str, str]]: ...

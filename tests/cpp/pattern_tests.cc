@@ -10,6 +10,10 @@
 // Reported, not failed: which schedules build the same expression tree on all
 // ranks (bitwise-identical results on all ranks for commutative ops such as
 // IEEE +) and which combine in plain rank order (needed for non-commutative ops).
+// Trees of the release/gather collectives (pattern/tree.h), P = 1..70, every
+// kind, K = 1..9, several roots: parent and children agree, every rank is
+// reached from the root exactly once, depth and fan-out per kind, skew
+// mirrors the children order, and the paper's Fig. 8 example.
 // Last line: "pattern_tests: N passed, M failed"; exit code 1 on any failure.
 #include <algorithm>
 #include <cstdio>
@@ -23,6 +27,7 @@
 #include "shancoll/pattern/dissemination.h"
 #include "shancoll/pattern/nway_dissemination.h"
 #include "shancoll/pattern/pairwise_exchange.h"
+#include "shancoll/pattern/tree.h"
 
 using namespace shancoll::pattern;
 
@@ -261,12 +266,110 @@ bool tuple_matches_case(const NwayPlan& p) {
   return false;
 }
 
+
+// Depth of every rank (-1 when unreachable) walking down from the root; also
+// checks that no rank is reached twice.
+std::vector<int> tree_depths(const std::vector<TreeNode>& nodes, int root, bool& twice) {
+  std::vector<int> depth(nodes.size(), -1);
+  std::vector<int> todo{root};
+  depth[root] = 0;
+  twice = false;
+  while (!todo.empty()) {
+    const int r = todo.back();
+    todo.pop_back();
+    for (int c : nodes[r].children) {
+      if (depth[c] >= 0) twice = true;
+      depth[c] = depth[r] + 1;
+      todo.push_back(c);
+    }
+  }
+  return depth;
+}
+
+void check_tree(int P, int root, TreeShape shape) {
+  const std::string what = std::string(tree_kind_name(shape.kind)) + " P=" + std::to_string(P) +
+                           " root=" + std::to_string(root) + " k=" + std::to_string(shape.k);
+  std::vector<TreeNode> nodes;
+  for (int r = 0; r < P; ++r) nodes.push_back(tree_node(P, r, root, shape));
+  bool linked = nodes[root].parent == -1;
+  for (int r = 0; r < P; ++r) {
+    if (r != root) linked = linked && nodes[r].parent >= 0 && nodes[r].parent < P;
+    for (int c : nodes[r].children) linked = linked && c >= 0 && c < P && nodes[c].parent == r;
+  }
+  check(linked, what + ": parent and children lists agree");
+  if (!linked) return;
+  bool twice = false;
+  const std::vector<int> depth = tree_depths(nodes, root, twice);
+  const int deepest = *std::max_element(depth.begin(), depth.end());
+  check(!twice && *std::min_element(depth.begin(), depth.end()) == 0,
+        what + ": every rank reached exactly once");
+  std::size_t fan = 0;
+  for (const auto& n : nodes) fan = std::max(fan, n.children.size());
+  if (shape.kind == TreeKind::flat) {
+    check(deepest == (P > 1) && int(fan) == P - 1, what + ": flat is one level");
+  } else if (shape.kind == TreeKind::kary) {
+    int levels = 0;  // complete K-ary tree: the smallest d with 1 + K + ... + K^d >= P
+    for (long long have = 1, width = 1; have < P; ++levels) width *= shape.k, have += width;
+    check(deepest == levels && int(fan) <= shape.k, what + ": kary depth and fan-out");
+  } else {
+    int digits = 0;  // a rank's depth is the number of nonzero base-K digits of v
+    for (int v = 0; v < P; ++v) {
+      int d = 0;
+      for (int x = v; x > 0; x /= shape.k) d += x % shape.k != 0;
+      digits = std::max(digits, d);
+    }
+    const int levels = ilog_ceil(P, shape.k);
+    check(deepest == digits && deepest <= levels && int(fan) <= (shape.k - 1) * levels,
+          what + ": knomial depth = most nonzero base-K digits <= ceil(log_K P), fan-out <= "
+                 "(K-1) ceil(log_K P)");
+  }
+  TreeShape mirrored = shape;
+  mirrored.right_skew = !shape.right_skew;
+  bool mirror = true;
+  for (int r = 0; r < P; ++r) {
+    TreeNode m = tree_node(P, r, root, mirrored);
+    std::reverse(m.children.begin(), m.children.end());
+    mirror = mirror && m.parent == nodes[r].parent && m.children == nodes[r].children;
+  }
+  check(mirror, what + ": the other skew mirrors the children order");
+}
+
+void tree_tests() {
+  for (int P = 1; P <= 70; ++P)
+    for (int root : {0, P / 2, P - 1}) {
+      check_tree(P, root, {TreeKind::flat, 1, false});
+      for (int k = 1; k <= 9; ++k) {
+        check_tree(P, root, {TreeKind::kary, k, false});
+        if (k >= 2) check_tree(P, root, {TreeKind::knomial, k, true});
+      }
+    }
+  // Fig. 8 of the paper: K-ary, K = 2, 8 ranks; 7 is the leftmost leaf of the
+  // left-skewed tree and the rightmost of the right-skewed one.
+  const TreeNode left0 = tree_node(8, 0, 0, {TreeKind::kary, 2, false});
+  const TreeNode left3 = tree_node(8, 3, 0, {TreeKind::kary, 2, false});
+  const TreeNode right0 = tree_node(8, 0, 0, {TreeKind::kary, 2, true});
+  check(left0.children == std::vector<int>{1, 2} && left3.children == std::vector<int>{7} &&
+            right0.children == std::vector<int>{2, 1},
+        "paper Fig. 8: 2-ary tree of 8 ranks, left and right skew");
+  // Binomial (knomial K = 2) from root 0 of 8 ranks: 0 -> 1 2 4, 4 -> 5 6, 6 -> 7.
+  check(tree_node(8, 0, 0, {TreeKind::knomial, 2, false}).children == std::vector<int>{1, 2, 4} &&
+            tree_node(8, 4, 0, {TreeKind::knomial, 2, false}).children ==
+                std::vector<int>{5, 6} &&
+            tree_node(8, 7, 0, {TreeKind::knomial, 2, false}).parent == 6,
+        "knomial K=2 of 8 ranks is the binomial tree");
+  // Roots other than 0 rotate the tree: 4-nomial of 6 ranks rooted at 5.
+  check(tree_node(6, 5, 5, {TreeKind::knomial, 4, false}).children == std::vector<int>{0, 1, 2, 3} &&
+            tree_node(6, 3, 5, {TreeKind::knomial, 4, false}).children == std::vector<int>{4},
+        "knomial K=4 of 6 ranks rooted at 5");
+}
+
 }  // namespace
 
 // The intergroup exchange arithmetic; uses check() above.
 #include "intergroup_pattern_checks.h"  // NOLINT(build/include_order)
 
 int main() {
+  tree_tests();
   const int kMaxP = 130, kMaxN = 8;
   paper_examples();
   intergroup_checks::run();

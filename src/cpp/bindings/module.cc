@@ -15,8 +15,9 @@
 namespace py = pybind11;
 using namespace shancoll;
 
-void bind_allreduce(py::module_& m);    // bindings/allreduce.cc
-void bind_intergroup(py::module_& m);  // bindings/intergroup.cc
+void bind_allreduce(py::module_& m);       // bindings/allreduce.cc
+void bind_intergroup(py::module_& m);      // bindings/intergroup.cc
+void bind_release_gather(py::module_& m);  // bindings/release_gather.cc
 
 namespace {
 
@@ -36,8 +37,8 @@ MPI_Comm to_mpi_comm(py::handle comm) {
 Options make_options(std::int64_t block_size, const std::string& transport, int ranks_per_node,
                      double timeout) {
   Options o;
-  if (block_size < 0) throw ArgumentError("block_size: must be >= 0 (0 chooses), got " +
-                                          std::to_string(block_size));
+  if (block_size < 0)
+    throw ArgumentError("block_size: must be >= 0 (0 chooses), got " + std::to_string(block_size));
   if (timeout < 0) throw ArgumentError("timeout: must be >= 0 seconds");
   o.block_size = block_size;
   o.transport = parse_transport(transport);
@@ -82,9 +83,9 @@ Buffer contiguous(py::handle obj, const char* name, bool writable) {
 
 // Runs one allgatherv; recv == nullptr leaves the result in the node segment.
 py::object run_allgatherv(py::handle comm_obj, py::object send, std::byte* recv,
-                         std::int64_t recv_bytes, std::vector<std::int64_t> counts,
-                         std::vector<std::int64_t> displs, const std::string& algorithm,
-                         const Options& options) {
+                          std::int64_t recv_bytes, std::vector<std::int64_t> counts,
+                          std::vector<std::int64_t> displs, const std::string& algorithm,
+                          const Options& options) {
   MPI_Comm user = to_mpi_comm(comm_obj);
   Comm& comm = Comm::of(user);
   const int p = comm.size();
@@ -100,8 +101,10 @@ py::object run_allgatherv(py::handle comm_obj, py::object send, std::byte* recv,
   args.counts = std::move(counts);
   args.displs = std::move(displs);
   for (int r = 0; r < p; ++r) {
-    if (args.counts[r] < 0) throw ArgumentError("counts: negative count for rank " + std::to_string(r));
-    if (args.displs[r] < 0) throw ArgumentError("displs: negative displacement for rank " + std::to_string(r));
+    if (args.counts[r] < 0)
+      throw ArgumentError("counts: negative count for rank " + std::to_string(r));
+    if (args.displs[r] < 0)
+      throw ArgumentError("displs: negative displacement for rank " + std::to_string(r));
   }
   if (recv && args.extent() > recv_bytes) {
     throw ArgumentError("recvbuf: too small: needs " + std::to_string(args.extent()) +
@@ -148,6 +151,7 @@ PYBIND11_MODULE(_core, m) {
   py::register_exception<MpiError>(m, "MPIError", PyExc_RuntimeError);
   bind_allreduce(m);
   bind_intergroup(m);
+  bind_release_gather(m);
 
   m.def(
       "allgatherv",
@@ -156,8 +160,8 @@ PYBIND11_MODULE(_core, m) {
          const std::string& transport, int ranks_per_node, double timeout) {
         Options o = make_options(block_size, transport, ranks_per_node, timeout);
         Buffer r = contiguous(recv, "recvbuf", true);
-        return run_allgatherv(comm, send, r.ptr(), r.bytes(), std::move(counts),
-                              std::move(displs), algorithm, o);
+        return run_allgatherv(comm, send, r.ptr(), r.bytes(), std::move(counts), std::move(displs),
+                              algorithm, o);
       },
       py::arg("comm"), py::arg("send"), py::arg("recv"), py::arg("counts"), py::arg("displs"),
       py::arg("algorithm") = "", py::arg("block_size") = 0, py::arg("transport") = "two_sided",
@@ -174,8 +178,8 @@ PYBIND11_MODULE(_core, m) {
                               o);
       },
       py::arg("comm"), py::arg("send"), py::arg("counts"), py::arg("displs"),
-      py::arg("block_size") = 0, py::arg("transport") = "two_sided",
-      py::arg("ranks_per_node") = -1, py::arg("timeout") = 0.0,
+      py::arg("block_size") = 0, py::arg("transport") = "two_sided", py::arg("ranks_per_node") = -1,
+      py::arg("timeout") = 0.0,
       "Allgatherv (shan) leaving the result in the node segment: a read-only memoryview.");
 
   m.def(
@@ -216,9 +220,12 @@ PYBIND11_MODULE(_core, m) {
   m.def(
       "set_pause",
       [](const std::string& name) {
-        if (name == "default") set_pause_hook(default_pause);
-        else if (name == "sleep") set_pause_hook(sleeping_pause);
-        else throw ArgumentError("pause: unknown pause hook '" + name + "' (default, sleep)");
+        if (name == "default")
+          set_pause_hook(default_pause);
+        else if (name == "sleep")
+          set_pause_hook(sleeping_pause);
+        else
+          throw ArgumentError("pause: unknown pause hook '" + name + "' (default, sleep)");
       },
       py::arg("name"));
 

@@ -28,12 +28,15 @@ const std::vector<AllreduceAlgorithm>& allreduce_algorithms() {
        up_to_two, "adapted n-way dissemination (Theorem 1), ceil(log_{n+1} P) rounds"},
       {"bruck", allreduce_bruck, bruck_allreduce_schedule, single, up_to_two,
        "Bruck's global combine with n ports, ceil(log_{n+1} P) rounds"},
-      {"pairwise_exchange", allreduce_pairwise_exchange, pairwise_allreduce_schedule,
-       power_of_two, always, "butterfly, log2 P rounds (+2 with leftover ranks)"},
+      {"pairwise_exchange", allreduce_pairwise_exchange, pairwise_allreduce_schedule, power_of_two,
+       always, "butterfly, log2 P rounds (+2 with leftover ranks)"},
       {"binomial", allreduce_binomial, binomial_allreduce_schedule, always, always,
        "binomial tree reduce + broadcast, 2 ceil(log2 P) rounds"},
       {"ring", allreduce_ring, nullptr, single, always,
        "pipelined ring reduce-scatter + allgather, 2(P-1) rounds, bandwidth optimal"},
+      {"release_gather", allreduce_release_gather, nullptr, single, always,
+       "intra-node reduce + bcast on shared-memory release/gather flags (Jain et al.), "
+       "node leaders' allreduce between nodes"},
       {"mpi", allreduce_mpi, nullptr, always, always, "the MPI library's own MPI_Allreduce"},
   };
   return table;
@@ -70,9 +73,11 @@ const AllreduceAlgorithm& find_allreduce(const std::string& requested, const All
   for (const auto& a : allreduce_algorithms()) {
     if (name != a.name) continue;
     if (!args.reducer->commutative() && !a.rank_order(size)) {
-      throw ArgumentError("op: a non-commutative op needs an algorithm that combines in rank "
-                          "order; '" + name + "' does not at " + std::to_string(size) +
-                          " ranks (use binomial, mpi, or pairwise_exchange at 2^k ranks)");
+      throw ArgumentError(
+          "op: a non-commutative op needs an algorithm that combines in rank "
+          "order; '" +
+          name + "' does not at " + std::to_string(size) +
+          " ranks (use binomial, mpi, or pairwise_exchange at 2^k ranks)");
     }
     return a;
   }

@@ -4,6 +4,7 @@
 #include <set>
 #include <string>
 
+#include "shancoll/coll/release_gather/release_gather.h"
 #include "shancoll/error.h"
 #include "shancoll/progress.h"
 #include "shancoll/shm/flags.h"
@@ -38,8 +39,7 @@ void create_keyvals() {
   if (g_comm_keyval != MPI_KEYVAL_INVALID) return;
   check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_comm, &g_comm_keyval, nullptr),
             "MPI_Comm_create_keyval");
-  check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_finalize, &g_finalize_keyval,
-                                   nullptr),
+  check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_finalize, &g_finalize_keyval, nullptr),
             "MPI_Comm_create_keyval");
   MPI_Comm_set_attr(MPI_COMM_SELF, g_finalize_keyval, nullptr);
 }
@@ -48,6 +48,7 @@ void create_keyvals() {
 
 NodeContext::~NodeContext() {
   for (auto& t : transports) t.reset();
+  release_gather.reset();
   segment.reset();
   free_topology(topo);
 }

@@ -24,6 +24,7 @@
 namespace shancoll {
 
 class Transport;
+struct ReleaseGatherState;  // coll/release_gather/release_gather.h
 
 // Everything that depends on the node layout.
 struct NodeContext {
@@ -36,6 +37,9 @@ struct NodeContext {
   // land on stale bytes of an earlier layout.
   std::int64_t shan_blocks = -1;
   std::int64_t shan_extent = -1;
+  // release_gather's flags, counters and buffers (a segment of its own: its
+  // flags hold counters that must survive other algorithms' calls).
+  std::unique_ptr<ReleaseGatherState> release_gather;
   ~NodeContext();
 };
 

@@ -6,15 +6,18 @@
 
 namespace shancoll {
 
+struct ReleaseGatherOptions;  // coll/release_gather/release_gather.h
+
 enum class TransportKind { rma, two_sided };
 
 struct Options {
-  std::int64_t block_size = 0;    // shan: max bytes per block (0: choose)
+  std::int64_t block_size = 0;  // shan: max bytes per block (0: choose)
   TransportKind transport = TransportKind::two_sided;
-  int ranks_per_node = -1;        // virtual nodes; -1: SHANCOLL_RANKS_PER_NODE, 0: physical
-  double timeout = 0;             // seconds per wait; 0: SHANCOLL_TIMEOUT or 120
+  int ranks_per_node = -1;  // virtual nodes; -1: SHANCOLL_RANKS_PER_NODE, 0: physical
+  double timeout = 0;       // seconds per wait; 0: SHANCOLL_TIMEOUT or 120
+  const ReleaseGatherOptions* release_gather = nullptr;  // nullptr: the defaults
 
-  double wait_timeout() const;    // timeout, with 0 resolved to the default
+  double wait_timeout() const;  // timeout, with 0 resolved to the default
 };
 
 // What one call did, counted by the calling rank. Tests check the algorithms'
@@ -25,7 +28,7 @@ struct Stats {
   std::int64_t inter_bytes = 0;
   std::int64_t intra_messages = 0;  // messages/copies within the node
   std::int64_t intra_bytes = 0;
-  std::int64_t forwarded = 0;       // shan: blocks this rank forwarded on
+  std::int64_t forwarded = 0;  // shan: blocks this rank forwarded on
   std::int64_t node_count = 1;
   std::int64_t block_count = 0;     // shan: blocks of the whole call
   // Intergroup collectives: traffic between the two groups of an

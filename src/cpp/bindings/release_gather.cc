@@ -1,0 +1,214 @@
+// pybind11 bindings of bcast, reduce and release_gather's options (kept apart
+// from module.cc). The Python layer (src/shancoll/_release_gather.py) parses
+// buffer specs, ops and option types; here we check what the core needs to
+// stay memory-safe and turn the options into ReleaseGatherOptions.
+#include "shancoll/coll/release_gather/release_gather.h"
+
+#include <mpi.h>
+#include <mpi4py/mpi4py.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <optional>
+#include <string>
+
+#include "shancoll/allreduce_select.h"
+#include "shancoll/comm.h"
+#include "shancoll/progress.h"
+#include "shancoll/rooted_select.h"
+
+namespace py = pybind11;
+using namespace shancoll;
+
+namespace {
+
+MPI_Comm comm_of(py::handle comm) {
+  if (!PyObject_TypeCheck(comm.ptr(), &PyMPIComm_Type))
+    throw ArgumentError("comm: expected an mpi4py communicator");
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) throw ArgumentError("comm: MPI is already finalized");
+  return *PyMPIComm_Get(comm.ptr());
+}
+
+MPI_Op op_of(py::handle op) {
+  if (!PyObject_TypeCheck(op.ptr(), &PyMPIOp_Type))
+    throw ArgumentError("op: expected an mpi4py MPI.Op or a callable");
+  return *PyMPIOp_Get(op.ptr());
+}
+
+pattern::TreeKind parse_tree(const std::string& name) {
+  if (name == "flat") return pattern::TreeKind::flat;
+  if (name == "kary") return pattern::TreeKind::kary;
+  if (name == "knomial") return pattern::TreeKind::knomial;
+  throw ArgumentError("tree: unknown tree '" + name + "' (valid: auto, flat, kary, knomial)");
+}
+
+int parse_skew(const std::string& name) {
+  if (name == "auto") return -1;
+  if (name == "left") return 0;
+  if (name == "right") return 1;
+  throw ArgumentError("skew: unknown skew '" + name + "' (valid: auto, left, right)");
+}
+
+// Options by name (types checked in Python); absent ones keep the paper's defaults.
+ReleaseGatherOptions parse_options(const py::dict& d) {
+  ReleaseGatherOptions o;
+  for (auto item : d) {
+    const std::string key = py::cast<std::string>(item.first);
+    py::handle v = item.second;
+    if (key == "tree") {
+      const std::string tree = py::cast<std::string>(v);
+      o.tree_auto = tree == "auto";
+      if (!o.tree_auto) o.tree.kind = parse_tree(tree);
+    } else if (key == "k") {
+      o.tree.k = py::cast<int>(v);
+      if (o.tree.k < 1) throw ArgumentError("k: must be >= 1, got " + std::to_string(o.tree.k));
+    } else if (key == "skew") {
+      o.skew = parse_skew(py::cast<std::string>(v));
+    } else if (key == "buffer_size") {
+      o.buffer_size = py::cast<std::int64_t>(v);
+    } else if (key == "buffers") {
+      o.buffers = py::cast<int>(v);
+    } else if (key == "inline") {
+      o.inline_data = py::cast<bool>(v);
+    } else if (key == "read_from_parent") {
+      o.read_from_parent = py::cast<bool>(v);
+    } else if (key == "data_copy") {
+      o.data_copy = py::cast<bool>(v);
+    } else if (key == "inter_algorithm") {
+      o.inter_algorithm = py::cast<std::string>(v);
+    } else {
+      throw ArgumentError("options: unknown release_gather option '" + key + "'");
+    }
+  }
+  if (o.tree_auto && d.contains("k"))
+    throw ArgumentError("k: needs tree='kary' or 'knomial' (tree='auto' picks K by size)");
+  o.validate();
+  return o;
+}
+
+Options make_options(const ReleaseGatherOptions& rg, int ranks_per_node, double timeout) {
+  if (timeout < 0) throw ArgumentError("timeout: must be >= 0 seconds");
+  Options o;
+  o.ranks_per_node = ranks_per_node;
+  o.timeout = timeout > 0 ? timeout : default_timeout();
+  o.release_gather = &rg;
+  return o;
+}
+
+int check_root(const Comm& comm, int root) {
+  if (root < 0 || root >= comm.size())
+    throw ArgumentError("root: must be a rank of the communicator (0.." +
+                        std::to_string(comm.size() - 1) + "), got " + std::to_string(root));
+  return root;
+}
+
+std::optional<py::buffer_info> buffer_of(py::object obj, bool writable) {
+  if (obj.is_none()) return std::nullopt;
+  return py::reinterpret_borrow<py::buffer>(obj).request(writable);
+}
+
+std::byte* ptr(const std::optional<py::buffer_info>& b) {
+  return b ? static_cast<std::byte*>(b->ptr) : nullptr;
+}
+
+template <class F>
+void run_call(Comm& comm, const char* name, F&& body) {
+  Stats stats;
+  {
+    py::gil_scoped_release release;  // user ops re-acquire it (mpi4py: "with gil")
+    comm.run([&] { body(stats); });
+  }
+  comm.last_stats = stats;
+  comm.last_algorithm = name;
+}
+
+void bcast(py::handle comm_obj, py::object buf, int root, const std::string& algorithm,
+           const py::dict& options, int ranks_per_node, double timeout) {
+  const ReleaseGatherOptions rg = parse_options(options);
+  const Options o = make_options(rg, ranks_per_node, timeout);
+  Comm& comm = Comm::of(comm_of(comm_obj));
+  BcastArgs args;
+  args.root = check_root(comm, root);
+  const auto b = buffer_of(buf, comm.rank() != root);
+  args.buf = ptr(b);
+  args.bytes = b ? b->size * b->itemsize : 0;
+  const BcastAlgorithm& algo = find_bcast(algorithm);
+  run_call(comm, algo.name, [&](Stats& s) { algo.fn(comm, args, o, s); });
+}
+
+void reduce(py::handle comm_obj, py::object send, py::object recv, const std::string& kind,
+            int itemsize, std::int64_t count, py::handle op, int root, const std::string& algorithm,
+            const py::dict& options, int ranks_per_node, double timeout) {
+  if (kind.size() != 1) throw ArgumentError("recvbuf: bad dtype kind '" + kind + "'");
+  const ReleaseGatherOptions rg = parse_options(options);
+  const Options o = make_options(rg, ranks_per_node, timeout);
+  const Reducer reducer(op_of(op), dtype_from_numpy(kind[0], itemsize, "recvbuf"));
+  Comm& comm = Comm::of(comm_of(comm_obj));
+  ReduceArgs args;
+  args.root = check_root(comm, root);
+  const auto s = buffer_of(send, false);
+  const auto r = buffer_of(recv, true);
+  const std::int64_t bytes = count * itemsize;
+  if (s && s->size * s->itemsize < bytes) throw ArgumentError("sendbuf: too small");
+  if (comm.rank() == root && (!r || r->size * r->itemsize < bytes))
+    throw ArgumentError("recvbuf: the root needs a receive buffer of " + std::to_string(bytes) +
+                        " bytes");
+  if (!s && comm.rank() != root)
+    throw ArgumentError("sendbuf: MPI.IN_PLACE is only valid at the root");
+  args.send = ptr(s);
+  args.recv = comm.rank() == root ? ptr(r) : nullptr;
+  args.count = count;
+  args.reducer = &reducer;
+  const ReduceAlgorithm& algo = find_reduce(algorithm, args);
+  run_call(comm, algo.name, [&](Stats& st) { algo.fn(comm, args, o, st); });
+}
+
+void allreduce_with_options(py::handle comm_obj, py::object send, py::object recv,
+                            const std::string& kind, int itemsize, py::handle op,
+                            const py::dict& options, int ranks_per_node, double timeout) {
+  if (kind.size() != 1) throw ArgumentError("recvbuf: bad dtype kind '" + kind + "'");
+  const ReleaseGatherOptions rg = parse_options(options);
+  const Options o = make_options(rg, ranks_per_node, timeout);
+  const Reducer reducer(op_of(op), dtype_from_numpy(kind[0], itemsize, "recvbuf"));
+  Comm& comm = Comm::of(comm_of(comm_obj));
+  const auto s = buffer_of(send, false);
+  const auto r = buffer_of(recv, true);
+  AllreduceArgs args;
+  args.send = ptr(s);
+  args.recv = ptr(r);
+  args.count = r->size * r->itemsize / itemsize;
+  if (s && s->size * s->itemsize != args.count * itemsize)
+    throw ArgumentError("sendbuf: its length differs from recvbuf's");
+  args.reducer = &reducer;
+  const AllreduceAlgorithm& algo = find_allreduce("release_gather", args, comm.size());
+  run_call(comm, algo.name, [&](Stats& st) { algo.fn(comm, args, o, st); });
+}
+
+template <class Table>
+std::vector<std::pair<std::string, std::string>> names_of(const Table& table) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& a : table) out.emplace_back(a.name, a.summary);
+  return out;
+}
+
+}  // namespace
+
+void bind_release_gather(py::module_& m) {
+  if (import_mpi4py() < 0) throw py::error_already_set();  // per translation unit
+  m.def("bcast", &bcast, py::arg("comm"), py::arg("buf"), py::arg("root"),
+        py::arg("algorithm") = "", py::arg("options") = py::dict(), py::arg("ranks_per_node") = -1,
+        py::arg("timeout") = 0.0, "Bcast of a contiguous buffer's bytes from root.");
+  m.def("reduce", &reduce, py::arg("comm"), py::arg("send"), py::arg("recv"), py::arg("kind"),
+        py::arg("itemsize"), py::arg("count"), py::arg("op"), py::arg("root"),
+        py::arg("algorithm") = "", py::arg("options") = py::dict(), py::arg("ranks_per_node") = -1,
+        py::arg("timeout") = 0.0,
+        "Reduce of count elements into root's recv; send=None: in place at the root.");
+  m.def("allreduce_release_gather", &allreduce_with_options, py::arg("comm"), py::arg("send"),
+        py::arg("recv"), py::arg("kind"), py::arg("itemsize"), py::arg("op"),
+        py::arg("options") = py::dict(), py::arg("ranks_per_node") = -1, py::arg("timeout") = 0.0,
+        "Allreduce with release_gather and the given options.");
+  m.def("bcast_algorithms", [] { return names_of(bcast_algorithms()); });
+  m.def("reduce_algorithms", [] { return names_of(reduce_algorithms()); });
+}

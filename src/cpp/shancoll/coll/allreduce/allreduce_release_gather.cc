@@ -1,0 +1,68 @@
+// release_gather allreduce (seed: intranode-release-gather, Sec. II-E):
+//   1. intra-node reduce to local rank 0, straight into its recvbuf
+//      (data-copy optimisation; release_gather_node.cc);
+//   2. several nodes: an allreduce among the node leaders, in place in their
+//      recvbufs, with any of the library's allreduce algorithms
+//      (inter_algorithm, "auto" by default), on a communicator of the leaders;
+//   3. intra-node bcast of the result from local rank 0.
+// One expression tree per call (the same on every rank): bitwise-identical
+// results everywhere. Commutative ops only (a tree combines in tree order).
+// Cost: reduce + bcast on the node (each m/c chunks) plus the leaders' allreduce.
+#include <string>
+
+#include "shancoll/allreduce_select.h"
+#include "shancoll/coll/allreduce/allreduce.h"
+#include "shancoll/coll/release_gather/release_gather.h"
+#include "shancoll/error.h"
+
+namespace shancoll {
+namespace {
+
+// The node leaders' communicator, made once per node layout (collective over
+// the whole communicator: every rank reaches it in the same call).
+MPI_Comm leaders_comm(Comm& comm, NodeContext& ctx, const ReleaseGatherOptions& o) {
+  ReleaseGatherState& st = release_gather_state(ctx, o);
+  if (!st.leaders_made) {
+    const int color = ctx.topo.local_rank == 0 ? 0 : MPI_UNDEFINED;
+    check_mpi(MPI_Comm_split(comm.mpi(), color, comm.rank(), &st.leaders), "MPI_Comm_split");
+    st.leaders_made = true;
+  }
+  return st.leaders;
+}
+
+void allreduce_leaders(MPI_Comm leaders, const AllreduceArgs& args, const ReleaseGatherOptions& o,
+                       const Options& opt, Stats& stats) {
+  if (o.inter_algorithm == "release_gather")
+    throw ArgumentError("inter_algorithm: release_gather cannot be its own inter-node step");
+  Comm& lc = Comm::of(leaders);
+  AllreduceArgs in_place = args;
+  in_place.send = nullptr;
+  const AllreduceAlgorithm& algo = find_allreduce(o.inter_algorithm, in_place, lc.size());
+  Options inter = opt;
+  inter.release_gather = nullptr;
+  inter.ranks_per_node = 0;  // one leader per node: every leader is a node of its own
+  Stats s;
+  lc.run([&] { algo.fn(lc, in_place, inter, s); });
+  stats.rounds += s.rounds;
+  stats.inter_messages += s.inter_messages + s.intra_messages;
+  stats.inter_bytes += s.inter_bytes + s.intra_bytes;
+}
+
+}  // namespace
+
+void allreduce_release_gather(Comm& comm, const AllreduceArgs& args, const Options& opt,
+                              Stats& stats) {
+  const ReleaseGatherOptions& o = release_gather_options(opt);
+  NodeContext& ctx = comm.nodes(opt.ranks_per_node);
+  const double timeout = opt.wait_timeout();
+  const std::byte* input = args.send ? args.send : args.recv;
+  rg_reduce_on_node(ctx, input, args.recv, args.count, *args.reducer, 0, o, timeout, stats);
+  if (ctx.topo.node_count > 1) {
+    MPI_Comm leaders = leaders_comm(comm, ctx, o);
+    if (ctx.topo.local_rank == 0) allreduce_leaders(leaders, args, o, opt, stats);
+  }
+  rg_bcast_on_node(ctx, args.recv, args.bytes(), 0, o, timeout, stats);
+  stats.node_count = ctx.topo.node_count;
+}
+
+}  // namespace shancoll

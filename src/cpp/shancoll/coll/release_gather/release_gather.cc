@@ -1,0 +1,247 @@
+// The release and gather steps and their buffer bookkeeping (see the header).
+//
+// Memory ordering, everywhere (Sec. IV of the paper, C++ atomics):
+//   - a writer fills a buffer (or the data bytes of its flag line), then
+//     release-stores its flag; a reader acquire-loads the flag, then reads.
+//     The release store keeps the data writes from moving after the flag, the
+//     acquire load keeps the data reads from moving before it: a reader that
+//     sees the value sees the data. A parent forwarding a release is an
+//     acquire followed by a release, so the root's data reaches the leaves
+//     transitively (happens-before is transitive).
+//   - the other direction (write-after-read) is the same rule: a reader
+//     release-stores its gather flag after its last read of a slot, and a
+//     writer acquire-loads that flag before refilling the slot, so the refill
+//     cannot overtake a reader still copying.
+// Flags have a single writer at a time (a release line: its rank, or its
+// parent without read-from-parent; a gather line: its rank), and writers
+// only store counters they have reached, so values only grow.
+#include "shancoll/coll/release_gather/release_gather.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "shancoll/error.h"
+#include "shancoll/progress.h"
+#include "shancoll/shm/flags.h"
+
+namespace shancoll {
+namespace {
+
+constexpr std::size_t kFlagBytes = 8;
+constexpr std::size_t kInlineBytes = kCacheLine - kFlagBytes;  // data beside a flag
+
+std::size_t round_up(std::size_t x) { return (x + kCacheLine - 1) / kCacheLine * kCacheLine; }
+
+std::size_t segment_bytes(int local_size, std::size_t buffer) {
+  return 2 * kCacheLine * local_size + buffer * (1 + static_cast<std::size_t>(local_size));
+}
+
+}  // namespace
+
+ReleaseGatherState::~ReleaseGatherState() {
+  segment.reset();
+  if (leaders != MPI_COMM_NULL) MPI_Comm_free(&leaders);
+}
+
+bool RgConfig::operator==(const RgConfig& o) const {
+  return root == o.root && tree.kind == o.tree.kind && tree.k == o.tree.k &&
+         tree.right_skew == o.tree.right_skew && slots == o.slots && slot_bytes == o.slot_bytes &&
+         buffer_bytes == o.buffer_bytes && inline_data == o.inline_data &&
+         read_from_parent == o.read_from_parent;
+}
+
+// The paper's choices (Sec. VI): bcast on a flat tree; reduce on a K-nomial
+// tree with K = 4 below 512 bytes, above on right-skewed K-ary trees with
+// K = 3 up to 4 KiB and K = 2 beyond (its per-socket trees; with one socket,
+// the whole node's tree).
+pattern::TreeShape ReleaseGatherOptions::tree_for(bool reduce, std::int64_t bytes) const {
+  using pattern::TreeKind;
+  pattern::TreeShape s = tree;
+  if (tree_auto) {
+    s.kind = !reduce ? TreeKind::flat : bytes < 512 ? TreeKind::knomial : TreeKind::kary;
+    s.k = 0;
+  }
+  if (s.k <= 0) {
+    if (s.kind == TreeKind::knomial) s.k = bytes <= (16 << 10) ? 4 : 2;
+    if (s.kind == TreeKind::kary) s.k = bytes <= 4096 ? 3 : 2;
+    if (s.kind == TreeKind::flat) s.k = 1;
+  }
+  s.right_skew = skew < 0 ? reduce : skew == 1;
+  return s;
+}
+
+void ReleaseGatherOptions::validate() const {
+  if (buffers < 1) throw ArgumentError("buffers: must be >= 1, got " + std::to_string(buffers));
+  if (buffer_size < static_cast<std::int64_t>(kCacheLine) * buffers || buffer_size > (1 << 30))
+    throw ArgumentError(
+        "buffer_size: must hold at least 64 bytes per buffer (buffers=" + std::to_string(buffers) +
+        ") and at most 1 GiB, got " + std::to_string(buffer_size));
+  if (!tree_auto && tree.kind != pattern::TreeKind::flat && tree.k > 0 &&
+      tree.k < pattern::tree_min_k(tree.kind))
+    throw ArgumentError(std::string("k: a ") + pattern::tree_kind_name(tree.kind) +
+                        " tree needs k >= " + std::to_string(pattern::tree_min_k(tree.kind)) +
+                        ", got " + std::to_string(tree.k));
+  if (skew < -1 || skew > 1) throw ArgumentError("skew: must be left, right or auto");
+}
+
+const ReleaseGatherOptions& release_gather_options(const Options& opt) {
+  static const ReleaseGatherOptions defaults;
+  return opt.release_gather ? *opt.release_gather : defaults;
+}
+
+// Collective over the node: the segment exists and is large enough. A new
+// segment is zero-filled and reached by every local rank in the same call
+// (the allocation is collective), after all earlier calls finished: the
+// counters restart at zero everywhere.
+ReleaseGatherState& release_gather_state(NodeContext& ctx, const ReleaseGatherOptions& o) {
+  if (!ctx.release_gather) {
+    ctx.release_gather = std::make_unique<ReleaseGatherState>();
+    ctx.release_gather->segment = std::make_unique<NodeSegment>(ctx.topo.node_comm);
+  }
+  ReleaseGatherState& st = *ctx.release_gather;
+  const std::size_t buffer = round_up(static_cast<std::size_t>(o.buffer_size));
+  st.segment->reserve(segment_bytes(ctx.topo.local_size(), buffer));
+  if (st.generation != st.segment->generation()) {
+    st.generation = st.segment->generation();
+    st.release_state = st.gather_state = st.all_done = 0;
+    st.bcast = RgRegion{};
+    st.reduce = RgRegion{};
+  }
+  return st;
+}
+
+RgPhase::RgPhase(NodeContext& ctx, const ReleaseGatherOptions& o, bool reduce, int local_root,
+                 std::int64_t bytes, std::size_t elem, double timeout, Stats& stats)
+    : st_(release_gather_state(ctx, o)),
+      region_(reduce ? st_.reduce : st_.bcast),
+      reduce_(reduce),
+      me_(ctx.topo.local_rank),
+      local_size_(ctx.topo.local_size()),
+      timeout_(timeout),
+      stats_(stats) {
+  config_.root = local_root;
+  config_.tree = o.tree_for(reduce, bytes);
+  node_ = pattern::tree_node(local_size_, me_, local_root, config_.tree);
+  config_.buffer_bytes = round_up(static_cast<std::size_t>(o.buffer_size));
+  config_.inline_data =
+      o.inline_data && bytes <= static_cast<std::int64_t>(kInlineBytes) && elem <= kInlineBytes;
+  config_.slots = config_.inline_data ? 1 : o.buffers;
+  config_.slot_bytes = config_.inline_data
+                           ? kInlineBytes
+                           : config_.buffer_bytes / o.buffers / kCacheLine * kCacheLine;
+  config_.read_from_parent = !reduce && o.read_from_parent;  // reduce has no release flags
+  chunk_ = static_cast<std::int64_t>(config_.slot_bytes / elem * elem);
+  if (bytes > 0) enter_region();
+}
+
+std::byte* RgPhase::release_line(int r) const { return st_.segment->base() + kCacheLine * r; }
+
+std::byte* RgPhase::gather_line(int r) const {
+  return st_.segment->base() + kCacheLine * (local_size_ + r);
+}
+
+std::byte* RgPhase::slot_of(int r, int slot) const {
+  std::byte* buffers = st_.segment->base() + 2 * kCacheLine * local_size_;
+  return buffers + config_.buffer_bytes * (r + 1) + config_.slot_bytes * slot;
+}
+
+void RgPhase::wait_flag(const std::byte* flag, std::uint64_t value, const char* what) const {
+  wait_until([&] { return acquire_load(flag) >= value; }, what, timeout_);
+}
+
+// A new configuration of this buffer region: first every local rank finishes
+// every earlier step (its gather flag reaches our gather count), so no slot
+// of the old layout is still being read or written.
+void RgPhase::enter_region() {
+  if (region_.config == config_) return;
+  const std::uint64_t target = st_.gather_state;
+  if (st_.all_done < target) {
+    for (int r = 0; r < local_size_; ++r)
+      wait_flag(gather_line(r), target, "release_gather: the other ranks' earlier calls");
+    st_.all_done = target;
+  }
+  region_.config = config_;
+  region_.last_use.assign(static_cast<std::size_t>(config_.slots), 0);
+  region_.next = 0;
+  region_.consumed = 0;
+}
+
+// The slot of the next chunk. Every rank advances the bookkeeping, writer or
+// not, so it stays identical everywhere.
+int RgPhase::next_slot() {
+  slot_ = static_cast<int>(region_.next++ % static_cast<std::uint64_t>(config_.slots));
+  return slot_;
+}
+
+// The consumers of the slot's chunk `count` are done with it: for a bcast
+// root its children (whose gather covers their subtrees), for a reduce
+// writer its parent. Remembers the smallest count seen, so that the next
+// slots usually need no wait (the paper's skipped gather / release).
+void RgPhase::wait_consumed(std::uint64_t count) {
+  if (count <= region_.consumed) return;
+  std::uint64_t seen = ~std::uint64_t{0};
+  auto wait_for = [&](int r) {
+    wait_flag(gather_line(r), count, "release_gather: a free buffer");
+    seen = std::min(seen, acquire_load(gather_line(r)));
+  };
+  if (reduce_) {
+    if (!root()) wait_for(node_.parent);
+  } else {
+    for (int c : node_.children) wait_for(c);
+  }
+  region_.consumed = seen == ~std::uint64_t{0} ? count : seen;
+}
+
+void RgPhase::signal_children(std::uint64_t r) {
+  if (node_.children.empty()) return;
+  if (config_.read_from_parent) {
+    release_store(release_line(me_), r);  // one store; every child reads it
+  } else {
+    for (int c : node_.children) release_store(release_line(c), r);
+  }
+}
+
+const std::byte* RgPhase::bcast_release(const std::byte* root_data, std::size_t bytes) {
+  const std::uint64_t r = ++st_.release_state;
+  const std::uint64_t chunk = st_.gather_state + 1;  // this chunk's gather count
+  const int slot = next_slot();
+  std::byte* data =
+      config_.inline_data ? release_line(config_.root) + kFlagBytes : slot_of(-1, slot);
+  if (root()) {
+    wait_consumed(region_.last_use[slot]);
+    std::memcpy(data, root_data, bytes);  // before the release store below
+  } else {
+    wait_flag(config_.read_from_parent ? release_line(node_.parent) : release_line(me_), r,
+              "release_gather: the parent's release");
+  }
+  region_.last_use[slot] = chunk;
+  signal_children(r);  // before copying out: the subtree starts at once
+  return data;
+}
+
+void RgPhase::bcast_gather() {
+  const std::uint64_t g = ++st_.gather_state;
+  // The root skips the wait: wait_consumed() catches up when it needs a slot.
+  if (!root())
+    for (int c : node_.children) wait_flag(gather_line(c), g, "release_gather: a child's gather");
+  release_store(gather_line(me_), g);  // after my reads of the slot
+}
+
+std::byte* RgPhase::reduce_slot(bool data_copy) {
+  ++st_.gather_state;
+  const int slot = next_slot();
+  const std::uint64_t previous = region_.last_use[slot];
+  region_.last_use[slot] = st_.gather_state;
+  if (root() && data_copy) return nullptr;
+  if (!root()) wait_consumed(previous);
+  return config_.inline_data ? gather_line(me_) + kFlagBytes : slot_of(me_, slot);
+}
+
+const std::byte* RgPhase::reduce_child(int c) {
+  wait_flag(gather_line(c), st_.gather_state, "release_gather: a child's gather");
+  return config_.inline_data ? gather_line(c) + kFlagBytes : slot_of(c, slot_);
+}
+
+void RgPhase::reduce_publish() { release_store(gather_line(me_), st_.gather_state); }
+
+}  // namespace shancoll

@@ -1,0 +1,165 @@
+// Release/gather: the building blocks of the intra-node bcast, reduce and
+// allreduce of the seed intranode-release-gather-shm-collectives (Sec. II-III).
+//
+// Every local rank owns two cache-line flags in a node shared segment, a
+// release flag and a gather flag, and two private counters, release_state and
+// gather_state, that every rank advances identically (one release step per
+// bcast chunk, one gather step per chunk of any collective), so counters
+// never need resetting: a flag holds the counter of the last step its writer
+// completed, and a wait is for "flag >= my counter".
+//   release step (Fig. 2), parent -> children: "chunk r is in the buffer";
+//   gather step (Fig. 3), children -> parent: "my subtree is done with chunk
+//   g" (bcast: copied it out; reduce: its partial result is in my buffer, and
+//   I consumed my children's buffers).
+// Segment layout (one segment per node, its own NodeSegment, L local ranks,
+// B = buffer_size): L release lines | L gather lines | bcast buffer (B) |
+// L reduce buffers (B each). A buffer is split into `buffers` slots of one
+// chunk each (pipelining); a chunk of at most 56 bytes may travel inside the
+// flag's cache line instead (inlining).
+//
+// Buffer reuse: each slot remembers the gather count of its last use. A bcast
+// root may refill a slot once its children's gather flags reached that count
+// (the tree gather says their subtrees read it); a reduce writer once its
+// parent's gather flag did (the parent consumed it): with free slots nobody
+// waits (the paper's skipped gather/release). When a buffer region's
+// configuration (root, tree, slots, flag mode, inlining) changes, its first
+// chunk first waits until every local rank finished every earlier step (a
+// drain): slots of the old layout, and children or parents of the old tree,
+// tell nothing about the new ones.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "shancoll/comm.h"
+#include "shancoll/ops.h"
+#include "shancoll/options.h"
+#include "shancoll/pattern/tree.h"
+
+namespace shancoll {
+
+// The optimisations of Sec. III, each switchable (Python keywords of the same name).
+struct ReleaseGatherOptions {
+  bool tree_auto = true;    // the paper's tree for the collective and size
+  pattern::TreeShape tree;  // when !tree_auto (k <= 0: the paper's K for the size)
+  int skew = -1;            // -1: per collective (bcast left, reduce right); 0 left; 1 right
+  std::int64_t buffer_size =
+      32 << 10;                  // bytes of one buffer (the bcast buffer, each reduce buffer)
+  int buffers = 4;               // slots per buffer: chunks in flight (pipelining)
+  bool inline_data = false;      // messages of <= 56 bytes inside the flag's cache line
+  bool read_from_parent = true;  // children read their parent's release flag
+  bool data_copy = true;         // reduce straight into the root's recvbuf
+  std::string inter_algorithm = "auto";  // allreduce among node leaders (several nodes)
+
+  // The tree for `bytes` of a bcast (reduce = false) or reduce.
+  pattern::TreeShape tree_for(bool reduce, std::int64_t bytes) const;
+  void validate() const;  // throws ArgumentError naming the option
+};
+
+struct RgConfig {  // what a buffer region was laid out for
+  int root = -1;
+  pattern::TreeShape tree;
+  int slots = 0;
+  std::size_t slot_bytes = 0;
+  std::size_t buffer_bytes = 0;
+  bool inline_data = false;
+  bool read_from_parent = false;
+  bool operator==(const RgConfig& o) const;
+};
+
+// A buffer region's slot bookkeeping, identical on every local rank.
+struct RgRegion {
+  RgConfig config;
+  std::vector<std::uint64_t> last_use;  // gather count of each slot's last chunk
+  std::uint64_t next = 0;               // chunks since the configuration began
+  std::uint64_t consumed = 0;           // consumers known done up to this count
+};
+
+// Per node layout, kept in the NodeContext across calls.
+struct ReleaseGatherState {
+  std::unique_ptr<NodeSegment> segment;
+  std::uint64_t generation = 0;  // the segment's, when the counters were reset
+  std::uint64_t release_state = 0;
+  std::uint64_t gather_state = 0;
+  std::uint64_t all_done = 0;  // every local rank's gather flag reached this
+  RgRegion bcast, reduce;
+  bool leaders_made = false;
+  MPI_Comm leaders = MPI_COMM_NULL;  // local rank 0 of every node (several nodes), owned
+  ~ReleaseGatherState();
+};
+
+// One rank's view of one phase (a bcast or a reduce) on its node.
+class RgPhase {
+ public:
+  RgPhase(NodeContext& ctx, const ReleaseGatherOptions& o, bool reduce, int local_root,
+          std::int64_t bytes, std::size_t elem, double timeout, Stats& stats);
+
+  bool root() const { return node_.parent < 0; }
+  const pattern::TreeNode& node() const { return node_; }
+  bool inlined() const { return config_.inline_data; }
+  std::int64_t chunk_bytes() const { return chunk_; }
+
+  // Bcast chunk: the root fills the next slot (waiting for it to be free),
+  // then the release step; non-roots then read it. Returns the data.
+  const std::byte* bcast_release(const std::byte* root_data, std::size_t bytes);
+  // Bcast gather step: children first (non-roots), then my flag.
+  void bcast_gather();
+  // Reduce chunk, the gather step begins: my slot for this chunk (waits until
+  // its last use was consumed); the root with the data-copy optimisation
+  // reduces into its recvbuf instead and gets nullptr.
+  std::byte* reduce_slot(bool data_copy);
+  // Reduce gather step: waits for child c's chunk, returns it.
+  const std::byte* reduce_child(int c);
+  // Reduce gather step done: my flag (my slot holds my subtree's result).
+  void reduce_publish();
+
+ private:
+  std::byte* release_line(int r) const;
+  std::byte* gather_line(int r) const;
+  std::byte* slot_of(int r, int slot) const;  // r < 0: the bcast buffer
+  void wait_flag(const std::byte* flag, std::uint64_t value, const char* what) const;
+  void enter_region();
+  int next_slot();
+  void wait_consumed(std::uint64_t count);
+  void signal_children(std::uint64_t r);
+
+  ReleaseGatherState& st_;
+  RgRegion& region_;
+  RgConfig config_;
+  pattern::TreeNode node_;
+  bool reduce_;
+  int me_;
+  int local_size_;
+  std::int64_t chunk_ = 0;
+  int slot_ = 0;  // this chunk's slot
+  double timeout_;
+  Stats& stats_;
+};
+
+// The collectives on one node (collective over the node's ranks); the
+// multi-node compositions are in bcast/, reduce/ and allreduce/.
+// Bcast of `bytes` from local rank `local_root`, in chunks.
+void rg_bcast_on_node(NodeContext& ctx, std::byte* buf, std::int64_t bytes, int local_root,
+                      const ReleaseGatherOptions& o, double timeout, Stats& stats);
+// Reduce of `count` elements of `send` into the local root's `result`
+// (send == result: in place). `result` is ignored elsewhere.
+void rg_reduce_on_node(NodeContext& ctx, const std::byte* send, std::byte* result,
+                       std::int64_t count, const Reducer& reducer, int local_root,
+                       const ReleaseGatherOptions& o, double timeout, Stats& stats);
+
+// Several nodes: one rank per node stands for it between nodes (the root on
+// the root's node, the leader elsewhere); trees over nodes are binomial.
+int node_representative(const Topology& t, int node, int root);
+// The tree over nodes rooted at the root's node: my representative's parent
+// and children representatives (ranks of the communicator).
+pattern::TreeNode node_tree(const Topology& t, int root);
+
+ReleaseGatherState& release_gather_state(NodeContext& ctx, const ReleaseGatherOptions& o);
+
+// The options of a call (the defaults when the caller gave none).
+const ReleaseGatherOptions& release_gather_options(const Options& opt);
+
+}  // namespace shancoll

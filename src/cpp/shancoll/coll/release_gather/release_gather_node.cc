@@ -1,0 +1,99 @@
+// Bcast and reduce on one node from the release and gather steps (Sec. II-C,
+// II-D), every chunk through one slot of the node segment.
+//
+// Cost (L local ranks, m bytes, c-byte chunks, depth d of the tree):
+//   bcast:  m/c chunks; per chunk the root copies c bytes in, every other rank
+//           copies c bytes out (in parallel); flags: d hops down, d hops up.
+//           The root waits only when all `buffers` slots are still being read.
+//   reduce: m/c chunks; per chunk every non-root copies (leaf) or combines
+//           (inner rank: its input with its children's slots) c bytes into its
+//           slot; each rank combines its children's slots in turn, the root
+//           straight into its recvbuf (data-copy optimisation). A writer waits
+//           only when its parent has not yet consumed the slot's previous chunk.
+#include <algorithm>
+#include <cstring>
+
+#include "shancoll/coll/release_gather/release_gather.h"
+
+namespace shancoll {
+
+int node_representative(const Topology& t, int node, int root) {
+  return t.node_of[root] == node ? root : t.leader_of(node);
+}
+
+pattern::TreeNode node_tree(const Topology& t, int root) {
+  const pattern::TreeShape binomial{pattern::TreeKind::knomial, 2, true};
+  pattern::TreeNode n = pattern::tree_node(t.node_count, t.node, t.node_of[root], binomial);
+  if (n.parent >= 0) n.parent = node_representative(t, n.parent, root);
+  for (int& c : n.children) c = node_representative(t, c, root);
+  return n;
+}
+
+void rg_bcast_on_node(NodeContext& ctx, std::byte* buf, std::int64_t bytes, int local_root,
+                      const ReleaseGatherOptions& o, double timeout, Stats& stats) {
+  if (ctx.topo.local_size() == 1) return;
+  RgPhase phase(ctx, o, false, local_root, bytes, 1, timeout, stats);
+  for (std::int64_t off = 0; off < bytes; off += phase.chunk_bytes()) {
+    const auto n = static_cast<std::size_t>(std::min(phase.chunk_bytes(), bytes - off));
+    const std::byte* data = phase.bcast_release(buf + off, n);
+    if (!phase.root()) std::memcpy(buf + off, data, n);  // after the acquire in the release
+    phase.bcast_gather();
+    stats.rounds += 2;
+    stats.intra_messages += 1;
+    stats.intra_bytes += static_cast<std::int64_t>(n);
+    stats.block_count += 1;
+  }
+}
+
+namespace {
+
+// One chunk of a reduce: my input combined with my children's partial
+// results into `dst` (my slot, or the root's recvbuf).
+void reduce_chunk(RgPhase& phase, const std::byte* input, std::byte* dst, std::int64_t count,
+                  const Reducer& reducer, Stats& stats) {
+  const std::int64_t bytes = count * static_cast<std::int64_t>(reducer.elem_size());
+  const std::byte* left = input;  // the first combine reads my input, later ones dst
+  for (int c : phase.node().children) {
+    reducer.combine(dst, left, phase.reduce_child(c), count, nullptr);
+    left = dst;
+    stats.intra_messages += 1;
+    stats.intra_bytes += bytes;
+  }
+  if (left != dst && bytes > 0) {  // a leaf: a plain copy
+    std::memcpy(dst, input, static_cast<std::size_t>(bytes));
+    stats.intra_messages += 1;
+    stats.intra_bytes += bytes;
+  }
+}
+
+}  // namespace
+
+void rg_reduce_on_node(NodeContext& ctx, const std::byte* send, std::byte* result,
+                       std::int64_t count, const Reducer& reducer, int local_root,
+                       const ReleaseGatherOptions& o, double timeout, Stats& stats) {
+  const std::size_t elem = reducer.elem_size();
+  const std::int64_t bytes = count * static_cast<std::int64_t>(elem);
+  if (ctx.topo.local_size() == 1) {
+    if (send != result && bytes > 0) std::memcpy(result, send, static_cast<std::size_t>(bytes));
+    return;
+  }
+  RgPhase phase(ctx, o, true, local_root, bytes, elem, timeout, stats);
+  const std::int64_t chunk = phase.chunk_bytes() / static_cast<std::int64_t>(elem);
+  for (std::int64_t first = 0; first < count; first += chunk) {
+    const std::int64_t n = std::min(chunk, count - first);
+    const std::size_t off = static_cast<std::size_t>(first) * elem;
+    std::byte* slot = phase.reduce_slot(o.data_copy);
+    std::byte* dst = slot ? slot : result + off;
+    reduce_chunk(phase, send + off, dst, n, reducer, stats);
+    if (phase.root() && slot) {  // no data-copy optimisation: one more copy out
+      std::memcpy(result + off, slot, static_cast<std::size_t>(n) * elem);
+      stats.intra_messages += 1;
+      stats.intra_bytes += n * static_cast<std::int64_t>(elem);
+    }
+    phase.reduce_publish();
+    stats.rounds += 1;
+    stats.block_count += 1;
+  }
+}
+
+}  // namespace shancoll

@@ -1,0 +1,235 @@
+"""Bcast, reduce, and the options of the ``release_gather`` algorithm.
+
+``release_gather`` (Jain et al., "Framework for Scalable Intra-Node
+Collective Operations using Shared Memory") moves data through a node-wide
+shared segment, synchronised by one release and one gather flag per rank,
+each in a cache line of its own. Its optimisations are keyword options of
+:func:`bcast`, :func:`reduce` and :func:`shancoll.allreduce`:
+
+``tree``
+    ``"auto"`` (default: the paper's choice -- flat for bcast; for reduce a
+    K-nomial tree with K=4 below 512 bytes, right-skewed K-ary trees with
+    K=3 up to 4 KiB and K=2 above), ``"flat"``, ``"kary"`` or ``"knomial"``.
+``k``
+    The branching factor of ``kary``/``knomial`` (default by size as above).
+``skew``
+    ``"auto"`` (bcast left, reduce right), ``"left"`` (children served in
+    increasing rank order) or ``"right"`` (the mirror image).
+``buffer_size``, ``buffers``
+    Bytes of the bcast buffer and of each rank's reduce buffer (default 32 KiB),
+    split into ``buffers`` slots (default 4): chunks of 8 KiB pipelined
+    through 4 slots; larger messages go through in chunks.
+``inline``
+    Messages of at most 56 bytes travel inside the flag's cache line
+    (default False: the paper measured no gain).
+``read_from_parent``
+    Children read their parent's release flag instead of the parent writing
+    one flag per child (default True).
+``data_copy``
+    The reduce root combines straight into its ``recvbuf`` instead of its
+    shared buffer followed by a copy (default True).
+``inter_algorithm``
+    Allreduce over several (virtual) nodes: the allreduce algorithm the node
+    leaders run among themselves (default ``"auto"``).
+
+Several nodes (``ranks_per_node`` or ``SHANCOLL_RANKS_PER_NODE``): bcast and
+reduce go between nodes over a binomial tree of one rank per node, allreduce
+is intra-node reduce, leaders' allreduce, intra-node bcast.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from mpi4py import MPI
+
+from . import _core
+from ._allreduce import _buffers, _flat, _op_handle
+from ._buffers import ArgumentError, is_in_place, simple_message
+from ._collectives import _comm_info, _rank_error, _rpn
+
+__all__ = ["bcast", "reduce"]
+
+_OPTION_TYPES: dict[str, type] = {
+    "tree": str, "k": int, "skew": str, "buffer_size": int, "buffers": int, "inline": bool,
+    "read_from_parent": bool, "data_copy": bool, "inter_algorithm": str,
+}  # fmt: skip
+
+
+def _options(options: dict[str, Any]) -> dict[str, Any]:
+    """The release_gather options, their names and types checked."""
+    for name, value in options.items():
+        want = _OPTION_TYPES.get(name)
+        if want is None:
+            raise ArgumentError(
+                f"{name}: unknown option (release_gather takes {', '.join(_OPTION_TYPES)})"
+            )
+        if want is int and (isinstance(value, bool) or not isinstance(value, int)):
+            raise ArgumentError(f"{name}: expected an integer, got {value!r}")
+        if want is not int and not isinstance(value, want):
+            raise ArgumentError(f"{name}: expected a {want.__name__}, got {value!r}")
+    return options
+
+
+def _check_common(algorithm: Any, root: Any, timeout: Any) -> None:
+    if not isinstance(algorithm, str):
+        raise ArgumentError(f"algorithm: expected a string, got {algorithm!r}")
+    if isinstance(root, bool) or not isinstance(root, (int, np.integer)):
+        raise ArgumentError(f"root: expected a rank (an integer), got {root!r}")
+    if timeout is not None and not isinstance(timeout, (int, float)):
+        raise ArgumentError(f"timeout: expected seconds as a number, got {timeout!r}")
+
+
+def _core_algorithm(algorithm: str, options: dict) -> str:
+    if options and algorithm not in ("auto", "release_gather"):
+        raise ArgumentError(
+            f"algorithm: options {sorted(options)} belong to release_gather, not {algorithm!r}"
+        )
+    return "" if algorithm == "auto" else algorithm
+
+
+def bcast(
+    comm: MPI.Comm,
+    buf: Any,
+    root: int = 0,
+    algorithm: str = "auto",
+    *,
+    ranks_per_node: int | None = None,
+    timeout: float | None = None,
+    **options: Any,
+) -> None:
+    """Broadcasts ``buf`` from ``root`` to every rank (``comm.Bcast(buf, root)``).
+
+    Collective over ``comm``; every rank passes a buffer of the same size.
+
+    Parameters
+    ----------
+    comm : mpi4py.MPI.Comm
+        An intra-communicator.
+    buf :
+        A contiguous NumPy array (or buffer-protocol object) or a simple mpi4py
+        spec (``[buf, count]``, ``[buf, count, datatype]``, ...); written on
+        every rank but the root.
+    root : int
+        The rank whose data is broadcast.
+    algorithm : str
+        ``"auto"`` (``SHANCOLL_BCAST_ALGORITHM`` if set, else ``release_gather``)
+        or one of ``algorithms("bcast")``: ``release_gather``, ``binomial``
+        (point-to-point binomial tree), ``mpi`` (``MPI_Bcast``).
+    ranks_per_node, timeout :
+        As for :func:`shancoll.allgatherv`.
+    **options :
+        ``release_gather``'s options (module docstring): ``tree``, ``k``,
+        ``skew``, ``buffer_size``, ``buffers``, ``inline``,
+        ``read_from_parent``.
+
+    Raises
+    ------
+    ValueError (shancoll.ArgumentError)
+        Bad arguments, naming the argument and the rank.
+    TimeoutError (shancoll.CollectiveTimeout)
+        A wait exceeded ``timeout``.
+
+    Statistics of the call: :func:`shancoll.last_stats`.
+    """
+    _, rank = _comm_info(comm)
+    try:
+        _check_common(algorithm, root, timeout)
+        arr, el, count, offset = simple_message(buf, "buf", rank != root)
+        data = _flat(arr, el, count, offset).view(np.uint8)
+        _core.bcast(
+            comm, data, int(root), _core_algorithm(algorithm, options), _options(options),
+            _rpn(ranks_per_node), 0.0 if timeout is None else float(timeout),
+        )  # fmt: skip
+    except (ArgumentError, TypeError) as e:
+        raise _rank_error(ArgumentError(str(e)), rank) from None
+
+
+def _reduce_buffers(sendbuf: Any, recvbuf: Any, root: int, rank: int):
+    """(send array or None, receive array or None, element dtype, count)."""
+    if rank == root:
+        send, recv, el = _buffers(sendbuf, recvbuf, rank)
+        return send, recv, el, recv.size
+    if is_in_place(sendbuf):
+        raise ArgumentError("sendbuf: MPI.IN_PLACE is only valid at the root")
+    arr, el, count, offset = simple_message(sendbuf, "sendbuf", False)
+    send = _flat(arr, el, count, offset)
+    return send, None, el, send.size
+
+
+def reduce(
+    comm: MPI.Comm,
+    sendbuf: Any,
+    recvbuf: Any,
+    op: Any = MPI.SUM,
+    root: int = 0,
+    algorithm: str = "auto",
+    *,
+    commute: bool = False,
+    ranks_per_node: int | None = None,
+    timeout: float | None = None,
+    **options: Any,
+) -> None:
+    """Reduces every rank's ``sendbuf`` elementwise into ``recvbuf`` at ``root``
+    (``comm.Reduce(sendbuf, recvbuf, op, root)``).
+
+    Collective over ``comm``. ``sendbuf`` as for :func:`shancoll.allreduce`;
+    ``MPI.IN_PLACE`` at the root means its input is in ``recvbuf``.
+    ``recvbuf`` matters at the root only (None elsewhere is fine). ``op``,
+    ``commute``, ``ranks_per_node``, ``timeout`` as for :func:`shancoll.allreduce`.
+
+    ``algorithm``: ``"auto"`` (``SHANCOLL_REDUCE_ALGORITHM`` if set, else
+    ``release_gather`` for commutative ops and ``mpi`` otherwise) or one of
+    ``algorithms("reduce")``: ``release_gather`` (commutative ops only: it
+    combines in tree order), ``binomial`` (point-to-point binomial tree, rank
+    order for non-commutative ops), ``mpi`` (``MPI_Reduce``). ``**options``:
+    ``release_gather``'s options (module docstring).
+
+    Raises ValueError (shancoll.ArgumentError) naming the argument and the
+    rank, TimeoutError (shancoll.CollectiveTimeout) when a wait exceeds ``timeout``.
+    """
+    _, rank = _comm_info(comm)
+    handle, created = None, False
+    try:
+        _check_common(algorithm, root, timeout)
+        send, recv, el, count = _reduce_buffers(sendbuf, recvbuf, int(root), rank)
+        handle, created = _op_handle(op, commute)
+        base = el.base if el.shape else el
+        _core.reduce(
+            comm, send, recv, base.kind, base.itemsize, count, handle, int(root),
+            _core_algorithm(algorithm, options), _options(options), _rpn(ranks_per_node),
+            0.0 if timeout is None else float(timeout),
+        )  # fmt: skip
+    except (ArgumentError, TypeError) as e:
+        raise _rank_error(ArgumentError(str(e)), rank) from None
+    finally:
+        if created:
+            handle.Free()
+
+
+def allreduce_with_options(comm, sendbuf, recvbuf, op, algorithm, commute, ranks_per_node,
+                           timeout, options):  # fmt: skip
+    """:func:`shancoll.allreduce` with ``release_gather`` options."""
+    _, rank = _comm_info(comm)
+    handle, created = None, False
+    try:
+        if algorithm not in ("auto", "release_gather"):
+            raise ArgumentError(
+                f"algorithm: options {sorted(options)} belong to release_gather, not "
+                f"{algorithm!r}"
+            )
+        if timeout is not None and not isinstance(timeout, (int, float)):
+            raise ArgumentError(f"timeout: expected seconds as a number, got {timeout!r}")
+        send, recv, el = _buffers(sendbuf, recvbuf, rank)
+        handle, created = _op_handle(op, commute)
+        base = el.base if el.shape else el
+        _core.allreduce_release_gather(
+            comm, send, recv, base.kind, base.itemsize, handle, _options(options),
+            _rpn(ranks_per_node), 0.0 if timeout is None else float(timeout),
+        )  # fmt: skip
+    except (ArgumentError, TypeError) as e:
+        raise _rank_error(ArgumentError(str(e)), rank) from None
+    finally:
+        if created:
+            handle.Free()

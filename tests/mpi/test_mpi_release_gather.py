@@ -1,0 +1,203 @@
+"""shancoll.bcast, shancoll.reduce and allreduce's release_gather against mpi4py's
+comm.Bcast, comm.Reduce and comm.Allreduce.
+
+Sizes: 0, 1, inline-sized (<= 56 bytes), one 8 KiB chunk, and more than the
+32 KiB buffer (chunked, pipelined). Data are small integers (also in float and
+complex types), so every combine order is exact and results compare bit for
+bit. Checks accumulate and are made collective once per test (few allgathers:
+the suite runs oversubscribed).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from _mpi_util import REDUCED, assert_all, raises_all, run_all
+from mpi4py import MPI
+from test_mpi_allreduce import equal, exact_data, name_of, valid_pairs
+
+import shancoll
+
+ROOTED = ["release_gather", "binomial", "mpi"]
+BYTE_SIZES = [0, 1, 40, 8192, 100_000]  # 100 000 > the 32 KiB buffer: 13 chunks of 8 KiB
+
+
+def roots(comm) -> list[int]:
+    return sorted({0, comm.size - 1}) if REDUCED else list(range(comm.size))
+
+
+def check_bcast(comm, failures, n, root, dtype=np.float64, algorithm="release_gather", **opts):
+    ref = exact_data(dtype, n, root, seed=n)
+    mine = ref.copy() if comm.rank == root else np.zeros(n, dtype)
+    shancoll.bcast(comm, mine, root, algorithm, **opts)
+    if not equal(mine, ref):
+        failures.append(f"bcast {algorithm} n={n} root={root} {np.dtype(dtype)} {opts}")
+
+
+def check_reduce(comm, failures, n, root, op=MPI.SUM, dtype=np.int64, algorithm="release_gather",
+                 in_place=False, **opts):  # fmt: skip
+    send = exact_data(dtype, n, comm.rank)
+    ref = np.zeros(n, dtype)
+    comm.Reduce(send, ref, op, root)
+    out = send.copy() if in_place and comm.rank == root else np.zeros(n, dtype)
+    sendbuf = MPI.IN_PLACE if in_place and comm.rank == root else send
+    shancoll.reduce(comm, sendbuf, out, op, root, algorithm, **opts)
+    if comm.rank == root and not equal(out, ref):
+        failures.append(f"reduce {algorithm} {name_of(op)} {np.dtype(dtype)} n={n} root={root} "
+                        f"in_place={in_place} {opts}")  # fmt: skip
+
+
+def check_allreduce(comm, failures, n, op=MPI.SUM, dtype=np.int64, in_place=False, **opts):
+    send = exact_data(dtype, n, comm.rank)
+    ref = np.zeros(n, dtype)
+    comm.Allreduce(send, ref, op)
+    out = send.copy() if in_place else np.zeros(n, dtype)
+    shancoll.allreduce(comm, MPI.IN_PLACE if in_place else send, out, op, "release_gather",
+                       **opts)  # fmt: skip
+    if not equal(out, ref):
+        failures.append(f"allreduce {name_of(op)} {np.dtype(dtype)} n={n} in_place={in_place} "
+                        f"{opts}")  # fmt: skip
+
+
+def collective_check(comm, body, what):
+    failures: list[str] = []
+    run_all(comm, body, failures)
+    assert_all(comm, not failures, f"{what} differs from mpi4py: {failures[:5]}")
+
+
+@pytest.mark.parametrize("algorithm", ROOTED)
+def test_bcast_every_root_and_size(comm, algorithm):
+    def body(failures):
+        for root, nbytes in itertools.product(roots(comm), BYTE_SIZES):
+            check_bcast(comm, failures, nbytes, root, np.uint8, algorithm)
+        check_bcast(comm, failures, 1001, comm.size - 1, np.complex128, algorithm)
+
+    collective_check(comm, body, "bcast")
+
+
+@pytest.mark.parametrize("algorithm", ROOTED)
+def test_reduce_every_root_and_size(comm, algorithm):
+    def body(failures):
+        for root, nbytes in itertools.product(roots(comm), BYTE_SIZES):
+            check_reduce(comm, failures, nbytes // 8, root, MPI.SUM, np.int64, algorithm)
+            check_reduce(comm, failures, nbytes // 8, root, MPI.MAX, np.float64, algorithm,
+                         in_place=True)  # fmt: skip
+
+    collective_check(comm, body, "reduce")
+
+
+def test_every_op_and_dtype(comm):
+    def body(failures):
+        for op, dtype in valid_pairs():
+            check_reduce(comm, failures, 7, comm.size - 1, op, dtype)
+            check_allreduce(comm, failures, 7, op, dtype)
+
+    collective_check(comm, body, "release_gather")
+
+
+def option_grid():
+    """Trees x skew x pipelining x inlining x flag mode x data copy (reduced: a cross-section)."""
+    trees = [{"tree": "flat"}, {"tree": "kary", "k": 2}, {"tree": "kary", "k": 3},
+             {"tree": "knomial", "k": 2}, {"tree": "knomial", "k": 4}]  # fmt: skip
+    grid = []
+    axes = [trees, ["left", "right"], [1, 4], [False, True], [True, False], [True, False]]
+    for i, (tree, skew, buffers, inline, rfp, data_copy) in enumerate(itertools.product(*axes)):
+        if REDUCED and i % 7:
+            continue
+        grid.append(dict(tree, skew=skew, buffers=buffers, buffer_size=1024 * buffers,
+                         inline=inline, read_from_parent=rfp, data_copy=data_copy))  # fmt: skip
+    return grid
+
+
+def test_options_every_tree_and_optimisation(comm):
+    def body(failures):
+        for i, opts in enumerate(option_grid()):
+            root = i % comm.size
+            bcast_opts = {k: v for k, v in opts.items() if k != "data_copy"}
+            for n in [5, 700]:  # inline-sized, and 5.6 KB over 1 KiB slots: chunked
+                check_bcast(comm, failures, n, root, np.float64, **bcast_opts)
+                check_reduce(comm, failures, n, root, MPI.SUM, np.int64, **opts)
+                check_allreduce(comm, failures, n, MPI.SUM, np.int32, in_place=bool(i % 2),
+                                **opts)  # fmt: skip
+
+    collective_check(comm, body, "release_gather with options")
+
+
+def test_alternating_collectives_roots_and_options(comm):
+    """Buffer reuse across calls: the layout, tree and root change between calls
+    while slower ranks may still be reading the previous call's slots."""
+    variants = [{}, {"inline": True}, {"buffers": 2, "buffer_size": 512},
+                {"tree": "kary", "k": 2, "read_from_parent": False}]  # fmt: skip
+
+    def body(failures):
+        for i in range(24 if REDUCED else 60):
+            opts = variants[i % len(variants)]
+            root = (i * 7) % comm.size
+            n = [3, 50, 3000][i % 3]
+            if i % 3 == 0:
+                check_bcast(comm, failures, n, root, np.float32, **opts)
+            elif i % 3 == 1:
+                check_reduce(comm, failures, n, root, MPI.SUM, np.int32, **opts)
+            else:
+                check_allreduce(comm, failures, n, MPI.MAX, np.int16, **opts)
+
+    collective_check(comm, body, "alternating calls")
+
+
+def test_chunks_counted_in_stats(comm):
+    buf = np.zeros(100_000, np.uint8)
+    shancoll.bcast(comm, buf, 0, "release_gather", ranks_per_node=0)
+    stats = shancoll.last_stats(comm)
+    want = 13 if comm.size > 1 else 0  # 8 KiB chunks; one rank copies nothing
+    assert_all(comm, stats.algorithm == "release_gather" and stats.block_count == want,
+               f"bcast of 100 000 bytes in 8 KiB chunks: {stats}")  # fmt: skip
+
+
+def test_non_commutative_reduce_keeps_rank_order(comm):
+    # "first": a o b = a, associative but not commutative; the result is rank 0's input.
+    op = MPI.Op.Create(lambda a, b, t: np.copyto(np.frombuffer(b, "f8"), np.frombuffer(a, "f8")),
+                       commute=False)  # fmt: skip
+    try:
+        def body(failures):
+            for algorithm, root in itertools.product(["binomial", "mpi", "auto"], roots(comm)):
+                check_reduce(comm, failures, 5, root, op, np.float64, algorithm)
+
+        collective_check(comm, body, "non-commutative reduce")
+        send = np.ones(3)
+        raises_all(comm, ValueError, shancoll.reduce, comm, send, np.zeros(3), op, 0,
+                   "release_gather", match="op")  # fmt: skip
+    finally:
+        op.Free()
+
+
+def test_algorithms_listed():
+    for collective in ["bcast", "reduce"]:
+        assert shancoll.algorithms(collective) == ROOTED
+    assert "release_gather" in shancoll.algorithms("allreduce")
+
+
+def test_bad_input_names_the_argument(comm):
+    buf = np.zeros(4)
+    raises_all(comm, ValueError, shancoll.bcast, comm, buf, comm.size, match="root")
+    raises_all(comm, ValueError, shancoll.bcast, comm, buf, 0, tree="star", match="tree")
+    raises_all(comm, ValueError, shancoll.bcast, comm, buf, 0, tree="knomial", k=1, match="k")
+    raises_all(comm, ValueError, shancoll.bcast, comm, buf, 0, buffers=0, match="buffers")
+    raises_all(comm, ValueError, shancoll.bcast, comm, buf, 0, buffer_size=100, match="buffer_size")
+    raises_all(comm, ValueError, shancoll.bcast, comm, buf, 0, skew="up", match="skew")
+    raises_all(comm, ValueError, shancoll.bcast, comm, buf, 0, colour=1, match="colour")
+    raises_all(comm, ValueError, shancoll.bcast, comm, buf, 0, "mpi", inline=True,
+               match="algorithm")  # fmt: skip
+    raises_all(comm, ValueError, shancoll.bcast, comm, buf, 0, "ring", match="algorithm")
+    # MPI.IN_PLACE elsewhere than at the root: "sendbuf" (the root: a read-only recvbuf).
+    readonly = np.zeros(4)
+    readonly.flags.writeable = False
+    raises_all(comm, ValueError, shancoll.reduce, comm, MPI.IN_PLACE, readonly, root=0,
+               match="buf")  # fmt: skip
+    raises_all(comm, ValueError, shancoll.allreduce, comm, buf, np.zeros(4), MPI.SUM, "ring",
+               tree="flat", match="algorithm")  # fmt: skip
+    # The communicator still works after refused calls (nothing was sent).
+    failures: list[str] = []
+    run_all(comm, check_bcast, comm, failures, 9, 0)
+    assert_all(comm, not failures, f"bcast after refused calls: {failures}")
