@@ -24,6 +24,7 @@
 namespace shancoll {
 
 class Transport;
+class Comm;
 
 // Everything that depends on the node layout.
 struct NodeContext {
@@ -36,6 +37,15 @@ struct NodeContext {
   // land on stale bytes of an earlier layout.
   std::int64_t shan_blocks = -1;
   std::int64_t shan_extent = -1;
+  // Where shan allgatherv's layout ends (identical on every node); other
+  // users of the segment lay out their data after it, so they never write
+  // over its notification and claim words.
+  std::size_t shan_end = 0;
+  std::int64_t shan_allreduce_slot = 0;  // shan allreduce: bytes per input slot
+  // shan allreduce: fraction j's inter-node communicator (one rank per node,
+  // ordered by node), null where this rank does not take part; built on
+  // first use.
+  std::vector<std::unique_ptr<Comm>> fraction_comms;
   ~NodeContext();
 };
 
