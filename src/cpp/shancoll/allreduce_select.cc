@@ -34,6 +34,8 @@ const std::vector<AllreduceAlgorithm>& allreduce_algorithms() {
        "binomial tree reduce + broadcast, 2 ceil(log2 P) rounds"},
       {"ring", allreduce_ring, nullptr, single, always,
        "pipelined ring reduce-scatter + allgather, 2(P-1) rounds, bandwidth optimal"},
+      // shan: rank order needs contiguous nodes, which the flag cannot see:
+      // shan checks the layout itself. same_tree given a consistent inner step.
       {"shan", allreduce_shan, nullptr, always, always,
        "hierarchical (GASPI): node-local reduction of m/n-fractions in the node segment, "
        "fraction j allreduced between the nodes' local ranks j"},
@@ -51,8 +53,6 @@ const std::vector<AllreduceAlgorithm>& allreduce_algorithms() {
 //   rank-varying results (args.consistent false): nway_dissemination, fewest
 //   rounds with all ranks busy; floating point: pairwise_exchange, the fewest
 //   rounds among the rank-consistent algorithms.
-// shan's non-commutative support depends on the node layout (contiguous
-// nodes), so its rank_order flag is checked by shan itself; auto never picks it.
 const char* auto_allreduce(const AllreduceArgs& args, int size) {
   if (!args.reducer->commutative()) return power_of_two(size) ? "pairwise_exchange" : "binomial";
   if (args.bytes() >= kRingMinBytes && args.count >= size) return "ring";

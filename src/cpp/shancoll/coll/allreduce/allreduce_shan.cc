@@ -50,7 +50,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
-#include <string>
+#include <vector>
 
 #include "shancoll/allreduce_select.h"
 #include "shancoll/coll/allreduce/allreduce.h"
