@@ -71,7 +71,7 @@ def _flat(arr: np.ndarray, el: np.dtype, count: int, offset: int) -> np.ndarray:
 
 
 def _call(core_fn, comm, sendbuf, recvbuf, op, algorithm, ports, ranks_per_node, timeout,
-          commute):  # fmt: skip
+          commute, consistent):  # fmt: skip
     """Runs ``core_fn``; returns (its result, the MPI op created here for a callable or None)."""
     _, rank = _comm_info(comm)
     handle, created = None, False
@@ -82,6 +82,8 @@ def _call(core_fn, comm, sendbuf, recvbuf, op, algorithm, ports, ranks_per_node,
             raise ArgumentError(f"ports: expected an integer or None, got {ports!r}")
         if timeout is not None and not isinstance(timeout, (int, float)):
             raise ArgumentError(f"timeout: expected seconds as a number, got {timeout!r}")
+        if not isinstance(consistent, bool):
+            raise ArgumentError(f"consistent: expected True or False, got {consistent!r}")
         send, recv, el = _buffers(sendbuf, recvbuf, rank)
         handle, created = _op_handle(op, commute)
         base = el.base if el.shape else el
@@ -89,7 +91,7 @@ def _call(core_fn, comm, sendbuf, recvbuf, op, algorithm, ports, ranks_per_node,
             comm, send, recv, base.kind, base.itemsize, handle,
             "" if algorithm == "auto" else algorithm,
             0 if ports is None else ports, _rpn(ranks_per_node),
-            0.0 if timeout is None else float(timeout),
+            0.0 if timeout is None else float(timeout), consistent,
         )  # fmt: skip
         return result, handle if created else None
     except (ArgumentError, TypeError) as e:
@@ -111,6 +113,7 @@ def allreduce(
     *,
     ports: int | None = None,
     commute: bool = False,
+    consistent: bool = True,
     ranks_per_node: int | None = None,
     timeout: float | None = None,
     **options: Any,
@@ -145,11 +148,19 @@ def allreduce(
     commute : bool
         For a callable ``op``: whether it is commutative (False: treated as
         non-commutative, as ``MPI.Op.Create`` does).
+    consistent : bool
+        True (default): floating-point results must be bitwise identical on
+        all ranks, so ``auto`` (and the inter-node step of ``shan``) only
+        picks algorithms that combine in the same order everywhere. False
+        allows the rank-varying ones (``nway_dissemination``: fewer rounds),
+        whose results may differ between ranks in the last bits. An
+        explicitly named algorithm runs as named either way.
     algorithm : str
         ``"auto"`` (default: the environment variable
         ``SHANCOLL_ALLREDUCE_ALGORITHM`` if set, else a rule that never picks
-        an algorithm whose floating-point result may differ between ranks, nor
-        one that cannot take a non-commutative op), or one of
+        an algorithm whose floating-point result may differ between ranks
+        unless ``consistent=False``, nor one that cannot take a
+        non-commutative op), or one of
         ``algorithms("allreduce")``:
 
         - ``dissemination`` -- the GASPI paper's 2-way dissemination with
@@ -164,22 +175,31 @@ def allreduce(
         - ``release_gather`` -- intra-node reduce and bcast through shared
           memory on release/gather flags (commutative ops), the node leaders'
           allreduce between nodes; see :func:`shancoll.bcast`;
+        - ``shan`` -- hierarchical (GASPI paper): the inputs copied into the
+          node's shared segment, the message split into one fraction per
+          local rank, each fraction reduced on the node in rank order and then
+          allreduced between the nodes by the ranks of the same local index
+          (with the algorithm ``auto`` picks for the fraction), the result
+          read from the segment; nodes from ``ranks_per_node``;
         - ``mpi`` -- the MPI library's own ``MPI_Allreduce``.
 
         ``dissemination``, ``nway_dissemination`` and ``bruck`` combine in a
         rotated order on each rank: for floating point with P > 2 the ranks'
         results may differ in the last bits, and they refuse non-commutative
         ops. ``binomial`` and ``mpi`` take non-commutative ops at every P,
-        ``pairwise_exchange`` when P is a power of two.
+        ``pairwise_exchange`` when P is a power of two, ``shan`` when every
+        node holds a contiguous range of ranks (virtual nodes do).
     ports : int or None
         n, the messages per round of ``nway_dissemination``, ``bruck`` and
-        ``dissemination``. None: the smallest n for which a 5-tuple of Theorem 1
-        exists (``nway_dissemination``), else 1. Where no 5-tuple exists for
-        (n, P), ``nway_dissemination`` falls back to the dissemination with
+        ``dissemination`` (``shan``'s inter-node step uses its default).
+        None: the smallest n for which a 5-tuple of Theorem 1 exists
+        (``nway_dissemination``), else 1. Where no 5-tuple exists for (n, P),
+        ``nway_dissemination`` falls back to the dissemination with
         partial reductions in radix n+1 (the paper's "additional data items").
     ranks_per_node : int or None
-        Node layout used for the statistics (intra/inter-node messages), as
-        for :func:`allgatherv`.
+        Node layout (virtual nodes), as for :func:`allgatherv`: the nodes of
+        ``shan``, and for the other algorithms the layout used for the
+        statistics (intra/inter-node messages).
     timeout : float or None
         Seconds a single wait may last before ``TimeoutError``; None: the
         environment variable ``SHANCOLL_TIMEOUT``, else 120 s.
@@ -198,7 +218,10 @@ def allreduce(
     TimeoutError (shancoll.CollectiveTimeout)
         A wait exceeded ``timeout``.
 
-    Statistics of the call (rounds, messages and bytes sent): :func:`last_stats`.
+    Statistics of the call (rounds, messages and bytes sent): :func:`last_stats`;
+    for ``shan``, rounds are the inter-node rounds of the fractions this rank
+    allreduced, and the intra-node counts are its copies into and out of the
+    node segment.
     """
     if options:
         from ._release_gather import allreduce_with_options
@@ -207,7 +230,7 @@ def allreduce(
                                timeout, options)  # fmt: skip
         return
     _, created = _call(_core.allreduce, comm, sendbuf, recvbuf, op, algorithm, ports,
-                       ranks_per_node, timeout, commute)  # fmt: skip
+                       ranks_per_node, timeout, commute, consistent)  # fmt: skip
     if created is not None:
         created.Free()
 
@@ -273,6 +296,7 @@ def iallreduce(
     *,
     ports: int | None = None,
     commute: bool = False,
+    consistent: bool = True,
     ranks_per_node: int | None = None,
 ) -> AllreduceRequest:
     """Starts a split-phase allreduce and returns its :class:`AllreduceRequest`.
@@ -280,12 +304,13 @@ def iallreduce(
     Arguments as for :func:`allreduce`; algorithms: the schedule-driven ones
     (``dissemination``, ``nway_dissemination``, ``bruck``,
     ``pairwise_exchange``, ``binomial``) and ``mpi`` (``MPI_Iallreduce``);
-    ``ring`` has no split-phase version. Several requests may be outstanding
+    ``ring`` and ``shan`` have no split-phase version (``ValueError`` naming
+    ``algorithm``). Several requests may be outstanding
     on one communicator (at most 128); every rank must start them in the
     same order. The timeout is given to :meth:`AllreduceRequest.wait`.
     """
     req, created = _call(_core.iallreduce, comm, sendbuf, recvbuf, op, algorithm, ports,
-                         ranks_per_node, None, commute)  # fmt: skip
+                         ranks_per_node, None, commute, consistent)  # fmt: skip
     request = AllreduceRequest(req, created)
     if request.done:
         request._release()

@@ -50,6 +50,7 @@ def allreduce(
     ports: int = 0,
     ranks_per_node: int = -1,
     timeout: float = 0.0,
+    consistent: bool = True,
 ) -> None: ...
 
 class AllreduceRequest:
@@ -75,6 +76,7 @@ def iallreduce(
     ports: int = 0,
     ranks_per_node: int = -1,
     timeout: float = 0.0,
+    consistent: bool = True,
 ) -> AllreduceRequest: ...
 def nway_plan(size: int, ports: int = 0) -> dict[str, Any]: ...
 def allreduce_algorithms() -> list[tuple[str, str]]: ...

@@ -20,10 +20,11 @@ from mpi4py import MPI
 import shancoll
 
 ALGORITHMS = ["dissemination", "nway_dissemination", "bruck", "pairwise_exchange", "binomial",
-              "ring", "mpi"]  # fmt: skip
+              "ring", "shan", "mpi"]  # fmt: skip
 SPLIT_PHASE = ["dissemination", "nway_dissemination", "bruck", "pairwise_exchange", "binomial",
                "mpi"]  # fmt: skip
-SAME_TREE = ["pairwise_exchange", "binomial", "ring", "mpi"]  # bitwise identical on all ranks
+# bitwise identical on all ranks
+SAME_TREE = ["pairwise_exchange", "binomial", "ring", "shan", "mpi"]
 
 INTS = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64]
 FLOATS = [np.float32, np.float64, np.longdouble]
@@ -131,6 +132,8 @@ def test_counts_zero_odd_large_and_in_place(comm, algorithm):
 
 
 def expected_rounds(algorithm: str, p: int, ports: int | None) -> int:
+    if algorithm == "shan":
+        return shan_rounds(MPI.COMM_WORLD, None, 5, "nway_dissemination")
     if p == 1:
         return 1 if algorithm == "mpi" else 0
     log2 = p.bit_length() - 1
@@ -247,7 +250,9 @@ def in_rank_order(comm, n: int) -> np.ndarray:
 
 
 def rank_order_algorithms(p: int) -> list[str]:
-    names = ["binomial", "mpi", "auto"] + (["pairwise_exchange"] if p & (p - 1) == 0 else [])
+    # shan: nodes on one machine (virtual or not) are contiguous ranges of ranks
+    names = ["binomial", "mpi", "auto", "shan"] + (["pairwise_exchange"] if p & (p - 1) == 0
+                                                   else [])  # fmt: skip
     return names + ([name for name in ALGORITHMS if name not in names] if p == 1 else [])
 
 
@@ -308,6 +313,154 @@ def test_user_defined_ops(comm):
     finally:
         created.Free()
     assert_all(comm, not failures, f"{failures}")
+
+
+# ---------------------------------------------------------------------------
+# shan: hierarchical, over virtual nodes (the suite runs 1-8 ranks; each test
+# also tries explicit layouts on the same ranks)
+
+LAYOUTS = [None, 1, 2, 3]  # from the environment; one rank per node; nodes of 2, of 3
+
+
+def shan_layout(comm, rpn):
+    """(nodes, local size, local rank, F = the largest local size) for this rank."""
+    t = shancoll.topology(comm, rpn)
+    sizes = [len(ranks) for ranks in t["ranks"]]
+    return t["node_count"], sizes[t["node"]], t["local_rank"], max(sizes)
+
+
+def shan_fractions(comm, rpn, count: int) -> list[int]:
+    """Lengths of the non-empty fractions this rank reduces and allreduces between nodes."""
+    _, local_size, local_rank, f = shan_layout(comm, rpn)
+    lengths = [count * (j + 1) // f - count * j // f for j in range(f)]
+    return [n for n in lengths[local_rank::local_size] if n > 0]
+
+
+def shan_rounds(comm, rpn, count: int, inner: str) -> int:
+    """Inter-node rounds: the inner algorithm's, once per fraction this rank takes."""
+    nodes = shan_layout(comm, rpn)[0]
+    return 0 if nodes == 1 else len(shan_fractions(comm, rpn, count)) * expected_rounds(
+        inner, nodes, None)  # fmt: skip
+
+
+def test_shan_layouts_counts_dtypes_ops(comm):
+    failures: list[str] = []
+    cases = [(MPI.SUM, np.float64), (MPI.MAX, np.int16), (MPI.PROD, np.complex128),
+             (MPI.LXOR, np.bool_), (MPI.BAND, np.uint64)]  # fmt: skip
+    counts = [1, 2, 3, 7, 1001]  # 1-3: fewer elements than local ranks (empty fractions)
+
+    def body():
+        for rpn in LAYOUTS:
+            for op, dtype in cases[:2] if REDUCED else cases:
+                for n in counts:
+                    check_case(comm, failures, "shan", op, dtype, n, ranks_per_node=rpn)
+            out = np.empty(5, np.complex128)  # non-commutative: rank order across nodes
+            shancoll.allreduce(comm, affine_data(5, comm.rank), out, compose_affine, "shan",
+                               ranks_per_node=rpn)  # fmt: skip
+            if not equal(out, in_rank_order(comm, 5)):
+                failures.append(f"non-commutative rpn={rpn}")
+
+    run_all(comm, body)
+    assert_all(comm, not failures, f"differs from comm.Allreduce: {failures[:5]}")
+
+
+def test_shan_bitwise_identical_on_awkward_floats(comm):
+    failures: list[str] = []
+    n = 1001
+
+    def body():
+        for rpn in LAYOUTS:
+            for dtype in [np.float64, np.float32]:
+                send = awkward(dtype, n, comm.rank)
+                out, again = np.empty(n, dtype), np.empty(n, dtype)
+                shancoll.allreduce(comm, send, out, MPI.SUM, "shan", ranks_per_node=rpn)
+                shancoll.allreduce(comm, send, again, MPI.SUM, "shan", ranks_per_node=rpn)
+                if out.tobytes() != again.tobytes():
+                    failures.append(f"rpn={rpn} {dtype.__name__}: differs run to run")
+                digests = comm.allgather(out.tobytes())
+                if any(d != digests[0] for d in digests):
+                    failures.append(f"rpn={rpn} {dtype.__name__}: ranks differ")
+                ref = np.empty(n, dtype)
+                comm.Allreduce(send, ref, MPI.SUM)
+                scale = np.empty(n, np.float64)
+                comm.Allreduce(np.abs(send.astype(np.float64)), scale, MPI.SUM)
+                if np.any(np.abs(out - ref) > np.finfo(dtype).eps * 2 * comm.size * scale):
+                    failures.append(f"rpn={rpn} {dtype.__name__}: not close to comm.Allreduce")
+
+    run_all(comm, body)
+    assert_all(comm, not failures, f"{failures[:5]}")
+
+
+def test_shan_stats_fraction_per_inter_node_message(comm):
+    failures: list[str] = []
+
+    def body():
+        for rpn in LAYOUTS:
+            nodes, _, _, f = shan_layout(comm, rpn)
+            n = 16 * f  # every fraction 16 doubles (128 B): the inner algorithm is
+            send = exact_data(np.float64, n, comm.rank)  # pairwise_exchange (auto, floats)
+            for consistent, inner in [(True, "pairwise_exchange"), (False, "nway_dissemination")]:
+                out = np.empty(n)
+                shancoll.allreduce(comm, send, out, MPI.SUM, "shan", ranks_per_node=rpn,
+                                   consistent=consistent)  # fmt: skip
+                st = shancoll.last_stats(comm)
+                got = (st.node_count, st.rounds, st.intra_messages, st.intra_bytes)
+                want = (nodes, shan_rounds(comm, rpn, n, inner), 2, 2 * 8 * n)
+                if got != want or not equal(out, reference(comm, MPI.SUM, np.float64, n)):
+                    failures.append(f"rpn={rpn} {inner}: (nodes, rounds, intra) {got} != {want}")
+                # each inter-node message carries one fraction, m/F bytes
+                if st.inter_bytes != 128 * st.inter_messages or (nodes > 1) != (st.rounds > 0):
+                    failures.append(f"rpn={rpn} {inner}: inter {st}")
+                # butterfly at 2^k nodes: one fraction per round, m/F bytes per round
+                if inner == "pairwise_exchange" and nodes & (nodes - 1) == 0:
+                    if st.inter_messages != st.rounds:
+                        failures.append(f"rpn={rpn}: {st.inter_messages} messages in "
+                                        f"{st.rounds} rounds")  # fmt: skip
+
+    run_all(comm, body)
+    assert_all(comm, not failures, f"{failures[:5]}")
+
+
+def test_shan_repeated_calls_share_the_segment_with_allgatherv(comm):
+    """Changing sizes (the segment grows), interleaved with shan allgatherv, whose
+    notification flags must not be confused by allreduce data of all one bits."""
+    failures: list[str] = []
+    sizes = [3, 70000, 0, 17, 5000] if REDUCED else [3, 70000, 0, 17, 300000, 1, 5000]
+
+    def body():
+        for i, n in enumerate(sizes):
+            out = np.zeros(n, np.int64)
+            shancoll.allreduce(comm, np.full(n, -1, np.int64), out, MPI.BAND, "shan")
+            if not np.all(out == -1):
+                failures.append(f"allreduce n={n}")
+            check_case(comm, failures, "shan", MPI.SUM, np.float32, n + i)
+            counts = [n % 1000 + r for r in range(comm.size)]
+            got = np.zeros(sum(counts), np.int64)
+            mine = np.full(counts[comm.rank], comm.rank, np.int64)
+            shancoll.allgatherv(comm, mine, [got, counts, MPI.INT64_T], algorithm="shan")
+            if not equal(got, np.repeat(np.arange(comm.size), counts)):
+                failures.append(f"allgatherv after allreduce n={n}")
+
+    run_all(comm, body)
+    assert_all(comm, not failures, f"{failures[:5]}")
+
+
+def test_shan_has_no_split_phase(comm):
+    raises_all(comm, ValueError, shancoll.iallreduce, comm, np.ones(3), np.empty(3), MPI.SUM,
+               "shan", match="algorithm")  # fmt: skip
+
+
+def test_consistent_false_lets_auto_pick_rank_varying_algorithms(comm):
+    n = 33
+    send = awkward(np.float64, n, comm.rank)
+    used = []
+    for consistent in [True, False]:
+        out = np.empty(n)
+        run_all(comm, shancoll.allreduce, comm, send, out, consistent=consistent)
+        used.append(shancoll.last_stats(comm).algorithm)
+    assert_all(comm, used == ["pairwise_exchange", "nway_dissemination"], f"{used}")
+    raises_all(comm, ValueError, shancoll.allreduce, comm, send, np.empty(n), consistent="no",
+               match="consistent")  # fmt: skip
 
 
 # ---------------------------------------------------------------------------

@@ -54,7 +54,7 @@ struct Call {
 
 Call prepare(py::handle comm_obj, py::object send, py::object recv, Buffers& bufs,
              const std::string& kind, int itemsize, py::handle op, const std::string& algorithm,
-             int ports, int ranks_per_node, double timeout, bool split_phase) {
+             int ports, int ranks_per_node, double timeout, bool consistent, bool split_phase) {
   if (kind.size() != 1) throw ArgumentError("recvbuf: bad dtype kind '" + kind + "'");
   if (ports < 0)
     throw ArgumentError("ports: must be >= 0 (0 chooses), got " + std::to_string(ports));
@@ -81,6 +81,7 @@ Call prepare(py::handle comm_obj, py::object send, py::object recv, Buffers& buf
   c.args.recv = static_cast<std::byte*>(bufs.recv.ptr);
   c.args.count = bytes / itemsize;
   c.args.ports = ports;
+  c.args.consistent = consistent;
   c.args.reducer = &c.reducer;
   std::string name = algorithm;
   if (split_phase && (name.empty() || name == "auto"))
@@ -104,10 +105,10 @@ void bind_allreduce(py::module_& m) {
       "allreduce",
       [](py::handle comm, py::object send, py::object recv, const std::string& kind, int itemsize,
          py::handle op, const std::string& algorithm, int ports, int ranks_per_node,
-         double timeout) {
+         double timeout, bool consistent) {
         Buffers bufs;
         Call c = prepare(comm, send, recv, bufs, kind, itemsize, op, algorithm, ports,
-                         ranks_per_node, timeout, false);
+                         ranks_per_node, timeout, consistent, false);
         c.args.reducer = &c.reducer;
         Stats stats;
         {
@@ -119,7 +120,7 @@ void bind_allreduce(py::module_& m) {
       },
       py::arg("comm"), py::arg("send"), py::arg("recv"), py::arg("kind"), py::arg("itemsize"),
       py::arg("op"), py::arg("algorithm") = "", py::arg("ports") = 0,
-      py::arg("ranks_per_node") = -1, py::arg("timeout") = 0.0,
+      py::arg("ranks_per_node") = -1, py::arg("timeout") = 0.0, py::arg("consistent") = true,
       "Allreduce of contiguous buffers of NumPy kind/itemsize; send=None means in place.");
 
   py::class_<PyRequest>(m, "AllreduceRequest")
@@ -140,10 +141,10 @@ void bind_allreduce(py::module_& m) {
       "iallreduce",
       [](py::handle comm, py::object send, py::object recv, const std::string& kind, int itemsize,
          py::handle op, const std::string& algorithm, int ports, int ranks_per_node,
-         double timeout) {
+         double timeout, bool consistent) {
         auto r = std::make_unique<PyRequest>();
         Call c = prepare(comm, send, recv, r->bufs, kind, itemsize, op, algorithm, ports,
-                         ranks_per_node, timeout, true);
+                         ranks_per_node, timeout, consistent, true);
         c.args.reducer = &c.reducer;
         r->req = c.comm->run([&] {
           return std::make_unique<AllreduceRequest>(*c.comm, c.args, *c.algorithm, c.options);
@@ -152,7 +153,7 @@ void bind_allreduce(py::module_& m) {
       },
       py::arg("comm"), py::arg("send"), py::arg("recv"), py::arg("kind"), py::arg("itemsize"),
       py::arg("op"), py::arg("algorithm") = "", py::arg("ports") = 0,
-      py::arg("ranks_per_node") = -1, py::arg("timeout") = 0.0,
+      py::arg("ranks_per_node") = -1, py::arg("timeout") = 0.0, py::arg("consistent") = true,
       "Split-phase allreduce: returns a request (test(), wait(timeout)).");
 
   m.def(

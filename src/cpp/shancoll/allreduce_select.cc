@@ -37,6 +37,11 @@ const std::vector<AllreduceAlgorithm>& allreduce_algorithms() {
       {"release_gather", allreduce_release_gather, nullptr, single, always,
        "intra-node reduce + bcast on shared-memory release/gather flags (Jain et al.), "
        "node leaders' allreduce between nodes"},
+      // shan: rank order needs contiguous nodes, which the flag cannot see:
+      // shan checks the layout itself. same_tree given a consistent inner step.
+      {"shan", allreduce_shan, nullptr, always, always,
+       "hierarchical (GASPI): node-local reduction of m/n-fractions in the node segment, "
+       "fraction j allreduced between the nodes' local ranks j"},
       {"mpi", allreduce_mpi, nullptr, always, always, "the MPI library's own MPI_Allreduce"},
   };
   return table;
@@ -47,13 +52,14 @@ const std::vector<AllreduceAlgorithm>& allreduce_algorithms() {
 // - non-commutative: pairwise_exchange for 2^k ranks (log2 P rounds), else
 //   binomial (plain rank order for every P);
 // - large messages: ring;
-// - exact types (integers, bool): nway_dissemination, fewest rounds with all
-//   ranks busy; floating point: pairwise_exchange, the fewest rounds among
-//   the rank-consistent algorithms.
+// - exact types (integers, bool), or floating point when the caller allows
+//   rank-varying results (args.consistent false): nway_dissemination, fewest
+//   rounds with all ranks busy; floating point: pairwise_exchange, the fewest
+//   rounds among the rank-consistent algorithms.
 const char* auto_allreduce(const AllreduceArgs& args, int size) {
   if (!args.reducer->commutative()) return power_of_two(size) ? "pairwise_exchange" : "binomial";
   if (args.bytes() >= kRingMinBytes && args.count >= size) return "ring";
-  if (!dtype_is_inexact(args.reducer->type())) return "nway_dissemination";
+  if (!dtype_is_inexact(args.reducer->type()) || !args.consistent) return "nway_dissemination";
   return "pairwise_exchange";
 }
 
@@ -70,16 +76,18 @@ const AllreduceAlgorithm& find_allreduce(const std::string& requested, const All
     name = env && *env ? env : "auto";
   }
   if (name == "auto") name = auto_allreduce(args, size);
+  const AllreduceAlgorithm& a = allreduce_algorithm(name);
+  if (!args.reducer->commutative() && !a.rank_order(size)) {
+    throw ArgumentError("op: a non-commutative op needs an algorithm that combines in rank "
+                        "order; '" + name + "' does not at " + std::to_string(size) +
+                        " ranks (use binomial, mpi, or pairwise_exchange at 2^k ranks)");
+  }
+  return a;
+}
+
+const AllreduceAlgorithm& allreduce_algorithm(const std::string& name) {
   for (const auto& a : allreduce_algorithms()) {
-    if (name != a.name) continue;
-    if (!args.reducer->commutative() && !a.rank_order(size)) {
-      throw ArgumentError(
-          "op: a non-commutative op needs an algorithm that combines in rank "
-          "order; '" +
-          name + "' does not at " + std::to_string(size) +
-          " ranks (use binomial, mpi, or pairwise_exchange at 2^k ranks)");
-    }
-    return a;
+    if (name == a.name) return a;
   }
   std::string valid = "auto";
   for (const auto& a : allreduce_algorithms()) valid += std::string(", ") + a.name;

@@ -26,6 +26,9 @@ const std::vector<AllreduceAlgorithm>& allreduce_algorithms();
 const AllreduceAlgorithm& find_allreduce(const std::string& name, const AllreduceArgs& args,
                                          int size);
 
+// The algorithm of that name ("auto" excluded); throws ArgumentError naming `algorithm`.
+const AllreduceAlgorithm& allreduce_algorithm(const std::string& name);
+
 // The rule behind "auto".
 const char* auto_allreduce(const AllreduceArgs& args, int size);
 // "auto" for a split-phase call: the same rule among the algorithms that can

@@ -47,6 +47,7 @@ void create_keyvals() {
 }  // namespace
 
 NodeContext::~NodeContext() {
+  fraction_comms.clear();
   for (auto& t : transports) t.reset();
   release_gather.reset();
   segment.reset();

@@ -25,6 +25,7 @@ namespace shancoll {
 
 class Transport;
 struct ReleaseGatherState;  // coll/release_gather/release_gather.h
+class Comm;
 
 // Everything that depends on the node layout.
 struct NodeContext {
@@ -40,6 +41,15 @@ struct NodeContext {
   // release_gather's flags, counters and buffers (a segment of its own: its
   // flags hold counters that must survive other algorithms' calls).
   std::unique_ptr<ReleaseGatherState> release_gather;
+  // Where shan allgatherv's layout ends (identical on every node); other
+  // users of the segment lay out their data after it, so they never write
+  // over its notification and claim words.
+  std::size_t shan_end = 0;
+  std::int64_t shan_allreduce_slot = 0;  // shan allreduce: bytes per input slot
+  // shan allreduce: fraction j's inter-node communicator (one rank per node,
+  // ordered by node), null where this rank does not take part; built on
+  // first use.
+  std::vector<std::unique_ptr<Comm>> fraction_comms;
   ~NodeContext();
 };
 

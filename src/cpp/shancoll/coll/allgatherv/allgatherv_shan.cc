@@ -67,12 +67,15 @@ Layout make_layout(const Topology& t, std::int64_t blocks, std::int64_t extent) 
 // (doubling), and a change of layout takes a fresh zero-filled segment, so
 // no flag ever starts on stale bytes (user data could look like an epoch).
 // Capacities follow the same call history everywhere, so every rank and
-// node agrees on them (the remote writers rely on it).
+// node agrees on them (the remote writers rely on it). The new segment is
+// never smaller than the old one: shan allreduce lays out its data after
+// shan_end and would otherwise shrink and regrow it, call after call.
 Layout reserve_layout(NodeContext& ctx, std::int64_t blocks, std::int64_t extent) {
   if (blocks > ctx.shan_blocks || extent > ctx.shan_extent) {
     ctx.shan_blocks = std::max(blocks, 2 * std::max<std::int64_t>(ctx.shan_blocks, 32));
     ctx.shan_extent = std::max(extent, 2 * std::max<std::int64_t>(ctx.shan_extent, 4096));
-    ctx.segment->renew(make_layout(ctx.topo, ctx.shan_blocks, ctx.shan_extent).end);
+    ctx.shan_end = make_layout(ctx.topo, ctx.shan_blocks, ctx.shan_extent).end;
+    ctx.segment->renew(std::max(ctx.shan_end, ctx.segment->size()));
   }
   return make_layout(ctx.topo, ctx.shan_blocks, ctx.shan_extent);
 }

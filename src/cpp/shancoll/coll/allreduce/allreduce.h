@@ -22,6 +22,9 @@ struct AllreduceArgs {
   std::int64_t count = 0;  // elements
   const Reducer* reducer = nullptr;
   int ports = 0;  // n of nway_dissemination, bruck, dissemination; 0 chooses
+  // Floating point: results must be bitwise identical on all ranks, so
+  // "auto" (and shan's inter-node step) never picks a rank-varying algorithm.
+  bool consistent = true;
 
   std::int64_t bytes() const { return count * static_cast<std::int64_t>(reducer->elem_size()); }
 };
@@ -38,6 +41,7 @@ void allreduce_binomial(Comm&, const AllreduceArgs&, const Options&, Stats&);
 void allreduce_ring(Comm&, const AllreduceArgs&, const Options&, Stats&);
 void allreduce_mpi(Comm&, const AllreduceArgs&, const Options&, Stats&);
 void allreduce_release_gather(Comm&, const AllreduceArgs&, const Options&, Stats&);
+void allreduce_shan(Comm&, const AllreduceArgs&, const Options&, Stats&);
 
 pattern::ReduceSchedule dissemination_allreduce_schedule(int size, int rank, int ports);
 pattern::ReduceSchedule nway_allreduce_schedule(int size, int rank, int ports);
