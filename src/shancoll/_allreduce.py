@@ -45,6 +45,9 @@ def _wrap_callable(fn: Callable) -> Callable:
 
 def _buffers(sendbuf: Any, recvbuf: Any, rank: int):
     """(send array or None, receive array, element dtype), checked against each other."""
+    fast = _plain_arrays(sendbuf, recvbuf)
+    if fast is not None:
+        return fast
     rarr, el, count, offset = simple_message(recvbuf, "recvbuf", True)
     recv = _flat(rarr, el, count, offset)
     if is_in_place(sendbuf):
@@ -60,6 +63,31 @@ def _buffers(sendbuf: Any, recvbuf: Any, rank: int):
             f"(rank {rank})"
         )
     return _flat(sarr, sel, scount, soffset), recv, el
+
+
+def _plain_arrays(sendbuf: Any, recvbuf: Any):
+    """The common case, checked cheaply: contiguous NumPy arrays of one plain
+    numeric dtype and size (or MPI.IN_PLACE). None: take the general path,
+    which also words the errors."""
+    if type(recvbuf) is not _ndarray:
+        return None
+    el = recvbuf.dtype
+    flags = recvbuf.flags
+    if not (flags.c_contiguous and flags.writeable) or el.hasobject or el.shape or not el.itemsize:
+        return None
+    if is_in_place(sendbuf):
+        return None, recvbuf, el
+    if (
+        type(sendbuf) is not _ndarray
+        or sendbuf.dtype != el
+        or sendbuf.size != recvbuf.size
+        or not sendbuf.flags.c_contiguous
+    ):
+        return None
+    return sendbuf, recvbuf, el
+
+
+_ndarray = np.ndarray
 
 
 def _flat(arr: np.ndarray, el: np.dtype, count: int, offset: int) -> np.ndarray:
