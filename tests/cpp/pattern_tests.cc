@@ -266,7 +266,6 @@ bool tuple_matches_case(const NwayPlan& p) {
   return false;
 }
 
-
 // Depth of every rank (-1 when unreachable) walking down from the root; also
 // checks that no rank is reached twice.
 std::vector<int> tree_depths(const std::vector<TreeNode>& nodes, int root, bool& twice) {
@@ -320,8 +319,9 @@ void check_tree(int P, int root, TreeShape shape) {
     }
     const int levels = ilog_ceil(P, shape.k);
     check(deepest == digits && deepest <= levels && int(fan) <= (shape.k - 1) * levels,
-          what + ": knomial depth = most nonzero base-K digits <= ceil(log_K P), fan-out <= "
-                 "(K-1) ceil(log_K P)");
+          what +
+              ": knomial depth = most nonzero base-K digits <= ceil(log_K P), fan-out <= "
+              "(K-1) ceil(log_K P)");
   }
   TreeShape mirrored = shape;
   mirrored.right_skew = !shape.right_skew;
@@ -353,14 +353,14 @@ void tree_tests() {
         "paper Fig. 8: 2-ary tree of 8 ranks, left and right skew");
   // Binomial (knomial K = 2) from root 0 of 8 ranks: 0 -> 1 2 4, 4 -> 5 6, 6 -> 7.
   check(tree_node(8, 0, 0, {TreeKind::knomial, 2, false}).children == std::vector<int>{1, 2, 4} &&
-            tree_node(8, 4, 0, {TreeKind::knomial, 2, false}).children ==
-                std::vector<int>{5, 6} &&
+            tree_node(8, 4, 0, {TreeKind::knomial, 2, false}).children == std::vector<int>{5, 6} &&
             tree_node(8, 7, 0, {TreeKind::knomial, 2, false}).parent == 6,
         "knomial K=2 of 8 ranks is the binomial tree");
   // Roots other than 0 rotate the tree: 4-nomial of 6 ranks rooted at 5.
-  check(tree_node(6, 5, 5, {TreeKind::knomial, 4, false}).children == std::vector<int>{0, 1, 2, 3} &&
-            tree_node(6, 3, 5, {TreeKind::knomial, 4, false}).children == std::vector<int>{4},
-        "knomial K=4 of 6 ranks rooted at 5");
+  check(
+      tree_node(6, 5, 5, {TreeKind::knomial, 4, false}).children == std::vector<int>{0, 1, 2, 3} &&
+          tree_node(6, 3, 5, {TreeKind::knomial, 4, false}).children == std::vector<int>{4},
+      "knomial K=4 of 6 ranks rooted at 5");
 }
 
 }  // namespace

@@ -104,8 +104,8 @@ void bind_allreduce(py::module_& m) {
   m.def(
       "allreduce",
       [](py::handle comm, py::object send, py::object recv, const std::string& kind, int itemsize,
-         py::handle op, const std::string& algorithm, int ports, int ranks_per_node,
-         double timeout, bool consistent) {
+         py::handle op, const std::string& algorithm, int ports, int ranks_per_node, double timeout,
+         bool consistent) {
         Buffers bufs;
         Call c = prepare(comm, send, recv, bufs, kind, itemsize, op, algorithm, ports,
                          ranks_per_node, timeout, consistent, false);
@@ -140,8 +140,8 @@ void bind_allreduce(py::module_& m) {
   m.def(
       "iallreduce",
       [](py::handle comm, py::object send, py::object recv, const std::string& kind, int itemsize,
-         py::handle op, const std::string& algorithm, int ports, int ranks_per_node,
-         double timeout, bool consistent) {
+         py::handle op, const std::string& algorithm, int ports, int ranks_per_node, double timeout,
+         bool consistent) {
         auto r = std::make_unique<PyRequest>();
         Call c = prepare(comm, send, recv, r->bufs, kind, itemsize, op, algorithm, ports,
                          ranks_per_node, timeout, consistent, true);
@@ -165,9 +165,10 @@ void bind_allreduce(py::module_& m) {
         py::dict d;
         d["n"] = n;
         d["adaptable"] = p.adaptable;
-        d["rounds"] = p.adaptable ? p.k
-                                  : static_cast<int>(pattern::dissemination_schedule(size, 0, n)
-                                                         .rounds.size());
+        d["rounds"] =
+            p.adaptable
+                ? p.k
+                : static_cast<int>(pattern::dissemination_schedule(size, 0, n).rounds.size());
         d["case"] = p.paper_case;
         d["text"] = pattern::nway_plan_text(p);
         return d;

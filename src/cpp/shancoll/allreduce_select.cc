@@ -78,9 +78,11 @@ const AllreduceAlgorithm& find_allreduce(const std::string& requested, const All
   if (name == "auto") name = auto_allreduce(args, size);
   const AllreduceAlgorithm& a = allreduce_algorithm(name);
   if (!args.reducer->commutative() && !a.rank_order(size)) {
-    throw ArgumentError("op: a non-commutative op needs an algorithm that combines in rank "
-                        "order; '" + name + "' does not at " + std::to_string(size) +
-                        " ranks (use binomial, mpi, or pairwise_exchange at 2^k ranks)");
+    throw ArgumentError(
+        "op: a non-commutative op needs an algorithm that combines in rank "
+        "order; '" +
+        name + "' does not at " + std::to_string(size) +
+        " ranks (use binomial, mpi, or pairwise_exchange at 2^k ranks)");
   }
   return a;
 }

@@ -13,7 +13,7 @@ namespace shancoll {
 struct AllreduceAlgorithm {
   const char* name;
   AllreduceFn fn;
-  ScheduleFn schedule;  // schedule-driven (split-phase capable); nullptr otherwise
+  ScheduleFn schedule;           // schedule-driven (split-phase capable); nullptr otherwise
   bool (*rank_order)(int size);  // combines in plain rank order: non-commutative ops allowed
   bool (*same_tree)(int size);   // the same expression on every rank: bitwise-identical floats
   const char* summary;

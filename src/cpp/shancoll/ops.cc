@@ -156,21 +156,36 @@ KernelFn typed_kernel(MPI_Op op) {
 
 KernelFn find_kernel(MPI_Op op, DType t) {
   switch (t) {
-    case DType::kBool: return typed_kernel<bool>(op);
-    case DType::kInt8: return typed_kernel<std::int8_t>(op);
-    case DType::kUint8: return typed_kernel<std::uint8_t>(op);
-    case DType::kInt16: return typed_kernel<std::int16_t>(op);
-    case DType::kUint16: return typed_kernel<std::uint16_t>(op);
-    case DType::kInt32: return typed_kernel<std::int32_t>(op);
-    case DType::kUint32: return typed_kernel<std::uint32_t>(op);
-    case DType::kInt64: return typed_kernel<std::int64_t>(op);
-    case DType::kUint64: return typed_kernel<std::uint64_t>(op);
-    case DType::kFloat32: return typed_kernel<float>(op);
-    case DType::kFloat64: return typed_kernel<double>(op);
-    case DType::kLongDouble: return typed_kernel<long double>(op);
-    case DType::kComplex64: return typed_kernel<std::complex<float>>(op);
-    case DType::kComplex128: return typed_kernel<std::complex<double>>(op);
-    case DType::kComplexLongDouble: return typed_kernel<std::complex<long double>>(op);
+    case DType::kBool:
+      return typed_kernel<bool>(op);
+    case DType::kInt8:
+      return typed_kernel<std::int8_t>(op);
+    case DType::kUint8:
+      return typed_kernel<std::uint8_t>(op);
+    case DType::kInt16:
+      return typed_kernel<std::int16_t>(op);
+    case DType::kUint16:
+      return typed_kernel<std::uint16_t>(op);
+    case DType::kInt32:
+      return typed_kernel<std::int32_t>(op);
+    case DType::kUint32:
+      return typed_kernel<std::uint32_t>(op);
+    case DType::kInt64:
+      return typed_kernel<std::int64_t>(op);
+    case DType::kUint64:
+      return typed_kernel<std::uint64_t>(op);
+    case DType::kFloat32:
+      return typed_kernel<float>(op);
+    case DType::kFloat64:
+      return typed_kernel<double>(op);
+    case DType::kLongDouble:
+      return typed_kernel<long double>(op);
+    case DType::kComplex64:
+      return typed_kernel<std::complex<float>>(op);
+    case DType::kComplex128:
+      return typed_kernel<std::complex<double>>(op);
+    case DType::kComplexLongDouble:
+      return typed_kernel<std::complex<long double>>(op);
   }
   return nullptr;
 }
@@ -199,10 +214,10 @@ bool dtype_is_inexact(DType t) { return info(t).kind == 'f' || info(t).kind == '
 
 std::string op_name(MPI_Op op) {
   static const std::pair<MPI_Op, const char*> names[] = {
-      {MPI_SUM, "MPI.SUM"},   {MPI_PROD, "MPI.PROD"}, {MPI_MIN, "MPI.MIN"},
-      {MPI_MAX, "MPI.MAX"},   {MPI_LAND, "MPI.LAND"}, {MPI_LOR, "MPI.LOR"},
-      {MPI_LXOR, "MPI.LXOR"}, {MPI_BAND, "MPI.BAND"}, {MPI_BOR, "MPI.BOR"},
-      {MPI_BXOR, "MPI.BXOR"}, {MPI_MINLOC, "MPI.MINLOC"}, {MPI_MAXLOC, "MPI.MAXLOC"},
+      {MPI_SUM, "MPI.SUM"},         {MPI_PROD, "MPI.PROD"},     {MPI_MIN, "MPI.MIN"},
+      {MPI_MAX, "MPI.MAX"},         {MPI_LAND, "MPI.LAND"},     {MPI_LOR, "MPI.LOR"},
+      {MPI_LXOR, "MPI.LXOR"},       {MPI_BAND, "MPI.BAND"},     {MPI_BOR, "MPI.BOR"},
+      {MPI_BXOR, "MPI.BXOR"},       {MPI_MINLOC, "MPI.MINLOC"}, {MPI_MAXLOC, "MPI.MAXLOC"},
       {MPI_REPLACE, "MPI.REPLACE"}, {MPI_NO_OP, "MPI.NO_OP"}};
   for (const auto& [o, name] : names)
     if (o == op) return name;
@@ -238,7 +253,7 @@ void Reducer::combine(std::byte* dst, const std::byte* a, const std::byte* b, st
   if (count == 0) return;
   if (kernel_) return kernel_(dst, a, b, static_cast<std::size_t>(count));
   const std::size_t bytes = static_cast<std::size_t>(count) * elem_size();
-  if (dst == b) return reduce_local(a, dst, count);  // b = a o b
+  if (dst == b) return reduce_local(a, dst, count);                  // b = a o b
   if (dst == a && commutative_) return reduce_local(b, dst, count);  // b o a = a o b
   if (dst == a) {  // non-commutative, a = a o b: compute into tmp, then move
     std::memcpy(tmp, b, bytes);

@@ -30,7 +30,7 @@ struct Stats {
   std::int64_t intra_bytes = 0;
   std::int64_t forwarded = 0;  // shan: blocks this rank forwarded on
   std::int64_t node_count = 1;
-  std::int64_t block_count = 0;     // shan: blocks of the whole call
+  std::int64_t block_count = 0;  // shan: blocks of the whole call
   // Intergroup collectives: traffic between the two groups of an
   // inter-communicator (the intragroup phase is counted in the fields above).
   std::int64_t remote_sent_messages = 0;

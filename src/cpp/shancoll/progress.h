@@ -19,7 +19,7 @@ using PauseHook = void (*)(std::uint64_t iteration);
 
 void set_pause_hook(PauseHook hook);
 PauseHook pause_hook();
-void default_pause(std::uint64_t iteration);  // spin, then sched_yield
+void default_pause(std::uint64_t iteration);   // spin, then sched_yield
 void sleeping_pause(std::uint64_t iteration);  // nanosleep 10 ns growing to 1 us
 
 // Seconds a single wait may last before TimeoutError; from the environment

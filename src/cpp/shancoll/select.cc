@@ -38,9 +38,8 @@ const char* auto_allgatherv(const AllgathervArgs& args, const Topology& topo) {
   return "shan";
 }
 
-const AllgathervAlgorithm& find_allgatherv(const std::string& requested,
-                                           const AllgathervArgs& args, Comm& comm,
-                                           int ranks_per_node) {
+const AllgathervAlgorithm& find_allgatherv(const std::string& requested, const AllgathervArgs& args,
+                                           Comm& comm, int ranks_per_node) {
   std::string name = requested;
   if (name.empty()) {  // read per call, so a changed environment takes effect
     const char* env = std::getenv("SHANCOLL_ALLGATHERV_ALGORITHM");

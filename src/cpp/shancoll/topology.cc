@@ -78,7 +78,8 @@ Topology build_topology(MPI_Comm comm, int ranks_per_node) {
     t.ranks[n].push_back(r);
   }
   t.node = t.node_of[t.rank];
-  for (const auto& node : t.ranks) t.node_order.insert(t.node_order.end(), node.begin(), node.end());
+  for (const auto& node : t.ranks)
+    t.node_order.insert(t.node_order.end(), node.begin(), node.end());
   t.sockets = count_sockets(t.hwloc);
   return t;
 }

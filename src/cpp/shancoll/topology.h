@@ -22,8 +22,8 @@ struct Topology {
   int node = 0;        // my node
   int local_rank = 0;  // my rank within the node
   int node_count = 1;
-  std::vector<int> node_of;            // node of every rank
-  std::vector<int> local_rank_of;      // local rank of every rank
+  std::vector<int> node_of;             // node of every rank
+  std::vector<int> local_rank_of;       // local rank of every rank
   std::vector<std::vector<int>> ranks;  // ranks of every node, in local order
   std::vector<int> node_order;          // all ranks, node by node (ranks concatenated)
   MPI_Comm node_comm = MPI_COMM_NULL;   // owned
@@ -34,7 +34,7 @@ struct Topology {
   int leader_of(int n) const { return ranks[n][0]; }
   int next_node() const { return (node + 1) % node_count; }
   int prev_node() const { return (node + node_count - 1) % node_count; }
-  int sockets = 1;   // sockets of this node (hwloc), 1 when unknown
+  int sockets = 1;  // sockets of this node (hwloc), 1 when unknown
   bool hwloc = false;
 };
 

@@ -201,7 +201,8 @@ void bench_allgatherv(const Config& cfg, MPI_Comm user) {
     for (int i = 1; i < p; ++i) args.displs[i] = args.displs[i - 1] + args.counts[i - 1];
     std::vector<std::byte> send(args.counts[r], std::byte{1}), recv(args.total() + 1);
     for (const std::string& name : cfg.algorithms) {
-      const AllgathervAlgorithm& algo = find_allgatherv(name, args, comm, cfg.options.ranks_per_node);
+      const AllgathervAlgorithm& algo =
+          find_allgatherv(name, args, comm, cfg.options.ranks_per_node);
       const bool shan = std::string(algo.name) == "shan";
       args.send = send.data();
       args.recv = shan && cfg.shared ? nullptr : recv.data();

@@ -35,7 +35,8 @@ inline std::int64_t working_offset(std::int64_t node_blocks, int n, int l) {
 // The block size actually used: the requested one (default when 0), raised
 // if needed so that the whole call needs at most `max_blocks` blocks (the
 // notification ids available), and capped so one block fits an int count.
-inline std::int64_t choose_block_size(std::int64_t requested, const std::vector<std::int64_t>& counts,
+inline std::int64_t choose_block_size(std::int64_t requested,
+                                      const std::vector<std::int64_t>& counts,
                                       std::int64_t max_blocks) {
   constexpr std::int64_t kDefault = 256 * 1024;
   constexpr std::int64_t kMax = std::int64_t{1} << 30;
@@ -44,7 +45,8 @@ inline std::int64_t choose_block_size(std::int64_t requested, const std::vector<
   for (std::int64_t c : counts) total += c;
   const std::int64_t ranks = static_cast<std::int64_t>(counts.size());
   // sum ceil(c / s) <= total / s + ranks, so this s keeps the count in range.
-  if (max_blocks > ranks) size = std::max(size, (total + max_blocks - ranks - 1) / (max_blocks - ranks));
+  if (max_blocks > ranks)
+    size = std::max(size, (total + max_blocks - ranks - 1) / (max_blocks - ranks));
   return std::min(std::max<std::int64_t>(size, 1), kMax);
 }
 
@@ -57,7 +59,8 @@ inline void part1_lower_blocks(const std::vector<std::vector<int>>& node_ranks,
   std::int64_t sum = 0;
   for (std::size_t n = 0; n < node_ranks.size(); ++n) {
     lower[n * columns + c] = sum;
-    if (c < static_cast<int>(node_ranks[n].size())) sum += blocks_of(counts[node_ranks[n][c]], block_size);
+    if (c < static_cast<int>(node_ranks[n].size()))
+      sum += blocks_of(counts[node_ranks[n][c]], block_size);
   }
 }
 
@@ -87,14 +90,17 @@ struct Block {
 // Maps a global block id to its block, given every rank's first block id
 // (`first`, indexed by rank) and the ranks in block-id order.
 inline Block locate(std::int64_t id, const std::vector<int>& order, const std::int64_t* first,
-                    const std::vector<std::int64_t>& counts, const std::vector<std::int64_t>& displs,
-                    std::int64_t block_size) {
+                    const std::vector<std::int64_t>& counts,
+                    const std::vector<std::int64_t>& displs, std::int64_t block_size) {
   // Last rank in block order whose first id is <= id (ranks with no blocks
   // share their successor's first id and are skipped by taking the last).
   std::size_t lo = 0, hi = order.size();
   while (hi - lo > 1) {
     const std::size_t mid = (lo + hi) / 2;
-    if (first[order[mid]] <= id) lo = mid; else hi = mid;
+    if (first[order[mid]] <= id)
+      lo = mid;
+    else
+      hi = mid;
   }
   const int rank = order[lo];
   const std::int64_t start = (id - first[rank]) * block_size;

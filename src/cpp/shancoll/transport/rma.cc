@@ -19,8 +19,7 @@ namespace {
 
 class Rma final : public Transport {
  public:
-  Rma(MPI_Comm comm, const Topology& topo, NodeSegment& segment)
-      : topo_(topo), segment_(segment) {
+  Rma(MPI_Comm comm, const Topology& topo, NodeSegment& segment) : topo_(topo), segment_(segment) {
     check_mpi(MPI_Comm_dup(comm, &comm_), "MPI_Comm_dup (transport)");
   }
 

@@ -64,7 +64,7 @@ class Transport {
 // Collective over `comm`. Each transport communicates on a dup of its own:
 // a pre-posted any-source receive must never match another algorithm's
 // message, which a rank may send while a slower peer is still in this call.
-std::unique_ptr<Transport> make_transport(TransportKind kind, MPI_Comm comm,
-                                          const Topology& topo, NodeSegment& segment);
+std::unique_ptr<Transport> make_transport(TransportKind kind, MPI_Comm comm, const Topology& topo,
+                                          NodeSegment& segment);
 
 }  // namespace shancoll

@@ -17,8 +17,8 @@
 namespace shancoll {
 
 struct AllgathervArgs {
-  const std::byte* send = nullptr;  // nullptr: in place, already at recv + displs[rank]
-  std::byte* recv = nullptr;        // nullptr: result stays in the node segment (shan)
+  const std::byte* send = nullptr;   // nullptr: in place, already at recv + displs[rank]
+  std::byte* recv = nullptr;         // nullptr: result stays in the node segment (shan)
   std::vector<std::int64_t> counts;  // bytes, one per rank
   std::vector<std::int64_t> displs;  // bytes, one per rank
 

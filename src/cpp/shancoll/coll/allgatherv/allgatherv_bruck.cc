@@ -30,8 +30,8 @@
 
 #include "shancoll/coll/allgatherv/allgatherv.h"
 #include "shancoll/error.h"
-#include "shancoll/transport/p2p.h"
 #include "shancoll/pattern/bruck.h"
+#include "shancoll/transport/p2p.h"
 
 namespace shancoll {
 namespace {

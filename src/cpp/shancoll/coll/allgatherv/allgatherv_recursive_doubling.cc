@@ -40,8 +40,8 @@
 
 #include "shancoll/coll/allgatherv/allgatherv.h"
 #include "shancoll/error.h"
-#include "shancoll/transport/p2p.h"
 #include "shancoll/pattern/recursive_doubling.h"
+#include "shancoll/transport/p2p.h"
 
 namespace shancoll {
 namespace {
@@ -138,9 +138,11 @@ void unfold(Comm& comm, const pattern::RecursiveDoubling& rd, const Packed& pk,
   for (const auto& part : parts) {
     std::byte* at = pk.work + pk.begin(part);
     if (rd.is_extra()) {
-      sendrecv_bytes(nullptr, 0, MPI_PROC_NULL, at, pk.bytes(part), rd.fold_partner(), kTag, comm.mpi());
+      sendrecv_bytes(nullptr, 0, MPI_PROC_NULL, at, pk.bytes(part), rd.fold_partner(), kTag,
+                     comm.mpi());
     } else {
-      sendrecv_bytes(at, pk.bytes(part), rd.fold_partner(), nullptr, 0, MPI_PROC_NULL, kTag, comm.mpi());
+      sendrecv_bytes(at, pk.bytes(part), rd.fold_partner(), nullptr, 0, MPI_PROC_NULL, kTag,
+                     comm.mpi());
       count_message(topo, rd.fold_partner(), pk.bytes(part), stats);
     }
   }

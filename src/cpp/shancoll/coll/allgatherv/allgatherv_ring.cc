@@ -23,8 +23,8 @@
 
 #include "shancoll/coll/allgatherv/allgatherv.h"
 #include "shancoll/error.h"
-#include "shancoll/transport/p2p.h"
 #include "shancoll/pattern/ring.h"
+#include "shancoll/transport/p2p.h"
 
 namespace shancoll {
 namespace {

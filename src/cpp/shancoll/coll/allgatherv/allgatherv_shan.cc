@@ -261,8 +261,8 @@ bool catch_and_forward(Call& c, Transport& tr, std::vector<std::int64_t>& pendin
 // For the timeout message: which notifications never came, and what their
 // slots hold instead (an older epoch, or something that is not an epoch).
 std::string describe_missing(const Call& c, const std::vector<std::int64_t>& pending) {
-  std::string text = "; epoch " + std::to_string(c.epoch) + ", " +
-                     std::to_string(pending.size()) + " block(s) missing:";
+  std::string text = "; epoch " + std::to_string(c.epoch) + ", " + std::to_string(pending.size()) +
+                     " block(s) missing:";
   for (std::size_t i = 0; i < pending.size() && i < 8; ++i) {
     const std::int64_t b = pending[i];
     text += " block " + std::to_string(b) + " (slot holds " +
@@ -349,8 +349,8 @@ void gather_in_chunks(Call& c) {
     }
   }
   const std::int64_t total = c.args.total();
-  c.stats.intra_messages += (counts[me] > 0) + (c.args.send && counts[me] > 0) +
-                            (total > counts[me]);
+  c.stats.intra_messages +=
+      (counts[me] > 0) + (c.args.send && counts[me] > 0) + (total > counts[me]);
   c.stats.intra_bytes += counts[me] + (c.args.send ? counts[me] : 0) + (total - counts[me]);
 }
 

@@ -14,8 +14,8 @@ void allreduce_mpi(Comm& comm, const AllreduceArgs& args, const Options&, Stats&
             "MPI_Allreduce_c");
 #else
   if (args.count > INT_MAX) throw ArgumentError("recvbuf: over 2^31-1 elements need MPI-4");
-  check_mpi(MPI_Allreduce(send, args.recv, static_cast<int>(args.count), type,
-                          args.reducer->op(), comm.mpi()),
+  check_mpi(MPI_Allreduce(send, args.recv, static_cast<int>(args.count), type, args.reducer->op(),
+                          comm.mpi()),
             "MPI_Allreduce");
 #endif
   stats.rounds = 1;

@@ -34,8 +34,7 @@ AllreduceRequest::AllreduceRequest(Comm& comm, const AllreduceArgs& args,
 #else
     if (args_.count > INT_MAX) throw ArgumentError("recvbuf: over 2^31-1 elements need MPI-4");
     check_mpi(MPI_Iallreduce(MPI_IN_PLACE, args_.recv, static_cast<int>(args_.count),
-                             dtype_mpi(reducer_.type()), reducer_.op(), comm.mpi(),
-                             &mpi_request_),
+                             dtype_mpi(reducer_.type()), reducer_.op(), comm.mpi(), &mpi_request_),
               "MPI_Iallreduce");
 #endif
   } else {

@@ -68,7 +68,11 @@ class Ring {
  public:
   Ring(Comm& comm, const AllreduceArgs& args, const Options& options, const Topology& topo,
        Stats& stats)
-      : comm_(comm), args_(args), timeout_(options.wait_timeout()), topo_(topo), stats_(stats),
+      : comm_(comm),
+        args_(args),
+        timeout_(options.wait_timeout()),
+        topo_(topo),
+        stats_(stats),
         plan_{comm.size(), comm.rank(), args.count, esize(args),
               std::max<std::int64_t>(1, kChunkBytes / esize(args))},
         tmp_(comm.scratch(static_cast<std::size_t>((args.count / plan_.size + 1) * plan_.esize))) {}

@@ -30,8 +30,8 @@ int allreduce_tag_base(std::uint64_t seq);
 
 class ScheduleExecutor {
  public:
-  ScheduleExecutor(std::shared_ptr<const pattern::ReduceSchedule> schedule, const AllreduceArgs& args,
-                   MPI_Comm comm, int tag_base, std::byte* scratch);
+  ScheduleExecutor(std::shared_ptr<const pattern::ReduceSchedule> schedule,
+                   const AllreduceArgs& args, MPI_Comm comm, int tag_base, std::byte* scratch);
   ~ScheduleExecutor();  // cancels what a failed or abandoned call left in flight
   ScheduleExecutor(const ScheduleExecutor&) = delete;
   ScheduleExecutor& operator=(const ScheduleExecutor&) = delete;
