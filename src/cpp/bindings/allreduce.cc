@@ -2,7 +2,6 @@
 // The Python layer (src/shancoll/_allreduce.py) parses buffer specs and ops;
 // here we check what the core needs to stay memory-safe.
 #include <mpi.h>
-#include <mpi4py/mpi4py.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -10,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "mpi4py_handles.h"
 #include "shancoll/allreduce_select.h"
 #include "shancoll/coll/allreduce/allreduce_request.h"
 #include "shancoll/comm.h"
@@ -18,23 +18,10 @@
 
 namespace py = pybind11;
 using namespace shancoll;
+using bindings::mpi_comm_of;
+using bindings::mpi_op_of;
 
 namespace {
-
-MPI_Comm comm_of(py::handle comm) {
-  if (!PyObject_TypeCheck(comm.ptr(), &PyMPIComm_Type))
-    throw ArgumentError("comm: expected an mpi4py communicator");
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (finalized) throw ArgumentError("comm: MPI is already finalized");
-  return *PyMPIComm_Get(comm.ptr());
-}
-
-MPI_Op op_of(py::handle op) {
-  if (!PyObject_TypeCheck(op.ptr(), &PyMPIOp_Type))
-    throw ArgumentError("op: expected an mpi4py MPI.Op or a callable");
-  return *PyMPIOp_Get(op.ptr());
-}
 
 // The Python buffers, kept alive (and exported) as long as the call or request.
 struct Buffers {
@@ -60,8 +47,8 @@ Call prepare(py::handle comm_obj, py::object send, py::object recv, Buffers& buf
     throw ArgumentError("ports: must be >= 0 (0 chooses), got " + std::to_string(ports));
   if (timeout < 0) throw ArgumentError("timeout: must be >= 0 seconds");
   const DType type = dtype_from_numpy(kind[0], itemsize, "recvbuf");
-  Reducer reducer(op_of(op), type);
-  MPI_Comm user = comm_of(comm_obj);
+  Reducer reducer(mpi_op_of(op), type);
+  MPI_Comm user = mpi_comm_of(comm_obj);
   bufs.recv = py::reinterpret_borrow<py::buffer>(recv).request(true);
   const std::int64_t bytes = bufs.recv.size * bufs.recv.itemsize;
   if (bytes % itemsize)

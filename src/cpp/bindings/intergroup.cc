@@ -4,33 +4,21 @@
 #include "shancoll/coll/intergroup/intergroup.h"
 
 #include <mpi.h>
-#include <mpi4py/mpi4py.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <string>
 
+#include "mpi4py_handles.h"
 #include "shancoll/intercomm.h"
 #include "shancoll/progress.h"
 #include "shancoll/select.h"
 
 namespace py = pybind11;
 using namespace shancoll;
+using bindings::mpi_comm_of;
 
 namespace {
-
-MPI_Comm to_intercomm(py::handle comm) {
-  if (!PyObject_TypeCheck(comm.ptr(), &PyMPIComm_Type)) {
-    throw ArgumentError("comm: expected an mpi4py inter-communicator, got " +
-                        std::string(py::str(py::type::of(comm))));
-  }
-  MPI_Comm* handle = PyMPIComm_Get(comm.ptr());
-  if (!handle) throw py::error_already_set();
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (finalized) throw ArgumentError("comm: MPI is already finalized");
-  return *handle;
-}
 
 // A C-contiguous buffer's bytes (the Python layer has checked the specs).
 std::pair<std::byte*, std::int64_t> bytes_of(py::handle obj, const char* name, bool writable) {
@@ -104,7 +92,7 @@ void inter_allgatherv(py::handle comm_obj, py::handle send, py::handle recv,
   args.displs = std::move(displs);
   args.regular = regular;
   args.intra_algorithm = intra_algorithm;
-  MPI_Comm user = to_intercomm(comm_obj);
+  MPI_Comm user = mpi_comm_of(comm_obj);
   int inter = 0;
   check_mpi(MPI_Comm_test_inter(user, &inter), "MPI_Comm_test_inter");
   if (!inter) throw ArgumentError("comm: expected an inter-communicator");
@@ -122,7 +110,7 @@ void inter_allgatherv(py::handle comm_obj, py::handle send, py::handle recv,
 }
 
 py::dict inter_stats(py::handle comm) {
-  const InterComm* ic = InterComm::find(to_intercomm(comm));
+  const InterComm* ic = InterComm::find(mpi_comm_of(comm));
   const Stats s = ic ? ic->last_stats : Stats{};
   py::dict d;
   d["algorithm"] = ic ? ic->last_algorithm : "";

@@ -3,10 +3,10 @@
 // Argument checking that needs Python knowledge (buffer specs, dtypes) is done
 // in src/shancoll; here we check what the core needs to stay memory-safe.
 #include <mpi.h>
-#include <mpi4py/mpi4py.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "mpi4py_handles.h"
 #include "shancoll/coll/allgatherv/allgatherv.h"
 #include "shancoll/comm.h"
 #include "shancoll/progress.h"
@@ -14,25 +14,13 @@
 
 namespace py = pybind11;
 using namespace shancoll;
+using bindings::mpi_comm_of;
 
 void bind_allreduce(py::module_& m);       // bindings/allreduce.cc
 void bind_intergroup(py::module_& m);      // bindings/intergroup.cc
 void bind_release_gather(py::module_& m);  // bindings/release_gather.cc
 
 namespace {
-
-MPI_Comm to_mpi_comm(py::handle comm) {
-  if (!PyObject_TypeCheck(comm.ptr(), &PyMPIComm_Type)) {
-    throw ArgumentError("comm: expected an mpi4py communicator, got " +
-                        std::string(py::str(py::type::of(comm))));
-  }
-  MPI_Comm* handle = PyMPIComm_Get(comm.ptr());
-  if (!handle) throw py::error_already_set();
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (finalized) throw ArgumentError("comm: MPI is already finalized");
-  return *handle;
-}
 
 Options make_options(std::int64_t block_size, const std::string& transport, int ranks_per_node,
                      double timeout) {
@@ -86,7 +74,7 @@ py::object run_allgatherv(py::handle comm_obj, py::object send, std::byte* recv,
                           std::int64_t recv_bytes, std::vector<std::int64_t> counts,
                           std::vector<std::int64_t> displs, const std::string& algorithm,
                           const Options& options) {
-  MPI_Comm user = to_mpi_comm(comm_obj);
+  MPI_Comm user = mpi_comm_of(comm_obj);
   Comm& comm = Comm::of(user);
   const int p = comm.size();
   if (static_cast<int>(counts.size()) != p) {
@@ -186,7 +174,7 @@ PYBIND11_MODULE(_core, m) {
       "last_stats",
       [](py::handle comm) {
         // Not collective: a communicator shancoll has not used yet has no stats.
-        const Comm* c = Comm::find(to_mpi_comm(comm));
+        const Comm* c = Comm::find(mpi_comm_of(comm));
         return c ? stats_dict(c->last_stats, c->last_algorithm) : stats_dict(Stats{}, "");
       },
       py::arg("comm"), "Statistics of the last collective this rank ran on comm.");
@@ -203,7 +191,7 @@ PYBIND11_MODULE(_core, m) {
   m.def(
       "topology",
       [](py::handle comm, int ranks_per_node) {
-        Comm& c = Comm::of(to_mpi_comm(comm));
+        Comm& c = Comm::of(mpi_comm_of(comm));
         const Topology& t = c.nodes(ranks_per_node).topo;
         py::dict d;
         d["node"] = t.node;

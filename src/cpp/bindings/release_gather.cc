@@ -5,13 +5,13 @@
 #include "shancoll/coll/release_gather/release_gather.h"
 
 #include <mpi.h>
-#include <mpi4py/mpi4py.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <optional>
 #include <string>
 
+#include "mpi4py_handles.h"
 #include "shancoll/allreduce_select.h"
 #include "shancoll/comm.h"
 #include "shancoll/progress.h"
@@ -19,23 +19,10 @@
 
 namespace py = pybind11;
 using namespace shancoll;
+using bindings::mpi_comm_of;
+using bindings::mpi_op_of;
 
 namespace {
-
-MPI_Comm comm_of(py::handle comm) {
-  if (!PyObject_TypeCheck(comm.ptr(), &PyMPIComm_Type))
-    throw ArgumentError("comm: expected an mpi4py communicator");
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (finalized) throw ArgumentError("comm: MPI is already finalized");
-  return *PyMPIComm_Get(comm.ptr());
-}
-
-MPI_Op op_of(py::handle op) {
-  if (!PyObject_TypeCheck(op.ptr(), &PyMPIOp_Type))
-    throw ArgumentError("op: expected an mpi4py MPI.Op or a callable");
-  return *PyMPIOp_Get(op.ptr());
-}
 
 pattern::TreeKind parse_tree(const std::string& name) {
   if (name == "flat") return pattern::TreeKind::flat;
@@ -128,7 +115,7 @@ void bcast(py::handle comm_obj, py::object buf, int root, const std::string& alg
            const py::dict& options, int ranks_per_node, double timeout) {
   const ReleaseGatherOptions rg = parse_options(options);
   const Options o = make_options(rg, ranks_per_node, timeout);
-  Comm& comm = Comm::of(comm_of(comm_obj));
+  Comm& comm = Comm::of(mpi_comm_of(comm_obj));
   BcastArgs args;
   args.root = check_root(comm, root);
   const auto b = buffer_of(buf, comm.rank() != root);
@@ -144,8 +131,8 @@ void reduce(py::handle comm_obj, py::object send, py::object recv, const std::st
   if (kind.size() != 1) throw ArgumentError("recvbuf: bad dtype kind '" + kind + "'");
   const ReleaseGatherOptions rg = parse_options(options);
   const Options o = make_options(rg, ranks_per_node, timeout);
-  const Reducer reducer(op_of(op), dtype_from_numpy(kind[0], itemsize, "recvbuf"));
-  Comm& comm = Comm::of(comm_of(comm_obj));
+  const Reducer reducer(mpi_op_of(op), dtype_from_numpy(kind[0], itemsize, "recvbuf"));
+  Comm& comm = Comm::of(mpi_comm_of(comm_obj));
   ReduceArgs args;
   args.root = check_root(comm, root);
   const auto s = buffer_of(send, false);
@@ -171,8 +158,8 @@ void allreduce_with_options(py::handle comm_obj, py::object send, py::object rec
   if (kind.size() != 1) throw ArgumentError("recvbuf: bad dtype kind '" + kind + "'");
   const ReleaseGatherOptions rg = parse_options(options);
   const Options o = make_options(rg, ranks_per_node, timeout);
-  const Reducer reducer(op_of(op), dtype_from_numpy(kind[0], itemsize, "recvbuf"));
-  Comm& comm = Comm::of(comm_of(comm_obj));
+  const Reducer reducer(mpi_op_of(op), dtype_from_numpy(kind[0], itemsize, "recvbuf"));
+  Comm& comm = Comm::of(mpi_comm_of(comm_obj));
   const auto s = buffer_of(send, false);
   const auto r = buffer_of(recv, true);
   AllreduceArgs args;
