@@ -1,0 +1,116 @@
+"""libshancoll_pmpi.so on an unmodified MPI program.
+
+tests/c/pmpi_check.c runs every interposed collective through MPI_* and again
+through PMPI_* (the MPI library's own) and compares the results, so the same
+binary checks itself with and without LD_PRELOAD. With SHANCOLL_PMPI_VERBOSE=1
+the library says what it routed to shancoll and what it left to MPI, and why.
+
+The binary and the library are the ones `pip install .` puts into the package
+(<site-packages>/shancoll/bin and /lib), built against the same MPI.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SUMMARY = re.compile(r"^pmpi_check: (\d+) checks, (\d+) failed$", re.MULTILINE)
+TIMEOUT = 120
+
+
+def _installed(relative: str) -> Path:
+    spec = importlib.util.find_spec("shancoll")
+    for location in spec.submodule_search_locations or []:
+        path = Path(location) / relative
+        if path.is_file():
+            return path
+    pytest.fail(f"{relative} is not installed with the package: build with SHANCOLL_CAPI=ON")
+
+
+def _run(ranks: int, *args: str, preload: bool = True, **env_vars: str) -> str:
+    """Runs pmpi_check under mpiexec; returns its output after checking the summary."""
+    mpiexec = Path(sys.executable).parent / "mpiexec"
+    env = dict(os.environ, SHANCOLL_TIMEOUT="60", SHANCOLL_PMPI_VERBOSE="1", **env_vars)
+    env.pop("LD_PRELOAD", None)
+    if preload:
+        env["LD_PRELOAD"] = str(_installed("lib/libshancoll_pmpi.so"))
+    command = [str(mpiexec), "-n", str(ranks), str(_installed("bin/shancoll_pmpi_check")), *args]
+    try:
+        run = subprocess.run(
+            command, capture_output=True, text=True, timeout=TIMEOUT, env=env,
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(
+            f"pmpi_check at {ranks} ranks hung for {TIMEOUT} s:\n{(e.stderr or b'')[-3000:]}"
+        )
+    output = run.stdout + run.stderr
+    summary = SUMMARY.search(output)
+    assert summary, f"no summary line at {ranks} ranks:\n{output[-3000:]}"
+    assert run.returncode == 0 and summary.group(2) == "0", output[-3000:]
+    assert int(summary.group(1)) > 0
+    return output
+
+
+def _lines(output: str, collective: str, outcome: str) -> list[str]:
+    return [
+        line
+        for line in output.splitlines()
+        if line.startswith("shancoll_pmpi:") and f"{collective} on comm" in line and outcome in line
+    ]
+
+
+COLLECTIVES = ["MPI_Allgather", "MPI_Allgatherv", "MPI_Allreduce", "MPI_Bcast", "MPI_Reduce"]
+
+
+def test_without_preload():
+    output = _run(2, preload=False)
+    assert "shancoll_pmpi:" not in output
+
+
+@pytest.mark.parametrize(
+    ("ranks", "ranks_per_node"), [(2, None), (3, None), (3, "2")], ids=["2", "3", "3-vnodes2"]
+)
+def test_preload_routes_and_falls_back(ranks, ranks_per_node):
+    extra = {"SHANCOLL_RANKS_PER_NODE": ranks_per_node} if ranks_per_node else {}
+    output = _run(ranks, **extra)
+    for collective in COLLECTIVES:
+        assert _lines(output, collective, "routed to shancoll"), (collective, output[-3000:])
+        # The derived datatypes of pmpi_check must go to the MPI library.
+        assert _lines(output, collective, "fallback: "), (collective, output[-3000:])
+    assert _lines(output, "MPI_Allreduce", "fallback: datatype: not a predefined")
+
+
+def test_forced_algorithms_and_non_commutative_fallback():
+    output = _run(
+        2,
+        SHANCOLL_ALLREDUCE_ALGORITHM="ring",
+        SHANCOLL_BCAST_ALGORITHM="binomial",
+        SHANCOLL_REDUCE_ALGORITHM="binomial",
+        SHANCOLL_ALLGATHERV_ALGORITHM="bruck",
+    )
+    assert _lines(output, "MPI_Allreduce", "routed to shancoll ring")
+    assert _lines(output, "MPI_Bcast", "routed to shancoll binomial")
+    assert _lines(output, "MPI_Reduce", "routed to shancoll binomial")
+    assert _lines(output, "MPI_Allgatherv", "routed to shancoll bruck")
+    # ring does not combine in rank order: the non-commutative user op falls back.
+    assert _lines(output, "MPI_Allreduce", "fallback: op: a non-commutative op")
+
+
+def test_switched_off():
+    output = _run(2, SHANCOLL_PMPI="0")
+    assert "routed to shancoll" not in output
+    for collective in COLLECTIVES:
+        assert _lines(output, collective, "fallback: SHANCOLL_PMPI=0")
+
+
+def test_thread_multiple_falls_back():
+    output = _run(2, "--thread-multiple")
+    assert "routed to shancoll" not in output
+    assert _lines(output, "MPI_Allreduce", "fallback: MPI_THREAD_MULTIPLE")
