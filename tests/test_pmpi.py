@@ -85,6 +85,9 @@ def test_preload_routes_and_falls_back(ranks, ranks_per_node):
         # The derived datatypes of pmpi_check must go to the MPI library.
         assert _lines(output, collective, "fallback: "), (collective, output[-3000:])
     assert _lines(output, "MPI_Allreduce", "fallback: datatype: not a predefined")
+    assert _lines(output, "MPI_Allreduce", "fallback: comm: an inter-communicator")
+    for collective in COLLECTIVES:  # the MPI-4 large-count variants
+        assert _lines(output, collective + "_c", "routed to shancoll"), collective
 
 
 def test_forced_algorithms_and_non_commutative_fallback():
@@ -114,3 +117,52 @@ def test_thread_multiple_falls_back():
     output = _run(2, "--thread-multiple")
     assert "routed to shancoll" not in output
     assert _lines(output, "MPI_Allreduce", "fallback: MPI_THREAD_MULTIPLE")
+
+
+MPI4PY_SCRIPT = """
+import sys
+import mpi4py
+
+mpi4py.profile("shancoll_pmpi", path=[sys.argv[1]])
+mpi4py.rc.thread_level = "serialized"  # mpi4py asks for MPI_THREAD_MULTIPLE by default
+from mpi4py import MPI  # noqa: E402
+import numpy as np  # noqa: E402
+
+comm = MPI.COMM_WORLD
+rank, size = comm.Get_rank(), comm.Get_size()
+x = np.arange(1000, dtype="f8") + rank
+total = np.empty_like(x)
+comm.Allreduce(x, total, op=MPI.SUM)
+assert np.array_equal(total, size * np.arange(1000) + size * (size - 1) / 2), total[:4]
+gathered = np.empty((size, 7), dtype="i4")
+comm.Allgather(np.full(7, rank, dtype="i4"), gathered)
+assert np.array_equal(gathered, np.repeat(np.arange(size), 7).reshape(size, 7))
+data = np.arange(50, dtype="i8") if rank == 1 else np.zeros(50, dtype="i8")
+comm.Bcast(data, root=1)
+assert np.array_equal(data, np.arange(50))
+print(f"mpi4py ok on rank {rank}")
+"""
+
+
+def test_mpi4py_profile(tmp_path):
+    """mpi4py.profile() loads the library before MPI: unmodified mpi4py code goes through it.
+
+    With mpi4py's default thread level (MPI_THREAD_MULTIPLE) everything would
+    fall back, so the script asks for "serialized"."""
+    script = tmp_path / "profiled.py"
+    script.write_text(MPI4PY_SCRIPT)
+    mpiexec = Path(sys.executable).parent / "mpiexec"
+    libdir = _installed("lib/libshancoll_pmpi.so").parent
+    env = dict(os.environ, SHANCOLL_TIMEOUT="60", SHANCOLL_PMPI_VERBOSE="1")
+    env.pop("LD_PRELOAD", None)
+    run = subprocess.run(
+        [str(mpiexec), "-n", "2", sys.executable, str(script), str(libdir)],
+        capture_output=True, text=True, timeout=TIMEOUT, env=env, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    output = run.stdout + run.stderr
+    assert run.returncode == 0 and output.count("mpi4py ok") == 2, output[-3000:]
+    # mpi4py 4 calls the MPI-4 large-count functions when the library has them.
+    for collective in ("MPI_Allreduce", "MPI_Allgather", "MPI_Bcast"):
+        routed = _lines(output, collective, "routed to shancoll")
+        routed += _lines(output, collective + "_c", "routed to shancoll")
+        assert routed, (collective, output[-3000:])

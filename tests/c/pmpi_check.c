@@ -6,8 +6,8 @@
  * Covered: allgather, allgatherv, allreduce, bcast, reduce; several datatypes
  * (one a derived vector type, one a pair type: both must fall back), the
  * predefined ops, a commutative and a non-commutative user op, MPI_IN_PLACE,
- * every root. Values are small integers, so floating-point sums are exact in
- * any order and results compare bitwise.
+ * every root, an inter-communicator (falls back). Values are small integers, so floating-point sums
+ * are exact in any order and results compare bitwise.
  *
  * Usage: pmpi_check [--thread-multiple]
  * Output: one line per mismatch, then "pmpi_check: N checks, M failed" on
@@ -223,6 +223,57 @@ static void pair_type(void) {
   expect_same(&got.rank, &want.rank, sizeof got.rank, "allreduce MAXLOC rank");
 }
 
+#if MPI_VERSION >= 4
+/* The large-count (_c) variants, once each on doubles, root 1 when there is one. */
+static void large_count(void) {
+  enum { N = 1000 };
+  const int root = g_size > 1;
+  double in[N], got[N], want[N], *all_got = calloc((size_t)g_size * N, sizeof(double)),
+                                 *all_want = calloc((size_t)g_size * N, sizeof(double));
+  MPI_Count counts[64];
+  MPI_Aint displs[64];
+  for (int r = 0; r < g_size && r < 64; ++r) counts[r] = N, displs[r] = (MPI_Aint)r * N;
+  fill(in, N, MPI_DOUBLE, g_rank, 4);
+  MPI_Allreduce_c(in, got, N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  PMPI_Allreduce_c(in, want, N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  expect_same(got, want, sizeof got, "allreduce_c");
+  memset(got, 0, sizeof got), memset(want, 0, sizeof want);
+  MPI_Reduce_c(in, got, N, MPI_DOUBLE, MPI_MAX, root, MPI_COMM_WORLD);
+  PMPI_Reduce_c(in, want, N, MPI_DOUBLE, MPI_MAX, root, MPI_COMM_WORLD);
+  expect_same(got, want, sizeof got, "reduce_c");
+  memcpy(got, in, sizeof in), memcpy(want, in, sizeof in);
+  MPI_Bcast_c(got, N, MPI_DOUBLE, root, MPI_COMM_WORLD);
+  PMPI_Bcast_c(want, N, MPI_DOUBLE, root, MPI_COMM_WORLD);
+  expect_same(got, want, sizeof got, "bcast_c");
+  MPI_Allgather_c(in, N, MPI_DOUBLE, all_got, N, MPI_DOUBLE, MPI_COMM_WORLD);
+  PMPI_Allgather_c(in, N, MPI_DOUBLE, all_want, N, MPI_DOUBLE, MPI_COMM_WORLD);
+  expect_same(all_got, all_want, (size_t)g_size * sizeof in, "allgather_c");
+  if (g_size <= 64) {
+    MPI_Allgatherv_c(in, N, MPI_DOUBLE, all_got, counts, displs, MPI_DOUBLE, MPI_COMM_WORLD);
+    PMPI_Allgatherv_c(in, N, MPI_DOUBLE, all_want, counts, displs, MPI_DOUBLE, MPI_COMM_WORLD);
+    expect_same(all_got, all_want, (size_t)g_size * sizeof in, "allgatherv_c");
+  }
+  free(all_got), free(all_want);
+}
+#else
+static void large_count(void) {}
+#endif
+
+/* An inter-communicator between the even and the odd ranks: it falls back. */
+static void intercomm(void) {
+  if (g_size < 2) return;
+  const int color = g_rank % 2;
+  MPI_Comm half, inter;
+  MPI_Comm_split(MPI_COMM_WORLD, color, g_rank, &half);
+  MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, 1 - color, 99, &inter);
+  int in = g_rank + 1, got = 0, want = 0;
+  MPI_Allreduce(&in, &got, 1, MPI_INT, MPI_SUM, inter);
+  PMPI_Allreduce(&in, &want, 1, MPI_INT, MPI_SUM, inter);
+  expect_same(&got, &want, sizeof got, "allreduce on an inter-communicator");
+  MPI_Comm_free(&inter);
+  MPI_Comm_free(&half);
+}
+
 int main(int argc, char** argv) {
   /* --thread-multiple: the PMPI library must then leave everything to MPI. */
   const int multiple = argc > 1 && strcmp(argv[1], "--thread-multiple") == 0;
@@ -242,6 +293,8 @@ int main(int argc, char** argv) {
   reductions(abs_max_op, first_op, pair_sum_op);
   data_movement();
   pair_type();
+  intercomm();
+  large_count();
 
   int failed = 0;
   PMPI_Allreduce(&g_failed, &failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -56,6 +56,21 @@ int shancoll_bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI
 int shancoll_reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                     int root, MPI_Comm comm, const char* algorithm);
 
+/* Large counts (MPI-4 style): the same functions with MPI_Count counts and
+ * MPI_Aint displacements (in elements of recvtype). */
+int shancoll_allgather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                         void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                         const char* algorithm);
+int shancoll_allgatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                          void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                          MPI_Datatype recvtype, MPI_Comm comm, const char* algorithm);
+int shancoll_allreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                         MPI_Op op, MPI_Comm comm, const char* algorithm);
+int shancoll_bcast_c(void* buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                     const char* algorithm);
+int shancoll_reduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Op op, int root, MPI_Comm comm, const char* algorithm);
+
 /* The message of the calling thread's last error ("" if none yet); valid
  * until the thread's next shancoll call. */
 const char* shancoll_last_error(void);

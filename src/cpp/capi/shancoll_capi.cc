@@ -72,7 +72,7 @@ void check_intracomm(MPI_Comm comm) {
   if (inter) refuse(MPI_ERR_COMM, "comm: an inter-communicator (not supported by the C API)");
 }
 
-void check_count(int count, const char* what) {
+void check_count(MPI_Count count, const char* what) {
   if (count < 0) refuse(MPI_ERR_COUNT, std::string(what) + ": negative count");
 }
 
@@ -170,9 +170,10 @@ std::byte* receive_pointer(void* recvbuf) {
   return recvbuf ? static_cast<std::byte*>(recvbuf) : &empty;
 }
 
-void allgatherv_bytes(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                      std::vector<std::int64_t> counts, std::vector<std::int64_t> displs,
-                      MPI_Comm comm_handle, const char* algorithm) {
+void allgatherv_bytes(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                      void* recvbuf, std::vector<std::int64_t> counts,
+                      std::vector<std::int64_t> displs, MPI_Comm comm_handle,
+                      const char* algorithm) {
   Comm& comm = Comm::of(comm_handle);
   AllgathervArgs args;
   args.counts = std::move(counts);
@@ -206,8 +207,50 @@ using namespace shancoll::capi;
 
 extern "C" {
 
+// The int-count functions forward to the large-count ones (MPI_Count,
+// MPI_Aint displacements), which do the work.
+
 int shancoll_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const char* algorithm) {
+  return shancoll_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                              algorithm);
+}
+
+int shancoll_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                        const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                        MPI_Comm comm, const char* algorithm) {
+  int size = 0, inter = 0;
+  if (comm != MPI_COMM_NULL) MPI_Comm_test_inter(comm, &inter);
+  // Refused by the large-count function; an inter-communicator's arrays
+  // have the remote group's size, so they are not read here.
+  if (comm == MPI_COMM_NULL || inter || !recvcounts || !displs)
+    return shancoll_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr, recvtype,
+                                 comm, algorithm);
+  MPI_Comm_size(comm, &size);
+  std::vector<MPI_Count> counts(recvcounts, recvcounts + size);
+  std::vector<MPI_Aint> offsets(displs, displs + size);
+  return shancoll_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, counts.data(), offsets.data(),
+                               recvtype, comm, algorithm);
+}
+
+int shancoll_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                       MPI_Op op, MPI_Comm comm, const char* algorithm) {
+  return shancoll_allreduce_c(sendbuf, recvbuf, count, datatype, op, comm, algorithm);
+}
+
+int shancoll_bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                   const char* algorithm) {
+  return shancoll_bcast_c(buffer, count, datatype, root, comm, algorithm);
+}
+
+int shancoll_reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                    int root, MPI_Comm comm, const char* algorithm) {
+  return shancoll_reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, algorithm);
+}
+
+int shancoll_allgather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                         void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                         const char* algorithm) {
   return guarded([&] {
     check_intracomm(comm);
     check_count(recvcount, "recvcount");
@@ -221,9 +264,9 @@ int shancoll_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype
   });
 }
 
-int shancoll_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                        const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                        MPI_Comm comm, const char* algorithm) {
+int shancoll_allgatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                          void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                          MPI_Datatype recvtype, MPI_Comm comm, const char* algorithm) {
   return guarded([&] {
     check_intracomm(comm);
     const std::int64_t elem = plain_size(recvtype, "recvtype");
@@ -242,8 +285,8 @@ int shancoll_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtyp
   });
 }
 
-int shancoll_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
-                       MPI_Op op, MPI_Comm comm, const char* algorithm) {
+int shancoll_allreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                         MPI_Op op, MPI_Comm comm, const char* algorithm) {
   return guarded([&] {
     check_intracomm(comm);
     check_count(count, "count");
@@ -261,8 +304,8 @@ int shancoll_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Dataty
   });
 }
 
-int shancoll_bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
-                   const char* algorithm) {
+int shancoll_bcast_c(void* buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                     const char* algorithm) {
   return guarded([&] {
     check_intracomm(comm);
     check_count(count, "count");
@@ -279,8 +322,8 @@ int shancoll_bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI
   });
 }
 
-int shancoll_reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                    int root, MPI_Comm comm, const char* algorithm) {
+int shancoll_reduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Op op, int root, MPI_Comm comm, const char* algorithm) {
   return guarded([&] {
     check_intracomm(comm);
     check_count(count, "count");

@@ -1,6 +1,6 @@
 // libshancoll_pmpi.so: MPI_Allgather, MPI_Allgatherv, MPI_Allreduce,
-// MPI_Bcast and MPI_Reduce for unmodified MPI programs (LD_PRELOAD, or linked
-// before the MPI library), routed to shancoll's C API when it can run the
+// MPI_Bcast and MPI_Reduce (and their MPI-4 large-count _c variants) for unmodified MPI programs
+// (LD_PRELOAD, or linked before the MPI library), routed to shancoll's C API when it can run the
 // call, else to the MPI library's PMPI_ function.
 //
 // When a call is routed: the C API's checks decide (shancoll.h), before any
@@ -160,5 +160,61 @@ int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datat
       [&] { return shancoll_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, nullptr); },
       [&] { return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm); });
 }
+
+// The large-count variants (MPI-4): mpi4py 4 and other MPI-4 codes call these.
+#if MPI_VERSION >= 4
+
+int MPI_Allgather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  return interpose(
+      "MPI_Allgather_c", comm,
+      [&] {
+        return shancoll_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                    comm, nullptr);
+      },
+      [&] {
+        return PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+      });
+}
+
+int MPI_Allgatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                     const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                     MPI_Comm comm) {
+  return interpose(
+      "MPI_Allgatherv_c", comm,
+      [&] {
+        return shancoll_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                     recvtype, comm, nullptr);
+      },
+      [&] {
+        return PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                 recvtype, comm);
+      });
+}
+
+int MPI_Allreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                    MPI_Op op, MPI_Comm comm) {
+  return interpose(
+      "MPI_Allreduce_c", comm,
+      [&] { return shancoll_allreduce_c(sendbuf, recvbuf, count, datatype, op, comm, nullptr); },
+      [&] { return PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm); });
+}
+
+int MPI_Bcast_c(void* buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+  return interpose(
+      "MPI_Bcast_c", comm,
+      [&] { return shancoll_bcast_c(buffer, count, datatype, root, comm, nullptr); },
+      [&] { return PMPI_Bcast_c(buffer, count, datatype, root, comm); });
+}
+
+int MPI_Reduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                 MPI_Op op, int root, MPI_Comm comm) {
+  return interpose(
+      "MPI_Reduce_c", comm,
+      [&] { return shancoll_reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, nullptr); },
+      [&] { return PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm); });
+}
+
+#endif  // MPI_VERSION >= 4
 
 }  // extern "C"
