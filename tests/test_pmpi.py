@@ -1,4 +1,4 @@
-"""libshancoll_pmpi.so on an unmodified MPI program.
+"""libshancoll_pmpi.so on an unmodified MPI program, and the C API.
 
 tests/c/pmpi_check.c runs every interposed collective through MPI_* and again
 through PMPI_* (the MPI library's own) and compares the results, so the same
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-SUMMARY = re.compile(r"^pmpi_check: (\d+) checks, (\d+) failed$", re.MULTILINE)
+SUMMARY = re.compile(r"^(?:pmpi|capi)_check: (\d+) checks, (\d+) failed$", re.MULTILINE)
 TIMEOUT = 120
 
 
@@ -33,14 +33,20 @@ def _installed(relative: str) -> Path:
     pytest.fail(f"{relative} is not installed with the package: build with SHANCOLL_CAPI=ON")
 
 
-def _run(ranks: int, *args: str, preload: bool = True, **env_vars: str) -> str:
-    """Runs pmpi_check under mpiexec; returns its output after checking the summary."""
+def _run(
+    ranks: int,
+    *args: str,
+    preload: bool = True,
+    binary: str = "shancoll_pmpi_check",
+    **env_vars: str,
+) -> str:
+    """Runs a check program under mpiexec; returns its output after checking the summary."""
     mpiexec = Path(sys.executable).parent / "mpiexec"
     env = dict(os.environ, SHANCOLL_TIMEOUT="60", SHANCOLL_PMPI_VERBOSE="1", **env_vars)
     env.pop("LD_PRELOAD", None)
     if preload:
         env["LD_PRELOAD"] = str(_installed("lib/libshancoll_pmpi.so"))
-    command = [str(mpiexec), "-n", str(ranks), str(_installed("bin/shancoll_pmpi_check")), *args]
+    command = [str(mpiexec), "-n", str(ranks), str(_installed(f"bin/{binary}")), *args]
     try:
         run = subprocess.run(
             command, capture_output=True, text=True, timeout=TIMEOUT, env=env,
@@ -88,6 +94,19 @@ def test_preload_routes_and_falls_back(ranks, ranks_per_node):
     assert _lines(output, "MPI_Allreduce", "fallback: comm: an inter-communicator")
     for collective in COLLECTIVES:  # the MPI-4 large-count variants
         assert _lines(output, collective + "_c", "routed to shancoll"), collective
+
+
+def test_linked_before_mpi():
+    """The program linked with -lshancoll_pmpi before the MPI library: no preload needed."""
+    output = _run(2, preload=False, binary="shancoll_pmpi_check_linked")
+    for collective in COLLECTIVES:
+        assert _lines(output, collective, "routed to shancoll"), (collective, output[-3000:])
+
+
+@pytest.mark.parametrize("ranks", [1, 2, 3])
+def test_c_api(ranks):
+    """tests/c/capi_check.c: every algorithm through the C API against MPI, and the refusals."""
+    _run(ranks, preload=False, binary="shancoll_capi_check")
 
 
 def test_forced_algorithms_and_non_commutative_fallback():
