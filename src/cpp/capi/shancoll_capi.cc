@@ -226,9 +226,14 @@ int shancoll_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtyp
   if (comm == MPI_COMM_NULL || inter || !recvcounts || !displs)
     return shancoll_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr, recvtype,
                                  comm, algorithm);
-  MPI_Comm_size(comm, &size);
-  std::vector<MPI_Count> counts(recvcounts, recvcounts + size);
-  std::vector<MPI_Aint> offsets(displs, displs + size);
+  std::vector<MPI_Count> counts;
+  std::vector<MPI_Aint> offsets;
+  const int rc = guarded([&] {  // the copies may throw std::bad_alloc
+    MPI_Comm_size(comm, &size);
+    counts.assign(recvcounts, recvcounts + size);
+    offsets.assign(displs, displs + size);
+  });
+  if (rc != MPI_SUCCESS) return rc;
   return shancoll_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, counts.data(), offsets.data(),
                                recvtype, comm, algorithm);
 }

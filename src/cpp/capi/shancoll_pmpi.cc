@@ -60,8 +60,7 @@ bool thread_multiple() {
 }
 
 // Prints an outcome the first time it happens on this communicator and collective.
-void report(const char* collective, MPI_Comm comm, const std::string& outcome) {
-  if (!verbose()) return;
+void report_once(const char* collective, MPI_Comm comm, const std::string& outcome) {
   static std::mutex mutex;
   static std::set<std::string> seen;
   // The Fortran handle: a portable integer for any MPI's MPI_Comm.
@@ -72,6 +71,16 @@ void report(const char* collective, MPI_Comm comm, const std::string& outcome) {
   int rank = -1;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   std::fprintf(stderr, "shancoll_pmpi: rank %d: %s%s\n", rank, key.c_str(), outcome.c_str());
+}
+
+// The same, never throwing (it runs inside extern "C" MPI functions).
+void report(const char* collective, MPI_Comm comm, const char* prefix, const char* detail) {
+  if (!verbose()) return;
+  try {
+    report_once(collective, comm, std::string(prefix) + detail);
+  } catch (...) {
+    // Out of memory while logging: the collective itself is unaffected.
+  }
 }
 
 // The reason every call goes to the MPI library now, or nullptr.
@@ -87,16 +96,16 @@ int interpose(const char* collective, MPI_Comm comm, Shancoll&& shancoll_call,
               Library&& library_call) {
   if (shancoll::capi::inside()) return library_call();  // first: no recursion, no output
   if (const char* why = global_fallback()) {
-    report(collective, comm, std::string("fallback: ") + why);
+    report(collective, comm, "fallback: ", why);
     return library_call();
   }
   const int rc = shancoll_call();
   if (rc == MPI_SUCCESS) {
-    report(collective, comm, std::string("routed to shancoll ") + shancoll_last_algorithm());
+    report(collective, comm, "routed to shancoll ", shancoll_last_algorithm());
     return rc;
   }
   if (shancoll::capi::refused(rc)) {
-    report(collective, comm, std::string("fallback: ") + shancoll_last_error());
+    report(collective, comm, "fallback: ", shancoll_last_error());
     return library_call();
   }
   // Failed during the collective: nothing to fall back on; the communicator's
