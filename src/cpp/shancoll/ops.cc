@@ -224,7 +224,10 @@ std::string op_name(MPI_Op op) {
   return "a user-defined op";
 }
 
-Reducer::Reducer(MPI_Op op, DType type) : op_(op), type_(type) {
+Reducer::Reducer(MPI_Op op, DType type) : Reducer(op, type, dtype_mpi(type)) {}
+
+Reducer::Reducer(MPI_Op op, DType type, MPI_Datatype mpi_type)
+    : op_(op), type_(type), mpi_type_(mpi_type) {
   if (op == MPI_OP_NULL) throw ArgumentError("op: MPI.OP_NULL is not a reduction");
   if (op == MPI_MINLOC || op == MPI_MAXLOC || op == MPI_REPLACE || op == MPI_NO_OP)
     throw ArgumentError("op: " + op_name(op) + " is not supported by allreduce");
@@ -239,7 +242,7 @@ Reducer::Reducer(MPI_Op op, DType type) : op_(op), type_(type) {
 }
 
 void Reducer::reduce_local(const std::byte* in, std::byte* inout, std::int64_t count) const {
-  const MPI_Datatype t = dtype_mpi(type_);
+  const MPI_Datatype t = mpi_type_;
   while (count > 0) {  // MPI_Reduce_local takes an int count
     const int n = static_cast<int>(std::min<std::int64_t>(count, 1 << 30));
     check_mpi(MPI_Reduce_local(in, inout, n, t, op_), "MPI_Reduce_local");

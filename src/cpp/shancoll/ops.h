@@ -52,11 +52,15 @@ class Reducer {
  public:
   // Throws ArgumentError naming `op` when the op is not defined on the type.
   Reducer(MPI_Op op, DType type);
+  // The same, with the MPI datatype handle that MPI_Reduce_local passes to a
+  // user op: a C program's user op may look at it (MPI_INT, not MPI_INT32_T).
+  Reducer(MPI_Op op, DType type, MPI_Datatype mpi_type);
 
   bool commutative() const { return commutative_; }
   bool typed() const { return kernel_ != nullptr; }  // a fast kernel, no MPI call
   DType type() const { return type_; }
   MPI_Op op() const { return op_; }
+  MPI_Datatype mpi_type() const { return mpi_type_; }  // the handle MPI calls get
   std::size_t elem_size() const { return dtype_size(type_); }
 
   // dst = a o b over `count` elements; `tmp` (count elements) is needed only
@@ -70,6 +74,7 @@ class Reducer {
 
   MPI_Op op_;
   DType type_;
+  MPI_Datatype mpi_type_;
   KernelFn kernel_ = nullptr;
   bool commutative_ = true;
 };

@@ -21,7 +21,7 @@ void bcast_mpi(Comm& comm, const BcastArgs& args, const Options&, Stats& stats) 
 void reduce_mpi(Comm& comm, const ReduceArgs& args, const Options&, Stats& stats) {
   const bool root = comm.rank() == args.root;
   const void* send = args.send ? static_cast<const void*>(args.send) : MPI_IN_PLACE;
-  const MPI_Datatype type = dtype_mpi(args.reducer->type());
+  const MPI_Datatype type = args.reducer->mpi_type();
 #if MPI_VERSION >= 4
   check_mpi(MPI_Reduce_c(send, root ? args.recv : nullptr, args.count, type, args.reducer->op(),
                          args.root, comm.mpi()),

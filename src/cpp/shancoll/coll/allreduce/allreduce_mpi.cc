@@ -8,7 +8,7 @@ namespace shancoll {
 
 void allreduce_mpi(Comm& comm, const AllreduceArgs& args, const Options&, Stats& stats) {
   const void* send = args.send ? static_cast<const void*>(args.send) : MPI_IN_PLACE;
-  const MPI_Datatype type = dtype_mpi(args.reducer->type());
+  const MPI_Datatype type = args.reducer->mpi_type();
 #if MPI_VERSION >= 4
   check_mpi(MPI_Allreduce_c(send, args.recv, args.count, type, args.reducer->op(), comm.mpi()),
             "MPI_Allreduce_c");

@@ -1,0 +1,16 @@
+// Internal to the C API and the PMPI library (both link capi/shancoll_capi.cc).
+#pragma once
+
+namespace shancoll::capi {
+
+// True while this thread runs inside a shancoll C API call. The PMPI library
+// checks it first: shancoll's own MPI calls (the `mpi` algorithms, topology
+// discovery) must reach the MPI library, not shancoll again.
+bool inside();
+
+// Error classes meaning "refused before any communication": the caller may
+// run the MPI library's collective instead (MPI_ERR_OTHER means it failed
+// during the collective).
+bool refused(int code);
+
+}  // namespace shancoll::capi

@@ -1,0 +1,85 @@
+/* shancoll's C API: its collectives on plain MPI communicators and datatypes.
+ *
+ * Link with -lshancoll (installed in <site-packages>/shancoll/lib, this header
+ * in <site-packages>/shancoll/include) and the MPI library shancoll was built
+ * with. Every function is collective on `comm` and takes the arguments of the
+ * MPI function of the same name, plus `algorithm`: a shancoll algorithm name
+ * ("ring", "release_gather", ...), or NULL / "" for the environment variable
+ * SHANCOLL_<COLL>_ALGORITHM and else "auto".
+ *
+ * What runs:
+ *   - intra-communicators only;
+ *   - predefined (named) datatypes whose extent equals their size (no
+ *     derived types, no MPI_DOUBLE_INT-style pair types);
+ *   - reductions: the C integer, floating-point, complex and bool types, with
+ *     the predefined arithmetic, logical and bitwise ops, or any user op
+ *     (non-commutative ones only with algorithms that combine in rank order);
+ *   - MPI_IN_PLACE where MPI allows it.
+ *
+ * Errors: the functions never throw and never abort. They return MPI_SUCCESS
+ * or an MPI error class, and shancoll_last_error() describes the last error
+ * of the calling thread:
+ *   MPI_ERR_COMM, MPI_ERR_TYPE, MPI_ERR_OP, MPI_ERR_ARG, MPI_ERR_COUNT,
+ *   MPI_ERR_ROOT, MPI_ERR_BUFFER: refused before any communication (the same
+ *     arguments on every rank are refused on every rank);
+ *   MPI_ERR_OTHER: failed during the collective (timeout, MPI error); the
+ *     communicator's shancoll state is then undefined and later shancoll
+ *     calls on it are refused: use a new communicator.
+ */
+#ifndef SHANCOLL_H
+#define SHANCOLL_H
+
+#include <mpi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* MPI_Allgather: recvcount elements of recvtype from every rank. */
+int shancoll_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const char* algorithm);
+
+/* MPI_Allgatherv: rank r's recvcounts[r] elements land at recvbuf + displs[r] elements. */
+int shancoll_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                        const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                        MPI_Comm comm, const char* algorithm);
+
+/* MPI_Allreduce; sendbuf == MPI_IN_PLACE takes the input from recvbuf. */
+int shancoll_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                       MPI_Op op, MPI_Comm comm, const char* algorithm);
+
+/* MPI_Bcast of count elements from root. */
+int shancoll_bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                   const char* algorithm);
+
+/* MPI_Reduce into root's recvbuf; MPI_IN_PLACE is valid at the root only. */
+int shancoll_reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                    int root, MPI_Comm comm, const char* algorithm);
+
+/* Large counts (MPI-4 style): the same functions with MPI_Count counts and
+ * MPI_Aint displacements (in elements of recvtype). */
+int shancoll_allgather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                         void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                         const char* algorithm);
+int shancoll_allgatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                          void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                          MPI_Datatype recvtype, MPI_Comm comm, const char* algorithm);
+int shancoll_allreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                         MPI_Op op, MPI_Comm comm, const char* algorithm);
+int shancoll_bcast_c(void* buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                     const char* algorithm);
+int shancoll_reduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Op op, int root, MPI_Comm comm, const char* algorithm);
+
+/* The message of the calling thread's last error ("" if none yet); valid
+ * until the thread's next shancoll call. */
+const char* shancoll_last_error(void);
+
+/* The algorithm the calling thread's last successful call ran ("" if none). */
+const char* shancoll_last_algorithm(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SHANCOLL_H */

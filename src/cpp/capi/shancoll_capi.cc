@@ -1,0 +1,358 @@
+// The C API (shancoll.h): MPI arguments -> the core's byte/element arguments.
+// Every check that can refuse a call runs before the first communication, so
+// a refusal is the same on every rank and leaves nothing half done; no C++
+// exception crosses the C boundary.
+#include <cstdint>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "capi_internal.h"
+#include "shancoll.h"
+#include "shancoll/allreduce_select.h"
+#include "shancoll/comm.h"
+#include "shancoll/progress.h"
+#include "shancoll/rooted_select.h"
+#include "shancoll/select.h"
+
+namespace shancoll::capi {
+namespace {
+
+thread_local bool t_inside = false;
+thread_local std::string t_last_error;
+thread_local std::string t_last_algorithm;
+
+// A refusal with its MPI error class, raised before any communication.
+struct Refusal : std::exception {
+  int code;
+  std::string why;
+  Refusal(int c, std::string w) : code(c), why(std::move(w)) {}
+  const char* what() const noexcept override { return why.c_str(); }
+};
+
+[[noreturn]] void refuse(int code, const std::string& why) { throw Refusal(code, why); }
+
+// The core's ArgumentError messages start with the argument's name.
+int class_of_argument_error(const std::string& message) {
+  if (message.rfind("op:", 0) == 0) return MPI_ERR_OP;
+  if (message.rfind("root:", 0) == 0) return MPI_ERR_ROOT;
+  return MPI_ERR_ARG;
+}
+
+// Runs one C API call: sets the "inside" flag, translates exceptions.
+template <class F>
+int guarded(F&& body) {
+  struct Inside {
+    bool saved = t_inside;
+    Inside() { t_inside = true; }
+    ~Inside() { t_inside = saved; }
+  } inside_scope;
+  try {
+    body();
+    t_last_error.clear();
+    return MPI_SUCCESS;
+  } catch (const Refusal& e) {
+    t_last_error = e.why;
+    return e.code;
+  } catch (const ArgumentError& e) {
+    t_last_error = e.what();
+    return class_of_argument_error(t_last_error);
+  } catch (const std::exception& e) {
+    t_last_error = e.what();
+  } catch (...) {
+    t_last_error = "unknown C++ exception";
+  }
+  return MPI_ERR_OTHER;
+}
+
+void check_intracomm(MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL) refuse(MPI_ERR_COMM, "comm: MPI_COMM_NULL");
+  int inter = 0;
+  MPI_Comm_test_inter(comm, &inter);
+  if (inter) refuse(MPI_ERR_COMM, "comm: an inter-communicator (not supported by the C API)");
+}
+
+void check_count(MPI_Count count, const char* what) {
+  if (count < 0) refuse(MPI_ERR_COUNT, std::string(what) + ": negative count");
+}
+
+// Bytes per element of a datatype shancoll can move as plain bytes: named
+// (predefined), no holes (extent == size), lower bound 0.
+std::int64_t plain_size(MPI_Datatype type, const char* what) {
+  if (type == MPI_DATATYPE_NULL) refuse(MPI_ERR_TYPE, std::string(what) + ": MPI_DATATYPE_NULL");
+  int ints = 0, addresses = 0, types = 0, combiner = 0;
+  MPI_Type_get_envelope(type, &ints, &addresses, &types, &combiner);
+  if (combiner != MPI_COMBINER_NAMED)
+    refuse(MPI_ERR_TYPE, std::string(what) + ": a derived datatype (only predefined ones)");
+  int size = 0;
+  MPI_Aint lb = 0, extent = 0;
+  MPI_Type_size(type, &size);
+  MPI_Type_get_extent(type, &lb, &extent);
+  if (size <= 0 || lb != 0 || extent != size)
+    refuse(MPI_ERR_TYPE, std::string(what) + ": a predefined datatype with holes (size " +
+                             std::to_string(size) + ", extent " + std::to_string(extent) + ")");
+  return size;
+}
+
+// The core's element type of a predefined MPI datatype MPI can reduce with
+// the arithmetic, logical or bitwise ops (C integer, floating point, complex,
+// bool); MPI_CHAR, MPI_BYTE and pair types are left to the MPI library.
+DType reduction_type(MPI_Datatype type) {
+  struct Entry {
+    MPI_Datatype mpi;
+    char kind;
+    int size;
+  };
+  static const Entry table[] = {
+      {MPI_SIGNED_CHAR, 'i', 1},
+      {MPI_UNSIGNED_CHAR, 'u', 1},
+      {MPI_SHORT, 'i', sizeof(short)},
+      {MPI_UNSIGNED_SHORT, 'u', sizeof(short)},
+      {MPI_INT, 'i', sizeof(int)},
+      {MPI_UNSIGNED, 'u', sizeof(int)},
+      {MPI_LONG, 'i', sizeof(long)},
+      {MPI_UNSIGNED_LONG, 'u', sizeof(long)},
+      {MPI_LONG_LONG, 'i', sizeof(long long)},
+      {MPI_UNSIGNED_LONG_LONG, 'u', sizeof(long long)},
+      {MPI_INT8_T, 'i', 1},
+      {MPI_UINT8_T, 'u', 1},
+      {MPI_INT16_T, 'i', 2},
+      {MPI_UINT16_T, 'u', 2},
+      {MPI_INT32_T, 'i', 4},
+      {MPI_UINT32_T, 'u', 4},
+      {MPI_INT64_T, 'i', 8},
+      {MPI_UINT64_T, 'u', 8},
+      {MPI_AINT, 'i', sizeof(MPI_Aint)},
+      {MPI_OFFSET, 'i', sizeof(MPI_Offset)},
+      {MPI_COUNT, 'i', sizeof(MPI_Count)},
+      {MPI_FLOAT, 'f', sizeof(float)},
+      {MPI_DOUBLE, 'f', sizeof(double)},
+      {MPI_LONG_DOUBLE, 'f', sizeof(long double)},
+      {MPI_C_BOOL, 'b', 1},
+      {MPI_C_FLOAT_COMPLEX, 'c', 2 * sizeof(float)},
+      {MPI_C_DOUBLE_COMPLEX, 'c', 2 * sizeof(double)},
+      {MPI_C_LONG_DOUBLE_COMPLEX, 'c', 2 * sizeof(long double)},
+  };
+  for (const Entry& e : table)
+    if (e.mpi == type) return dtype_from_numpy(e.kind, e.size, "datatype");
+  refuse(MPI_ERR_TYPE,
+         "datatype: not a predefined C integer, floating-point, complex or bool "
+         "type (shancoll reduces only those)");
+}
+
+void check_root(int root, const Comm& comm) {
+  if (root < 0 || root >= comm.size())
+    refuse(MPI_ERR_ROOT, "root: " + std::to_string(root) + " is not a rank of the communicator");
+}
+
+std::string name_of(const char* algorithm) { return algorithm ? algorithm : ""; }
+
+Options call_options() {
+  Options o;
+  o.timeout = default_timeout();
+  return o;
+}
+
+// Runs a resolved algorithm and records what ran.
+template <class F>
+void run_algorithm(Comm& comm, const char* name, F&& body) {
+  Stats stats;
+  comm.run([&] { body(stats); });
+  comm.last_stats = stats;
+  comm.last_algorithm = name;
+  t_last_algorithm = name;
+}
+
+// A non-null receive pointer for an empty result (the core reads a null
+// receive buffer as "leave the result in the node segment").
+std::byte* receive_pointer(void* recvbuf) {
+  static std::byte empty;
+  return recvbuf ? static_cast<std::byte*>(recvbuf) : &empty;
+}
+
+void allgatherv_bytes(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                      void* recvbuf, std::vector<std::int64_t> counts,
+                      std::vector<std::int64_t> displs, MPI_Comm comm_handle,
+                      const char* algorithm) {
+  Comm& comm = Comm::of(comm_handle);
+  AllgathervArgs args;
+  args.counts = std::move(counts);
+  args.displs = std::move(displs);
+  if (sendbuf != MPI_IN_PLACE) {
+    check_count(sendcount, "sendcount");
+    const std::int64_t send_bytes = sendcount * plain_size(sendtype, "sendtype");
+    if (send_bytes != args.counts[comm.rank()])
+      refuse(MPI_ERR_TRUNCATE, "sendcount: sends " + std::to_string(send_bytes) +
+                                   " bytes, recvcounts[" + std::to_string(comm.rank()) +
+                                   "] expects " + std::to_string(args.counts[comm.rank()]));
+    args.send = static_cast<const std::byte*>(sendbuf);
+  }
+  if (!recvbuf && args.extent() > 0) refuse(MPI_ERR_BUFFER, "recvbuf: NULL");
+  args.recv = receive_pointer(recvbuf);
+  const AllgathervAlgorithm& algo = find_allgatherv(name_of(algorithm), args, comm, -1);
+  const Options o = call_options();
+  run_algorithm(comm, algo.name, [&](Stats& s) { algo.fn(comm, args, o, s); });
+}
+
+}  // namespace
+
+bool inside() { return t_inside; }
+
+bool refused(int code) { return code != MPI_SUCCESS && code != MPI_ERR_OTHER; }
+
+}  // namespace shancoll::capi
+
+using namespace shancoll;
+using namespace shancoll::capi;
+
+extern "C" {
+
+// The int-count functions forward to the large-count ones (MPI_Count,
+// MPI_Aint displacements), which do the work.
+
+int shancoll_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const char* algorithm) {
+  return shancoll_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                              algorithm);
+}
+
+int shancoll_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                        const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                        MPI_Comm comm, const char* algorithm) {
+  int size = 0, inter = 0;
+  if (comm != MPI_COMM_NULL) MPI_Comm_test_inter(comm, &inter);
+  // Refused by the large-count function; an inter-communicator's arrays
+  // have the remote group's size, so they are not read here.
+  if (comm == MPI_COMM_NULL || inter || !recvcounts || !displs)
+    return shancoll_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr, recvtype,
+                                 comm, algorithm);
+  std::vector<MPI_Count> counts;
+  std::vector<MPI_Aint> offsets;
+  const int rc = guarded([&] {  // the copies may throw std::bad_alloc
+    MPI_Comm_size(comm, &size);
+    counts.assign(recvcounts, recvcounts + size);
+    offsets.assign(displs, displs + size);
+  });
+  if (rc != MPI_SUCCESS) return rc;
+  return shancoll_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, counts.data(), offsets.data(),
+                               recvtype, comm, algorithm);
+}
+
+int shancoll_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                       MPI_Op op, MPI_Comm comm, const char* algorithm) {
+  return shancoll_allreduce_c(sendbuf, recvbuf, count, datatype, op, comm, algorithm);
+}
+
+int shancoll_bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                   const char* algorithm) {
+  return shancoll_bcast_c(buffer, count, datatype, root, comm, algorithm);
+}
+
+int shancoll_reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                    int root, MPI_Comm comm, const char* algorithm) {
+  return shancoll_reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, algorithm);
+}
+
+int shancoll_allgather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                         void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                         const char* algorithm) {
+  return guarded([&] {
+    check_intracomm(comm);
+    check_count(recvcount, "recvcount");
+    const std::int64_t block = recvcount * plain_size(recvtype, "recvtype");
+    int size = 0;
+    MPI_Comm_size(comm, &size);
+    std::vector<std::int64_t> counts(size, block), displs(size);
+    for (int r = 0; r < size; ++r) displs[r] = r * block;
+    allgatherv_bytes(sendbuf, sendcount, sendtype, recvbuf, std::move(counts), std::move(displs),
+                     comm, algorithm);
+  });
+}
+
+int shancoll_allgatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                          void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                          MPI_Datatype recvtype, MPI_Comm comm, const char* algorithm) {
+  return guarded([&] {
+    check_intracomm(comm);
+    const std::int64_t elem = plain_size(recvtype, "recvtype");
+    if (!recvcounts || !displs) refuse(MPI_ERR_ARG, "recvcounts/displs: NULL");
+    int size = 0;
+    MPI_Comm_size(comm, &size);
+    std::vector<std::int64_t> counts(size), offsets(size);
+    for (int r = 0; r < size; ++r) {
+      check_count(recvcounts[r], "recvcounts");
+      if (displs[r] < 0) refuse(MPI_ERR_ARG, "displs: negative displacement");
+      counts[r] = recvcounts[r] * elem;
+      offsets[r] = displs[r] * elem;
+    }
+    allgatherv_bytes(sendbuf, sendcount, sendtype, recvbuf, std::move(counts), std::move(offsets),
+                     comm, algorithm);
+  });
+}
+
+int shancoll_allreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                         MPI_Op op, MPI_Comm comm, const char* algorithm) {
+  return guarded([&] {
+    check_intracomm(comm);
+    check_count(count, "count");
+    const Reducer reducer(op, reduction_type(datatype), datatype);
+    if (!recvbuf && count > 0) refuse(MPI_ERR_BUFFER, "recvbuf: NULL");
+    Comm& c = Comm::of(comm);
+    AllreduceArgs args;
+    args.send = sendbuf == MPI_IN_PLACE ? nullptr : static_cast<const std::byte*>(sendbuf);
+    args.recv = static_cast<std::byte*>(recvbuf);
+    args.count = count;
+    args.reducer = &reducer;
+    const AllreduceAlgorithm& algo = find_allreduce(name_of(algorithm), args, c.size());
+    const Options o = call_options();
+    run_algorithm(c, algo.name, [&](Stats& s) { algo.fn(c, args, o, s); });
+  });
+}
+
+int shancoll_bcast_c(void* buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                     const char* algorithm) {
+  return guarded([&] {
+    check_intracomm(comm);
+    check_count(count, "count");
+    BcastArgs args;
+    args.bytes = count * plain_size(datatype, "datatype");
+    if (!buffer && args.bytes > 0) refuse(MPI_ERR_BUFFER, "buffer: NULL");
+    Comm& c = Comm::of(comm);
+    check_root(root, c);
+    args.buf = static_cast<std::byte*>(buffer);
+    args.root = root;
+    const BcastAlgorithm& algo = find_bcast(name_of(algorithm));
+    const Options o = call_options();
+    run_algorithm(c, algo.name, [&](Stats& s) { algo.fn(c, args, o, s); });
+  });
+}
+
+int shancoll_reduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Op op, int root, MPI_Comm comm, const char* algorithm) {
+  return guarded([&] {
+    check_intracomm(comm);
+    check_count(count, "count");
+    const Reducer reducer(op, reduction_type(datatype), datatype);
+    Comm& c = Comm::of(comm);
+    check_root(root, c);
+    const bool at_root = c.rank() == root;
+    if (sendbuf == MPI_IN_PLACE && !at_root)
+      refuse(MPI_ERR_BUFFER, "sendbuf: MPI_IN_PLACE is only valid at the root");
+    if (at_root && !recvbuf && count > 0) refuse(MPI_ERR_BUFFER, "recvbuf: NULL at the root");
+    ReduceArgs args;
+    args.send = sendbuf == MPI_IN_PLACE ? nullptr : static_cast<const std::byte*>(sendbuf);
+    args.recv = at_root ? static_cast<std::byte*>(recvbuf) : nullptr;
+    args.count = count;
+    args.reducer = &reducer;
+    args.root = root;
+    const ReduceAlgorithm& algo = find_reduce(name_of(algorithm), args);
+    const Options o = call_options();
+    run_algorithm(c, algo.name, [&](Stats& s) { algo.fn(c, args, o, s); });
+  });
+}
+
+const char* shancoll_last_error(void) { return t_last_error.c_str(); }
+
+const char* shancoll_last_algorithm(void) { return t_last_algorithm.c_str(); }
+
+}  // extern "C"

@@ -1,0 +1,309 @@
+/* pmpi_check: a plain MPI program that checks itself under a PMPI library.
+ *
+ * Each case runs a collective twice on the same inputs: once through MPI_*
+ * (interposed by libshancoll_pmpi.so when preloaded) and once through PMPI_*
+ * (always the MPI library's own), and compares the bytes of the results.
+ * Covered: allgather, allgatherv, allreduce, bcast, reduce; several datatypes
+ * (one a derived vector type, one a pair type: both must fall back), the
+ * predefined ops, a commutative and a non-commutative user op, MPI_IN_PLACE,
+ * every root, an inter-communicator (falls back). Values are small integers, so floating-point sums
+ * are exact in any order and results compare bitwise.
+ *
+ * Usage: pmpi_check [--thread-multiple]
+ * Output: one line per mismatch, then "pmpi_check: N checks, M failed" on
+ * rank 0; the exit status is 1 when any check failed anywhere.
+ */
+#include <complex.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int g_rank, g_size, g_checks, g_failed;
+/* Derived types, which must fall back: 2 ints with a one-int hole (data
+ * movement) and 2 contiguous ints (reductions, with a user op: MPICH
+ * defines no predefined op on derived types). */
+static MPI_Datatype g_vector, g_contig;
+
+/* Fills count elements of type (g_vector: its ints, holes included) with
+ * small values that depend on rank, seed and index. */
+static void fill(void* buf, int count, MPI_Datatype type, int rank, int seed) {
+  MPI_Aint lb, extent;
+  MPI_Type_get_extent(type, &lb, &extent);
+  const size_t n = (size_t)count * (size_t)extent;
+  for (size_t i = 0; i < n; ++i) {
+    const int v = (int)((rank + seed + i) % 3) + 1;
+    if (type == MPI_DOUBLE && i % sizeof(double) == 0) ((double*)buf)[i / sizeof(double)] = v;
+    if (type == MPI_FLOAT && i % sizeof(float) == 0) ((float*)buf)[i / sizeof(float)] = (float)v;
+    if (type == MPI_C_DOUBLE_COMPLEX && i % 16 == 0) ((double complex*)buf)[i / 16] = v + I * v;
+    if ((type == MPI_INT || type == g_vector || type == g_contig) && i % sizeof(int) == 0)
+      ((int*)buf)[i / sizeof(int)] = v;
+    if (type == MPI_LONG_LONG && i % sizeof(long long) == 0)
+      ((long long*)buf)[i / sizeof(long long)] = v;
+    if (type == MPI_UNSIGNED_CHAR || type == MPI_BYTE || type == MPI_CHAR)
+      ((unsigned char*)buf)[i] = (unsigned char)v;
+  }
+}
+
+static size_t bytes_of(int count, MPI_Datatype type) {
+  MPI_Aint lb, extent;
+  MPI_Type_get_extent(type, &lb, &extent);
+  return (size_t)count * (size_t)extent;
+}
+
+static void expect_same(const void* got, const void* want, size_t n, const char* what) {
+  ++g_checks;
+  if (memcmp(got, want, n) == 0) return;
+  ++g_failed;
+  fprintf(stderr, "pmpi_check: rank %d: MISMATCH %s\n", g_rank, what);
+}
+
+/* A commutative user op on ints: the larger absolute value. */
+static void abs_max(void* in, void* inout, int* len, MPI_Datatype* type) {
+  (void)type;
+  for (int i = 0; i < *len; ++i) {
+    const int a = abs(((int*)in)[i]), b = abs(((int*)inout)[i]);
+    if (a > b) ((int*)inout)[i] = ((int*)in)[i];
+  }
+}
+
+/* A non-commutative, associative user op on ints: x o y = x (the lowest
+ * rank's value wins, so any reordering shows). */
+static void first(void* in, void* inout, int* len, MPI_Datatype* type) {
+  if (*type != MPI_INT) abort(); /* the datatype handle must be the caller's */
+  memcpy(inout, in, (size_t)*len * sizeof(int));
+}
+
+static void check_allreduce(int count, MPI_Datatype type, MPI_Op op, int in_place,
+                            const char* what) {
+  const size_t n = bytes_of(count, type) + 1;
+  char *send = malloc(n), *got = malloc(n), *want = malloc(n);
+  fill(send, count, type, g_rank, 0);
+  memcpy(got, send, n), memcpy(want, send, n);
+  const void* s = in_place ? MPI_IN_PLACE : send;
+  if (!in_place) memset(got, 0x5a, n), memset(want, 0x5a, n);
+  MPI_Allreduce(s, got, count, type, op, MPI_COMM_WORLD);
+  PMPI_Allreduce(s, want, count, type, op, MPI_COMM_WORLD);
+  expect_same(got, want, n, what);
+  free(send), free(got), free(want);
+}
+
+static void check_reduce(int count, MPI_Datatype type, MPI_Op op, int root, int in_place,
+                         const char* what) {
+  const size_t n = bytes_of(count, type) + 1;
+  char *send = malloc(n), *got = malloc(n), *want = malloc(n);
+  fill(send, count, type, g_rank, 1);
+  memset(got, 0x5a, n), memset(want, 0x5a, n);
+  const int here = in_place && g_rank == root;
+  if (here) memcpy(got, send, n), memcpy(want, send, n);
+  const void* s = here ? MPI_IN_PLACE : send;
+  MPI_Reduce(s, got, count, type, op, root, MPI_COMM_WORLD);
+  PMPI_Reduce(s, want, count, type, op, root, MPI_COMM_WORLD);
+  expect_same(got, want, n, what);
+  free(send), free(got), free(want);
+}
+
+static void check_bcast(int count, MPI_Datatype type, int root, const char* what) {
+  const size_t n = bytes_of(count, type) + 1;
+  char *got = malloc(n), *want = malloc(n);
+  fill(got, count, type, g_rank, 2);
+  memcpy(want, got, n);
+  MPI_Bcast(got, count, type, root, MPI_COMM_WORLD);
+  PMPI_Bcast(want, count, type, root, MPI_COMM_WORLD);
+  expect_same(got, want, n, what);
+  free(got), free(want);
+}
+
+/* Allgatherv with rank r sending (r % 3 + 1) * k elements, a gap of one
+ * element between blocks; k == 0 with stride: allgather of `stride` each. */
+static void check_allgatherv(int k, MPI_Datatype type, int in_place, int regular,
+                             const char* what) {
+  int *counts = malloc(sizeof(int) * g_size), *displs = malloc(sizeof(int) * g_size), total = 0;
+  for (int r = 0; r < g_size; ++r) {
+    counts[r] = regular ? k : (r % 3 + 1) * k;
+    displs[r] = total;
+    total += counts[r] + (regular ? 0 : 1);
+  }
+  const size_t n = bytes_of(total, type) + 1, mine = bytes_of(counts[g_rank], type);
+  char *send = malloc(mine + 1), *got = malloc(n), *want = malloc(n);
+  fill(send, counts[g_rank], type, g_rank, 3);
+  memset(got, 0x5a, n), memset(want, 0x5a, n);
+  const size_t at = bytes_of(displs[g_rank], type);
+  if (in_place) memcpy(got + at, send, mine), memcpy(want + at, send, mine);
+  const void* s = in_place ? MPI_IN_PLACE : send;
+  if (regular) {
+    MPI_Allgather(s, k, type, got, k, type, MPI_COMM_WORLD);
+    PMPI_Allgather(s, k, type, want, k, type, MPI_COMM_WORLD);
+  } else {
+    MPI_Allgatherv(s, counts[g_rank], type, got, counts, displs, type, MPI_COMM_WORLD);
+    PMPI_Allgatherv(s, counts[g_rank], type, want, counts, displs, type, MPI_COMM_WORLD);
+  }
+  expect_same(got, want, n, what);
+  free(counts), free(displs), free(send), free(got), free(want);
+}
+
+static const char* type_name(MPI_Datatype type) {
+  static char name[MPI_MAX_OBJECT_NAME];
+  int len = 0;
+  if (type == g_vector) return "vector(2 MPI_INT, stride 2)";
+  if (type == g_contig) return "contiguous(2 MPI_INT)";
+  MPI_Type_get_name(type, name, &len);
+  return name;
+}
+
+/* A commutative user op on g_contig: the elementwise sum of the int pairs. */
+static void pair_sum(void* in, void* inout, int* len, MPI_Datatype* type) {
+  (void)type;
+  for (int i = 0; i < 2 * *len; ++i) ((int*)inout)[i] += ((int*)in)[i];
+}
+
+static void reductions(MPI_Op abs_max_op, MPI_Op first_op, MPI_Op pair_sum_op) {
+  const MPI_Datatype types[] = {MPI_INT, MPI_DOUBLE, MPI_FLOAT, MPI_LONG_LONG, MPI_UNSIGNED_CHAR};
+  const MPI_Op ops[] = {MPI_SUM, MPI_MAX, MPI_MIN, MPI_PROD};
+  const int counts[] = {1, 7, 3000};
+  char what[160];
+  for (size_t t = 0; t < sizeof types / sizeof *types; ++t)
+    for (size_t o = 0; o < sizeof ops / sizeof *ops; ++o)
+      for (size_t c = 0; c < sizeof counts / sizeof *counts; ++c)
+        for (int in_place = 0; in_place < 2; ++in_place) {
+          snprintf(what, sizeof what, "allreduce %s op %zu count %d in_place %d",
+                   type_name(types[t]), o, counts[c], in_place);
+          check_allreduce(counts[c], types[t], ops[o], in_place, what);
+          for (int root = 0; root < g_size; ++root) {
+            snprintf(what, sizeof what, "reduce %s op %zu count %d root %d in_place %d",
+                     type_name(types[t]), o, counts[c], root, in_place);
+            check_reduce(counts[c], types[t], ops[o], root, in_place, what);
+          }
+        }
+  const MPI_Op int_ops[] = {MPI_BAND, MPI_BOR, MPI_LXOR, abs_max_op, first_op};
+  for (size_t o = 0; o < sizeof int_ops / sizeof *int_ops; ++o)
+    for (int root = 0; root < g_size; ++root) {
+      snprintf(what, sizeof what, "int op %zu root %d", o, root);
+      check_allreduce(100, MPI_INT, int_ops[o], root % 2, what);
+      check_reduce(100, MPI_INT, int_ops[o], root, root % 2, what);
+    }
+  check_allreduce(5, MPI_C_DOUBLE_COMPLEX, MPI_SUM, 0, "allreduce complex sum");
+  check_allreduce(0, MPI_INT, MPI_SUM, 0, "allreduce count 0");
+  check_allreduce(50, g_contig, pair_sum_op, 0, "allreduce derived type, user op");
+  check_reduce(50, g_contig, pair_sum_op, g_size - 1, 1, "reduce derived type, user op");
+}
+
+static void data_movement(void) {
+  const MPI_Datatype types[] = {MPI_BYTE, MPI_CHAR, MPI_INT, MPI_DOUBLE, g_vector};
+  const int counts[] = {1, 5, 4000};
+  char what[160];
+  for (size_t t = 0; t < sizeof types / sizeof *types; ++t)
+    for (size_t c = 0; c < sizeof counts / sizeof *counts; ++c) {
+      for (int root = 0; root < g_size; ++root) {
+        snprintf(what, sizeof what, "bcast %s count %d root %d", type_name(types[t]), counts[c],
+                 root);
+        check_bcast(counts[c], types[t], root, what);
+      }
+      for (int in_place = 0; in_place < 2; ++in_place) {
+        snprintf(what, sizeof what, "allgather %s count %d in_place %d", type_name(types[t]),
+                 counts[c], in_place);
+        check_allgatherv(counts[c], types[t], in_place, 1, what);
+        snprintf(what, sizeof what, "allgatherv %s k %d in_place %d", type_name(types[t]),
+                 counts[c], in_place);
+        check_allgatherv(counts[c], types[t], in_place, 0, what);
+      }
+    }
+}
+
+/* MPI_MAXLOC on a pair type: the pair type has a hole, so it falls back. */
+static void pair_type(void) {
+  struct {
+    double value;
+    int rank;
+  } in = {(double)(g_rank % 2), g_rank}, got, want;
+  memset(&got, 0, sizeof got), memset(&want, 0, sizeof want);
+  MPI_Allreduce(&in, &got, 1, MPI_DOUBLE_INT, MPI_MAXLOC, MPI_COMM_WORLD);
+  PMPI_Allreduce(&in, &want, 1, MPI_DOUBLE_INT, MPI_MAXLOC, MPI_COMM_WORLD);
+  expect_same(&got.value, &want.value, sizeof got.value, "allreduce MAXLOC value");
+  expect_same(&got.rank, &want.rank, sizeof got.rank, "allreduce MAXLOC rank");
+}
+
+#if MPI_VERSION >= 4
+/* The large-count (_c) variants, once each on doubles, root 1 when there is one. */
+static void large_count(void) {
+  enum { N = 1000 };
+  const int root = g_size > 1;
+  double in[N], got[N], want[N], *all_got = calloc((size_t)g_size * N, sizeof(double)),
+                                 *all_want = calloc((size_t)g_size * N, sizeof(double));
+  MPI_Count counts[64];
+  MPI_Aint displs[64];
+  for (int r = 0; r < g_size && r < 64; ++r) counts[r] = N, displs[r] = (MPI_Aint)r * N;
+  fill(in, N, MPI_DOUBLE, g_rank, 4);
+  MPI_Allreduce_c(in, got, N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  PMPI_Allreduce_c(in, want, N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  expect_same(got, want, sizeof got, "allreduce_c");
+  memset(got, 0, sizeof got), memset(want, 0, sizeof want);
+  MPI_Reduce_c(in, got, N, MPI_DOUBLE, MPI_MAX, root, MPI_COMM_WORLD);
+  PMPI_Reduce_c(in, want, N, MPI_DOUBLE, MPI_MAX, root, MPI_COMM_WORLD);
+  expect_same(got, want, sizeof got, "reduce_c");
+  memcpy(got, in, sizeof in), memcpy(want, in, sizeof in);
+  MPI_Bcast_c(got, N, MPI_DOUBLE, root, MPI_COMM_WORLD);
+  PMPI_Bcast_c(want, N, MPI_DOUBLE, root, MPI_COMM_WORLD);
+  expect_same(got, want, sizeof got, "bcast_c");
+  MPI_Allgather_c(in, N, MPI_DOUBLE, all_got, N, MPI_DOUBLE, MPI_COMM_WORLD);
+  PMPI_Allgather_c(in, N, MPI_DOUBLE, all_want, N, MPI_DOUBLE, MPI_COMM_WORLD);
+  expect_same(all_got, all_want, (size_t)g_size * sizeof in, "allgather_c");
+  if (g_size <= 64) {
+    MPI_Allgatherv_c(in, N, MPI_DOUBLE, all_got, counts, displs, MPI_DOUBLE, MPI_COMM_WORLD);
+    PMPI_Allgatherv_c(in, N, MPI_DOUBLE, all_want, counts, displs, MPI_DOUBLE, MPI_COMM_WORLD);
+    expect_same(all_got, all_want, (size_t)g_size * sizeof in, "allgatherv_c");
+  }
+  free(all_got), free(all_want);
+}
+#else
+static void large_count(void) {}
+#endif
+
+/* An inter-communicator between the even and the odd ranks: it falls back. */
+static void intercomm(void) {
+  if (g_size < 2) return;
+  const int color = g_rank % 2;
+  MPI_Comm half, inter;
+  MPI_Comm_split(MPI_COMM_WORLD, color, g_rank, &half);
+  MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, 1 - color, 99, &inter);
+  int in = g_rank + 1, got = 0, want = 0;
+  MPI_Allreduce(&in, &got, 1, MPI_INT, MPI_SUM, inter);
+  PMPI_Allreduce(&in, &want, 1, MPI_INT, MPI_SUM, inter);
+  expect_same(&got, &want, sizeof got, "allreduce on an inter-communicator");
+  MPI_Comm_free(&inter);
+  MPI_Comm_free(&half);
+}
+
+int main(int argc, char** argv) {
+  /* --thread-multiple: the PMPI library must then leave everything to MPI. */
+  const int multiple = argc > 1 && strcmp(argv[1], "--thread-multiple") == 0;
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Init_thread(&argc, &argv, multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  MPI_Type_vector(2, 1, 2, MPI_INT, &g_vector);
+  MPI_Type_commit(&g_vector);
+  MPI_Type_contiguous(2, MPI_INT, &g_contig);
+  MPI_Type_commit(&g_contig);
+  MPI_Op abs_max_op, first_op, pair_sum_op;
+  MPI_Op_create(abs_max, 1, &abs_max_op);
+  MPI_Op_create(first, 0, &first_op);
+  MPI_Op_create(pair_sum, 1, &pair_sum_op);
+
+  reductions(abs_max_op, first_op, pair_sum_op);
+  data_movement();
+  pair_type();
+  intercomm();
+  large_count();
+
+  int failed = 0;
+  PMPI_Allreduce(&g_failed, &failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (g_rank == 0) printf("pmpi_check: %d checks, %d failed\n", g_checks, failed);
+  MPI_Op_free(&abs_max_op);
+  MPI_Op_free(&first_op);
+  MPI_Op_free(&pair_sum_op);
+  MPI_Type_free(&g_vector);
+  MPI_Type_free(&g_contig);
+  MPI_Finalize();
+  return failed ? 1 : 0;
+}

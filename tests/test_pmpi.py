@@ -1,0 +1,187 @@
+"""libshancoll_pmpi.so on an unmodified MPI program, and the C API.
+
+tests/c/pmpi_check.c runs every interposed collective through MPI_* and again
+through PMPI_* (the MPI library's own) and compares the results, so the same
+binary checks itself with and without LD_PRELOAD. With SHANCOLL_PMPI_VERBOSE=1
+the library says what it routed to shancoll and what it left to MPI, and why.
+
+The binary and the library are the ones `pip install .` puts into the package
+(<site-packages>/shancoll/bin and /lib), built against the same MPI.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SUMMARY = re.compile(r"^(?:pmpi|capi)_check: (\d+) checks, (\d+) failed$", re.MULTILINE)
+TIMEOUT = 120
+
+
+def _installed(relative: str) -> Path:
+    spec = importlib.util.find_spec("shancoll")
+    for location in spec.submodule_search_locations or []:
+        path = Path(location) / relative
+        if path.is_file():
+            return path
+    pytest.fail(f"{relative} is not installed with the package: build with SHANCOLL_CAPI=ON")
+
+
+def _run(
+    ranks: int,
+    *args: str,
+    preload: bool = True,
+    binary: str = "shancoll_pmpi_check",
+    **env_vars: str,
+) -> str:
+    """Runs a check program under mpiexec; returns its output after checking the summary."""
+    mpiexec = Path(sys.executable).parent / "mpiexec"
+    env = dict(os.environ, SHANCOLL_TIMEOUT="60", SHANCOLL_PMPI_VERBOSE="1", **env_vars)
+    env.pop("LD_PRELOAD", None)
+    if preload:
+        env["LD_PRELOAD"] = str(_installed("lib/libshancoll_pmpi.so"))
+    command = [str(mpiexec), "-n", str(ranks), str(_installed(f"bin/{binary}")), *args]
+    try:
+        run = subprocess.run(
+            command, capture_output=True, text=True, timeout=TIMEOUT, env=env,
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(
+            f"pmpi_check at {ranks} ranks hung for {TIMEOUT} s:\n{(e.stderr or b'')[-3000:]}"
+        )
+    output = run.stdout + run.stderr
+    summary = SUMMARY.search(output)
+    assert summary, f"no summary line at {ranks} ranks:\n{output[-3000:]}"
+    assert run.returncode == 0 and summary.group(2) == "0", output[-3000:]
+    assert int(summary.group(1)) > 0
+    return output
+
+
+def _lines(output: str, collective: str, outcome: str) -> list[str]:
+    return [
+        line
+        for line in output.splitlines()
+        if line.startswith("shancoll_pmpi:") and f"{collective} on comm" in line and outcome in line
+    ]
+
+
+COLLECTIVES = ["MPI_Allgather", "MPI_Allgatherv", "MPI_Allreduce", "MPI_Bcast", "MPI_Reduce"]
+
+
+def test_without_preload():
+    output = _run(2, preload=False)
+    assert "shancoll_pmpi:" not in output
+
+
+@pytest.mark.parametrize(
+    ("ranks", "ranks_per_node"), [(2, None), (3, None), (3, "2")], ids=["2", "3", "3-vnodes2"]
+)
+def test_preload_routes_and_falls_back(ranks, ranks_per_node):
+    extra = {"SHANCOLL_RANKS_PER_NODE": ranks_per_node} if ranks_per_node else {}
+    output = _run(ranks, **extra)
+    for collective in COLLECTIVES:
+        assert _lines(output, collective, "routed to shancoll"), (collective, output[-3000:])
+        # The derived datatypes of pmpi_check must go to the MPI library.
+        assert _lines(output, collective, "fallback: "), (collective, output[-3000:])
+    assert _lines(output, "MPI_Allreduce", "fallback: datatype: not a predefined")
+    assert _lines(output, "MPI_Allreduce", "fallback: comm: an inter-communicator")
+    for collective in COLLECTIVES:  # the MPI-4 large-count variants
+        assert _lines(output, collective + "_c", "routed to shancoll"), collective
+
+
+def test_linked_before_mpi():
+    """The program linked with -lshancoll_pmpi before the MPI library: no preload needed."""
+    output = _run(2, preload=False, binary="shancoll_pmpi_check_linked")
+    for collective in COLLECTIVES:
+        assert _lines(output, collective, "routed to shancoll"), (collective, output[-3000:])
+
+
+@pytest.mark.parametrize("ranks", [1, 2, 3])
+def test_c_api(ranks):
+    """tests/c/capi_check.c: every algorithm through the C API against MPI, and the refusals."""
+    _run(ranks, preload=False, binary="shancoll_capi_check")
+
+
+def test_forced_algorithms_and_non_commutative_fallback():
+    output = _run(
+        2,
+        SHANCOLL_ALLREDUCE_ALGORITHM="ring",
+        SHANCOLL_BCAST_ALGORITHM="binomial",
+        SHANCOLL_REDUCE_ALGORITHM="binomial",
+        SHANCOLL_ALLGATHERV_ALGORITHM="bruck",
+    )
+    assert _lines(output, "MPI_Allreduce", "routed to shancoll ring")
+    assert _lines(output, "MPI_Bcast", "routed to shancoll binomial")
+    assert _lines(output, "MPI_Reduce", "routed to shancoll binomial")
+    assert _lines(output, "MPI_Allgatherv", "routed to shancoll bruck")
+    # ring does not combine in rank order: the non-commutative user op falls back.
+    assert _lines(output, "MPI_Allreduce", "fallback: op: a non-commutative op")
+
+
+def test_switched_off():
+    output = _run(2, SHANCOLL_PMPI="0")
+    assert "routed to shancoll" not in output
+    for collective in COLLECTIVES:
+        assert _lines(output, collective, "fallback: SHANCOLL_PMPI=0")
+
+
+def test_thread_multiple_falls_back():
+    output = _run(2, "--thread-multiple")
+    assert "routed to shancoll" not in output
+    assert _lines(output, "MPI_Allreduce", "fallback: MPI_THREAD_MULTIPLE")
+
+
+MPI4PY_SCRIPT = """
+import sys
+import mpi4py
+
+mpi4py.profile("shancoll_pmpi", path=[sys.argv[1]])
+mpi4py.rc.thread_level = "serialized"  # mpi4py asks for MPI_THREAD_MULTIPLE by default
+from mpi4py import MPI  # noqa: E402
+import numpy as np  # noqa: E402
+
+comm = MPI.COMM_WORLD
+rank, size = comm.Get_rank(), comm.Get_size()
+x = np.arange(1000, dtype="f8") + rank
+total = np.empty_like(x)
+comm.Allreduce(x, total, op=MPI.SUM)
+assert np.array_equal(total, size * np.arange(1000) + size * (size - 1) / 2), total[:4]
+gathered = np.empty((size, 7), dtype="i4")
+comm.Allgather(np.full(7, rank, dtype="i4"), gathered)
+assert np.array_equal(gathered, np.repeat(np.arange(size), 7).reshape(size, 7))
+data = np.arange(50, dtype="i8") if rank == 1 else np.zeros(50, dtype="i8")
+comm.Bcast(data, root=1)
+assert np.array_equal(data, np.arange(50))
+print(f"mpi4py ok on rank {rank}")
+"""
+
+
+def test_mpi4py_profile(tmp_path):
+    """mpi4py.profile() loads the library before MPI: unmodified mpi4py code goes through it.
+
+    With mpi4py's default thread level (MPI_THREAD_MULTIPLE) everything would
+    fall back, so the script asks for "serialized"."""
+    script = tmp_path / "profiled.py"
+    script.write_text(MPI4PY_SCRIPT)
+    mpiexec = Path(sys.executable).parent / "mpiexec"
+    libdir = _installed("lib/libshancoll_pmpi.so").parent
+    env = dict(os.environ, SHANCOLL_TIMEOUT="60", SHANCOLL_PMPI_VERBOSE="1")
+    env.pop("LD_PRELOAD", None)
+    run = subprocess.run(
+        [str(mpiexec), "-n", "2", sys.executable, str(script), str(libdir)],
+        capture_output=True, text=True, timeout=TIMEOUT, env=env, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    output = run.stdout + run.stderr
+    assert run.returncode == 0 and output.count("mpi4py ok") == 2, output[-3000:]
+    # mpi4py 4 calls the MPI-4 large-count functions when the library has them.
+    for collective in ("MPI_Allreduce", "MPI_Allgather", "MPI_Bcast"):
+        routed = _lines(output, collective, "routed to shancoll")
+        routed += _lines(output, collective + "_c", "routed to shancoll")
+        assert routed, (collective, output[-3000:])
