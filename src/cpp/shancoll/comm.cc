@@ -1,9 +1,9 @@
 #include "shancoll/comm.h"
 
 #include <algorithm>
-#include <set>
 #include <string>
 
+#include "shancoll/attached.h"
 #include "shancoll/coll/release_gather/release_gather.h"
 #include "shancoll/error.h"
 #include "shancoll/progress.h"
@@ -11,40 +11,6 @@
 #include "shancoll/transport/transport.h"
 
 namespace shancoll {
-namespace {
-
-int g_comm_keyval = MPI_KEYVAL_INVALID;
-int g_finalize_keyval = MPI_KEYVAL_INVALID;
-std::set<MPI_Comm> g_user_comms;  // user communicators holding a Comm
-
-int delete_comm(MPI_Comm user, int, void* value, void*) {
-  g_user_comms.erase(user);
-  delete static_cast<Comm*>(value);
-  return MPI_SUCCESS;
-}
-
-// MPI_Finalize deletes MPI_COMM_SELF's attributes first, while MPI is still
-// usable: free every Comm (windows, dups) there.
-int on_finalize(MPI_Comm, int, void*, void*) {
-  while (!g_user_comms.empty()) {
-    MPI_Comm user = *g_user_comms.begin();
-    MPI_Comm_delete_attr(user, g_comm_keyval);  // calls delete_comm
-    g_user_comms.erase(user);
-  }
-  MPI_Comm_free_keyval(&g_comm_keyval);
-  return MPI_SUCCESS;
-}
-
-void create_keyvals() {
-  if (g_comm_keyval != MPI_KEYVAL_INVALID) return;
-  check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_comm, &g_comm_keyval, nullptr),
-            "MPI_Comm_create_keyval");
-  check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_finalize, &g_finalize_keyval, nullptr),
-            "MPI_Comm_create_keyval");
-  MPI_Comm_set_attr(MPI_COMM_SELF, g_finalize_keyval, nullptr);
-}
-
-}  // namespace
 
 NodeContext::~NodeContext() {
   fraction_comms.clear();
@@ -64,20 +30,10 @@ Comm& Comm::of(MPI_Comm user) {
         "comm: inter-communicators are supported by allgather and allgatherv only, not by this "
         "collective");
   }
-  create_keyvals();
-  auto* comm = new Comm(user);
-  MPI_Comm_set_attr(user, g_comm_keyval, comm);
-  g_user_comms.insert(user);
-  return *comm;
+  return Attached<Comm>::attach(user, new Comm(user));
 }
 
-Comm* Comm::find(MPI_Comm user) {
-  if (user == MPI_COMM_NULL || g_comm_keyval == MPI_KEYVAL_INVALID) return nullptr;
-  void* value = nullptr;
-  int found = 0;
-  MPI_Comm_get_attr(user, g_comm_keyval, &value, &found);
-  return found ? static_cast<Comm*>(value) : nullptr;
-}
+Comm* Comm::find(MPI_Comm user) { return Attached<Comm>::find(user); }
 
 Comm::Comm(MPI_Comm user) {
   check_mpi(MPI_Comm_dup(user, &comm_), "MPI_Comm_dup");

@@ -1,43 +1,12 @@
 #include "shancoll/intercomm.h"
 
 #include <algorithm>
-#include <set>
 
+#include "shancoll/attached.h"
 #include "shancoll/error.h"
 
 namespace shancoll {
 namespace {
-
-int g_inter_keyval = MPI_KEYVAL_INVALID;
-int g_finalize_keyval = MPI_KEYVAL_INVALID;
-std::set<MPI_Comm> g_user_inters;  // user inter-communicators holding an InterComm
-
-int delete_inter(MPI_Comm user, int, void* value, void*) {
-  g_user_inters.erase(user);
-  delete static_cast<InterComm*>(value);
-  return MPI_SUCCESS;
-}
-
-// MPI_Finalize deletes MPI_COMM_SELF's attributes first, while MPI is still
-// usable: free every InterComm (its dups) there.
-int on_finalize(MPI_Comm, int, void*, void*) {
-  while (!g_user_inters.empty()) {
-    MPI_Comm user = *g_user_inters.begin();
-    MPI_Comm_delete_attr(user, g_inter_keyval);  // calls delete_inter
-    g_user_inters.erase(user);
-  }
-  MPI_Comm_free_keyval(&g_inter_keyval);
-  return MPI_SUCCESS;
-}
-
-void create_keyvals() {
-  if (g_inter_keyval != MPI_KEYVAL_INVALID) return;
-  check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_inter, &g_inter_keyval, nullptr),
-            "MPI_Comm_create_keyval");
-  check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_finalize, &g_finalize_keyval, nullptr),
-            "MPI_Comm_create_keyval");
-  MPI_Comm_set_attr(MPI_COMM_SELF, g_finalize_keyval, nullptr);
-}
 
 // The local group as an intra-communicator: merge the groups, then create
 // the local group's communicator from the merged one (the user's
@@ -70,20 +39,10 @@ InterComm& InterComm::of(MPI_Comm user) {
   int inter = 0;
   check_mpi(MPI_Comm_test_inter(user, &inter), "MPI_Comm_test_inter");
   if (!inter) throw ArgumentError("comm: expected an inter-communicator");
-  create_keyvals();
-  auto* ic = new InterComm(user);
-  MPI_Comm_set_attr(user, g_inter_keyval, ic);
-  g_user_inters.insert(user);
-  return *ic;
+  return Attached<InterComm>::attach(user, new InterComm(user));
 }
 
-InterComm* InterComm::find(MPI_Comm user) {
-  if (user == MPI_COMM_NULL || g_inter_keyval == MPI_KEYVAL_INVALID) return nullptr;
-  void* value = nullptr;
-  int found = 0;
-  MPI_Comm_get_attr(user, g_inter_keyval, &value, &found);
-  return found ? static_cast<InterComm*>(value) : nullptr;
-}
+InterComm* InterComm::find(MPI_Comm user) { return Attached<InterComm>::find(user); }
 
 InterComm::InterComm(MPI_Comm user) {
   check_mpi(MPI_Comm_dup(user, &inter_), "MPI_Comm_dup");

@@ -1,0 +1,70 @@
+// Attached<T>: per-communicator state (Comm, InterComm) cached on the user's
+// communicator with an attribute keyval.
+//
+// The object is deleted with the communicator (MPI calls the keyval's delete
+// function from MPI_Comm_free); whatever is still attached at MPI_Finalize
+// is deleted first thing in MPI_Finalize, through an attribute on
+// MPI_COMM_SELF, while MPI is still usable (the objects free windows and
+// dups). One keyval per T.
+#pragma once
+
+#include <mpi.h>
+
+#include <set>
+
+#include "shancoll/error.h"
+
+namespace shancoll {
+
+template <class T>
+class Attached {
+ public:
+  // The object attached to `user`, or nullptr (not collective).
+  static T* find(MPI_Comm user) {
+    if (user == MPI_COMM_NULL || keyval_ == MPI_KEYVAL_INVALID) return nullptr;
+    void* value = nullptr;
+    int found = 0;
+    MPI_Comm_get_attr(user, keyval_, &value, &found);
+    return found ? static_cast<T*>(value) : nullptr;
+  }
+
+  // Takes ownership of `object` and attaches it to `user`.
+  static T& attach(MPI_Comm user, T* object) {
+    create_keyvals();
+    MPI_Comm_set_attr(user, keyval_, object);
+    users_.insert(user);
+    return *object;
+  }
+
+ private:
+  static int on_delete(MPI_Comm user, int, void* value, void*) {
+    users_.erase(user);
+    delete static_cast<T*>(value);
+    return MPI_SUCCESS;
+  }
+
+  static int on_finalize(MPI_Comm, int, void*, void*) {
+    while (!users_.empty()) {
+      MPI_Comm user = *users_.begin();
+      MPI_Comm_delete_attr(user, keyval_);  // calls on_delete
+      users_.erase(user);
+    }
+    MPI_Comm_free_keyval(&keyval_);
+    return MPI_SUCCESS;
+  }
+
+  static void create_keyvals() {
+    if (keyval_ != MPI_KEYVAL_INVALID) return;
+    check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_delete, &keyval_, nullptr),
+              "MPI_Comm_create_keyval");
+    int finalize_keyval = MPI_KEYVAL_INVALID;
+    check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_finalize, &finalize_keyval, nullptr),
+              "MPI_Comm_create_keyval");
+    MPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval, nullptr);
+  }
+
+  static inline int keyval_ = MPI_KEYVAL_INVALID;
+  static inline std::set<MPI_Comm> users_;  // user communicators holding a T
+};
+
+}  // namespace shancoll
