@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "mpi4py_handles.h"
+#include "common.h"
 #include "shancoll/allreduce_select.h"
 #include "shancoll/coll/allreduce/allreduce_request.h"
 #include "shancoll/comm.h"

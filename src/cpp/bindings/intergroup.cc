@@ -9,14 +9,16 @@
 
 #include <string>
 
-#include "mpi4py_handles.h"
+#include "common.h"
 #include "shancoll/intercomm.h"
 #include "shancoll/progress.h"
 #include "shancoll/select.h"
 
 namespace py = pybind11;
 using namespace shancoll;
+using bindings::make_options;
 using bindings::mpi_comm_of;
+using bindings::stats_dict;
 
 namespace {
 
@@ -64,18 +66,6 @@ void check_intra_algorithm(const std::string& name) {
                       "' (valid: " + valid + ")");
 }
 
-Options make_options(std::int64_t block_size, const std::string& transport, int ranks_per_node,
-                     double timeout) {
-  if (block_size < 0) throw ArgumentError("block_size: must be >= 0 (0 chooses)");
-  if (timeout < 0) throw ArgumentError("timeout: must be >= 0 seconds");
-  Options o;
-  o.block_size = block_size;
-  o.transport = parse_transport(transport);
-  o.ranks_per_node = ranks_per_node;
-  o.timeout = timeout > 0 ? timeout : default_timeout();
-  return o;
-}
-
 void inter_allgatherv(py::handle comm_obj, py::handle send, py::handle recv,
                       std::vector<std::int64_t> counts, std::vector<std::int64_t> displs,
                       bool regular, const std::string& algorithm,
@@ -111,22 +101,7 @@ void inter_allgatherv(py::handle comm_obj, py::handle send, py::handle recv,
 
 py::dict inter_stats(py::handle comm) {
   const InterComm* ic = InterComm::find(mpi_comm_of(comm));
-  const Stats s = ic ? ic->last_stats : Stats{};
-  py::dict d;
-  d["algorithm"] = ic ? ic->last_algorithm : "";
-  d["rounds"] = s.rounds;
-  d["inter_messages"] = s.inter_messages;
-  d["inter_bytes"] = s.inter_bytes;
-  d["intra_messages"] = s.intra_messages;
-  d["intra_bytes"] = s.intra_bytes;
-  d["forwarded"] = s.forwarded;
-  d["node_count"] = s.node_count;
-  d["block_count"] = s.block_count;
-  d["remote_sent_messages"] = s.remote_sent_messages;
-  d["remote_sent_bytes"] = s.remote_sent_bytes;
-  d["remote_recv_messages"] = s.remote_recv_messages;
-  d["remote_recv_bytes"] = s.remote_recv_bytes;
-  return d;
+  return ic ? stats_dict(ic->last_stats, ic->last_algorithm) : stats_dict(Stats{}, "");
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include "mpi4py_handles.h"
+#include "common.h"
 #include "shancoll/coll/allgatherv/allgatherv.h"
 #include "shancoll/comm.h"
 #include "shancoll/progress.h"
@@ -14,40 +14,15 @@
 
 namespace py = pybind11;
 using namespace shancoll;
+using bindings::make_options;
 using bindings::mpi_comm_of;
+using bindings::stats_dict;
 
 void bind_allreduce(py::module_& m);       // bindings/allreduce.cc
 void bind_intergroup(py::module_& m);      // bindings/intergroup.cc
 void bind_release_gather(py::module_& m);  // bindings/release_gather.cc
 
 namespace {
-
-Options make_options(std::int64_t block_size, const std::string& transport, int ranks_per_node,
-                     double timeout) {
-  Options o;
-  if (block_size < 0)
-    throw ArgumentError("block_size: must be >= 0 (0 chooses), got " + std::to_string(block_size));
-  if (timeout < 0) throw ArgumentError("timeout: must be >= 0 seconds");
-  o.block_size = block_size;
-  o.transport = parse_transport(transport);
-  o.ranks_per_node = ranks_per_node;
-  o.timeout = timeout > 0 ? timeout : default_timeout();
-  return o;
-}
-
-py::dict stats_dict(const Stats& s, const char* algorithm) {
-  py::dict d;
-  d["algorithm"] = algorithm;
-  d["rounds"] = s.rounds;
-  d["inter_messages"] = s.inter_messages;
-  d["inter_bytes"] = s.inter_bytes;
-  d["intra_messages"] = s.intra_messages;
-  d["intra_bytes"] = s.intra_bytes;
-  d["forwarded"] = s.forwarded;
-  d["node_count"] = s.node_count;
-  d["block_count"] = s.block_count;
-  return d;
-}
 
 struct Buffer {
   py::buffer_info info;

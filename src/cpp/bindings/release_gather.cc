@@ -11,7 +11,7 @@
 #include <optional>
 #include <string>
 
-#include "mpi4py_handles.h"
+#include "common.h"
 #include "shancoll/allreduce_select.h"
 #include "shancoll/comm.h"
 #include "shancoll/progress.h"

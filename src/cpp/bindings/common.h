@@ -1,0 +1,76 @@
+// What the binding files share: mpi4py objects -> MPI handles, the public
+// options -> Options, Stats -> the dict behind shancoll.last_stats().
+//
+// mpi4py's C API lives in per-translation-unit pointers: every .cc that
+// includes this header must call import_mpi4py() once (in its bind_*()).
+#pragma once
+
+#include <mpi.h>
+#include <mpi4py/mpi4py.h>
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <string>
+
+#include "shancoll/error.h"
+#include "shancoll/options.h"
+#include "shancoll/progress.h"
+
+namespace shancoll::bindings {
+
+// The MPI_Comm of an mpi4py communicator (intra or inter: the collective
+// decides what it accepts); ArgumentError naming `comm` otherwise.
+inline MPI_Comm mpi_comm_of(pybind11::handle comm) {
+  if (!PyObject_TypeCheck(comm.ptr(), &PyMPIComm_Type)) {
+    throw ArgumentError("comm: expected an mpi4py communicator, got " +
+                        std::string(pybind11::str(pybind11::type::of(comm))));
+  }
+  MPI_Comm* handle = PyMPIComm_Get(comm.ptr());
+  if (!handle) throw pybind11::error_already_set();
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) throw ArgumentError("comm: MPI is already finalized");
+  return *handle;
+}
+
+inline MPI_Op mpi_op_of(pybind11::handle op) {
+  if (!PyObject_TypeCheck(op.ptr(), &PyMPIOp_Type)) {
+    throw ArgumentError("op: expected an mpi4py MPI.Op or a callable");
+  }
+  return *PyMPIOp_Get(op.ptr());
+}
+
+// Options of the allgather(v) family, checked (ArgumentError naming the option).
+inline Options make_options(std::int64_t block_size, const std::string& transport,
+                            int ranks_per_node, double timeout) {
+  if (block_size < 0) {
+    throw ArgumentError("block_size: must be >= 0 (0 chooses), got " + std::to_string(block_size));
+  }
+  if (timeout < 0) throw ArgumentError("timeout: must be >= 0 seconds");
+  Options o;
+  o.block_size = block_size;
+  o.transport = parse_transport(transport);
+  o.ranks_per_node = ranks_per_node;
+  o.timeout = timeout > 0 ? timeout : default_timeout();
+  return o;
+}
+
+inline pybind11::dict stats_dict(const Stats& s, const char* algorithm) {
+  pybind11::dict d;
+  d["algorithm"] = algorithm;
+  d["rounds"] = s.rounds;
+  d["inter_messages"] = s.inter_messages;
+  d["inter_bytes"] = s.inter_bytes;
+  d["intra_messages"] = s.intra_messages;
+  d["intra_bytes"] = s.intra_bytes;
+  d["forwarded"] = s.forwarded;
+  d["node_count"] = s.node_count;
+  d["block_count"] = s.block_count;
+  d["remote_sent_messages"] = s.remote_sent_messages;
+  d["remote_sent_bytes"] = s.remote_sent_bytes;
+  d["remote_recv_messages"] = s.remote_recv_messages;
+  d["remote_recv_bytes"] = s.remote_recv_bytes;
+  return d;
+}
+
+}  // namespace shancoll::bindings
