@@ -3,20 +3,6 @@
 #include "shancoll/transport/p2p.h"
 
 namespace shancoll {
-namespace {
-
-void wait_request(MPI_Request& req, const char* what, double timeout) {
-  wait_until(
-      [&] {
-        int done = 0;
-        check_mpi(MPI_Test(&req, &done, MPI_STATUS_IGNORE), "MPI_Test");
-        return done != 0;
-      },
-      what, timeout);
-}
-
-}  // namespace
-
 void send_bytes_waiting(const std::byte* buf, std::int64_t bytes, int peer, int tag, MPI_Comm comm,
                         double timeout) {
   MPI_Request req;

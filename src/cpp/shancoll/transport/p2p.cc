@@ -4,6 +4,7 @@
 #include <climits>
 
 #include "shancoll/error.h"
+#include "shancoll/progress.h"
 
 namespace shancoll {
 
@@ -54,6 +55,16 @@ void count_message(const Topology& topo, int peer, std::int64_t bytes, Stats& st
   } else {
     ++stats.inter_messages, stats.inter_bytes += bytes;
   }
+}
+
+void wait_request(MPI_Request& req, const char* what, double timeout) {
+  wait_until(
+      [&] {
+        int done = 0;
+        check_mpi(MPI_Test(&req, &done, MPI_STATUS_IGNORE), "MPI_Test");
+        return done != 0;
+      },
+      what, timeout);
 }
 
 }  // namespace shancoll

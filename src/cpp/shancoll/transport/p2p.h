@@ -20,6 +20,9 @@ void sendrecv_bytes(const std::byte* sbuf, std::int64_t sbytes, int dest, std::b
 
 // Non-blocking send/receive of a byte range (MPI-4 large counts; else at
 // most INT_MAX bytes, larger ones refused with ArgumentError).
+// Blocks until `req` completes, through wait_until (TimeoutError naming `what`).
+void wait_request(MPI_Request& req, const char* what, double timeout);
+
 void isend_bytes(const std::byte* buf, std::int64_t bytes, int peer, int tag, MPI_Comm comm,
                  MPI_Request* req);
 void irecv_bytes(std::byte* buf, std::int64_t bytes, int peer, int tag, MPI_Comm comm,

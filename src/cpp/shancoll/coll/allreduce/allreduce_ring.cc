@@ -54,16 +54,6 @@ std::int64_t esize(const AllreduceArgs& args) {
   return static_cast<std::int64_t>(args.reducer->elem_size());
 }
 
-void wait_request(MPI_Request& req, const char* what, double timeout) {
-  wait_until(
-      [&] {
-        int done = 0;
-        check_mpi(MPI_Test(&req, &done, MPI_STATUS_IGNORE), "MPI_Test (ring)");
-        return done != 0;
-      },
-      what, timeout);
-}
-
 class Ring {
  public:
   Ring(Comm& comm, const AllreduceArgs& args, const Options& options, const Topology& topo,

@@ -16,6 +16,7 @@
 #include "shancoll/coll/allgatherv/allgatherv.h"
 #include "shancoll/intercomm.h"
 #include "shancoll/options.h"
+#include "shancoll/transport/p2p.h"
 
 namespace shancoll {
 
@@ -93,9 +94,6 @@ class Exchange {
   Stats& stats_;
   std::vector<MPI_Request> sends_;
 };
-
-// Waits for one request through wait_until (TimeoutError naming `what`).
-void wait_request(MPI_Request& request, const char* what, double timeout);
 
 // The intragroup phase: allgatherv of `buf` in place over the local group,
 // with shancoll's own allgatherv (counts and displs: bytes per local process).

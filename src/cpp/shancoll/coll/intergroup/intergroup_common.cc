@@ -97,16 +97,6 @@ void Exchange::wait_sends() {
   sends_.clear();
 }
 
-void wait_request(MPI_Request& request, const char* what, double timeout) {
-  wait_until(
-      [&] {
-        int done = 0;
-        check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
-        return done != 0;
-      },
-      what, timeout);
-}
-
 void intragroup_allgatherv(InterComm& ic, std::byte* buf, std::vector<std::int64_t> counts,
                            std::vector<std::int64_t> displs, const InterAllgathervArgs& args,
                            const Options& options, Stats& stats) {
