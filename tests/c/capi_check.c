@@ -1,9 +1,9 @@
 /* capi_check: the C API (shancoll.h, libshancoll.so) called directly.
  *
- * Every registered algorithm of every collective is compared with the MPI
- * library's collective on the same inputs (this program is not run under the
- * PMPI library, so MPI_* here is MPI's own), and every refusal returns its
- * MPI error class and a message.
+ * Every registered algorithm of every collective (and every split-phase
+ * allreduce) is compared with the MPI library's collective on the same inputs (this program is not
+ * run under the PMPI library, so MPI_* here is MPI's own), and every refusal returns its MPI error
+ * class and a message.
  *
  * Output: one line per failure, then "capi_check: N checks, M failed" on rank 0;
  * the exit status is 1 when any check failed anywhere.
@@ -52,7 +52,7 @@ static void allreduce_algorithms(void) {
   MPI_Allreduce(in, want, N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   for (size_t a = 0; a < sizeof names / sizeof *names; ++a) {
     memset(got, 0, sizeof got);
-    expect_ran(shancoll_allreduce(in, got, N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, names[a]),
+    expect_ran(shancoll_allreduce(in, got, N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, names[a], NULL),
                "allreduce", names[a]);
     expect(memcmp(got, want, sizeof got) == 0, "allreduce result", names[a]);
   }
@@ -64,14 +64,15 @@ static void rooted_algorithms(void) {
   for (size_t a = 0; a < sizeof names / sizeof *names; ++a)
     for (int root = 0; root < g_size; ++root) {
       fill(got, N, root), fill(want, N, root);
-      expect_ran(shancoll_bcast(got, N, MPI_DOUBLE, root, MPI_COMM_WORLD, names[a]), "bcast",
+      expect_ran(shancoll_bcast(got, N, MPI_DOUBLE, root, MPI_COMM_WORLD, names[a], NULL), "bcast",
                  names[a]);
       MPI_Bcast(want, N, MPI_DOUBLE, root, MPI_COMM_WORLD);
       expect(memcmp(got, want, sizeof got) == 0, "bcast result", names[a]);
       fill(in, N, 1);
       memset(got, 0, sizeof got), memset(want, 0, sizeof want);
-      expect_ran(shancoll_reduce(in, got, N, MPI_DOUBLE, MPI_MAX, root, MPI_COMM_WORLD, names[a]),
-                 "reduce", names[a]);
+      expect_ran(
+          shancoll_reduce(in, got, N, MPI_DOUBLE, MPI_MAX, root, MPI_COMM_WORLD, names[a], NULL),
+          "reduce", names[a]);
       MPI_Reduce(in, want, N, MPI_DOUBLE, MPI_MAX, root, MPI_COMM_WORLD);
       expect(memcmp(got, want, sizeof got) == 0, "reduce result", names[a]);
     }
@@ -86,17 +87,94 @@ static void allgather_algorithms(void) {
   for (int i = 0; i < N; ++i) mine[i] = g_rank * N + i;
   for (size_t a = 0; a < sizeof names / sizeof *names; ++a) {
     memset(got, 0, sizeof(int) * g_size * N), memset(want, 0, sizeof(int) * g_size * N);
-    expect_ran(shancoll_allgather(mine, N, MPI_INT, got, N, MPI_INT, MPI_COMM_WORLD, names[a]),
-               "allgather", names[a]);
+    expect_ran(
+        shancoll_allgather(mine, N, MPI_INT, got, N, MPI_INT, MPI_COMM_WORLD, names[a], NULL),
+        "allgather", names[a]);
     MPI_Allgather(mine, N, MPI_INT, want, N, MPI_INT, MPI_COMM_WORLD);
     expect(memcmp(got, want, sizeof(int) * g_size * N) == 0, "allgather result", names[a]);
     expect_ran(shancoll_allgatherv(mine, counts[g_rank], MPI_INT, got, counts, displs, MPI_INT,
-                                   MPI_COMM_WORLD, names[a]),
+                                   MPI_COMM_WORLD, names[a], NULL),
                "allgatherv", names[a]);
     MPI_Allgatherv(mine, counts[g_rank], MPI_INT, want, counts, displs, MPI_INT, MPI_COMM_WORLD);
     expect(memcmp(got, want, sizeof(int) * g_size * N) == 0, "allgatherv result", names[a]);
   }
   free(got), free(want), free(counts), free(displs);
+}
+
+/* Split-phase allreduce: every split-phase algorithm, progressed by
+ * shancoll_test on some requests and finished by shancoll_wait on others;
+ * three requests outstanding at once, one of them in place. */
+static void iallreduce_algorithms(void) {
+  const char* names[] = {
+      "dissemination", "nway_dissemination", "bruck", "pairwise_exchange", "binomial", "mpi", NULL};
+  double in[N], want[N], got[3][N];
+  fill(in, N, 2);
+  MPI_Allreduce(in, want, N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  for (size_t a = 0; a < sizeof names / sizeof *names; ++a) {
+    shancoll_request req[3];
+    memcpy(got[2], in, sizeof in);
+    for (int i = 0; i < 3; ++i) {
+      const void* send = i == 2 ? MPI_IN_PLACE : in;
+      if (i < 2) memset(got[i], 0, sizeof got[i]);
+      expect_ran(shancoll_iallreduce(send, got[i], N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, names[a],
+                                     NULL, &req[i]),
+                 "iallreduce start", names[a]);
+    }
+    int flag = 0, rc = MPI_SUCCESS;
+    while (!flag && rc == MPI_SUCCESS) rc = shancoll_test(&req[1], &flag);
+    expect(rc == MPI_SUCCESS, "test", names[a]);
+    expect(req[1] == SHANCOLL_REQUEST_NULL, "test frees the request", names[a]);
+    expect(shancoll_wait(&req[0]) == MPI_SUCCESS, "wait", names[a]);
+    expect(shancoll_wait(&req[2]) == MPI_SUCCESS, "wait in place", names[a]);
+    expect(req[0] == SHANCOLL_REQUEST_NULL, "wait frees the request", names[a]);
+    for (int i = 0; i < 3; ++i)
+      expect(memcmp(got[i], want, sizeof want) == 0, "iallreduce result", names[a]);
+  }
+  shancoll_request none = SHANCOLL_REQUEST_NULL;
+  int flag = 0;
+  expect(shancoll_test(&none, &flag) == MPI_SUCCESS && flag, "test of a null request", NULL);
+  expect(shancoll_wait(&none) == MPI_SUCCESS, "wait of a null request", NULL);
+}
+
+/* Options reach the algorithms (the results stay right) and bad ones are refused. */
+static void options(void) {
+  double in[N], got[N], want[N];
+  fill(in, N, 3);
+  MPI_Allreduce(in, want, N, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  expect_ran(shancoll_allreduce(in, got, N, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD,
+                                "nway_dissemination", "ports=3,timeout=30"),
+             "allreduce with options", "nway_dissemination");
+  expect(memcmp(got, want, sizeof got) == 0, "allreduce with options result", NULL);
+  expect_ran(shancoll_allreduce(in, got, N, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, "shan",
+                                "ranks_per_node=1"),
+             "allreduce on virtual nodes", "shan");
+  expect(memcmp(got, want, sizeof got) == 0, "allreduce on virtual nodes result", NULL);
+  fill(got, N, 4), fill(want, N, 4);
+  expect_ran(shancoll_bcast(got, N, MPI_DOUBLE, g_size - 1, MPI_COMM_WORLD, "release_gather",
+                            "tree=kary,k=2,buffer_size=4096,buffers=2,inline=1"),
+             "bcast with options", "release_gather");
+  MPI_Bcast(want, N, MPI_DOUBLE, g_size - 1, MPI_COMM_WORLD);
+  expect(memcmp(got, want, sizeof got) == 0, "bcast with options result", NULL);
+  int mine[N], *all_got = calloc((size_t)g_size * N, sizeof(int)),
+               *all_want = calloc((size_t)g_size * N, sizeof(int));
+  for (int i = 0; i < N; ++i) mine[i] = g_rank * N + i;
+  expect_ran(shancoll_allgather(mine, N, MPI_INT, all_got, N, MPI_INT, MPI_COMM_WORLD, "shan",
+                                "block_size=512,transport=rma,ranks_per_node=1"),
+             "allgather with options", "shan");
+  MPI_Allgather(mine, N, MPI_INT, all_want, N, MPI_INT, MPI_COMM_WORLD);
+  expect(memcmp(all_got, all_want, sizeof(int) * g_size * N) == 0, "allgather options result",
+         NULL);
+  free(all_got), free(all_want);
+  const char* bad[][2] = {{"ports=2", "unknown key 'ports'"},
+                          {"timeout=-1", "timeout"},
+                          {"tree=oak", "unknown tree"},
+                          {"k=2", "needs tree=kary"},
+                          {"buffers", "expected key=value"}};
+  for (size_t b = 0; b < sizeof bad / sizeof *bad; ++b) {
+    expect(shancoll_bcast(got, N, MPI_DOUBLE, 0, MPI_COMM_WORLD, NULL, bad[b][0]) == MPI_ERR_ARG,
+           bad[b][0], NULL);
+    expect(strstr(shancoll_last_error(), bad[b][1]) != NULL, bad[b][1], NULL);
+  }
 }
 
 /* x o y = x: associative, not commutative. */
@@ -114,32 +192,47 @@ static void refusals(void) {
   MPI_Op first_op;
   MPI_Op_create(first, 0, &first_op);
   int in[8] = {0}, out[8 * 64] = {0};
-  expect(shancoll_bcast(in, 1, vector, 0, MPI_COMM_WORLD, NULL) == MPI_ERR_TYPE, "derived type",
-         NULL);
+  expect(shancoll_bcast(in, 1, vector, 0, MPI_COMM_WORLD, NULL, NULL) == MPI_ERR_TYPE,
+         "derived type", NULL);
   expect(strstr(shancoll_last_error(), "derived") != NULL, "derived type message", NULL);
-  expect(shancoll_allreduce(in, out, 1, MPI_CHAR, MPI_SUM, MPI_COMM_WORLD, NULL) == MPI_ERR_TYPE,
-         "MPI_CHAR reduction", NULL);
-  expect(shancoll_allreduce(in, out, 1, MPI_INT, MPI_MAXLOC, MPI_COMM_WORLD, NULL) == MPI_ERR_OP,
-         "MPI_MAXLOC", NULL);
-  if (g_size > 1) /* on one rank every order is rank order */
-    expect(shancoll_allreduce(in, out, 1, MPI_INT, first_op, MPI_COMM_WORLD, "ring") == MPI_ERR_OP,
-           "non-commutative op on ring", NULL);
-  expect(shancoll_allreduce(in, out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, "nope") == MPI_ERR_ARG,
-         "unknown algorithm", NULL);
-  expect(strstr(shancoll_last_error(), "nope") != NULL, "unknown algorithm message", NULL);
-  expect(shancoll_bcast(in, 1, MPI_INT, g_size, MPI_COMM_WORLD, NULL) == MPI_ERR_ROOT, "bad root",
-         NULL);
-  expect(shancoll_allreduce(in, out, -1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, NULL) == MPI_ERR_COUNT,
-         "negative count", NULL);
-  expect(shancoll_allreduce(in, out, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL, NULL) == MPI_ERR_COMM,
-         "MPI_COMM_NULL", NULL);
   expect(
-      shancoll_allgather(in, 1, MPI_INT, out, 2, MPI_INT, MPI_COMM_WORLD, NULL) == MPI_ERR_TRUNCATE,
-      "allgather size mismatch", NULL);
+      shancoll_allreduce(in, out, 1, MPI_CHAR, MPI_SUM, MPI_COMM_WORLD, NULL, NULL) == MPI_ERR_TYPE,
+      "MPI_CHAR reduction", NULL);
+  expect(
+      shancoll_allreduce(in, out, 1, MPI_INT, MPI_MAXLOC, MPI_COMM_WORLD, NULL, NULL) == MPI_ERR_OP,
+      "MPI_MAXLOC", NULL);
+  if (g_size > 1) /* on one rank every order is rank order */
+    expect(shancoll_allreduce(in, out, 1, MPI_INT, first_op, MPI_COMM_WORLD, "ring", NULL) ==
+               MPI_ERR_OP,
+           "non-commutative op on ring", NULL);
+  expect(
+      shancoll_allreduce(in, out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, "nope", NULL) == MPI_ERR_ARG,
+      "unknown algorithm", NULL);
+  expect(strstr(shancoll_last_error(), "nope") != NULL, "unknown algorithm message", NULL);
+  expect(shancoll_bcast(in, 1, MPI_INT, g_size, MPI_COMM_WORLD, NULL, NULL) == MPI_ERR_ROOT,
+         "bad root", NULL);
+  expect(shancoll_allreduce(in, out, -1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, NULL, NULL) ==
+             MPI_ERR_COUNT,
+         "negative count", NULL);
+  expect(
+      shancoll_allreduce(in, out, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL, NULL, NULL) == MPI_ERR_COMM,
+      "MPI_COMM_NULL", NULL);
+  expect(shancoll_allgather(in, 1, MPI_INT, out, 2, MPI_INT, MPI_COMM_WORLD, NULL, NULL) ==
+             MPI_ERR_TRUNCATE,
+         "allgather size mismatch", NULL);
   /* A good call after the refusals works and clears the error. */
-  expect(shancoll_allreduce(in, out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, NULL) == MPI_SUCCESS,
-         "call after refusals", NULL);
+  expect(
+      shancoll_allreduce(in, out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, NULL, NULL) == MPI_SUCCESS,
+      "call after refusals", NULL);
   expect(strcmp(shancoll_last_error(), "") == 0, "error cleared", NULL);
+  shancoll_request req;
+  expect(shancoll_iallreduce(in, out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, "ring", NULL, &req) ==
+                 MPI_ERR_ARG &&
+             req == SHANCOLL_REQUEST_NULL,
+         "iallreduce with a blocking-only algorithm", NULL);
+  expect(shancoll_iallreduce(in, out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, NULL, NULL, NULL) ==
+             MPI_ERR_REQUEST,
+         "iallreduce without a request", NULL);
   MPI_Op_free(&first_op);
   MPI_Type_free(&vector);
 }
@@ -151,6 +244,8 @@ int main(int argc, char** argv) {
   allreduce_algorithms();
   rooted_algorithms();
   allgather_algorithms();
+  iallreduce_algorithms();
+  options();
   refusals();
   int failed = 0;
   MPI_Allreduce(&g_failed, &failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -3,9 +3,29 @@
  * Link with -lshancoll (installed in <site-packages>/shancoll/lib, this header
  * in <site-packages>/shancoll/include) and the MPI library shancoll was built
  * with. Every function is collective on `comm` and takes the arguments of the
- * MPI function of the same name, plus `algorithm`: a shancoll algorithm name
- * ("ring", "release_gather", ...), or NULL / "" for the environment variable
- * SHANCOLL_<COLL>_ALGORITHM and else "auto".
+ * MPI function of the same name, plus
+ *   `algorithm`: a shancoll algorithm name ("ring", "release_gather", ...), or
+ *     NULL / "" for the environment variable SHANCOLL_<COLL>_ALGORITHM, else
+ *     "auto" (allgather: SHANCOLL_ALLGATHER_ALGORITHM, else
+ *     SHANCOLL_ALLGATHERV_ALGORITHM);
+ *   `options`: "key=value,key=value", or NULL / "" for the environment
+ *     variable SHANCOLL_<COLL>_OPTIONS, else the defaults. The keys (the
+ *     Python keywords of the same name):
+ *       all collectives: timeout=<seconds per wait> (default SHANCOLL_TIMEOUT
+ *         or 120), ranks_per_node=<n> (virtual nodes of n consecutive ranks;
+ *         0: the physical nodes; default SHANCOLL_RANKS_PER_NODE);
+ *       allgather, allgatherv: block_size=<bytes> (shan; 0 chooses),
+ *         transport=auto|rma|two_sided;
+ *       allreduce, iallreduce: ports=<n> (dissemination family; 0 chooses),
+ *         consistent=1|0 (0 lets "auto" pick algorithms whose floating-point
+ *         results may differ in the last bits between ranks);
+ *       bcast, reduce, and allreduce's release_gather: tree=auto|flat|kary|
+ *         knomial, k=<n>, skew=auto|left|right, buffer_size=<bytes>,
+ *         buffers=<n>, inline=1|0, read_from_parent=1|0, data_copy=1|0,
+ *         inter_algorithm=<allreduce algorithm among node leaders>.
+ *     An unknown key or a bad value is refused with MPI_ERR_ARG.
+ *
+ * From Fortran: see FORTRAN below.
  *
  * What runs:
  *   - intra-communicators only;
@@ -37,39 +57,70 @@ extern "C" {
 
 /* MPI_Allgather: recvcount elements of recvtype from every rank. */
 int shancoll_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const char* algorithm);
+                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const char* algorithm,
+                       const char* options);
 
 /* MPI_Allgatherv: rank r's recvcounts[r] elements land at recvbuf + displs[r] elements. */
 int shancoll_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                         const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                        MPI_Comm comm, const char* algorithm);
+                        MPI_Comm comm, const char* algorithm, const char* options);
 
 /* MPI_Allreduce; sendbuf == MPI_IN_PLACE takes the input from recvbuf. */
 int shancoll_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
-                       MPI_Op op, MPI_Comm comm, const char* algorithm);
+                       MPI_Op op, MPI_Comm comm, const char* algorithm, const char* options);
 
 /* MPI_Bcast of count elements from root. */
 int shancoll_bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
-                   const char* algorithm);
+                   const char* algorithm, const char* options);
 
 /* MPI_Reduce into root's recvbuf; MPI_IN_PLACE is valid at the root only. */
 int shancoll_reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                    int root, MPI_Comm comm, const char* algorithm);
+                    int root, MPI_Comm comm, const char* algorithm, const char* options);
+
+/* Split-phase MPI_Iallreduce: starts the allreduce and returns at once.
+ * Progress happens only inside shancoll_test and shancoll_wait (no thread):
+ * call them until the request completes. The buffers must stay untouched
+ * (sendbuf may be reused at once: the input is copied into recvbuf on start)
+ * until then. "auto" picks among the schedule-driven algorithms (dissemination,
+ * nway_dissemination, bruck, pairwise_exchange, binomial) or "mpi"
+ * (MPI_Iallreduce). Several requests may be outstanding on one communicator;
+ * the communicator must not be freed while one is. */
+typedef struct shancoll_request_s* shancoll_request;
+#define SHANCOLL_REQUEST_NULL ((shancoll_request)0)
+
+int shancoll_iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                        MPI_Op op, MPI_Comm comm, const char* algorithm, const char* options,
+                        shancoll_request* request);
+
+/* Advances the request without blocking; *flag = 1 when it completed, and
+ * then the request is freed and set to SHANCOLL_REQUEST_NULL (as MPI_Test).
+ * A null request completes at once. */
+int shancoll_test(shancoll_request* request, int* flag);
+
+/* Blocks until the request completes (MPI_ERR_OTHER after the `timeout`
+ * option's seconds without progress: the request then stays valid and may be
+ * waited for again), then frees it and sets it to SHANCOLL_REQUEST_NULL. */
+int shancoll_wait(shancoll_request* request);
 
 /* Large counts (MPI-4 style): the same functions with MPI_Count counts and
  * MPI_Aint displacements (in elements of recvtype). */
 int shancoll_allgather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                          void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                         const char* algorithm);
+                         const char* algorithm, const char* options);
 int shancoll_allgatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                           void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
-                          MPI_Datatype recvtype, MPI_Comm comm, const char* algorithm);
+                          MPI_Datatype recvtype, MPI_Comm comm, const char* algorithm,
+                          const char* options);
 int shancoll_allreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
-                         MPI_Op op, MPI_Comm comm, const char* algorithm);
+                         MPI_Op op, MPI_Comm comm, const char* algorithm, const char* options);
 int shancoll_bcast_c(void* buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
-                     const char* algorithm);
+                     const char* algorithm, const char* options);
 int shancoll_reduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
-                      MPI_Op op, int root, MPI_Comm comm, const char* algorithm);
+                      MPI_Op op, int root, MPI_Comm comm, const char* algorithm,
+                      const char* options);
+int shancoll_iallreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count,
+                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const char* algorithm,
+                          const char* options, shancoll_request* request);
 
 /* The message of the calling thread's last error ("" if none yet); valid
  * until the thread's next shancoll call. */

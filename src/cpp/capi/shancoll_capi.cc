@@ -3,13 +3,17 @@
 // a refusal is the same on every rank and leaves nothing half done; no C++
 // exception crosses the C boundary.
 #include <cstdint>
+#include <cstdlib>
 #include <exception>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "capi_internal.h"
+#include "capi_options.h"
 #include "shancoll.h"
 #include "shancoll/allreduce_select.h"
+#include "shancoll/coll/allreduce/allreduce_request.h"
 #include "shancoll/comm.h"
 #include "shancoll/progress.h"
 #include "shancoll/rooted_select.h"
@@ -147,10 +151,12 @@ void check_root(int root, const Comm& comm) {
 
 std::string name_of(const char* algorithm) { return algorithm ? algorithm : ""; }
 
-Options call_options() {
-  Options o;
-  o.timeout = default_timeout();
-  return o;
+// NULL / "": the environment variable, else "" (the core then reads its own
+// variable or picks "auto").
+std::string name_or_env(const char* algorithm, const char* env_name) {
+  if (algorithm && *algorithm) return algorithm;
+  const char* env = std::getenv(env_name);
+  return env ? env : "";
 }
 
 // Runs a resolved algorithm and records what ran.
@@ -173,7 +179,7 @@ std::byte* receive_pointer(void* recvbuf) {
 void allgatherv_bytes(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                       void* recvbuf, std::vector<std::int64_t> counts,
                       std::vector<std::int64_t> displs, MPI_Comm comm_handle,
-                      const char* algorithm) {
+                      const std::string& algorithm, const CallOptions& options) {
   Comm& comm = Comm::of(comm_handle);
   AllgathervArgs args;
   args.counts = std::move(counts);
@@ -189,9 +195,35 @@ void allgatherv_bytes(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sen
   }
   if (!recvbuf && args.extent() > 0) refuse(MPI_ERR_BUFFER, "recvbuf: NULL");
   args.recv = receive_pointer(recvbuf);
-  const AllgathervAlgorithm& algo = find_allgatherv(name_of(algorithm), args, comm, -1);
-  const Options o = call_options();
+  const Options o = options.resolved();
+  const AllgathervAlgorithm& algo = find_allgatherv(algorithm, args, comm, o.ranks_per_node);
   run_algorithm(comm, algo.name, [&](Stats& s) { algo.fn(comm, args, o, s); });
+}
+
+// The arguments of an allreduce, checked; `reducer` must outlive them.
+AllreduceArgs allreduce_args(const void* sendbuf, void* recvbuf, MPI_Count count,
+                             const Reducer& reducer, const CallOptions& options) {
+  check_count(count, "count");
+  if (!recvbuf && count > 0) refuse(MPI_ERR_BUFFER, "recvbuf: NULL");
+  AllreduceArgs args;
+  args.send = sendbuf == MPI_IN_PLACE ? nullptr : static_cast<const std::byte*>(sendbuf);
+  args.recv = static_cast<std::byte*>(recvbuf);
+  args.count = count;
+  args.reducer = &reducer;
+  args.ports = options.ports;
+  args.consistent = options.consistent;
+  return args;
+}
+
+// The split-phase algorithm for a name ("" and "auto": the split-phase rule).
+const AllreduceAlgorithm& split_phase_algorithm(const std::string& name, const AllreduceArgs& args,
+                                                int size) {
+  const std::string chosen = name.empty() || name == "auto" ? auto_split_phase(args, size) : name;
+  const AllreduceAlgorithm& algo = find_allreduce(chosen, args, size);
+  if (!algo.schedule && chosen != "mpi")
+    refuse(MPI_ERR_ARG, "algorithm: '" + chosen +
+                            "' has no split-phase version (schedule-driven algorithms and mpi do)");
+  return algo;
 }
 
 }  // namespace
@@ -205,27 +237,34 @@ bool refused(int code) { return code != MPI_SUCCESS && code != MPI_ERR_OTHER; }
 using namespace shancoll;
 using namespace shancoll::capi;
 
+// A started iallreduce and the timeout of its waits.
+struct shancoll_request_s {
+  std::unique_ptr<AllreduceRequest> request;
+  double timeout;
+};
+
 extern "C" {
 
 // The int-count functions forward to the large-count ones (MPI_Count,
 // MPI_Aint displacements), which do the work.
 
 int shancoll_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const char* algorithm) {
+                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const char* algorithm,
+                       const char* options) {
   return shancoll_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                              algorithm);
+                              algorithm, options);
 }
 
 int shancoll_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                         const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                        MPI_Comm comm, const char* algorithm) {
+                        MPI_Comm comm, const char* algorithm, const char* options) {
   int size = 0, inter = 0;
   if (comm != MPI_COMM_NULL) MPI_Comm_test_inter(comm, &inter);
   // Refused by the large-count function; an inter-communicator's arrays
   // have the remote group's size, so they are not read here.
   if (comm == MPI_COMM_NULL || inter || !recvcounts || !displs)
     return shancoll_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr, recvtype,
-                                 comm, algorithm);
+                                 comm, algorithm, options);
   std::vector<MPI_Count> counts;
   std::vector<MPI_Aint> offsets;
   const int rc = guarded([&] {  // the copies may throw std::bad_alloc
@@ -235,47 +274,57 @@ int shancoll_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtyp
   });
   if (rc != MPI_SUCCESS) return rc;
   return shancoll_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, counts.data(), offsets.data(),
-                               recvtype, comm, algorithm);
+                               recvtype, comm, algorithm, options);
 }
 
 int shancoll_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
-                       MPI_Op op, MPI_Comm comm, const char* algorithm) {
-  return shancoll_allreduce_c(sendbuf, recvbuf, count, datatype, op, comm, algorithm);
+                       MPI_Op op, MPI_Comm comm, const char* algorithm, const char* options) {
+  return shancoll_allreduce_c(sendbuf, recvbuf, count, datatype, op, comm, algorithm, options);
+}
+
+int shancoll_iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                        MPI_Op op, MPI_Comm comm, const char* algorithm, const char* options,
+                        shancoll_request* request) {
+  return shancoll_iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, algorithm, options,
+                               request);
 }
 
 int shancoll_bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
-                   const char* algorithm) {
-  return shancoll_bcast_c(buffer, count, datatype, root, comm, algorithm);
+                   const char* algorithm, const char* options) {
+  return shancoll_bcast_c(buffer, count, datatype, root, comm, algorithm, options);
 }
 
 int shancoll_reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                    int root, MPI_Comm comm, const char* algorithm) {
-  return shancoll_reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, algorithm);
+                    int root, MPI_Comm comm, const char* algorithm, const char* options) {
+  return shancoll_reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, algorithm, options);
 }
 
 int shancoll_allgather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                          void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                         const char* algorithm) {
+                         const char* algorithm, const char* options) {
   return guarded([&] {
     check_intracomm(comm);
     check_count(recvcount, "recvcount");
+    const CallOptions o = parse_options(options, "SHANCOLL_ALLGATHER_OPTIONS", Family::allgather);
     const std::int64_t block = recvcount * plain_size(recvtype, "recvtype");
     int size = 0;
     MPI_Comm_size(comm, &size);
     std::vector<std::int64_t> counts(size, block), displs(size);
     for (int r = 0; r < size; ++r) displs[r] = r * block;
     allgatherv_bytes(sendbuf, sendcount, sendtype, recvbuf, std::move(counts), std::move(displs),
-                     comm, algorithm);
+                     comm, name_or_env(algorithm, "SHANCOLL_ALLGATHER_ALGORITHM"), o);
   });
 }
 
 int shancoll_allgatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                           void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
-                          MPI_Datatype recvtype, MPI_Comm comm, const char* algorithm) {
+                          MPI_Datatype recvtype, MPI_Comm comm, const char* algorithm,
+                          const char* options) {
   return guarded([&] {
     check_intracomm(comm);
     const std::int64_t elem = plain_size(recvtype, "recvtype");
     if (!recvcounts || !displs) refuse(MPI_ERR_ARG, "recvcounts/displs: NULL");
+    const CallOptions o = parse_options(options, "SHANCOLL_ALLGATHERV_OPTIONS", Family::allgather);
     int size = 0;
     MPI_Comm_size(comm, &size);
     std::vector<std::int64_t> counts(size), offsets(size);
@@ -286,34 +335,86 @@ int shancoll_allgatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype
       offsets[r] = displs[r] * elem;
     }
     allgatherv_bytes(sendbuf, sendcount, sendtype, recvbuf, std::move(counts), std::move(offsets),
-                     comm, algorithm);
+                     comm, name_of(algorithm), o);
   });
 }
 
 int shancoll_allreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
-                         MPI_Op op, MPI_Comm comm, const char* algorithm) {
+                         MPI_Op op, MPI_Comm comm, const char* algorithm, const char* options) {
   return guarded([&] {
     check_intracomm(comm);
-    check_count(count, "count");
+    const CallOptions o = parse_options(options, "SHANCOLL_ALLREDUCE_OPTIONS", Family::allreduce);
     const Reducer reducer(op, reduction_type(datatype), datatype);
-    if (!recvbuf && count > 0) refuse(MPI_ERR_BUFFER, "recvbuf: NULL");
+    const AllreduceArgs args = allreduce_args(sendbuf, recvbuf, count, reducer, o);
     Comm& c = Comm::of(comm);
-    AllreduceArgs args;
-    args.send = sendbuf == MPI_IN_PLACE ? nullptr : static_cast<const std::byte*>(sendbuf);
-    args.recv = static_cast<std::byte*>(recvbuf);
-    args.count = count;
-    args.reducer = &reducer;
     const AllreduceAlgorithm& algo = find_allreduce(name_of(algorithm), args, c.size());
-    const Options o = call_options();
-    run_algorithm(c, algo.name, [&](Stats& s) { algo.fn(c, args, o, s); });
+    const Options resolved = o.resolved();
+    run_algorithm(c, algo.name, [&](Stats& s) { algo.fn(c, args, resolved, s); });
+  });
+}
+
+int shancoll_iallreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count,
+                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const char* algorithm,
+                          const char* options, shancoll_request* request) {
+  return guarded([&] {
+    if (!request) refuse(MPI_ERR_REQUEST, "request: NULL");
+    *request = SHANCOLL_REQUEST_NULL;
+    check_intracomm(comm);
+    const CallOptions o = parse_options(options, "SHANCOLL_IALLREDUCE_OPTIONS", Family::allreduce);
+    const Reducer reducer(op, reduction_type(datatype), datatype);  // copied by the request
+    const AllreduceArgs args = allreduce_args(sendbuf, recvbuf, count, reducer, o);
+    Comm& c = Comm::of(comm);
+    const AllreduceAlgorithm& algo = split_phase_algorithm(
+        name_or_env(algorithm, "SHANCOLL_IALLREDUCE_ALGORITHM"), args, c.size());
+    const Options resolved = o.resolved();
+    auto started = std::make_unique<shancoll_request_s>();
+    started->timeout = resolved.timeout;
+    started->request =
+        c.run([&] { return std::make_unique<AllreduceRequest>(c, args, algo, resolved); });
+    t_last_algorithm = algo.name;
+    *request = started.release();
+  });
+}
+
+// A request that failed (not timed out) cannot continue: it is freed.
+int shancoll_test(shancoll_request* request, int* flag) {
+  return guarded([&] {
+    if (!request || !flag) refuse(MPI_ERR_ARG, "request/flag: NULL");
+    *flag = 0;
+    std::unique_ptr<shancoll_request_s> owned(*request);
+    if (owned && !owned->request->test()) {
+      owned.release();  // still running: the caller keeps it
+      return;
+    }
+    *request = SHANCOLL_REQUEST_NULL;
+    *flag = 1;
+  });
+}
+
+int shancoll_wait(shancoll_request* request) {
+  return guarded([&] {
+    if (!request) refuse(MPI_ERR_ARG, "request: NULL");
+    if (!*request) return;
+    try {
+      (*request)->request->wait((*request)->timeout);
+    } catch (const TimeoutError&) {
+      throw;  // resumable: the caller keeps the request
+    } catch (...) {
+      delete *request;
+      *request = SHANCOLL_REQUEST_NULL;
+      throw;
+    }
+    delete *request;
+    *request = SHANCOLL_REQUEST_NULL;
   });
 }
 
 int shancoll_bcast_c(void* buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
-                     const char* algorithm) {
+                     const char* algorithm, const char* options) {
   return guarded([&] {
     check_intracomm(comm);
     check_count(count, "count");
+    const CallOptions o = parse_options(options, "SHANCOLL_BCAST_OPTIONS", Family::rooted);
     BcastArgs args;
     args.bytes = count * plain_size(datatype, "datatype");
     if (!buffer && args.bytes > 0) refuse(MPI_ERR_BUFFER, "buffer: NULL");
@@ -322,16 +423,18 @@ int shancoll_bcast_c(void* buffer, MPI_Count count, MPI_Datatype datatype, int r
     args.buf = static_cast<std::byte*>(buffer);
     args.root = root;
     const BcastAlgorithm& algo = find_bcast(name_of(algorithm));
-    const Options o = call_options();
-    run_algorithm(c, algo.name, [&](Stats& s) { algo.fn(c, args, o, s); });
+    const Options resolved = o.resolved();
+    run_algorithm(c, algo.name, [&](Stats& s) { algo.fn(c, args, resolved, s); });
   });
 }
 
 int shancoll_reduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
-                      MPI_Op op, int root, MPI_Comm comm, const char* algorithm) {
+                      MPI_Op op, int root, MPI_Comm comm, const char* algorithm,
+                      const char* options) {
   return guarded([&] {
     check_intracomm(comm);
     check_count(count, "count");
+    const CallOptions o = parse_options(options, "SHANCOLL_REDUCE_OPTIONS", Family::rooted);
     const Reducer reducer(op, reduction_type(datatype), datatype);
     Comm& c = Comm::of(comm);
     check_root(root, c);
@@ -346,8 +449,8 @@ int shancoll_reduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_D
     args.reducer = &reducer;
     args.root = root;
     const ReduceAlgorithm& algo = find_reduce(name_of(algorithm), args);
-    const Options o = call_options();
-    run_algorithm(c, algo.name, [&](Stats& s) { algo.fn(c, args, o, s); });
+    const Options resolved = o.resolved();
+    run_algorithm(c, algo.name, [&](Stats& s) { algo.fn(c, args, resolved, s); });
   });
 }
 

@@ -125,7 +125,7 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
       "MPI_Allgather", comm,
       [&] {
         return shancoll_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                                  nullptr);
+                                  nullptr, nullptr);
       },
       [&] {
         return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
@@ -139,7 +139,7 @@ int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
       "MPI_Allgatherv", comm,
       [&] {
         return shancoll_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                                   recvtype, comm, nullptr);
+                                   recvtype, comm, nullptr, nullptr);
       },
       [&] {
         return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
@@ -151,14 +151,16 @@ int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype da
                   MPI_Comm comm) {
   return interpose(
       "MPI_Allreduce", comm,
-      [&] { return shancoll_allreduce(sendbuf, recvbuf, count, datatype, op, comm, nullptr); },
+      [&] {
+        return shancoll_allreduce(sendbuf, recvbuf, count, datatype, op, comm, nullptr, nullptr);
+      },
       [&] { return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm); });
 }
 
 int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
   return interpose(
       "MPI_Bcast", comm,
-      [&] { return shancoll_bcast(buffer, count, datatype, root, comm, nullptr); },
+      [&] { return shancoll_bcast(buffer, count, datatype, root, comm, nullptr, nullptr); },
       [&] { return PMPI_Bcast(buffer, count, datatype, root, comm); });
 }
 
@@ -166,7 +168,9 @@ int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datat
                int root, MPI_Comm comm) {
   return interpose(
       "MPI_Reduce", comm,
-      [&] { return shancoll_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, nullptr); },
+      [&] {
+        return shancoll_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, nullptr, nullptr);
+      },
       [&] { return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm); });
 }
 
@@ -179,7 +183,7 @@ int MPI_Allgather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendt
       "MPI_Allgather_c", comm,
       [&] {
         return shancoll_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                    comm, nullptr);
+                                    comm, nullptr, nullptr);
       },
       [&] {
         return PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
@@ -193,7 +197,7 @@ int MPI_Allgatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype send
       "MPI_Allgatherv_c", comm,
       [&] {
         return shancoll_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                                     recvtype, comm, nullptr);
+                                     recvtype, comm, nullptr, nullptr);
       },
       [&] {
         return PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
@@ -205,14 +209,16 @@ int MPI_Allreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Dat
                     MPI_Op op, MPI_Comm comm) {
   return interpose(
       "MPI_Allreduce_c", comm,
-      [&] { return shancoll_allreduce_c(sendbuf, recvbuf, count, datatype, op, comm, nullptr); },
+      [&] {
+        return shancoll_allreduce_c(sendbuf, recvbuf, count, datatype, op, comm, nullptr, nullptr);
+      },
       [&] { return PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm); });
 }
 
 int MPI_Bcast_c(void* buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm) {
   return interpose(
       "MPI_Bcast_c", comm,
-      [&] { return shancoll_bcast_c(buffer, count, datatype, root, comm, nullptr); },
+      [&] { return shancoll_bcast_c(buffer, count, datatype, root, comm, nullptr, nullptr); },
       [&] { return PMPI_Bcast_c(buffer, count, datatype, root, comm); });
 }
 
@@ -220,7 +226,10 @@ int MPI_Reduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Dataty
                  MPI_Op op, int root, MPI_Comm comm) {
   return interpose(
       "MPI_Reduce_c", comm,
-      [&] { return shancoll_reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, nullptr); },
+      [&] {
+        return shancoll_reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, nullptr,
+                                 nullptr);
+      },
       [&] { return PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm); });
 }
 
