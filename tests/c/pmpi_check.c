@@ -3,7 +3,8 @@
  * Each case runs a collective twice on the same inputs: once through MPI_*
  * (interposed by libshancoll_pmpi.so when preloaded) and once through PMPI_*
  * (always the MPI library's own), and compares the bytes of the results.
- * Covered: allgather, allgatherv, allreduce, bcast, reduce; several datatypes
+ * Covered: allgather, allgatherv, allreduce, iallreduce (MPI_Wait, MPI_Test,
+ * MPI_Waitall), bcast, reduce; several datatypes
  * (one a derived vector type, one a pair type: both must fall back), the
  * predefined ops, a commutative and a non-commutative user op, MPI_IN_PLACE,
  * every root, an inter-communicator (falls back). Values are small integers, so floating-point sums
@@ -86,6 +87,35 @@ static void check_allreduce(int count, MPI_Datatype type, MPI_Op op, int in_plac
   PMPI_Allreduce(s, want, count, type, op, MPI_COMM_WORLD);
   expect_same(got, want, n, what);
   free(send), free(got), free(want);
+}
+
+/* Iallreduce completed by MPI_Wait (mode 0), an MPI_Test loop (1), or
+ * MPI_Waitall together with a second iallreduce and a blocking MPI_Allreduce
+ * in between (2), against the MPI library's blocking PMPI_Allreduce. */
+static void check_iallreduce(int count, MPI_Datatype type, MPI_Op op, int in_place, int mode,
+                             const char* what) {
+  const size_t n = bytes_of(count, type) + 1;
+  char *send = malloc(n), *got = malloc(n), *want = malloc(n), *got2 = malloc(n);
+  fill(send, count, type, g_rank, 5);
+  memcpy(got, send, n), memcpy(want, send, n);
+  const void* s = in_place ? MPI_IN_PLACE : send;
+  if (!in_place) memset(got, 0x5a, n), memset(want, 0x5a, n);
+  memset(got2, 0x5a, n);
+  PMPI_Allreduce(s, want, count, type, op, MPI_COMM_WORLD);
+  MPI_Request req[2];
+  MPI_Iallreduce(s, got, count, type, op, MPI_COMM_WORLD, &req[0]);
+  if (mode == 0) MPI_Wait(&req[0], MPI_STATUS_IGNORE);
+  for (int flag = 0; mode == 1 && !flag;) MPI_Test(&req[0], &flag, MPI_STATUS_IGNORE);
+  if (mode == 2) {
+    int x = g_rank, sum = 0;
+    MPI_Iallreduce(send, got2, count, type, op, MPI_COMM_WORLD, &req[1]);
+    MPI_Allreduce(&x, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+    expect_same(got2, want, n - 1, what);
+    expect_same(&sum, &(int){g_size * (g_size - 1) / 2}, sizeof sum, "allreduce during iallreduce");
+  }
+  expect_same(got, want, n, what);
+  free(send), free(got), free(want), free(got2);
 }
 
 static void check_reduce(int count, MPI_Datatype type, MPI_Op op, int root, int in_place,
@@ -186,6 +216,21 @@ static void reductions(MPI_Op abs_max_op, MPI_Op first_op, MPI_Op pair_sum_op) {
   check_allreduce(0, MPI_INT, MPI_SUM, 0, "allreduce count 0");
   check_allreduce(50, g_contig, pair_sum_op, 0, "allreduce derived type, user op");
   check_reduce(50, g_contig, pair_sum_op, g_size - 1, 1, "reduce derived type, user op");
+}
+
+static void iallreduce(MPI_Op abs_max_op, MPI_Op first_op, MPI_Op pair_sum_op) {
+  const MPI_Datatype types[] = {MPI_INT, MPI_DOUBLE};
+  const MPI_Op ops[] = {MPI_SUM, MPI_MAX, abs_max_op, first_op};
+  char what[160];
+  for (size_t t = 0; t < sizeof types / sizeof *types; ++t)
+    for (size_t o = 0; o < sizeof ops / sizeof *ops; ++o)
+      for (int mode = 0; mode < 3; ++mode) {
+        if (types[t] != MPI_INT && o >= 2) continue; /* the user ops are on ints */
+        snprintf(what, sizeof what, "iallreduce %s op %zu mode %d", type_name(types[t]), o, mode);
+        check_iallreduce(mode == 1 ? 7 : 1000, types[t], ops[o], mode == 0, mode, what);
+      }
+  check_iallreduce(0, MPI_INT, MPI_SUM, 0, 0, "iallreduce count 0");
+  check_iallreduce(50, g_contig, pair_sum_op, 0, 0, "iallreduce derived type, user op");
 }
 
 static void data_movement(void) {
@@ -291,6 +336,7 @@ int main(int argc, char** argv) {
   MPI_Op_create(pair_sum, 1, &pair_sum_op);
 
   reductions(abs_max_op, first_op, pair_sum_op);
+  iallreduce(abs_max_op, first_op, pair_sum_op);
   data_movement();
   pair_type();
   intercomm();

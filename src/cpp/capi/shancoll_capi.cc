@@ -243,6 +243,18 @@ struct shancoll_request_s {
   double timeout;
 };
 
+// Frees the request and nulls the caller's handle on scope exit, unless told
+// to keep it (still running, or timed out and resumable).
+struct Release {
+  shancoll_request* request;
+  bool keep = false;
+  ~Release() {
+    if (keep) return;
+    delete *request;
+    *request = SHANCOLL_REQUEST_NULL;
+  }
+};
+
 extern "C" {
 
 // The int-count functions forward to the large-count ones (MPI_Count,
@@ -381,13 +393,11 @@ int shancoll_test(shancoll_request* request, int* flag) {
   return guarded([&] {
     if (!request || !flag) refuse(MPI_ERR_ARG, "request/flag: NULL");
     *flag = 0;
-    std::unique_ptr<shancoll_request_s> owned(*request);
-    if (owned && !owned->request->test()) {
-      owned.release();  // still running: the caller keeps it
-      return;
+    if (*request) {
+      Release release{request};
+      if (!(*request)->request->test()) release.keep = true;  // still running
     }
-    *request = SHANCOLL_REQUEST_NULL;
-    *flag = 1;
+    *flag = *request == SHANCOLL_REQUEST_NULL;
   });
 }
 
@@ -395,17 +405,13 @@ int shancoll_wait(shancoll_request* request) {
   return guarded([&] {
     if (!request) refuse(MPI_ERR_ARG, "request: NULL");
     if (!*request) return;
+    Release release{request};
     try {
       (*request)->request->wait((*request)->timeout);
     } catch (const TimeoutError&) {
-      throw;  // resumable: the caller keeps the request
-    } catch (...) {
-      delete *request;
-      *request = SHANCOLL_REQUEST_NULL;
+      release.keep = true;  // resumable: the caller keeps the request
       throw;
     }
-    delete *request;
-    *request = SHANCOLL_REQUEST_NULL;
   });
 }
 

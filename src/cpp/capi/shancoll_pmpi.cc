@@ -15,7 +15,9 @@
 //     segments) is not safe under concurrent calls on one communicator.
 //
 // SHANCOLL_PMPI_VERBOSE=1 prints each distinct outcome (the algorithm, or
-// why it fell back) once per communicator and collective on stderr.
+// why it fell back) once per communicator and collective on stderr;
+// SHANCOLL_PMPI_SUMMARY=1 prints calls, bytes and time per collective and
+// algorithm at MPI_Finalize (pmpi_summary.cc). MPI_Iallreduce: pmpi_iallreduce.cc.
 #include <mpi.h>
 
 #include <atomic>
@@ -26,26 +28,15 @@
 #include <set>
 #include <string>
 
-#include "capi_internal.h"
-#include "shancoll.h"
+#include "pmpi_common.h"
 
+namespace shancoll::pmpi {
 namespace {
 
 bool env_flag(const char* name, bool fallback) {
   const char* text = std::getenv(name);
   if (!text || !*text) return fallback;
   return std::strcmp(text, "0") != 0;
-}
-
-// Read once: the environment of an MPI job does not change under it.
-bool enabled() {
-  static const bool on = env_flag("SHANCOLL_PMPI", true);
-  return on;
-}
-
-bool verbose() {
-  static const bool on = env_flag("SHANCOLL_PMPI_VERBOSE", false);
-  return on;
 }
 
 // The thread level cannot change after MPI_Init_thread; -1: not asked yet.
@@ -73,7 +64,51 @@ void report_once(const char* collective, MPI_Comm comm, const std::string& outco
   std::fprintf(stderr, "shancoll_pmpi: rank %d: %s%s\n", rank, key.c_str(), outcome.c_str());
 }
 
-// The same, never throwing (it runs inside extern "C" MPI functions).
+// Bytes of the gathered result: recvcount elements from each rank of the
+// (remote, for an inter-communicator) group.
+std::int64_t gathered_bytes(MPI_Count recvcount, MPI_Datatype type, MPI_Comm comm) {
+  int inter = 0, size = 0;
+  PMPI_Comm_test_inter(comm, &inter);
+  if (inter) {
+    PMPI_Comm_remote_size(comm, &size);
+  } else {
+    PMPI_Comm_size(comm, &size);
+  }
+  return size * bytes_of(recvcount, type);
+}
+
+template <class Count>
+std::int64_t gathered_bytes(const Count recvcounts[], MPI_Datatype type, MPI_Comm comm) {
+  int inter = 0, size = 0;
+  PMPI_Comm_test_inter(comm, &inter);
+  if (inter) {
+    PMPI_Comm_remote_size(comm, &size);
+  } else {
+    PMPI_Comm_size(comm, &size);
+  }
+  MPI_Count total = 0;
+  for (int r = 0; recvcounts && r < size; ++r) total += recvcounts[r];
+  return bytes_of(total, type);
+}
+
+}  // namespace
+
+// Read once: the environment of an MPI job does not change under it.
+bool enabled() {
+  static const bool on = env_flag("SHANCOLL_PMPI", true);
+  return on;
+}
+
+bool verbose() {
+  static const bool on = env_flag("SHANCOLL_PMPI_VERBOSE", false);
+  return on;
+}
+
+bool summary() {
+  static const bool on = env_flag("SHANCOLL_PMPI_SUMMARY", false);
+  return on;
+}
+
 void report(const char* collective, MPI_Comm comm, const char* prefix, const char* detail) {
   if (!verbose()) return;
   try {
@@ -83,46 +118,36 @@ void report(const char* collective, MPI_Comm comm, const char* prefix, const cha
   }
 }
 
-// The reason every call goes to the MPI library now, or nullptr.
 const char* global_fallback() {
   if (!enabled()) return "SHANCOLL_PMPI=0";
   if (thread_multiple()) return "MPI_THREAD_MULTIPLE (shancoll's per-communicator state)";
   return nullptr;
 }
 
-// Routes one call: shancoll when it accepts the arguments, else the MPI library.
-template <class Shancoll, class Library>
-int interpose(const char* collective, MPI_Comm comm, Shancoll&& shancoll_call,
-              Library&& library_call) {
-  if (shancoll::capi::inside()) return library_call();  // first: no recursion, no output
-  if (const char* why = global_fallback()) {
-    report(collective, comm, "fallback: ", why);
-    return library_call();
-  }
-  const int rc = shancoll_call();
-  if (rc == MPI_SUCCESS) {
-    report(collective, comm, "routed to shancoll ", shancoll_last_algorithm());
-    return rc;
-  }
-  if (shancoll::capi::refused(rc)) {
-    report(collective, comm, "fallback: ", shancoll_last_error());
-    return library_call();
-  }
-  // Failed during the collective: nothing to fall back on; the communicator's
-  // error handler decides (fatal by default), as for an MPI error.
+int failed(const char* collective, MPI_Comm comm, int rc) {
   std::fprintf(stderr, "shancoll_pmpi: %s failed: %s\n", collective, shancoll_last_error());
   PMPI_Comm_call_errhandler(comm, rc);
   return rc;
 }
 
-}  // namespace
+std::int64_t bytes_of(MPI_Count count, MPI_Datatype type) {
+  int size = 0;
+  if (type == MPI_DATATYPE_NULL || PMPI_Type_size(type, &size) != MPI_SUCCESS) return 0;
+  return count * size;
+}
+
+}  // namespace shancoll::pmpi
+
+using shancoll::pmpi::bytes_of;
+using shancoll::pmpi::gathered_bytes;
+using shancoll::pmpi::interpose;
 
 extern "C" {
 
 int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   return interpose(
-      "MPI_Allgather", comm,
+      "MPI_Allgather", comm, [&] { return gathered_bytes(recvcount, recvtype, comm); },
       [&] {
         return shancoll_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
                                   nullptr, nullptr);
@@ -136,7 +161,7 @@ int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                    MPI_Comm comm) {
   return interpose(
-      "MPI_Allgatherv", comm,
+      "MPI_Allgatherv", comm, [&] { return gathered_bytes(recvcounts, recvtype, comm); },
       [&] {
         return shancoll_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                    recvtype, comm, nullptr, nullptr);
@@ -150,7 +175,7 @@ int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
 int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                   MPI_Comm comm) {
   return interpose(
-      "MPI_Allreduce", comm,
+      "MPI_Allreduce", comm, [&] { return bytes_of(count, datatype); },
       [&] {
         return shancoll_allreduce(sendbuf, recvbuf, count, datatype, op, comm, nullptr, nullptr);
       },
@@ -159,7 +184,7 @@ int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype da
 
 int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
   return interpose(
-      "MPI_Bcast", comm,
+      "MPI_Bcast", comm, [&] { return bytes_of(count, datatype); },
       [&] { return shancoll_bcast(buffer, count, datatype, root, comm, nullptr, nullptr); },
       [&] { return PMPI_Bcast(buffer, count, datatype, root, comm); });
 }
@@ -167,7 +192,7 @@ int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
 int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                int root, MPI_Comm comm) {
   return interpose(
-      "MPI_Reduce", comm,
+      "MPI_Reduce", comm, [&] { return bytes_of(count, datatype); },
       [&] {
         return shancoll_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, nullptr, nullptr);
       },
@@ -180,7 +205,7 @@ int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datat
 int MPI_Allgather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   return interpose(
-      "MPI_Allgather_c", comm,
+      "MPI_Allgather_c", comm, [&] { return gathered_bytes(recvcount, recvtype, comm); },
       [&] {
         return shancoll_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                     comm, nullptr, nullptr);
@@ -194,7 +219,7 @@ int MPI_Allgatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype send
                      const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
                      MPI_Comm comm) {
   return interpose(
-      "MPI_Allgatherv_c", comm,
+      "MPI_Allgatherv_c", comm, [&] { return gathered_bytes(recvcounts, recvtype, comm); },
       [&] {
         return shancoll_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                      recvtype, comm, nullptr, nullptr);
@@ -208,7 +233,7 @@ int MPI_Allgatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype send
 int MPI_Allreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
                     MPI_Op op, MPI_Comm comm) {
   return interpose(
-      "MPI_Allreduce_c", comm,
+      "MPI_Allreduce_c", comm, [&] { return bytes_of(count, datatype); },
       [&] {
         return shancoll_allreduce_c(sendbuf, recvbuf, count, datatype, op, comm, nullptr, nullptr);
       },
@@ -217,7 +242,7 @@ int MPI_Allreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Dat
 
 int MPI_Bcast_c(void* buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm) {
   return interpose(
-      "MPI_Bcast_c", comm,
+      "MPI_Bcast_c", comm, [&] { return bytes_of(count, datatype); },
       [&] { return shancoll_bcast_c(buffer, count, datatype, root, comm, nullptr, nullptr); },
       [&] { return PMPI_Bcast_c(buffer, count, datatype, root, comm); });
 }
@@ -225,7 +250,7 @@ int MPI_Bcast_c(void* buffer, MPI_Count count, MPI_Datatype datatype, int root, 
 int MPI_Reduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
                  MPI_Op op, int root, MPI_Comm comm) {
   return interpose(
-      "MPI_Reduce_c", comm,
+      "MPI_Reduce_c", comm, [&] { return bytes_of(count, datatype); },
       [&] {
         return shancoll_reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, nullptr,
                                  nullptr);
@@ -234,5 +259,11 @@ int MPI_Reduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Dataty
 }
 
 #endif  // MPI_VERSION >= 4
+
+// The summary needs every rank, so it is printed before MPI shuts down.
+int MPI_Finalize(void) {
+  if (shancoll::pmpi::summary()) shancoll::pmpi::print_summary();
+  return PMPI_Finalize();
+}
 
 }  // extern "C"

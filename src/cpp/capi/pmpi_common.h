@@ -1,0 +1,67 @@
+// What the PMPI library's files share: the environment switches, the
+// verbose log, the summary counters and the routing of one call.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <cstdio>
+
+#include "capi_internal.h"
+#include "shancoll.h"
+
+namespace shancoll::pmpi {
+
+bool enabled();  // SHANCOLL_PMPI (default on)
+bool verbose();  // SHANCOLL_PMPI_VERBOSE
+bool summary();  // SHANCOLL_PMPI_SUMMARY
+
+// Prints (SHANCOLL_PMPI_VERBOSE=1) "<prefix><detail>" the first time it
+// happens on this communicator and collective. Never throws.
+void report(const char* collective, MPI_Comm comm, const char* prefix, const char* detail);
+
+// The reason every call goes to the MPI library now, or nullptr.
+const char* global_fallback();
+
+// The label of calls left to the MPI library in the summary.
+inline constexpr const char* kLibrary = "(MPI library)";
+
+// Adds one call to the summary (SHANCOLL_PMPI_SUMMARY=1). Never throws.
+void record(const char* collective, const char* algorithm, std::int64_t bytes, double seconds);
+
+// Collective over MPI_COMM_WORLD: rank 0 prints the summary of all ranks.
+void print_summary();
+
+// A failure during the collective: nothing to fall back on; the
+// communicator's error handler decides (fatal by default), as for an MPI error.
+int failed(const char* collective, MPI_Comm comm, int rc);
+
+// Bytes of count elements of type (0 for a bad type: the call reports it).
+std::int64_t bytes_of(MPI_Count count, MPI_Datatype type);
+
+// Routes one call: shancoll when it accepts the arguments, else the MPI
+// library. `bytes()` is only evaluated for the summary.
+template <class Bytes, class Shancoll, class Library>
+int interpose(const char* collective, MPI_Comm comm, Bytes&& bytes, Shancoll&& shancoll_call,
+              Library&& library_call) {
+  if (capi::inside()) return library_call();  // first: no recursion, no output
+  const double start = summary() ? PMPI_Wtime() : 0;
+  const char* algorithm = kLibrary;
+  int rc = MPI_SUCCESS;
+  if (const char* why = global_fallback()) {
+    report(collective, comm, "fallback: ", why);
+    rc = library_call();
+  } else if ((rc = shancoll_call()) == MPI_SUCCESS) {
+    algorithm = shancoll_last_algorithm();
+    report(collective, comm, "routed to shancoll ", algorithm);
+  } else if (capi::refused(rc)) {
+    report(collective, comm, "fallback: ", shancoll_last_error());
+    rc = library_call();
+  } else {
+    return failed(collective, comm, rc);
+  }
+  if (summary()) record(collective, algorithm, bytes(), PMPI_Wtime() - start);
+  return rc;
+}
+
+}  // namespace shancoll::pmpi

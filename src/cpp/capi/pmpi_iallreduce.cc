@@ -1,0 +1,153 @@
+// MPI_Iallreduce (and _c) of the PMPI library, on MPICH and its derivatives.
+//
+// The program gets an MPI request and completes it with any MPI function
+// (MPI_Wait, MPI_Test, MPI_Waitall, MPI_Waitany, ..., from C, Fortran or
+// mpi4py), none of which shancoll sees. So the request is one of MPICH's
+// extended generalized requests (MPIX_Grequest_start): MPICH calls its poll
+// function from inside every test and wait on it, the poll function advances
+// shancoll's split-phase request (shancoll_test) and, once that is done,
+// completes the generalized request. Progress happens only inside those
+// calls, exactly as for shancoll_iallreduce, so no progress thread and no
+// hook on MPI_Wait/MPI_Test is needed.
+//
+// Without MPIX_Grequest_start (other MPI libraries) a standard generalized
+// request would need the program to complete it: MPI_Iallreduce is then not
+// interposed at all (every call reaches the MPI library).
+//
+// Not routed, besides the blocking collectives' cases (pmpi_common.h):
+// MPI_Request_free or MPI_Cancel on an active request is erroneous for a
+// collective in MPI; here it would stop progress, as no poll would come.
+#include "pmpi_common.h"
+
+#if defined(MPICH_VERSION)
+
+#include <new>
+
+namespace shancoll::pmpi {
+namespace {
+
+// One routed call, the generalized request's extra state.
+struct Pending {
+  shancoll_request request = SHANCOLL_REQUEST_NULL;
+  MPI_Request self = MPI_REQUEST_NULL;
+  int error = MPI_SUCCESS;
+  std::int64_t bytes = 0;
+  double start = 0;
+  char algorithm[48] = "";  // copied: shancoll_last_algorithm() changes with the next call
+  const char* collective = "";
+};
+
+int query(void* state, MPI_Status* status) {
+  PMPI_Status_set_elements(status, MPI_BYTE, 0);
+  PMPI_Status_set_cancelled(status, 0);
+  status->MPI_SOURCE = MPI_UNDEFINED;
+  status->MPI_TAG = MPI_UNDEFINED;
+  return static_cast<Pending*>(state)->error;  // MPI_Wait/Test return it
+}
+
+int free_state(void* state) {
+  delete static_cast<Pending*>(state);
+  return MPI_SUCCESS;
+}
+
+// MPI: a collective's request cannot be cancelled; nothing to undo.
+int cancel(void*, int) { return MPI_SUCCESS; }
+
+// Advances the allreduce; completes the generalized request when it is done
+// or failed (the error then comes out of MPI_Wait/MPI_Test through query).
+int poll(void* state, MPI_Status*) {
+  auto* p = static_cast<Pending*>(state);
+  if (p->request == SHANCOLL_REQUEST_NULL) return MPI_SUCCESS;  // completed already
+  int flag = 0;
+  const int rc = shancoll_test(&p->request, &flag);
+  if (rc != MPI_SUCCESS) {
+    std::fprintf(stderr, "shancoll_pmpi: %s failed: %s\n", p->collective, shancoll_last_error());
+    p->error = rc;
+    p->request = SHANCOLL_REQUEST_NULL;  // freed by shancoll_test
+  }
+  if (p->request != SHANCOLL_REQUEST_NULL) return MPI_SUCCESS;
+  if (summary() && rc == MPI_SUCCESS)
+    record(p->collective, p->algorithm, p->bytes, PMPI_Wtime() - p->start);
+  return PMPI_Grequest_complete(p->self);
+}
+
+// MPICH calls this (timeout 0, repeatedly) instead of poll from MPI_Waitall
+// and MPI_Waitany on several requests of this kind: poll each.
+int poll_all(int count, void** states, double, MPI_Status* status) {
+  for (int i = 0; i < count; ++i) poll(states[i], status);
+  return MPI_SUCCESS;
+}
+
+// Starts the allreduce and its generalized request; refusals come back
+// before any communication, as for the blocking calls.
+int start(const char* collective, const void* sendbuf, void* recvbuf, MPI_Count count,
+          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+  if (!request) return MPI_ERR_REQUEST;  // refused: the MPI library reports it
+  auto* p = new (std::nothrow) Pending;
+  if (!p) return MPI_ERR_NO_MEM;
+  p->collective = collective;
+  p->start = summary() ? PMPI_Wtime() : 0;
+  p->bytes = summary() ? bytes_of(count, datatype) : 0;
+  const int rc = shancoll_iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, nullptr,
+                                       nullptr, &p->request);
+  if (rc != MPI_SUCCESS) {
+    delete p;
+    return rc;
+  }
+  std::snprintf(p->algorithm, sizeof p->algorithm, "%s", shancoll_last_algorithm());
+  const int started = PMPIX_Grequest_start(query, free_state, cancel, poll, poll_all, p, request);
+  if (started != MPI_SUCCESS) {  // communication has begun: no fallback possible
+    shancoll_wait(&p->request);
+    delete p;
+    return MPI_ERR_OTHER;
+  }
+  p->self = *request;
+  return MPI_SUCCESS;
+}
+
+// Routes one call (pmpi_common.h's interpose, with the summary recorded at
+// completion for routed calls).
+template <class Library>
+int route(const char* collective, const void* sendbuf, void* recvbuf, MPI_Count count,
+          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request,
+          Library&& library_call) {
+  if (capi::inside()) return library_call();
+  const char* why = global_fallback();
+  const int rc =
+      why ? MPI_ERR_OTHER : start(collective, sendbuf, recvbuf, count, datatype, op, comm, request);
+  if (rc == MPI_SUCCESS) {
+    report(collective, comm, "routed to shancoll ", shancoll_last_algorithm());
+    return rc;
+  }
+  if (why || capi::refused(rc)) {
+    report(collective, comm, "fallback: ", why ? why : shancoll_last_error());
+    const double t0 = summary() ? PMPI_Wtime() : 0;
+    const int lib = library_call();
+    if (summary()) record(collective, kLibrary, bytes_of(count, datatype), PMPI_Wtime() - t0);
+    return lib;
+  }
+  return failed(collective, comm, rc);
+}
+
+}  // namespace
+}  // namespace shancoll::pmpi
+
+extern "C" {
+
+int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm, MPI_Request* request) {
+  return shancoll::pmpi::route(
+      "MPI_Iallreduce", sendbuf, recvbuf, count, datatype, op, comm, request,
+      [&] { return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request); });
+}
+
+int MPI_Iallreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+  return shancoll::pmpi::route(
+      "MPI_Iallreduce_c", sendbuf, recvbuf, count, datatype, op, comm, request,
+      [&] { return PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request); });
+}
+
+}  // extern "C"
+
+#endif  // MPICH_VERSION
