@@ -5,6 +5,7 @@
 #   make setup   create/update .venv, build + install shancoll
 #   make test    setup, then run the test suite
 #   make bench   setup, then run the quick benchmark sweep
+#   make bench-pmpi  setup, then a plain C benchmark with and without the PMPI preload (2 ranks)
 #   make lint    ruff + clang-format checks (no changes made)
 #   make clean   remove build artefacts (keeps .venv); `make distclean` also removes .venv
 
@@ -25,7 +26,7 @@ CXX_SOURCES   = $(shell find src/cpp tests benchmarks -type f \
                   \( -name '*.h' -o -name '*.hpp' -o -name '*.cc' -o -name '*.cpp' -o -name '*.c' \) \
                   2>/dev/null)
 
-.PHONY: all setup test bench lint clean distclean
+.PHONY: all setup test bench bench-pmpi lint clean distclean
 
 all: test
 
@@ -37,6 +38,9 @@ test: setup
 
 bench: setup
 	$(BENCH_CMD)
+
+bench-pmpi: setup
+	$(PYTHON) benchmarks/pmpi_ratio.py -n 2 --repeats 3
 
 lint:
 	@if [ -z "$(RUFF)" ]; then echo "ruff not found: run 'make setup' first" >&2; exit 1; fi

@@ -22,6 +22,9 @@ import pytest
 
 SUMMARY = re.compile(r"^(?:pmpi|capi)_check: (\d+) checks, (\d+) failed$", re.MULTILINE)
 TIMEOUT = 120
+SUMMARY_ROW = re.compile(
+    r"^shancoll_pmpi summary: (MPI_\w+) +(\(MPI library\)|\S+) +(\d+) ", re.MULTILINE
+)
 
 
 def _installed(relative: str) -> Path:
@@ -85,7 +88,7 @@ def test_without_preload():
 )
 def test_preload_routes_and_falls_back(ranks, ranks_per_node):
     extra = {"SHANCOLL_RANKS_PER_NODE": ranks_per_node} if ranks_per_node else {}
-    output = _run(ranks, **extra)
+    output = _run(ranks, SHANCOLL_PMPI_SUMMARY="1", **extra)
     for collective in COLLECTIVES:
         assert _lines(output, collective, "routed to shancoll"), (collective, output[-3000:])
         # The derived datatypes of pmpi_check must go to the MPI library.
@@ -94,6 +97,21 @@ def test_preload_routes_and_falls_back(ranks, ranks_per_node):
     assert _lines(output, "MPI_Allreduce", "fallback: comm: an inter-communicator")
     for collective in COLLECTIVES:  # the MPI-4 large-count variants
         assert _lines(output, collective + "_c", "routed to shancoll"), collective
+    # MPI_Iallreduce: routed (completed by MPI_Wait, MPI_Test, MPI_Waitall), and
+    # the derived type falls back.
+    assert _lines(output, "MPI_Iallreduce", "routed to shancoll"), output[-3000:]
+    assert _lines(output, "MPI_Iallreduce", "fallback: datatype: not a predefined")
+    _check_summary(output)
+
+
+def _check_summary(output: str) -> None:
+    """SHANCOLL_PMPI_SUMMARY=1: a table at MPI_Finalize, routed and fallback rows."""
+    rows = SUMMARY_ROW.findall(output)
+    table = {(collective, algorithm): int(calls) for collective, algorithm, calls in rows}
+    assert ("MPI_Allreduce", "(MPI library)") in table, output[-3000:]  # the fallback row
+    routed = {collective for collective, algorithm in table if algorithm != "(MPI library)"}
+    assert routed >= {*COLLECTIVES, "MPI_Iallreduce"}, sorted(table)
+    assert all(calls > 0 for calls in table.values()), table
 
 
 def test_linked_before_mpi():
@@ -159,6 +177,10 @@ assert np.array_equal(gathered, np.repeat(np.arange(size), 7).reshape(size, 7))
 data = np.arange(50, dtype="i8") if rank == 1 else np.zeros(50, dtype="i8")
 comm.Bcast(data, root=1)
 assert np.array_equal(data, np.arange(50))
+later = np.empty_like(x)
+request = comm.Iallreduce(x, later, op=MPI.MAX)
+request.Wait()
+assert np.array_equal(later, np.arange(1000) + size - 1), later[:4]
 print(f"mpi4py ok on rank {rank}")
 """
 
@@ -181,7 +203,85 @@ def test_mpi4py_profile(tmp_path):
     output = run.stdout + run.stderr
     assert run.returncode == 0 and output.count("mpi4py ok") == 2, output[-3000:]
     # mpi4py 4 calls the MPI-4 large-count functions when the library has them.
-    for collective in ("MPI_Allreduce", "MPI_Allgather", "MPI_Bcast"):
+    for collective in ("MPI_Allreduce", "MPI_Allgather", "MPI_Bcast", "MPI_Iallreduce"):
         routed = _lines(output, collective, "routed to shancoll")
         routed += _lines(output, collective + "_c", "routed to shancoll")
         assert routed, (collective, output[-3000:])
+
+
+NOT_TWICE_SCRIPT = """
+import sys
+import mpi4py
+
+mpi4py.profile("shancoll_pmpi", path=[sys.argv[1]])
+mpi4py.rc.thread_level = "serialized"
+from mpi4py import MPI  # noqa: E402
+import numpy as np  # noqa: E402
+import shancoll  # noqa: E402
+
+comm = MPI.COMM_WORLD
+x = np.arange(100, dtype="f8")
+total = np.empty_like(x)
+for algorithm in ("mpi", "auto"):
+    shancoll.allreduce(comm, x, total, algorithm=algorithm)
+    assert np.array_equal(total, comm.Get_size() * x)
+out = np.empty(100 * comm.Get_size(), dtype="f8")
+shancoll.allgather(comm, x, out, algorithm="mpi")
+shancoll.bcast(comm, x, root=0, algorithm="mpi")
+shancoll.iallreduce(comm, x, total, algorithm="mpi").wait()
+print("not twice ok")
+"""
+
+
+def test_python_module_not_routed_twice(tmp_path):
+    """Under mpi4py.profile, the shancoll Python module's own MPI collectives
+    (its `mpi` baselines, topology discovery) reach the MPI library directly:
+    the PMPI library logs nothing, since no MPI_* collective reached it."""
+    script = tmp_path / "not_twice.py"
+    script.write_text(NOT_TWICE_SCRIPT)
+    mpiexec = Path(sys.executable).parent / "mpiexec"
+    libdir = _installed("lib/libshancoll_pmpi.so").parent
+    env = dict(os.environ, SHANCOLL_TIMEOUT="60", SHANCOLL_PMPI_VERBOSE="1")
+    env.pop("LD_PRELOAD", None)
+    run = subprocess.run(
+        [str(mpiexec), "-n", "2", sys.executable, str(script), str(libdir)],
+        capture_output=True, text=True, timeout=TIMEOUT, env=env, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    output = run.stdout + run.stderr
+    assert run.returncode == 0 and output.count("not twice ok") == 2, output[-3000:]
+    assert "shancoll_pmpi:" not in output, output[-3000:]
+
+
+STRING = re.compile(r'"(?:[^"\\]|\\.)*"')  # a C string literal: names in messages are fine
+INTERPOSED = re.compile(r"(?<![A-Za-z_])MPI_(Allgatherv?|Allreduce|Iallreduce|Bcast|Reduce)(_c)?\(")
+
+
+def test_core_calls_interposed_collectives_by_pmpi_names():
+    """The rule behind the test above (comm.h): no MPI_<interposed collective>( call in the core."""
+    root = Path(__file__).resolve().parents[1] / "src" / "cpp" / "shancoll"
+    offenders = [
+        f"{path.relative_to(root)}:{number}"
+        for path in sorted(root.rglob("*.cc")) + sorted(root.rglob("*.h"))
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if INTERPOSED.search(STRING.sub("", line)) and not line.lstrip().startswith("//")
+    ]
+    assert not offenders, offenders
+
+
+def test_fortran_example():
+    """tests/fortran/allreduce_example.f90: the C API from Fortran (ISO_C_BINDING)."""
+    spec = importlib.util.find_spec("shancoll")
+    locations = spec.submodule_search_locations or []
+    binaries = [Path(p) / "bin" / "shancoll_fortran_example" for p in locations]
+    binary = next((b for b in binaries if b.is_file()), None)
+    if binary is None:
+        pytest.skip(
+            "not built: CMake found no Fortran compiler with MPI Fortran bindings "
+            "(the PyPI MPICH wheel ships none)"
+        )
+    mpiexec = Path(sys.executable).parent / "mpiexec"
+    run = subprocess.run(
+        [str(mpiexec), "-n", "2", str(binary)],
+        capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert run.returncode == 0 and "fortran_example: ok" in run.stdout, run.stdout + run.stderr

@@ -25,13 +25,19 @@
  *         inter_algorithm=<allreduce algorithm among node leaders>.
  *     An unknown key or a bad value is refused with MPI_ERR_ARG.
  *
- * From Fortran: see FORTRAN below.
+ * From Fortran: bind the functions with ISO_C_BINDING (strings end with
+ * c_null_char, NULL is c_null_ptr). With MPICH and its derivatives the
+ * Fortran INTEGER handles are the C handles (pass them by value as
+ * integer(c_int)); elsewhere a C shim applies MPI_Comm_f2c, MPI_Type_f2c and
+ * MPI_Op_f2c. tests/fortran/allreduce_example.f90 is a complete program.
  *
  * What runs:
  *   - intra-communicators only;
  *   - predefined (named) datatypes whose extent equals their size (no
  *     derived types, no MPI_DOUBLE_INT-style pair types);
- *   - reductions: the C integer, floating-point, complex and bool types, with
+ *   - reductions: the C integer, floating-point, complex and bool types (and
+ *     Fortran's MPI_INTEGER, MPI_REAL, MPI_DOUBLE_PRECISION, MPI_COMPLEX,
+ *     MPI_DOUBLE_COMPLEX), with
  *     the predefined arithmetic, logical and bitwise ops, or any user op
  *     (non-commutative ones only with algorithms that combine in rank order);
  *   - MPI_IN_PLACE where MPI allows it.
@@ -40,11 +46,16 @@
  * or an MPI error class, and shancoll_last_error() describes the last error
  * of the calling thread:
  *   MPI_ERR_COMM, MPI_ERR_TYPE, MPI_ERR_OP, MPI_ERR_ARG, MPI_ERR_COUNT,
- *   MPI_ERR_ROOT, MPI_ERR_BUFFER: refused before any communication (the same
+ *   MPI_ERR_ROOT, MPI_ERR_BUFFER, MPI_ERR_REQUEST: refused before any communication (the same
  *     arguments on every rank are refused on every rank);
  *   MPI_ERR_OTHER: failed during the collective (timeout, MPI error); the
  *     communicator's shancoll state is then undefined and later shancoll
  *     calls on it are refused: use a new communicator.
+ *
+ * Threads: one thread at a time may call shancoll (MPI_THREAD_SERIALIZED
+ * use): its per-communicator caches (topology, shared segments, scratch) are
+ * not locked. The PMPI library therefore leaves everything to the MPI library
+ * when the thread level is MPI_THREAD_MULTIPLE.
  */
 #ifndef SHANCOLL_H
 #define SHANCOLL_H

@@ -136,9 +136,17 @@ DType reduction_type(MPI_Datatype type) {
       {MPI_C_FLOAT_COMPLEX, 'c', 2 * sizeof(float)},
       {MPI_C_DOUBLE_COMPLEX, 'c', 2 * sizeof(double)},
       {MPI_C_LONG_DOUBLE_COMPLEX, 'c', 2 * sizeof(long double)},
+      // Fortran's, for programs calling from Fortran: their sizes depend on
+      // the Fortran compiler's flags, so they are asked of MPI (size 0).
+      {MPI_INTEGER, 'i', 0},
+      {MPI_REAL, 'f', 0},
+      {MPI_DOUBLE_PRECISION, 'f', 0},
+      {MPI_COMPLEX, 'c', 0},
+      {MPI_DOUBLE_COMPLEX, 'c', 0},
   };
   for (const Entry& e : table)
-    if (e.mpi == type) return dtype_from_numpy(e.kind, e.size, "datatype");
+    if (e.mpi == type)
+      return dtype_from_numpy(e.kind, e.size ? e.size : plain_size(type, "datatype"), "datatype");
   refuse(MPI_ERR_TYPE,
          "datatype: not a predefined C integer, floating-point, complex or bool "
          "type (shancoll reduces only those)");

@@ -6,6 +6,12 @@
 // to the user's communicator with an attribute keyval and freed with it;
 // whatever is still alive at MPI_Finalize is freed first thing in
 // MPI_Finalize (through an attribute on MPI_COMM_SELF).
+//
+// The core calls the MPI collectives that libshancoll_pmpi.so interposes
+// (MPI_Allgather(v), MPI_Allreduce, MPI_Iallreduce, MPI_Bcast, MPI_Reduce)
+// by their PMPI_ names: under that library (LD_PRELOAD, mpi4py.profile) the
+// Python module's `mpi` baselines and internal calls must still reach the
+// MPI library, not shancoll again. tests/test_pmpi.py checks the sources.
 #pragma once
 
 #include <mpi.h>

@@ -58,9 +58,9 @@ Topology build_topology(MPI_Comm comm, int ranks_per_node) {
   // The node's leader (local rank 0) has the lowest rank of the node, so the
   // leader rank identifies the node; gather it from everybody.
   int leader = t.rank;
-  MPI_Bcast(&leader, 1, MPI_INT, 0, t.node_comm);
+  PMPI_Bcast(&leader, 1, MPI_INT, 0, t.node_comm);
   std::vector<int> leader_of_rank(t.size);
-  check_mpi(MPI_Allgather(&leader, 1, MPI_INT, leader_of_rank.data(), 1, MPI_INT, comm),
+  check_mpi(PMPI_Allgather(&leader, 1, MPI_INT, leader_of_rank.data(), 1, MPI_INT, comm),
             "MPI_Allgather");
 
   std::vector<int> leaders = leader_of_rank;

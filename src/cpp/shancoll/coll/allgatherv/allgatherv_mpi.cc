@@ -16,8 +16,8 @@ const std::byte* allgatherv_mpi(Comm& comm, const AllgathervArgs& args, const Op
 #if MPI_VERSION >= 4
   std::vector<MPI_Count> counts(args.counts.begin(), args.counts.end());
   std::vector<MPI_Aint> displs(args.displs.begin(), args.displs.end());
-  check_mpi(MPI_Allgatherv_c(send, args.send ? counts[r] : 0, MPI_BYTE, args.recv, counts.data(),
-                             displs.data(), MPI_BYTE, comm.mpi()),
+  check_mpi(PMPI_Allgatherv_c(send, args.send ? counts[r] : 0, MPI_BYTE, args.recv, counts.data(),
+                              displs.data(), MPI_BYTE, comm.mpi()),
             "MPI_Allgatherv_c");
 #else
   std::vector<int> counts(p), displs(p);
@@ -28,8 +28,8 @@ const std::byte* allgatherv_mpi(Comm& comm, const AllgathervArgs& args, const Op
     counts[i] = static_cast<int>(args.counts[i]);
     displs[i] = static_cast<int>(args.displs[i]);
   }
-  check_mpi(MPI_Allgatherv(send, args.send ? counts[r] : 0, MPI_BYTE, args.recv, counts.data(),
-                           displs.data(), MPI_BYTE, comm.mpi()),
+  check_mpi(PMPI_Allgatherv(send, args.send ? counts[r] : 0, MPI_BYTE, args.recv, counts.data(),
+                            displs.data(), MPI_BYTE, comm.mpi()),
             "MPI_Allgatherv");
 #endif
   (void)p;

@@ -10,12 +10,12 @@ void allreduce_mpi(Comm& comm, const AllreduceArgs& args, const Options&, Stats&
   const void* send = args.send ? static_cast<const void*>(args.send) : MPI_IN_PLACE;
   const MPI_Datatype type = args.reducer->mpi_type();
 #if MPI_VERSION >= 4
-  check_mpi(MPI_Allreduce_c(send, args.recv, args.count, type, args.reducer->op(), comm.mpi()),
+  check_mpi(PMPI_Allreduce_c(send, args.recv, args.count, type, args.reducer->op(), comm.mpi()),
             "MPI_Allreduce_c");
 #else
   if (args.count > INT_MAX) throw ArgumentError("recvbuf: over 2^31-1 elements need MPI-4");
-  check_mpi(MPI_Allreduce(send, args.recv, static_cast<int>(args.count), type, args.reducer->op(),
-                          comm.mpi()),
+  check_mpi(PMPI_Allreduce(send, args.recv, static_cast<int>(args.count), type, args.reducer->op(),
+                           comm.mpi()),
             "MPI_Allreduce");
 #endif
   stats.rounds = 1;

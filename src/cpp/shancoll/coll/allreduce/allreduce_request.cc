@@ -28,13 +28,13 @@ AllreduceRequest::AllreduceRequest(Comm& comm, const AllreduceArgs& args,
                                                    allreduce_tag_base(seq), scratch_.data());
   } else if (std::string(algorithm.name) == "mpi") {
 #if MPI_VERSION >= 4
-    check_mpi(MPI_Iallreduce_c(MPI_IN_PLACE, args_.recv, args_.count, dtype_mpi(reducer_.type()),
-                               reducer_.op(), comm.mpi(), &mpi_request_),
+    check_mpi(PMPI_Iallreduce_c(MPI_IN_PLACE, args_.recv, args_.count, dtype_mpi(reducer_.type()),
+                                reducer_.op(), comm.mpi(), &mpi_request_),
               "MPI_Iallreduce_c");
 #else
     if (args_.count > INT_MAX) throw ArgumentError("recvbuf: over 2^31-1 elements need MPI-4");
-    check_mpi(MPI_Iallreduce(MPI_IN_PLACE, args_.recv, static_cast<int>(args_.count),
-                             dtype_mpi(reducer_.type()), reducer_.op(), comm.mpi(), &mpi_request_),
+    check_mpi(PMPI_Iallreduce(MPI_IN_PLACE, args_.recv, static_cast<int>(args_.count),
+                              dtype_mpi(reducer_.type()), reducer_.op(), comm.mpi(), &mpi_request_),
               "MPI_Iallreduce");
 #endif
   } else {

@@ -13,15 +13,15 @@ void intergroup_mpi(InterComm& ic, const InterAllgathervArgs& args, const Option
   stats.rounds = 1;
 #if MPI_VERSION >= 4
   if (args.regular) {
-    check_mpi(MPI_Allgather_c(args.send, args.send_bytes, MPI_BYTE, args.recv + args.displs[0],
-                              args.counts[0], MPI_BYTE, ic.mpi()),
+    check_mpi(PMPI_Allgather_c(args.send, args.send_bytes, MPI_BYTE, args.recv + args.displs[0],
+                               args.counts[0], MPI_BYTE, ic.mpi()),
               "MPI_Allgather_c");
     return;
   }
   std::vector<MPI_Count> counts(args.counts.begin(), args.counts.end());
   std::vector<MPI_Aint> displs(args.displs.begin(), args.displs.end());
-  check_mpi(MPI_Allgatherv_c(args.send, args.send_bytes, MPI_BYTE, args.recv, counts.data(),
-                             displs.data(), MPI_BYTE, ic.mpi()),
+  check_mpi(PMPI_Allgatherv_c(args.send, args.send_bytes, MPI_BYTE, args.recv, counts.data(),
+                              displs.data(), MPI_BYTE, ic.mpi()),
             "MPI_Allgatherv_c");
 #else
   auto small = [](std::int64_t v) {
@@ -29,16 +29,16 @@ void intergroup_mpi(InterComm& ic, const InterAllgathervArgs& args, const Option
     return static_cast<int>(v);
   };
   if (args.regular) {
-    check_mpi(MPI_Allgather(args.send, small(args.send_bytes), MPI_BYTE, args.recv + args.displs[0],
-                            small(args.counts[0]), MPI_BYTE, ic.mpi()),
+    check_mpi(PMPI_Allgather(args.send, small(args.send_bytes), MPI_BYTE,
+                             args.recv + args.displs[0], small(args.counts[0]), MPI_BYTE, ic.mpi()),
               "MPI_Allgather");
     return;
   }
   std::vector<int> counts, displs;
   for (std::int64_t c : args.counts) counts.push_back(small(c));
   for (std::int64_t d : args.displs) displs.push_back(small(d));
-  check_mpi(MPI_Allgatherv(args.send, small(args.send_bytes), MPI_BYTE, args.recv, counts.data(),
-                           displs.data(), MPI_BYTE, ic.mpi()),
+  check_mpi(PMPI_Allgatherv(args.send, small(args.send_bytes), MPI_BYTE, args.recv, counts.data(),
+                            displs.data(), MPI_BYTE, ic.mpi()),
             "MPI_Allgatherv");
 #endif
 }

@@ -42,7 +42,7 @@ LocalLayout local_layout(InterComm& ic, std::int64_t mine, double timeout) {
   LocalLayout out;
   MPI_Comm local = ic.local().mpi();
   MPI_Request reqs[2];
-  check_mpi(MPI_Iallreduce(&mine, &out.total, 1, MPI_INT64_T, MPI_SUM, local, &reqs[0]),
+  check_mpi(PMPI_Iallreduce(&mine, &out.total, 1, MPI_INT64_T, MPI_SUM, local, &reqs[0]),
             "MPI_Iallreduce");
   check_mpi(MPI_Iexscan(&mine, &out.first, 1, MPI_INT64_T, MPI_SUM, local, &reqs[1]),
             "MPI_Iexscan");

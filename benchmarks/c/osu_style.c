@@ -1,0 +1,118 @@
+/* osu_style: a plain MPI collective benchmark in the manner of the OSU
+ * micro-benchmarks. It knows nothing of shancoll: run it unchanged with and
+ * without LD_PRELOAD=libshancoll_pmpi.so to compare (benchmarks/pmpi_ratio.py).
+ *
+ * Per collective and message size: warm-up calls, then timed calls each
+ * preceded by MPI_Barrier (so no call overlaps the previous one), the mean
+ * time per call on each rank, and the maximum of those means over the ranks.
+ * Sizes are bytes per rank: the buffer of allreduce, bcast and reduce
+ * (MPI_DOUBLE, MPI_SUM; root 0), each rank's block of allgather and
+ * allgatherv (MPI_BYTE; allgatherv with equal counts, as OSU does).
+ *
+ * Usage: osu_style [-m max_bytes] [-i iterations] [-w warmup] [-c collective]
+ *   defaults: sizes 8 B to 4 MiB doubling, 1000 iterations up to 8 KiB and 100
+ *   above, a tenth of that as warm-up, every collective.
+ * Output on rank 0: "# ..." header lines, then "collective bytes avg_us".
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef void (*Call)(char* send, char* recv, int bytes, const int* counts, const int* displs);
+
+static void allreduce(char* send, char* recv, int bytes, const int* c, const int* d) {
+  (void)c, (void)d;
+  MPI_Allreduce(send, recv, bytes / (int)sizeof(double), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+}
+
+static void reduce(char* send, char* recv, int bytes, const int* c, const int* d) {
+  (void)c, (void)d;
+  MPI_Reduce(send, recv, bytes / (int)sizeof(double), MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+}
+
+static void bcast(char* send, char* recv, int bytes, const int* c, const int* d) {
+  (void)recv, (void)c, (void)d;
+  MPI_Bcast(send, bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
+}
+
+static void allgather(char* send, char* recv, int bytes, const int* c, const int* d) {
+  (void)c, (void)d;
+  MPI_Allgather(send, bytes, MPI_BYTE, recv, bytes, MPI_BYTE, MPI_COMM_WORLD);
+}
+
+static void allgatherv(char* send, char* recv, int bytes, const int* counts, const int* displs) {
+  MPI_Allgatherv(send, bytes, MPI_BYTE, recv, counts, displs, MPI_BYTE, MPI_COMM_WORLD);
+}
+
+static const struct {
+  const char* name;
+  Call call;
+} kCollectives[] = {{"allgather", allgather},
+                    {"allgatherv", allgatherv},
+                    {"allreduce", allreduce},
+                    {"bcast", bcast},
+                    {"reduce", reduce}};
+
+/* The slowest rank's mean seconds per call. */
+static double measure(Call call, char* send, char* recv, int bytes, int* counts, int* displs,
+                      int iterations, int warmup) {
+  for (int i = 0; i < warmup; ++i) call(send, recv, bytes, counts, displs);
+  double total = 0;
+  for (int i = 0; i < iterations; ++i) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double start = MPI_Wtime();
+    call(send, recv, bytes, counts, displs);
+    total += MPI_Wtime() - start;
+  }
+  double mean = total / iterations, slowest = 0;
+  MPI_Allreduce(&mean, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return slowest;
+}
+
+static int option(int argc, char** argv, const char* flag, int fallback) {
+  for (int i = 1; i + 1 < argc; ++i)
+    if (strcmp(argv[i], flag) == 0) return atoi(argv[i + 1]);
+  return fallback;
+}
+
+static const char* text_option(int argc, char** argv, const char* flag) {
+  for (int i = 1; i + 1 < argc; ++i)
+    if (strcmp(argv[i], flag) == 0) return argv[i + 1];
+  return NULL;
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const int max_bytes = option(argc, argv, "-m", 4 << 20);
+  const int iterations = option(argc, argv, "-i", 0), warmup = option(argc, argv, "-w", -1);
+  const char* only = text_option(argc, argv, "-c");
+  char* send = calloc((size_t)max_bytes, 1);
+  char* recv = calloc((size_t)max_bytes * (size_t)size, 1);
+  int *counts = malloc(sizeof(int) * (size_t)size), *displs = malloc(sizeof(int) * (size_t)size);
+  if (rank == 0) {
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int length = 0;
+    MPI_Get_library_version(version, &length);
+    printf("# osu_style: %d ranks, %.*s\n", size, (int)strcspn(version, "\n"), version);
+    printf("# collective bytes avg_us (slowest rank's mean per call)\n");
+  }
+  for (size_t c = 0; c < sizeof kCollectives / sizeof *kCollectives; ++c) {
+    if (only && strcmp(only, kCollectives[c].name) != 0) continue;
+    for (int bytes = 8; bytes <= max_bytes; bytes *= 2) {
+      for (int r = 0; r < size; ++r) counts[r] = bytes, displs[r] = r * bytes;
+      const int iters = iterations > 0 ? iterations : (bytes <= 8192 ? 1000 : 100);
+      const int warm = warmup >= 0 ? warmup : iters / 10;
+      const double seconds =
+          measure(kCollectives[c].call, send, recv, bytes, counts, displs, iters, warm);
+      if (rank == 0) printf("%s %d %.3f\n", kCollectives[c].name, bytes, seconds * 1e6);
+      fflush(stdout);
+    }
+  }
+  free(send), free(recv), free(counts), free(displs);
+  MPI_Finalize();
+  return 0;
+}
