@@ -268,6 +268,24 @@ def test_core_calls_interposed_collectives_by_pmpi_names():
     assert not offenders, offenders
 
 
+def test_osu_style_benchmark_under_preload():
+    """benchmarks/c/osu_style.c, a plain MPI program, runs under the preload (smoke test)."""
+    mpiexec = Path(sys.executable).parent / "mpiexec"
+    env = dict(os.environ, SHANCOLL_TIMEOUT="60", SHANCOLL_PMPI_VERBOSE="1")
+    env["LD_PRELOAD"] = str(_installed("lib/libshancoll_pmpi.so"))
+    command = [str(mpiexec), "-n", "2", str(_installed("bin/shancoll_osu_style")), "-m", "64"]
+    run = subprocess.run(
+        [*command, "-i", "5", "-w", "1"],
+        capture_output=True, text=True, timeout=TIMEOUT, env=env, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    rows = [line.split() for line in run.stdout.splitlines() if not line.startswith("#")]
+    assert {row[0] for row in rows} == {"allgather", "allgatherv", "allreduce", "bcast", "reduce"}
+    assert len(rows) == 5 * 4 and all(float(row[2]) > 0 for row in rows), run.stdout
+    for collective in COLLECTIVES:
+        assert _lines(run.stderr, collective, "routed to shancoll"), (collective, run.stderr)
+
+
 def test_fortran_example():
     """tests/fortran/allreduce_example.f90: the C API from Fortran (ISO_C_BINDING)."""
     spec = importlib.util.find_spec("shancoll")

@@ -4,7 +4,8 @@
  *
  * Per collective and message size: warm-up calls, then timed calls each
  * preceded by MPI_Barrier (so no call overlaps the previous one), the mean
- * time per call on each rank, and the maximum of those means over the ranks.
+ * and the median time per call on each rank, and the maximum of each over
+ * the ranks.
  * Sizes are bytes per rank: the buffer of allreduce, bcast and reduce
  * (MPI_DOUBLE, MPI_SUM; root 0), each rank's block of allgather and
  * allgatherv (MPI_BYTE; allgatherv with equal counts, as OSU does).
@@ -12,7 +13,7 @@
  * Usage: osu_style [-m max_bytes] [-i iterations] [-w warmup] [-c collective]
  *   defaults: sizes 8 B to 4 MiB doubling, 1000 iterations up to 8 KiB and 100
  *   above, a tenth of that as warm-up, every collective.
- * Output on rank 0: "# ..." header lines, then "collective bytes avg_us".
+ * Output on rank 0: "# ..." header lines, then "collective bytes avg_us median_us".
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -54,20 +55,28 @@ static const struct {
                     {"bcast", bcast},
                     {"reduce", reduce}};
 
-/* The slowest rank's mean seconds per call. */
-static double measure(Call call, char* send, char* recv, int bytes, int* counts, int* displs,
-                      int iterations, int warmup) {
+static int by_value(const void* a, const void* b) {
+  const double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+
+/* The slowest rank's mean and median seconds per call (the median resists
+ * the preemptions of a shared machine; OSU reports the mean). */
+static void measure(Call call, char* send, char* recv, int bytes, int* counts, int* displs,
+                    int iterations, int warmup, double* times, double slowest[2]) {
   for (int i = 0; i < warmup; ++i) call(send, recv, bytes, counts, displs);
-  double total = 0;
+  double mine[2] = {0, 0};
   for (int i = 0; i < iterations; ++i) {
     MPI_Barrier(MPI_COMM_WORLD);
     const double start = MPI_Wtime();
     call(send, recv, bytes, counts, displs);
-    total += MPI_Wtime() - start;
+    times[i] = MPI_Wtime() - start;
+    mine[0] += times[i];
   }
-  double mean = total / iterations, slowest = 0;
-  MPI_Allreduce(&mean, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return slowest;
+  mine[0] /= iterations;
+  qsort(times, (size_t)iterations, sizeof *times, by_value);
+  mine[1] = times[iterations / 2];
+  MPI_Allreduce(mine, slowest, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
 }
 
 static int option(int argc, char** argv, const char* flag, int fallback) {
@@ -93,12 +102,13 @@ int main(int argc, char** argv) {
   char* send = calloc((size_t)max_bytes, 1);
   char* recv = calloc((size_t)max_bytes * (size_t)size, 1);
   int *counts = malloc(sizeof(int) * (size_t)size), *displs = malloc(sizeof(int) * (size_t)size);
+  double* times = malloc(sizeof(double) * (size_t)(iterations > 0 ? iterations : 1000));
   if (rank == 0) {
     char version[MPI_MAX_LIBRARY_VERSION_STRING];
     int length = 0;
     MPI_Get_library_version(version, &length);
     printf("# osu_style: %d ranks, %.*s\n", size, (int)strcspn(version, "\n"), version);
-    printf("# collective bytes avg_us (slowest rank's mean per call)\n");
+    printf("# collective bytes avg_us median_us (per call; the slowest rank's)\n");
   }
   for (size_t c = 0; c < sizeof kCollectives / sizeof *kCollectives; ++c) {
     if (only && strcmp(only, kCollectives[c].name) != 0) continue;
@@ -106,13 +116,15 @@ int main(int argc, char** argv) {
       for (int r = 0; r < size; ++r) counts[r] = bytes, displs[r] = r * bytes;
       const int iters = iterations > 0 ? iterations : (bytes <= 8192 ? 1000 : 100);
       const int warm = warmup >= 0 ? warmup : iters / 10;
-      const double seconds =
-          measure(kCollectives[c].call, send, recv, bytes, counts, displs, iters, warm);
-      if (rank == 0) printf("%s %d %.3f\n", kCollectives[c].name, bytes, seconds * 1e6);
+      double seconds[2];
+      measure(kCollectives[c].call, send, recv, bytes, counts, displs, iters, warm, times, seconds);
+      if (rank == 0)
+        printf("%s %d %.3f %.3f\n", kCollectives[c].name, bytes, seconds[0] * 1e6,
+               seconds[1] * 1e6);
       fflush(stdout);
     }
   }
-  free(send), free(recv), free(counts), free(displs);
+  free(send), free(recv), free(counts), free(displs), free(times);
   MPI_Finalize();
   return 0;
 }
