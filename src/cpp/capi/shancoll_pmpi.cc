@@ -7,8 +7,9 @@
 // communication, so a call refused on one rank is refused on all ranks given
 // MPI's rule that ops, datatypes, counts and roots agree. What always goes to
 // the MPI library:
-//   - calls made from inside shancoll (its `mpi` algorithms and topology
-//     discovery call MPI collectives: they must not come back here);
+//   - calls made from inside shancoll: the core calls MPI's collectives by
+//     their PMPI_ names (comm.h), and the C API's "inside" flag guards any
+//     other path back here (a user op calling MPI_Allreduce, say);
 //   - everything when SHANCOLL_PMPI=0;
 //   - everything when the thread level is MPI_THREAD_MULTIPLE: shancoll's
 //     per-communicator state (the cached Comm, its scratch memory and
