@@ -136,6 +136,23 @@ static void iallreduce_algorithms(void) {
   expect(shancoll_wait(&none) == MPI_SUCCESS, "wait of a null request", NULL);
 }
 
+/* Fortran's types, as a Fortran program passes them (their C handles). */
+static void fortran_types(void) {
+  double in[N], got[N], want[N];
+  int iin[N], igot[N], iwant[N];
+  fill(in, N, 5);
+  for (int i = 0; i < N; ++i) iin[i] = (int)in[i] - 2;
+  expect_ran(
+      shancoll_allreduce(in, got, N, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, NULL, NULL),
+      "allreduce MPI_DOUBLE_PRECISION", NULL);
+  MPI_Allreduce(in, want, N, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD);
+  expect(memcmp(got, want, sizeof got) == 0, "MPI_DOUBLE_PRECISION result", NULL);
+  expect_ran(shancoll_allreduce(iin, igot, N, MPI_INTEGER, MPI_MIN, MPI_COMM_WORLD, NULL, NULL),
+             "allreduce MPI_INTEGER", NULL);
+  MPI_Allreduce(iin, iwant, N, MPI_INTEGER, MPI_MIN, MPI_COMM_WORLD);
+  expect(memcmp(igot, iwant, sizeof igot) == 0, "MPI_INTEGER result", NULL);
+}
+
 /* Options reach the algorithms (the results stay right) and bad ones are refused. */
 static void options(void) {
   double in[N], got[N], want[N];
@@ -245,6 +262,7 @@ int main(int argc, char** argv) {
   rooted_algorithms();
   allgather_algorithms();
   iallreduce_algorithms();
+  fortran_types();
   options();
   refusals();
   int failed = 0;
