@@ -391,6 +391,15 @@ def test_shan_bitwise_identical_on_awkward_floats(comm):
     assert_all(comm, not failures, f"{failures[:5]}")
 
 
+def shan_copies(nodes: int, f: int, n: int) -> tuple[int, int]:
+    """shan's (intra messages, bytes) for n doubles in one chunk: whole copies in
+    and out of the segment, or on one node (the pipeline) all but the rank's own
+    fraction (n / f elements) in and out, and nothing at all alone."""
+    if nodes > 1:
+        return 2, 2 * 8 * n
+    return (2, 2 * 8 * (n - n // f)) if f > 1 else (0, 0)
+
+
 def test_shan_stats_fraction_per_inter_node_message(comm):
     failures: list[str] = []
 
@@ -405,7 +414,7 @@ def test_shan_stats_fraction_per_inter_node_message(comm):
                                    consistent=consistent)  # fmt: skip
                 st = shancoll.last_stats(comm)
                 got = (st.node_count, st.rounds, st.intra_messages, st.intra_bytes)
-                want = (nodes, shan_rounds(comm, rpn, n, inner), 2, 2 * 8 * n)
+                want = (nodes, shan_rounds(comm, rpn, n, inner), *shan_copies(nodes, f, n))
                 if got != want or not equal(out, reference(comm, MPI.SUM, np.float64, n)):
                     failures.append(f"rpn={rpn} {inner}: (nodes, rounds, intra) {got} != {want}")
                 # each inter-node message carries one fraction, m/F bytes
@@ -440,6 +449,25 @@ def test_shan_repeated_calls_share_the_segment_with_allgatherv(comm):
             shancoll.allgatherv(comm, mine, [got, counts, MPI.INT64_T], algorithm="shan")
             if not equal(got, np.repeat(np.arange(comm.size), counts)):
                 failures.append(f"allgatherv after allreduce n={n}")
+
+    run_all(comm, body)
+    assert_all(comm, not failures, f"{failures[:5]}")
+
+
+def test_shan_pipeline_in_place_many_chunks_in_a_row(comm):
+    """One node: chunks of 64 KiB through 4 slots per rank, so slots are reused
+    within a call and across calls; in place, with a size that leaves a short
+    last chunk, and an awkward element count per fraction."""
+    failures: list[str] = []
+    n = 5 * 8192 + 77 if REDUCED else 11 * 8192 + 77  # doubles: 6 or 12 chunks
+
+    def body():
+        for seed in range(3):
+            buf = exact_data(np.float64, n, comm.rank, seed)
+            shancoll.allreduce(comm, MPI.IN_PLACE, buf, MPI.SUM, "shan")
+            if not equal(buf, reference(comm, MPI.SUM, np.float64, n, seed)):
+                failures.append(f"in place, call {seed}")
+            check_case(comm, failures, "shan", MPI.MAX, np.int16, n + seed)
 
     run_all(comm, body)
     assert_all(comm, not failures, f"{failures[:5]}")
