@@ -194,7 +194,9 @@ def allreduce(
         ``SHANCOLL_ALLREDUCE_ALGORITHM`` if set, else a rule that never picks
         an algorithm whose floating-point result may differ between ranks
         unless ``consistent=False``, nor one that cannot take a
-        non-commutative op), or one of
+        non-commutative op; with every rank on one node it goes through
+        shared memory: ``release_gather`` below 2 KiB, ``shan`` from there on
+        and for non-commutative ops), or one of
         ``algorithms("allreduce")``:
 
         - ``dissemination`` -- the GASPI paper's 2-way dissemination with

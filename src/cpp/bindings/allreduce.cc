@@ -100,7 +100,8 @@ Call prepare(MPI_Comm user, const std::byte* send, std::byte* recv, std::int64_t
   std::string name = k.algorithm;
   if (split_phase && (name.empty() || name == "auto"))
     name = auto_split_phase(c.args, c.comm->size());
-  c.algorithm = &find_allreduce(name, c.args, c.comm->size());
+  const int nodes = c.comm->nodes(k.ranks_per_node).topo.node_count;
+  c.algorithm = &find_allreduce(name, c.args, c.comm->size(), nodes);
   return c;
 }
 

@@ -303,8 +303,9 @@ int shancoll_allreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MP
     args.recv = static_cast<std::byte*>(recvbuf);
     args.count = count;
     args.reducer = &reducer;
-    const AllreduceAlgorithm& algo = find_allreduce(name_of(algorithm), args, c.size());
     const Options o = call_options();
+    const int nodes = c.nodes(o.ranks_per_node).topo.node_count;
+    const AllreduceAlgorithm& algo = find_allreduce(name_of(algorithm), args, c.size(), nodes);
     run_algorithm(c, algo.name, [&](Stats& s) { algo.fn(c, args, o, s); });
   });
 }
