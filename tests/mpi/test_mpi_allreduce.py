@@ -492,19 +492,22 @@ def test_consistent_false_lets_auto_pick_rank_varying_algorithms(comm):
 
 def test_auto_on_one_node_goes_through_shared_memory(comm):
     """Small: release_gather; large or non-commutative: shan; rank-consistent
-    both, so consistent=False changes nothing."""
+    both, so consistent=False changes nothing. (One node whatever the suite's
+    SHANCOLL_RANKS_PER_NODE: the layout is given.)"""
     alone = comm.size == 1
     for n, want in [(4, "release_gather"), (1 << 15, "shan")]:
         for consistent in [True, False]:
             out = np.empty(n)
-            run_all(comm, shancoll.allreduce, comm, np.ones(n), out, consistent=consistent)
+            run_all(comm, shancoll.allreduce, comm, np.ones(n), out, consistent=consistent,
+                    ranks_per_node=comm.size)  # fmt: skip
             got = shancoll.last_stats(comm).algorithm
             if alone:  # no shared memory to use: the message rules (tested above)
                 want = got
             assert_all(comm, got == want and np.all(out == comm.size), f"n={n}: {got} != {want}")
     n = 33
     out = np.empty(n, np.complex128)
-    run_all(comm, shancoll.allreduce, comm, affine_data(n, comm.rank), out, compose_affine)
+    run_all(comm, shancoll.allreduce, comm, affine_data(n, comm.rank), out, compose_affine,
+            ranks_per_node=comm.size)  # fmt: skip
     got = shancoll.last_stats(comm).algorithm
     want = "pairwise_exchange" if alone else "shan"
     assert_all(comm, got == want and equal(out, in_rank_order(comm, n)), f"{got} != {want}")
