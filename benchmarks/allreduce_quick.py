@@ -6,7 +6,10 @@ Float64 data (int32 for the butterfly paper's "1 int"); the timing of
 ``shancoll.bench.time_calls``: a barrier before every call, the slowest
 rank's time per call, median of the repeats, all series interleaved. Prints
 a table of speedups (native time / series time; > 1 is faster) and checks
-every result against the native one after timing.
+every result against the native one after timing. Then the split-phase
+overhead at the butterfly paper's 255 doubles: each schedule-driven algorithm
+blocking, against ``iallreduce(...).wait()`` and against ``iallreduce`` driven
+by a ``test()`` loop (the issue's target: under 10% over blocking).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import shancoll
 from shancoll.bench import format_bytes, time_calls
 
 # bytes per rank; 4 = the butterfly paper's 1 int, 2040 = its 255 doubles
-SIZES = [4, 8, 2040, 2048, 16384, 262144, 1 << 20, 4 << 20, 16 << 20]
+SIZES = [4, 8, 64, 512, 2040, 2048, 8192, 65536, 262144, 1 << 20, 4 << 20, 16 << 20]
 
 
 def make_calls(comm, x, outs, op, algorithms):
@@ -60,6 +63,42 @@ def main() -> None:
         print(" | ".join(["bytes", "native", *algorithms]))
         for row in rows:
             print(" | ".join(row))
+    lines = split_phase_overhead(comm, op, args.repeats)
+    if comm.rank == 0:
+        print(f"\nsplit-phase overhead, 255 doubles, {args.op}")
+        print("\n".join(lines))
+
+
+SPLIT_PHASE = ["dissemination", "nway_dissemination", "bruck", "pairwise_exchange", "binomial",
+               "mpi"]  # fmt: skip
+
+
+def test_loop(comm, x, out, op, name):
+    req = shancoll.iallreduce(comm, x, out, op, name)
+    while not req.test():
+        pass
+
+
+def split_phase_overhead(comm, op, repeats: int) -> list[str]:
+    x = np.arange(255, dtype=np.float64) % 7 + comm.rank
+    out = np.empty_like(x)
+    calls = {}
+    for name in SPLIT_PHASE:
+        calls[name] = lambda name=name: shancoll.allreduce(comm, x, out, op, name)
+        calls[name + "/wait"] = lambda name=name: shancoll.iallreduce(comm, x, out, op,
+                                                                      name).wait()  # fmt: skip
+        calls[name + "/test"] = lambda name=name: test_loop(comm, x, out, op, name)
+    timings = time_calls(comm, calls, warmup=3, repeats=repeats, iterations=None,
+                         target_seconds=0.3, max_iterations=20000)  # fmt: skip
+    lines = ["algorithm | blocking | iallreduce+wait (overhead) | iallreduce+test loop (overhead)"]
+    for name in SPLIT_PHASE:
+        base = timings[name].median
+        cells = [name, f"{base * 1e6:.2f}us"]
+        for kind in ("wait", "test"):
+            t = timings[f"{name}/{kind}"].median
+            cells.append(f"{t * 1e6:.2f}us ({(t / base - 1) * 100:+.0f}%)")
+        lines.append(" | ".join(cells))
+    return lines
 
 
 if __name__ == "__main__":

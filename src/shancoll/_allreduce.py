@@ -98,9 +98,10 @@ def _flat(arr: np.ndarray, el: np.dtype, count: int, offset: int) -> np.ndarray:
     return flat[offset * n : (offset + count) * n]
 
 
-def _call(core_fn, comm, sendbuf, recvbuf, op, algorithm, ports, ranks_per_node, timeout,
-          commute, consistent):  # fmt: skip
-    """Runs ``core_fn``; returns (its result, the MPI op created here for a callable or None)."""
+def _call(core_fn, comm, sendbuf, recvbuf, op, algorithm, ports, ranks_per_node, commute,
+          consistent, **core_options):  # fmt: skip
+    """The general path: parses the buffers and the op, then runs ``core_fn``.
+    Returns (its result, the MPI op created here for a callable, or None)."""
     _, rank = _comm_info(comm)
     handle, created = None, False
     try:
@@ -108,8 +109,6 @@ def _call(core_fn, comm, sendbuf, recvbuf, op, algorithm, ports, ranks_per_node,
             raise ArgumentError(f"algorithm: expected a string, got {algorithm!r}")
         if ports is not None and (isinstance(ports, bool) or not isinstance(ports, int)):
             raise ArgumentError(f"ports: expected an integer or None, got {ports!r}")
-        if timeout is not None and not isinstance(timeout, (int, float)):
-            raise ArgumentError(f"timeout: expected seconds as a number, got {timeout!r}")
         if not isinstance(consistent, bool):
             raise ArgumentError(f"consistent: expected True or False, got {consistent!r}")
         send, recv, el = _buffers(sendbuf, recvbuf, rank)
@@ -119,7 +118,7 @@ def _call(core_fn, comm, sendbuf, recvbuf, op, algorithm, ports, ranks_per_node,
             comm, send, recv, base.kind, base.itemsize, handle,
             "" if algorithm == "auto" else algorithm,
             0 if ports is None else ports, _rpn(ranks_per_node),
-            0.0 if timeout is None else float(timeout), consistent,
+            consistent=consistent, **core_options,
         )  # fmt: skip
         return result, handle if created else None
     except (ArgumentError, TypeError) as e:
@@ -130,6 +129,13 @@ def _call(core_fn, comm, sendbuf, recvbuf, op, algorithm, ports, ranks_per_node,
         if created:
             handle.Free()
         raise
+
+
+def _seconds(timeout: Any) -> float:
+    """The core's timeout argument (0: the default)."""
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))):
+        raise ArgumentError(f"timeout: expected seconds as a number, got {timeout!r}")
+    return 0.0 if timeout is None else float(timeout)
 
 
 def allreduce(
@@ -188,7 +194,9 @@ def allreduce(
         ``SHANCOLL_ALLREDUCE_ALGORITHM`` if set, else a rule that never picks
         an algorithm whose floating-point result may differ between ranks
         unless ``consistent=False``, nor one that cannot take a
-        non-commutative op), or one of
+        non-commutative op; with every rank on one node it goes through
+        shared memory: ``release_gather`` below 2 KiB, ``shan`` from there on
+        and for non-commutative ops), or one of
         ``algorithms("allreduce")``:
 
         - ``dissemination`` -- the GASPI paper's 2-way dissemination with
@@ -251,68 +259,30 @@ def allreduce(
     allreduced, and the intra-node counts are its copies into and out of the
     node segment.
     """
-    if options:
+    if not options:
+        try:
+            if _core.allreduce_fast(comm, sendbuf, recvbuf, op, algorithm, ports, consistent,
+                                    ranks_per_node, timeout):  # fmt: skip
+                return
+        except ArgumentError:
+            pass  # the general path raises it again, worded with the rank
+    else:
         from ._release_gather import allreduce_with_options
 
         allreduce_with_options(comm, sendbuf, recvbuf, op, algorithm, commute, ranks_per_node,
                                timeout, options)  # fmt: skip
         return
+    try:
+        seconds = _seconds(timeout)
+    except ArgumentError as e:
+        raise _rank_error(e, _comm_info(comm)[1]) from None
     _, created = _call(_core.allreduce, comm, sendbuf, recvbuf, op, algorithm, ports,
-                       ranks_per_node, timeout, commute, consistent)  # fmt: skip
+                       ranks_per_node, commute, consistent, timeout=seconds)  # fmt: skip
     if created is not None:
         created.Free()
 
 
-class AllreduceRequest:
-    """A split-phase allreduce in progress (returned by :func:`iallreduce`).
-
-    Progress happens only inside :meth:`test` and :meth:`wait` (no thread).
-    ``recvbuf`` holds the result once :meth:`test` returned True or
-    :meth:`wait` returned; the buffers must not be touched before.
-    """
-
-    def __init__(self, core_request, op_to_free: MPI.Op | None):
-        self._req = core_request
-        self._op = op_to_free
-
-    def test(self) -> bool:
-        """Advances the allreduce without blocking; True when it is complete."""
-        done = self._req.test()
-        if done:
-            self._release()
-        return done
-
-    def wait(self, timeout: float | None = None) -> None:
-        """Blocks until complete. ``TimeoutError`` after ``timeout`` seconds (None:
-        ``SHANCOLL_TIMEOUT``, else 120 s); the request stays valid and can be
-        waited on (or tested) again."""
-        if timeout is not None and (not isinstance(timeout, (int, float)) or timeout <= 0):
-            raise ArgumentError(f"timeout: expected a positive number of seconds, got {timeout!r}")
-        self._req.wait(0.0 if timeout is None else float(timeout))
-        self._release()
-
-    @property
-    def done(self) -> bool:
-        return self._req.done
-
-    @property
-    def test_calls(self) -> int:
-        """How many times :meth:`test` was called on this request."""
-        return self._req.test_calls
-
-    @property
-    def algorithm(self) -> str:
-        return self._req.algorithm
-
-    @property
-    def rounds(self) -> int:
-        """Communication rounds of the algorithm (known when done)."""
-        return self._req.rounds
-
-    def _release(self) -> None:
-        if self._op is not None:
-            self._op.Free()
-            self._op = None
+AllreduceRequest = _core.AllreduceRequest
 
 
 def iallreduce(
@@ -337,9 +307,18 @@ def iallreduce(
     on one communicator (at most 128); every rank must start them in the
     same order. The timeout is given to :meth:`AllreduceRequest.wait`.
     """
+    try:
+        req = _core.iallreduce_fast(comm, sendbuf, recvbuf, op, algorithm, ports, consistent,
+                                    ranks_per_node)  # fmt: skip
+        if req is not None:
+            return req
+    except ArgumentError:
+        pass  # the general path raises it again, worded with the rank
     req, created = _call(_core.iallreduce, comm, sendbuf, recvbuf, op, algorithm, ports,
-                         ranks_per_node, None, commute, consistent)  # fmt: skip
-    request = AllreduceRequest(req, created)
-    if request.done:
-        request._release()
-    return request
+                         ranks_per_node, commute, consistent)  # fmt: skip
+    if created is not None:
+        if req.done:
+            created.Free()
+        else:
+            req.op_to_free = created  # freed when the request completes
+    return req

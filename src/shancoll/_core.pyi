@@ -38,7 +38,19 @@ def algorithms(collective: str) -> list[tuple[str, str]]: ...
 def topology(comm: MPI.Comm, ranks_per_node: int = -1) -> dict[str, Any]: ...
 def set_pause(name: str) -> None: ...
 
-# allreduce (bindings/allreduce.cc)
+# allreduce (bindings/allreduce.cc): the fast entries take the call as the
+# user wrote it and decline (False / None) anything but plain arrays and an MPI.Op.
+def allreduce_fast(
+    comm: Any,
+    send: Any,
+    recv: Any,
+    op: Any,
+    algorithm: Any,
+    ports: Any,
+    consistent: Any,
+    ranks_per_node: Any,
+    timeout: Any,
+) -> bool: ...
 def allreduce(
     comm: MPI.Comm,
     send: Any,
@@ -54,8 +66,9 @@ def allreduce(
 ) -> None: ...
 
 class AllreduceRequest:
+    op_to_free: MPI.Op | None
     def test(self) -> bool: ...
-    def wait(self, timeout: float = 0.0) -> None: ...
+    def wait(self, timeout: float | None = None) -> None: ...
     @property
     def done(self) -> bool: ...
     @property
@@ -65,6 +78,16 @@ class AllreduceRequest:
     @property
     def rounds(self) -> int: ...
 
+def iallreduce_fast(
+    comm: Any,
+    send: Any,
+    recv: Any,
+    op: Any,
+    algorithm: Any,
+    ports: Any,
+    consistent: Any,
+    ranks_per_node: Any,
+) -> AllreduceRequest | None: ...
 def iallreduce(
     comm: MPI.Comm,
     send: Any,
@@ -75,7 +98,6 @@ def iallreduce(
     algorithm: str = "",
     ports: int = 0,
     ranks_per_node: int = -1,
-    timeout: float = 0.0,
     consistent: bool = True,
 ) -> AllreduceRequest: ...
 def nway_plan(size: int, ports: int = 0) -> dict[str, Any]: ...

@@ -391,6 +391,15 @@ def test_shan_bitwise_identical_on_awkward_floats(comm):
     assert_all(comm, not failures, f"{failures[:5]}")
 
 
+def shan_copies(nodes: int, f: int, n: int) -> tuple[int, int]:
+    """shan's (intra messages, bytes) for n doubles in one chunk: whole copies in
+    and out of the segment, or on one node (the pipeline) all but the rank's own
+    fraction (n / f elements) in and out, and nothing at all alone."""
+    if nodes > 1:
+        return 2, 2 * 8 * n
+    return (2, 2 * 8 * (n - n // f)) if f > 1 else (0, 0)
+
+
 def test_shan_stats_fraction_per_inter_node_message(comm):
     failures: list[str] = []
 
@@ -405,7 +414,7 @@ def test_shan_stats_fraction_per_inter_node_message(comm):
                                    consistent=consistent)  # fmt: skip
                 st = shancoll.last_stats(comm)
                 got = (st.node_count, st.rounds, st.intra_messages, st.intra_bytes)
-                want = (nodes, shan_rounds(comm, rpn, n, inner), 2, 2 * 8 * n)
+                want = (nodes, shan_rounds(comm, rpn, n, inner), *shan_copies(nodes, f, n))
                 if got != want or not equal(out, reference(comm, MPI.SUM, np.float64, n)):
                     failures.append(f"rpn={rpn} {inner}: (nodes, rounds, intra) {got} != {want}")
                 # each inter-node message carries one fraction, m/F bytes
@@ -445,6 +454,25 @@ def test_shan_repeated_calls_share_the_segment_with_allgatherv(comm):
     assert_all(comm, not failures, f"{failures[:5]}")
 
 
+def test_shan_pipeline_in_place_many_chunks_in_a_row(comm):
+    """One node: chunks of 64 KiB through 4 slots per rank, so slots are reused
+    within a call and across calls; in place, with a size that leaves a short
+    last chunk, and an awkward element count per fraction."""
+    failures: list[str] = []
+    n = 5 * 8192 + 77 if REDUCED else 11 * 8192 + 77  # doubles: 6 or 12 chunks
+
+    def body():
+        for seed in range(3):
+            buf = exact_data(np.float64, n, comm.rank, seed)
+            shancoll.allreduce(comm, MPI.IN_PLACE, buf, MPI.SUM, "shan")
+            if not equal(buf, reference(comm, MPI.SUM, np.float64, n, seed)):
+                failures.append(f"in place, call {seed}")
+            check_case(comm, failures, "shan", MPI.MAX, np.int16, n + seed)
+
+    run_all(comm, body)
+    assert_all(comm, not failures, f"{failures[:5]}")
+
+
 def test_shan_has_no_split_phase(comm):
     raises_all(comm, ValueError, shancoll.iallreduce, comm, np.ones(3), np.empty(3), MPI.SUM,
                "shan", match="algorithm")  # fmt: skip
@@ -454,13 +482,35 @@ def test_consistent_false_lets_auto_pick_rank_varying_algorithms(comm):
     n = 33
     send = awkward(np.float64, n, comm.rank)
     used = []
-    for consistent in [True, False]:
+    for consistent in [True, False]:  # one rank per node: the message-passing rules
         out = np.empty(n)
-        run_all(comm, shancoll.allreduce, comm, send, out, consistent=consistent)
+        run_all(comm, shancoll.allreduce, comm, send, out, consistent=consistent,
+                ranks_per_node=1)  # fmt: skip
         used.append(shancoll.last_stats(comm).algorithm)
     assert_all(comm, used == ["pairwise_exchange", "nway_dissemination"], f"{used}")
-    raises_all(comm, ValueError, shancoll.allreduce, comm, send, np.empty(n), consistent="no",
-               match="consistent")  # fmt: skip
+
+
+def test_auto_on_one_node_goes_through_shared_memory(comm):
+    """Small: release_gather; large or non-commutative: shan; rank-consistent
+    both, so consistent=False changes nothing. (One node whatever the suite's
+    SHANCOLL_RANKS_PER_NODE: the layout is given.)"""
+    alone = comm.size == 1
+    for n, want in [(4, "release_gather"), (1 << 15, "shan")]:
+        for consistent in [True, False]:
+            out = np.empty(n)
+            run_all(comm, shancoll.allreduce, comm, np.ones(n), out, consistent=consistent,
+                    ranks_per_node=comm.size)  # fmt: skip
+            got = shancoll.last_stats(comm).algorithm
+            if alone:  # no shared memory to use: the message rules (tested above)
+                want = got
+            assert_all(comm, got == want and np.all(out == comm.size), f"n={n}: {got} != {want}")
+    n = 33
+    out = np.empty(n, np.complex128)
+    run_all(comm, shancoll.allreduce, comm, affine_data(n, comm.rank), out, compose_affine,
+            ranks_per_node=comm.size)  # fmt: skip
+    got = shancoll.last_stats(comm).algorithm
+    want = "pairwise_exchange" if alone else "shan"
+    assert_all(comm, got == want and equal(out, in_rank_order(comm, n)), f"{got} != {want}")
 
 
 # ---------------------------------------------------------------------------

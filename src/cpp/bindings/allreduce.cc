@@ -1,10 +1,20 @@
 // pybind11 bindings of allreduce and iallreduce (kept apart from module.cc).
-// The Python layer (src/shancoll/_allreduce.py) parses buffer specs and ops;
-// here we check what the core needs to stay memory-safe.
+//
+// Two entries per collective, one core (`prepare`):
+// - the fast entry (allreduce_fast, iallreduce_fast) takes the common call as
+//   the user wrote it, (comm, ndarray, ndarray | IN_PLACE, MPI.Op, options),
+//   straight from Python: the per-call cost of the Python argument layer
+//   (about 1 us, more than a small MPI_Allreduce) would otherwise decide the
+//   small-message race. It declines (returns False/None, having done nothing)
+//   whenever the call is anything else, and the Python layer
+//   (src/shancoll/_allreduce.py) then parses buffer specs and callables and
+//   words the errors;
+// - the general entry takes what that layer parsed.
 #include <mpi.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,13 +33,46 @@ using bindings::mpi_op_of;
 
 namespace {
 
-// The Python buffers, kept alive (and exported) as long as the call or request.
-struct Buffers {
-  std::optional<py::buffer_info> send;
-  py::buffer_info recv;
+// A Python buffer held (exported) as long as the call or request lives.
+class View {
+ public:
+  View() = default;
+  View(const View&) = delete;
+  View& operator=(const View&) = delete;
+  ~View() {
+    if (held_) PyBuffer_Release(&view_);
+  }
+  // False (and no Python error pending) if `obj` cannot export a C-contiguous
+  // buffer with these flags.
+  bool acquire(py::handle obj, int flags) {
+    held_ = PyObject_GetBuffer(obj.ptr(), &view_, flags | PyBUF_C_CONTIGUOUS) == 0;
+    if (!held_) PyErr_Clear();
+    return held_;
+  }
+  bool held() const { return held_; }
+  void* ptr() const { return held_ ? view_.buf : nullptr; }
+  std::int64_t bytes() const { return held_ ? view_.len : 0; }
+  const Py_buffer& get() const { return view_; }
+
+ private:
+  Py_buffer view_{};
+  bool held_ = false;
 };
 
-// Checks the arguments and resolves the algorithm; no communication except
+struct Buffers {
+  View send, recv;
+};
+
+// The caller's choices, checked by prepare().
+struct Knobs {
+  std::string algorithm;  // "" = auto (the environment may override)
+  int ports = 0;
+  int ranks_per_node = -1;
+  double timeout = 0;
+  bool consistent = true;
+};
+
+// One call, checked, with its algorithm resolved; no communication except
 // the communicator's first use.
 struct Call {
   Comm* comm;
@@ -39,108 +82,300 @@ struct Call {
   const AllreduceAlgorithm* algorithm;
 };
 
-Call prepare(py::handle comm_obj, py::object send, py::object recv, Buffers& bufs,
-             const std::string& kind, int itemsize, py::handle op, const std::string& algorithm,
-             int ports, int ranks_per_node, double timeout, bool consistent, bool split_phase) {
+Call prepare(MPI_Comm user, const std::byte* send, std::byte* recv, std::int64_t bytes, DType type,
+             MPI_Op op, const Knobs& k, bool split_phase) {
+  if (k.ports < 0)
+    throw ArgumentError("ports: must be >= 0 (0 chooses), got " + std::to_string(k.ports));
+  if (k.timeout < 0) throw ArgumentError("timeout: must be >= 0 seconds");
+  Options o;
+  o.ranks_per_node = k.ranks_per_node;
+  o.timeout = k.timeout > 0 ? k.timeout : default_timeout();
+  Call c{&Comm::of(user), Reducer(op, type), {}, o, nullptr};
+  c.args.send = send;
+  c.args.recv = recv;
+  c.args.count = bytes / static_cast<std::int64_t>(dtype_size(type));
+  c.args.ports = k.ports;
+  c.args.consistent = k.consistent;
+  c.args.reducer = &c.reducer;
+  std::string name = k.algorithm;
+  if (split_phase && (name.empty() || name == "auto"))
+    name = auto_split_phase(c.args, c.comm->size());
+  const int nodes = c.comm->nodes(k.ranks_per_node).topo.node_count;
+  c.algorithm = &find_allreduce(name, c.args, c.comm->size(), nodes);
+  return c;
+}
+
+void run_blocking(Call& c) {
+  c.args.reducer = &c.reducer;  // c was moved out of prepare()
+  Stats stats;
+  {
+    py::gil_scoped_release release;  // user ops re-acquire it (mpi4py: "with gil")
+    c.comm->run([&] { c.algorithm->fn(*c.comm, c.args, c.options, stats); });
+  }
+  c.comm->last_stats = stats;
+  c.comm->last_algorithm = c.algorithm->name;
+}
+
+// A split-phase request with the Python buffers it works on, and the MPI op
+// made from a Python callable, freed once the request is done.
+struct PyRequest {
+  Buffers bufs;
+  std::unique_ptr<AllreduceRequest> req;
+  py::object op_to_free;
+
+  void release_op() {
+    if (op_to_free && !op_to_free.is_none()) op_to_free.attr("Free")();
+    op_to_free = py::none();
+  }
+};
+
+std::unique_ptr<PyRequest> start_request(Call& c, std::unique_ptr<PyRequest> r) {
+  c.args.reducer = &c.reducer;
+  r->req = c.comm->run(
+      [&] { return std::make_unique<AllreduceRequest>(*c.comm, c.args, *c.algorithm, c.options); });
+  return r;
+}
+
+// ---------------------------------------------------------------------------
+// The fast entry's checks: each returns false for "not the plain case".
+
+PyTypeObject* ndarray_type = nullptr;
+PyObject* in_place = nullptr;  // MPI.IN_PLACE
+
+// NumPy's kind of a native-order buffer format ("<d", "i", "Zf", "?", ...).
+bool numpy_kind(const char* format, char& kind) {
+  if (!format) return false;
+  if (*format == '@' || *format == '=' || *format == '<') ++format;  // little-endian host
+  const bool complex = *format == 'Z';
+  if (complex) ++format;
+  if (!format[0] || format[1]) return false;
+  const char c = format[0];
+  if (complex) {
+    kind = 'c';
+    return c == 'f' || c == 'd' || c == 'g';
+  }
+  if (c == 'f' || c == 'd' || c == 'g')
+    kind = 'f';
+  else if (c == '?')
+    kind = 'b';
+  else if (std::strchr("bhilq", c))
+    kind = 'i';
+  else if (std::strchr("BHILQ", c))
+    kind = 'u';
+  else
+    return false;
+  return true;
+}
+
+bool plain_int(py::handle h, int& out, int none_value) {
+  if (h.is_none()) {
+    out = none_value;
+    return true;
+  }
+  if (!PyLong_CheckExact(h.ptr())) return false;  // bool and others: the general path
+  const long v = PyLong_AsLong(h.ptr());
+  if (v == -1 && PyErr_Occurred()) {
+    PyErr_Clear();
+    return false;
+  }
+  out = static_cast<int>(v);
+  return out == v;
+}
+
+bool plain_knobs(py::handle algorithm, py::handle ports, py::handle consistent,
+                 py::handle ranks_per_node, py::handle timeout, Knobs& k) {
+  if (!PyUnicode_CheckExact(algorithm.ptr())) return false;
+  Py_ssize_t n = 0;
+  const char* name = PyUnicode_AsUTF8AndSize(algorithm.ptr(), &n);
+  if (!name) {
+    PyErr_Clear();
+    return false;
+  }
+  k.algorithm.assign(name, static_cast<std::size_t>(n));
+  if (k.algorithm == "auto") k.algorithm.clear();
+  if (consistent.ptr() != Py_True && consistent.ptr() != Py_False) return false;
+  k.consistent = consistent.ptr() == Py_True;
+  if (!plain_int(ports, k.ports, 0) || !plain_int(ranks_per_node, k.ranks_per_node, -1))
+    return false;
+  if (timeout.is_none()) return true;
+  if (!PyFloat_CheckExact(timeout.ptr())) return false;
+  k.timeout = PyFloat_AS_DOUBLE(timeout.ptr());
+  return true;
+}
+
+// recv: a writable C-contiguous ndarray of an MPI-reducible dtype; send: an
+// ndarray of the same format and size, or IN_PLACE (None included).
+bool plain_arrays(py::handle send, py::handle recv, Buffers& bufs, DType& type) {
+  if (Py_TYPE(recv.ptr()) != ndarray_type) return false;
+  if (!bufs.recv.acquire(recv, PyBUF_FORMAT | PyBUF_WRITABLE)) return false;
+  const Py_buffer& r = bufs.recv.get();
+  char kind = 0;
+  if (!numpy_kind(r.format, kind) || r.itemsize <= 0) return false;
+  try {
+    type = dtype_from_numpy(kind, static_cast<int>(r.itemsize), "recvbuf");
+  } catch (const ArgumentError&) {
+    return false;  // e.g. float16: the general path words it
+  }
+  if (send.is_none() || send.ptr() == in_place) return true;
+  if (Py_TYPE(send.ptr()) != ndarray_type) return false;
+  if (!bufs.send.acquire(send, PyBUF_FORMAT)) return false;
+  const Py_buffer& s = bufs.send.get();
+  return s.len == r.len && s.itemsize == r.itemsize && std::strcmp(s.format, r.format) == 0;
+}
+
+bool plain_op(py::handle op, MPI_Op& out) {
+  if (!PyObject_TypeCheck(op.ptr(), &PyMPIOp_Type)) return false;  // callables: general path
+  out = *PyMPIOp_Get(op.ptr());
+  return true;
+}
+
+// The general entry's buffers: flat, contiguous, already matched in type and
+// length by the Python layer; checked again here to stay memory-safe.
+Call prepare_general(py::handle comm, py::handle send, py::handle recv, Buffers& bufs,
+                     const std::string& kind, int itemsize, py::handle op, const Knobs& k,
+                     bool split_phase) {
   if (kind.size() != 1) throw ArgumentError("recvbuf: bad dtype kind '" + kind + "'");
-  if (ports < 0)
-    throw ArgumentError("ports: must be >= 0 (0 chooses), got " + std::to_string(ports));
-  if (timeout < 0) throw ArgumentError("timeout: must be >= 0 seconds");
   const DType type = dtype_from_numpy(kind[0], itemsize, "recvbuf");
-  Reducer reducer(mpi_op_of(op), type);
-  MPI_Comm user = mpi_comm_of(comm_obj);
-  bufs.recv = py::reinterpret_borrow<py::buffer>(recv).request(true);
-  const std::int64_t bytes = bufs.recv.size * bufs.recv.itemsize;
+  const MPI_Op mpi_op = mpi_op_of(op);
+  const MPI_Comm user = mpi_comm_of(comm);
+  if (!bufs.recv.acquire(recv, PyBUF_WRITABLE))
+    throw ArgumentError("recvbuf: not a writable contiguous buffer");
+  const std::int64_t bytes = bufs.recv.bytes();
   if (bytes % itemsize)
     throw ArgumentError("recvbuf: " + std::to_string(bytes) + " bytes is not a whole number of " +
                         std::to_string(itemsize) + "-byte elements");
   if (!send.is_none()) {
-    bufs.send = py::reinterpret_borrow<py::buffer>(send).request(false);
-    if (bufs.send->size * bufs.send->itemsize != bytes)
-      throw ArgumentError("sendbuf: " + std::to_string(bufs.send->size * bufs.send->itemsize) +
+    if (!bufs.send.acquire(send, PyBUF_SIMPLE))
+      throw ArgumentError("sendbuf: not a contiguous buffer");
+    if (bufs.send.bytes() != bytes)
+      throw ArgumentError("sendbuf: " + std::to_string(bufs.send.bytes()) +
                           " bytes, but recvbuf has " + std::to_string(bytes));
   }
-  Options o;
-  o.ranks_per_node = ranks_per_node;
-  o.timeout = timeout > 0 ? timeout : default_timeout();
-  Call c{&Comm::of(user), reducer, {}, o, nullptr};
-  c.args.send = bufs.send ? static_cast<const std::byte*>(bufs.send->ptr) : nullptr;
-  c.args.recv = static_cast<std::byte*>(bufs.recv.ptr);
-  c.args.count = bytes / itemsize;
-  c.args.ports = ports;
-  c.args.consistent = consistent;
-  c.args.reducer = &c.reducer;
-  std::string name = algorithm;
-  if (split_phase && (name.empty() || name == "auto"))
-    name = auto_split_phase(c.args, c.comm->size());
-  c.algorithm = &find_allreduce(name, c.args, c.comm->size());
-  return c;
+  return prepare(user, static_cast<const std::byte*>(bufs.send.ptr()),
+                 static_cast<std::byte*>(bufs.recv.ptr()), bytes, type, mpi_op, k, split_phase);
 }
-
-// A split-phase request with the Python buffers it works on.
-struct PyRequest {
-  Buffers bufs;
-  std::unique_ptr<AllreduceRequest> req;
-};
 
 }  // namespace
 
 void bind_allreduce(py::module_& m) {
   if (import_mpi4py() < 0) throw py::error_already_set();  // per translation unit
+  // Kept for the module's lifetime (released at interpreter exit).
+  ndarray_type = reinterpret_cast<PyTypeObject*>(
+      py::object(py::module_::import("numpy").attr("ndarray")).release().ptr());
+  in_place = py::object(py::module_::import("mpi4py.MPI").attr("IN_PLACE")).release().ptr();
+
+  m.def(
+      "allreduce_fast",
+      [](py::handle comm, py::handle send, py::handle recv, py::handle op, py::handle algorithm,
+         py::handle ports, py::handle consistent, py::handle ranks_per_node, py::handle timeout) {
+        Buffers bufs;
+        DType type{};
+        MPI_Op mpi_op = MPI_OP_NULL;
+        Knobs k;
+        if (!PyObject_TypeCheck(comm.ptr(), &PyMPIComm_Type) || !plain_op(op, mpi_op) ||
+            !plain_knobs(algorithm, ports, consistent, ranks_per_node, timeout, k) ||
+            !plain_arrays(send, recv, bufs, type))
+          return false;
+        Call c = prepare(mpi_comm_of(comm), static_cast<const std::byte*>(bufs.send.ptr()),
+                         static_cast<std::byte*>(bufs.recv.ptr()), bufs.recv.bytes(), type, mpi_op,
+                         k, false);
+        run_blocking(c);
+        return true;
+      },
+      "allreduce(comm, sendbuf, recvbuf, op, algorithm, ports, consistent, ranks_per_node, "
+      "timeout) for plain arrays and an MPI.Op; False (nothing done) for any other call.");
 
   m.def(
       "allreduce",
-      [](py::handle comm, py::object send, py::object recv, const std::string& kind, int itemsize,
+      [](py::handle comm, py::handle send, py::handle recv, const std::string& kind, int itemsize,
          py::handle op, const std::string& algorithm, int ports, int ranks_per_node, double timeout,
          bool consistent) {
         Buffers bufs;
-        Call c = prepare(comm, send, recv, bufs, kind, itemsize, op, algorithm, ports,
-                         ranks_per_node, timeout, consistent, false);
-        c.args.reducer = &c.reducer;
-        Stats stats;
-        {
-          py::gil_scoped_release release;  // user ops re-acquire it (mpi4py: "with gil")
-          c.comm->run([&] { c.algorithm->fn(*c.comm, c.args, c.options, stats); });
-        }
-        c.comm->last_stats = stats;
-        c.comm->last_algorithm = c.algorithm->name;
+        Call c = prepare_general(comm, send, recv, bufs, kind, itemsize, op,
+                                 {algorithm, ports, ranks_per_node, timeout, consistent}, false);
+        run_blocking(c);
       },
       py::arg("comm"), py::arg("send"), py::arg("recv"), py::arg("kind"), py::arg("itemsize"),
       py::arg("op"), py::arg("algorithm") = "", py::arg("ports") = 0,
       py::arg("ranks_per_node") = -1, py::arg("timeout") = 0.0, py::arg("consistent") = true,
       "Allreduce of contiguous buffers of NumPy kind/itemsize; send=None means in place.");
 
-  py::class_<PyRequest>(m, "AllreduceRequest")
-      .def("test", [](PyRequest& r) { return r.req->test(); })
+  py::class_<PyRequest>(m, "AllreduceRequest",
+                        "A split-phase allreduce in progress (returned by iallreduce).\n\n"
+                        "Progress happens only inside test() and wait() (no thread). recvbuf "
+                        "holds the result once test() returned True or wait() returned; the "
+                        "buffers must not be touched before.")
+      .def(
+          "test",
+          [](PyRequest& r) {
+            const bool done = r.req->test();
+            if (done) r.release_op();
+            return done;
+          },
+          "Advances the allreduce without blocking; True when it is complete.")
       .def(
           "wait",
-          [](PyRequest& r, double timeout) {
-            py::gil_scoped_release release;
-            r.req->wait(timeout > 0 ? timeout : default_timeout());
+          [](PyRequest& r, py::handle timeout) {
+            double seconds = 0;
+            if (!timeout.is_none()) {
+              if (!PyFloat_Check(timeout.ptr()) && !PyLong_CheckExact(timeout.ptr()))
+                throw ArgumentError("timeout: expected a positive number of seconds");
+              seconds = PyFloat_AsDouble(timeout.ptr());
+              if (!(seconds > 0))
+                throw ArgumentError("timeout: expected a positive number of seconds");
+            }
+            {
+              py::gil_scoped_release release;
+              r.req->wait(seconds > 0 ? seconds : default_timeout());
+            }
+            r.release_op();
           },
-          py::arg("timeout") = 0.0)
+          py::arg("timeout") = py::none(),
+          "Blocks until complete. TimeoutError after `timeout` seconds (None: SHANCOLL_TIMEOUT, "
+          "else 120 s); the request stays valid and can be waited on (or tested) again.")
       .def_property_readonly("done", [](const PyRequest& r) { return r.req->done(); })
-      .def_property_readonly("test_calls", [](const PyRequest& r) { return r.req->test_calls(); })
+      .def_property_readonly(
+          "test_calls", [](const PyRequest& r) { return r.req->test_calls(); },
+          "How many times test() was called on this request.")
       .def_property_readonly("algorithm", [](const PyRequest& r) { return r.req->algorithm(); })
-      .def_property_readonly("rounds", [](const PyRequest& r) { return r.req->stats().rounds; });
+      .def_property_readonly(
+          "rounds", [](const PyRequest& r) { return r.req->stats().rounds; },
+          "Communication rounds of the algorithm (known when done).")
+      .def_readwrite("op_to_free", &PyRequest::op_to_free,
+                     "The MPI.Op made for a Python callable, freed when the request completes.");
+
+  m.def(
+      "iallreduce_fast",
+      [](py::handle comm, py::handle send, py::handle recv, py::handle op, py::handle algorithm,
+         py::handle ports, py::handle consistent, py::handle ranks_per_node) -> py::object {
+        auto r = std::make_unique<PyRequest>();
+        DType type{};
+        MPI_Op mpi_op = MPI_OP_NULL;
+        Knobs k;
+        if (!PyObject_TypeCheck(comm.ptr(), &PyMPIComm_Type) || !plain_op(op, mpi_op) ||
+            !plain_knobs(algorithm, ports, consistent, ranks_per_node, py::none(), k) ||
+            !plain_arrays(send, recv, r->bufs, type))
+          return py::none();
+        Call c = prepare(mpi_comm_of(comm), static_cast<const std::byte*>(r->bufs.send.ptr()),
+                         static_cast<std::byte*>(r->bufs.recv.ptr()), r->bufs.recv.bytes(), type,
+                         mpi_op, k, true);
+        return py::cast(start_request(c, std::move(r)));
+      },
+      "iallreduce(...) for plain arrays and an MPI.Op; None (nothing done) for any other call.");
 
   m.def(
       "iallreduce",
-      [](py::handle comm, py::object send, py::object recv, const std::string& kind, int itemsize,
-         py::handle op, const std::string& algorithm, int ports, int ranks_per_node, double timeout,
+      [](py::handle comm, py::handle send, py::handle recv, const std::string& kind, int itemsize,
+         py::handle op, const std::string& algorithm, int ports, int ranks_per_node,
          bool consistent) {
         auto r = std::make_unique<PyRequest>();
-        Call c = prepare(comm, send, recv, r->bufs, kind, itemsize, op, algorithm, ports,
-                         ranks_per_node, timeout, consistent, true);
-        c.args.reducer = &c.reducer;
-        r->req = c.comm->run([&] {
-          return std::make_unique<AllreduceRequest>(*c.comm, c.args, *c.algorithm, c.options);
-        });
-        return r;
+        Call c = prepare_general(comm, send, recv, r->bufs, kind, itemsize, op,
+                                 {algorithm, ports, ranks_per_node, 0.0, consistent}, true);
+        return start_request(c, std::move(r));
       },
       py::arg("comm"), py::arg("send"), py::arg("recv"), py::arg("kind"), py::arg("itemsize"),
       py::arg("op"), py::arg("algorithm") = "", py::arg("ports") = 0,
-      py::arg("ranks_per_node") = -1, py::arg("timeout") = 0.0, py::arg("consistent") = true,
+      py::arg("ranks_per_node") = -1, py::arg("consistent") = true,
       "Split-phase allreduce: returns a request (test(), wait(timeout)).");
 
   m.def(

@@ -367,8 +367,9 @@ int shancoll_allreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MP
     const Reducer reducer(op, reduction_type(datatype), datatype);
     const AllreduceArgs args = allreduce_args(sendbuf, recvbuf, count, reducer, o);
     Comm& c = Comm::of(comm);
-    const AllreduceAlgorithm& algo = find_allreduce(name_of(algorithm), args, c.size());
     const Options resolved = o.resolved();
+    const int nodes = c.nodes(resolved.ranks_per_node).topo.node_count;
+    const AllreduceAlgorithm& algo = find_allreduce(name_of(algorithm), args, c.size(), nodes);
     run_algorithm(c, algo.name, [&](Stats& s) { algo.fn(c, args, resolved, s); });
   });
 }

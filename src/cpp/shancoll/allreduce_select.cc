@@ -16,6 +16,10 @@ bool power_of_two(int size) { return (size & (size - 1)) == 0; }
 // on the ring's 2(P-1)/P m bytes per rank should beat the log-round
 // algorithms, which send the whole vector m in every round.
 constexpr std::int64_t kRingMinBytes = 64 << 10;
+// One node: below this, release_gather's tree of flags (data inlined or in
+// its buffers); from here on shan's chunked split, where every rank reduces
+// its fraction. Measured at 2 ranks (docs/performance.md).
+constexpr std::int64_t kShanMinBytes = 2 << 10;
 
 }  // namespace
 
@@ -49,6 +53,9 @@ const std::vector<AllreduceAlgorithm>& allreduce_algorithms() {
 
 // auto: never an algorithm whose result differs between ranks for floating
 // point (same_tree), never one that cannot take a non-commutative op.
+// - one node: through shared memory, not messages: release_gather for small
+//   messages, shan for large ones and for non-commutative ops (on one node
+//   it combines in rank order);
 // - non-commutative: pairwise_exchange for 2^k ranks (log2 P rounds), else
 //   binomial (plain rank order for every P);
 // - large messages: ring;
@@ -56,7 +63,11 @@ const std::vector<AllreduceAlgorithm>& allreduce_algorithms() {
 //   rank-varying results (args.consistent false): nway_dissemination, fewest
 //   rounds with all ranks busy; floating point: pairwise_exchange, the fewest
 //   rounds among the rank-consistent algorithms.
-const char* auto_allreduce(const AllreduceArgs& args, int size) {
+const char* auto_allreduce(const AllreduceArgs& args, int size, int nodes) {
+  if (nodes == 1 && size > 1) {
+    if (!args.reducer->commutative()) return "shan";
+    return args.bytes() < kShanMinBytes ? "release_gather" : "shan";
+  }
   if (!args.reducer->commutative()) return power_of_two(size) ? "pairwise_exchange" : "binomial";
   if (args.bytes() >= kRingMinBytes && args.count >= size) return "ring";
   if (!dtype_is_inexact(args.reducer->type()) || !args.consistent) return "nway_dissemination";
@@ -69,13 +80,13 @@ const char* auto_split_phase(const AllreduceArgs& args, int size) {
 }
 
 const AllreduceAlgorithm& find_allreduce(const std::string& requested, const AllreduceArgs& args,
-                                         int size) {
+                                         int size, int nodes) {
   std::string name = requested;
   if (name.empty()) {  // read per call, so a changed environment takes effect
     const char* env = std::getenv("SHANCOLL_ALLREDUCE_ALGORITHM");
     name = env && *env ? env : "auto";
   }
-  if (name == "auto") name = auto_allreduce(args, size);
+  if (name == "auto") name = auto_allreduce(args, size, nodes);
   const AllreduceAlgorithm& a = allreduce_algorithm(name);
   if (!args.reducer->commutative() && !a.rank_order(size)) {
     throw ArgumentError(

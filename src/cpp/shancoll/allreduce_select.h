@@ -23,14 +23,15 @@ const std::vector<AllreduceAlgorithm>& allreduce_algorithms();
 
 // Resolves a name ("auto", or SHANCOLL_ALLREDUCE_ALGORITHM when empty) and
 // checks that it can run this op; throws ArgumentError naming `algorithm` or `op`.
+// `nodes`: the node count of the call's layout, 0 if unknown.
 const AllreduceAlgorithm& find_allreduce(const std::string& name, const AllreduceArgs& args,
-                                         int size);
+                                         int size, int nodes = 0);
 
 // The algorithm of that name ("auto" excluded); throws ArgumentError naming `algorithm`.
 const AllreduceAlgorithm& allreduce_algorithm(const std::string& name);
 
-// The rule behind "auto".
-const char* auto_allreduce(const AllreduceArgs& args, int size);
+// The rule behind "auto" (nodes: as for find_allreduce).
+const char* auto_allreduce(const AllreduceArgs& args, int size, int nodes = 0);
 // "auto" for a split-phase call: the same rule among the algorithms that can
 // run split-phase (schedule-driven ones).
 const char* auto_split_phase(const AllreduceArgs& args, int size);

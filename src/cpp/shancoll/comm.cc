@@ -4,6 +4,7 @@
 #include <string>
 
 #include "shancoll/attached.h"
+#include "shancoll/coll/allreduce/shan_node_pipeline.h"
 #include "shancoll/coll/release_gather/release_gather.h"
 #include "shancoll/error.h"
 #include "shancoll/progress.h"
@@ -16,6 +17,7 @@ NodeContext::~NodeContext() {
   fraction_comms.clear();
   for (auto& t : transports) t.reset();
   release_gather.reset();
+  shan_pipeline.reset();
   segment.reset();
   free_topology(topo);
 }

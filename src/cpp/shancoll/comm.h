@@ -31,6 +31,7 @@ namespace shancoll {
 
 class Transport;
 struct ReleaseGatherState;  // coll/release_gather/release_gather.h
+struct ShanPipelineState;   // coll/allreduce/shan_node_pipeline.h
 class Comm;
 
 // Everything that depends on the node layout.
@@ -56,6 +57,8 @@ struct NodeContext {
   // ordered by node), null where this rank does not take part; built on
   // first use.
   std::vector<std::unique_ptr<Comm>> fraction_comms;
+  // shan allreduce on one node: its pipeline's segment and chunk counter.
+  std::unique_ptr<ShanPipelineState> shan_pipeline;
   ~NodeContext();
 };
 

@@ -22,6 +22,8 @@
 // one after the other in increasing j: no deadlock, since the lowest
 // unfinished fraction always has all its ranks at it (or on their way).
 // Empty fractions (fewer elements than F) are skipped on every node alike.
+// On a single node the steps run chunk by chunk instead, with flags in place
+// of the barriers (shan_node_pipeline.cc).
 //
 // Cost model (N nodes of n ranks, F = n; m bytes; X = the inter-node
 // algorithm on N ranks and m/n bytes; alpha, beta, gamma as in
@@ -54,6 +56,7 @@
 
 #include "shancoll/allreduce_select.h"
 #include "shancoll/coll/allreduce/allreduce.h"
+#include "shancoll/coll/allreduce/shan_node_pipeline.h"
 #include "shancoll/error.h"
 #include "shancoll/shm/flags.h"
 
@@ -195,6 +198,7 @@ void allreduce_shan(Comm& comm, const AllreduceArgs& args, const Options& option
   check_rank_order(t, args);
   stats.node_count = t.node_count;
   if (args.count == 0) return;
+  if (t.node_count == 1) return shan_node_pipeline(ctx, args, options.wait_timeout(), stats);
   if (t.node_count > 1 && ctx.fraction_comms.empty()) build_fraction_comms(comm, ctx);
   const double timeout = options.wait_timeout();
   const Layout layout = reserve_layout(ctx, args.bytes(), timeout);
