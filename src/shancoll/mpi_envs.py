@@ -7,11 +7,8 @@ the MPI library of the running Python and the ``mpiexec`` next to it.
 
 from __future__ import annotations
 
-import os
-import shutil
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 
 __all__ = ["MpiEnv", "available", "ensure"]
 
@@ -32,14 +29,6 @@ class MpiEnv:
         return [*self.mpiexec, "-n", str(nranks), self.python, *argv]
 
 
-def _default_mpiexec() -> str:
-    env = os.environ.get("SHANCOLL_MPIEXEC")
-    if env:
-        return env
-    here = Path(sys.executable).parent / "mpiexec"
-    return str(here) if here.exists() else (shutil.which("mpiexec") or "mpiexec")
-
-
 def available() -> list[str]:
     return ["default"]
 
@@ -49,4 +38,6 @@ def ensure(lib: str) -> MpiEnv:
         raise ValueError(f"lib: unknown MPI library {lib!r} (valid: {', '.join(LIBRARIES)})")
     if lib != "default":
         raise ValueError(f"lib: {lib!r} is not installed here (available: default)")
-    return MpiEnv("default", "", sys.executable, [_default_mpiexec()])
+    from .sweep import default_mpiexec
+
+    return MpiEnv("default", "", sys.executable, [default_mpiexec()])
