@@ -15,6 +15,7 @@
 #include "shancoll/comm.h"
 #include "shancoll/pattern/nway_dissemination.h"
 #include "shancoll/progress.h"
+#include "shancoll/select.h"
 
 namespace py = pybind11;
 using namespace shancoll;
@@ -73,7 +74,8 @@ Call prepare(py::handle comm_obj, py::object send, py::object recv, Buffers& buf
   std::string name = algorithm;
   if (split_phase && (name.empty() || name == "auto"))
     name = auto_split_phase(c.args, c.comm->size());
-  c.algorithm = &find_allreduce(name, c.args, c.comm->size());
+  const int nodes = split_phase ? 0 : rule_nodes(*c.comm, ranks_per_node);
+  c.algorithm = &find_allreduce(name, c.args, c.comm->size(), nodes);
   return c;
 }
 

@@ -303,7 +303,8 @@ int shancoll_allreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MP
     args.recv = static_cast<std::byte*>(recvbuf);
     args.count = count;
     args.reducer = &reducer;
-    const AllreduceAlgorithm& algo = find_allreduce(name_of(algorithm), args, c.size());
+    const AllreduceAlgorithm& algo =
+        find_allreduce(name_of(algorithm), args, c.size(), rule_nodes(c, -1));
     const Options o = call_options();
     run_algorithm(c, algo.name, [&](Stats& s) { algo.fn(c, args, o, s); });
   });
@@ -321,7 +322,8 @@ int shancoll_bcast_c(void* buffer, MPI_Count count, MPI_Datatype datatype, int r
     check_root(root, c);
     args.buf = static_cast<std::byte*>(buffer);
     args.root = root;
-    const BcastAlgorithm& algo = find_bcast(name_of(algorithm));
+    const BcastAlgorithm& algo =
+        find_bcast(name_of(algorithm), args.bytes, c.size(), rule_nodes(c, -1));
     const Options o = call_options();
     run_algorithm(c, algo.name, [&](Stats& s) { algo.fn(c, args, o, s); });
   });
@@ -345,7 +347,8 @@ int shancoll_reduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_D
     args.count = count;
     args.reducer = &reducer;
     args.root = root;
-    const ReduceAlgorithm& algo = find_reduce(name_of(algorithm), args);
+    const ReduceAlgorithm& algo =
+        find_reduce(name_of(algorithm), args, c.size(), rule_nodes(c, -1));
     const Options o = call_options();
     run_algorithm(c, algo.name, [&](Stats& s) { algo.fn(c, args, o, s); });
   });

@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "shancoll/error.h"
+#include "shancoll/rules.h"
 
 namespace shancoll {
 namespace {
@@ -56,11 +57,36 @@ const std::vector<AllreduceAlgorithm>& allreduce_algorithms() {
 //   rank-varying results (args.consistent false): nway_dissemination, fewest
 //   rounds with all ranks busy; floating point: pairwise_exchange, the fewest
 //   rounds among the rank-consistent algorithms.
-const char* auto_allreduce(const AllreduceArgs& args, int size) {
-  if (!args.reducer->commutative()) return power_of_two(size) ? "pairwise_exchange" : "binomial";
-  if (args.bytes() >= kRingMinBytes && args.count >= size) return "ring";
-  if (!dtype_is_inexact(args.reducer->type()) || !args.consistent) return "nway_dissemination";
+const char* builtin_allreduce(const AllreduceNeeds& n, int size) {
+  if (!n.commutative) return power_of_two(size) ? "pairwise_exchange" : "binomial";
+  if (n.bytes >= kRingMinBytes && n.count >= size) return "ring";
+  if (!n.inexact || !n.consistent) return "nway_dissemination";
   return "pairwise_exchange";
+}
+
+AllreduceNeeds allreduce_needs(const AllreduceArgs& args) {
+  return {args.count, args.bytes(), args.reducer->commutative(),
+          dtype_is_inexact(args.reducer->type()), args.consistent};
+}
+
+bool allreduce_allowed(const AllreduceAlgorithm& a, const AllreduceNeeds& n, int size) {
+  if (!n.commutative && !a.rank_order(size)) return false;
+  if (n.inexact && n.consistent && !a.same_tree(size)) return false;
+  return std::string(a.name) != "ring" || n.count >= size;
+}
+
+std::string choose_allreduce(const AllreduceNeeds& n, int size, int nodes) {
+  const auto valid = [&](const std::string& name) {
+    for (const auto& a : allreduce_algorithms())
+      if (name == a.name) return allreduce_allowed(a, n, size);
+    return false;
+  };
+  const std::string name = rule_choice("allreduce", n.bytes, size, nodes, valid);
+  return name.empty() ? builtin_allreduce(n, size) : name;
+}
+
+const char* auto_allreduce(const AllreduceArgs& args, int size) {
+  return builtin_allreduce(allreduce_needs(args), size);
 }
 
 const char* auto_split_phase(const AllreduceArgs& args, int size) {
@@ -69,13 +95,13 @@ const char* auto_split_phase(const AllreduceArgs& args, int size) {
 }
 
 const AllreduceAlgorithm& find_allreduce(const std::string& requested, const AllreduceArgs& args,
-                                         int size) {
+                                         int size, int nodes) {
   std::string name = requested;
   if (name.empty()) {  // read per call, so a changed environment takes effect
     const char* env = std::getenv("SHANCOLL_ALLREDUCE_ALGORITHM");
     name = env && *env ? env : "auto";
   }
-  if (name == "auto") name = auto_allreduce(args, size);
+  if (name == "auto") name = choose_allreduce(allreduce_needs(args), size, nodes);
   const AllreduceAlgorithm& a = allreduce_algorithm(name);
   if (!args.reducer->commutative() && !a.rank_order(size)) {
     throw ArgumentError(
