@@ -86,7 +86,19 @@ __all__ = [
 DISTRIBUTIONS = ("regular", "decreasing", "bcast")
 KINDS = ("shancoll", "shared", "native", "memcpy")
 TRANSPORTS = ("auto", "two_sided", "rma")
-COLLECTIVES = ("allgatherv", "allgather")
+# Keyword options a series may pass to its collective (shan's transport and
+# block_size, allreduce's ports and consistent, release_gather's tree options);
+# the collective itself checks the values. Listed here so that a typo in a
+# config fails when it is read, not inside an MPI job.
+ALGORITHM_OPTIONS = (
+    "transport", "block_size", "ports", "consistent", "tree", "k", "skew", "buffer_size",
+    "buffers", "inline", "read_from_parent", "data_copy", "inter_algorithm",
+)  # fmt: skip
+COLLECTIVES = ("allgatherv", "allgather", "allreduce", "bcast", "reduce")
+# One message of `bytes_per_rank` bytes (regular distribution only; root 0),
+# op SUM; both sides timed by this kernel through Python.
+MESSAGE_COLLECTIVES = ("allreduce", "bcast", "reduce")
+KERNEL = "python"  # the `kernel` column: this module (the C++ driver is shancoll_bench)
 
 # ---------------------------------------------------------------------------
 # sizes and distributions (pure: no MPI; also used by the sweep driver)
@@ -217,7 +229,16 @@ def series_label(name: str, options: dict) -> str:
         parts.append(str(options["transport"]))
     if "block_size" in options:
         parts.append(f"bs={format_bytes(int(options['block_size']))}")
+    parts += [f"{k}={v}" for k, v in options.items() if k not in ("transport", "block_size")]
     return f"{name}[{','.join(parts)}]" if parts else name
+
+
+def _option_value(text: str) -> int | bool | str:
+    if text.isdigit():
+        return int(text)
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    return text
 
 
 def parse_series(text: str, algorithms: Iterable[str] | None = None) -> Series:
@@ -226,10 +247,12 @@ def parse_series(text: str, algorithms: Iterable[str] | None = None) -> Series:
     ``algorithms``: the registered shancoll algorithms, to reject unknown names
     early (None: accept any name that is not a reserved one).
     """
-    m = re.fullmatch(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\[([^\]]*)\])?\s*", text)
+    m = re.fullmatch(r"\s*([A-Za-z_][A-Za-z0-9_]*)(?::([\w.-]+))?\s*(?:\[([^\]]*)\])?\s*", text)
     if not m:
         raise ValueError(f"series: cannot parse {text!r} (examples: shan, shan[rma], native)")
-    name, opt_text = m.group(1), m.group(2)
+    name, native_job, opt_text = m.group(1), m.group(2), m.group(3)
+    if native_job and name != "native":
+        raise ValueError(f"series {text!r}: only native takes a ':<baseline>' suffix")
     options: dict[str, Any] = {}
     for opt in (o.strip() for o in (opt_text or "").split(",")):
         if not opt:
@@ -240,14 +263,20 @@ def parse_series(text: str, algorithms: Iterable[str] | None = None) -> Series:
             options["block_size"] = parse_size(opt.split("=", 1)[1])
         elif opt.startswith("transport="):
             options["transport"] = opt.split("=", 1)[1]
+        elif opt.split("=", 1)[0] in ALGORITHM_OPTIONS and "=" in opt:  # e.g. ports=2
+            key, value = opt.split("=", 1)
+            options[key] = _option_value(value)
         else:
             raise ValueError(
                 f"series {text!r}: unknown option {opt!r} "
-                f"(transport: {', '.join(TRANSPORTS)}; block size: bs=64KiB)"
+                f"(transport: {', '.join(TRANSPORTS)}; block size: bs=64KiB; "
+                f"key=value for {', '.join(ALGORITHM_OPTIONS[2:])})"
             )
     if "transport" in options and options["transport"] not in TRANSPORTS:
         raise ValueError(f"series {text!r}: unknown transport {options['transport']!r}")
     label = series_label(name, options)
+    if name == "native" and native_job:
+        label = f"native:{native_job}"
     if name in ("native", "memcpy"):
         if options:
             raise ValueError(f"series {text!r}: {name} takes no options")
@@ -492,6 +521,93 @@ class Point:
         return bool(np.array_equal(got, self.expected))
 
 
+class MessagePoint:
+    """Buffers of one allreduce/bcast/reduce point: one message of ``nbytes``, root 0.
+
+    Rank r contributes ``arange(n) + r``: every sum is an integer, exact in
+    float64 whatever order an algorithm combines in.
+    """
+
+    def __init__(self, comm, collective: str, nbytes: int, dtype: np.dtype):
+        self.comm = comm
+        self.collective = collective
+        p, self.rank = comm.Get_size(), comm.Get_rank()
+        n = nbytes // dtype.itemsize
+        self.bytes = [n * dtype.itemsize] * p
+        self.total_bytes = n * dtype.itemsize
+        base = np.arange(n, dtype=dtype)
+        self.send = base + self.rank
+        self.recv = np.full(n, np.nan, dtype)
+        if collective == "bcast":
+            self.expected = base
+            self.recv[:] = base if self.rank == 0 else np.nan
+        else:
+            self.expected = p * base + p * (p - 1) // 2
+        self.copy_src, self.copy_dst = self.send.copy(), np.zeros(n, dtype)
+
+    def call_for(self, s: Series, rpn: int, timeout: float | None) -> Callable[[], Any]:
+        from mpi4py import MPI
+
+        import shancoll
+
+        comm, send, recv = self.comm, self.send, self.recv
+        if s.kind == "memcpy":
+            src, dst, copyto = self.copy_src, self.copy_dst, np.copyto
+            return lambda: copyto(dst, src)
+        if s.kind == "native":
+            native = {
+                "allreduce": lambda: comm.Allreduce(send, recv, MPI.SUM),
+                "bcast": lambda: comm.Bcast(recv, 0),
+                "reduce": lambda: comm.Reduce(send, recv, MPI.SUM, 0),
+            }
+            return native[self.collective]
+        kw = dict(s.options, algorithm=s.algorithm, ranks_per_node=rpn, timeout=timeout)
+        if self.collective == "allreduce":
+            return lambda: shancoll.allreduce(comm, send, recv, MPI.SUM, **kw)
+        if self.collective == "bcast":
+            return lambda: shancoll.bcast(comm, recv, 0, **kw)
+        return lambda: shancoll.reduce(comm, send, recv, MPI.SUM, 0, **kw)
+
+    def reset(self, s: Series) -> None:
+        if s.kind == "memcpy":
+            self.copy_dst.fill(np.nan)
+        elif not (self.collective == "bcast" and self.rank == 0):  # the root's data stay
+            self.recv.fill(np.nan)
+
+    def check(self, s: Series) -> bool:
+        if s.kind == "memcpy":
+            return bool(np.array_equal(self.copy_dst, self.copy_src))
+        if self.collective == "reduce" and self.rank != 0:
+            return True  # only the root receives
+        return bool(np.array_equal(self.recv, self.expected))
+
+
+def make_point(comm, collective: str, distribution: str, nbytes: int, dtype: np.dtype):
+    if collective in MESSAGE_COLLECTIVES:
+        return MessagePoint(comm, collective, nbytes, dtype)
+    return Point(comm, collective, distribution, nbytes, dtype)
+
+
+def check_distribution(collective: str, distribution: str) -> None:
+    """allgather and the message collectives have equal contributions: regular only."""
+    if collective not in COLLECTIVES:
+        raise ValueError(f"collective: unknown {collective!r} (valid: {', '.join(COLLECTIVES)})")
+    if collective != "allgatherv" and distribution != "regular":
+        raise ValueError(
+            f"distribution: {collective} has equal contributions, only 'regular' "
+            f"(got {distribution!r})"
+        )
+
+
+def _irrelevant(s: Series, collective: str, node_count: int) -> str:
+    """Why a series is skipped on this job ('' if it is not)."""
+    if s.kind == "shared" and collective in MESSAGE_COLLECTIVES:
+        return f"{collective} has no node-shared variant"
+    if s.needs_nodes and node_count < 2:
+        return "transport option is irrelevant on a single node"
+    return ""
+
+
 def run(
     comm,
     *,
@@ -514,10 +630,7 @@ def run(
 
     import shancoll
 
-    if collective not in COLLECTIVES:
-        raise ValueError(f"collective: unknown {collective!r} (valid: {', '.join(COLLECTIVES)})")
-    if collective == "allgather" and distribution != "regular":
-        raise ValueError("allgather has equal contributions: only the 'regular' distribution")
+    check_distribution(collective, distribution)
     dt = np.dtype(dtype)
     rank = comm.Get_rank()
     p = comm.Get_size()
@@ -526,20 +639,15 @@ def run(
     emit({"event": "env", **env})
     active = []
     for s in series:
-        if s.needs_nodes and layout["node_count"] < 2:
-            emit(
-                {
-                    "event": "skip",
-                    "series": s.label,
-                    "reason": "transport option is irrelevant on a single node",
-                }
-            )
+        reason = _irrelevant(s, collective, layout["node_count"])
+        if reason:
+            emit({"event": "skip", "series": s.label, "reason": reason})
         else:
             active.append(s)
     rows: list[dict] = []
     failed: dict[str, str] = {}
     for size in sizes:
-        point = Point(comm, collective, distribution, size, dt)
+        point = make_point(comm, collective, distribution, size, dt)
         todo = [s for s in active if s.label not in failed]
         calls = {s.label: point.call_for(s, ranks_per_node, call_timeout) for s in todo}
         timings = time_calls(
@@ -563,6 +671,7 @@ def run(
                 "total_bytes": point.total_bytes,
                 "max_bytes": max(point.bytes),
                 "dtype": dt.name,
+                "kernel": KERNEL,
                 "warmup": warmup,
                 "repeats": repeats,
             }
@@ -639,6 +748,11 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--collective", default="allgatherv", choices=COLLECTIVES)
     ap.add_argument("--distribution", default="regular", choices=DISTRIBUTIONS)
     ap.add_argument(
+        "--native-job",
+        default="",
+        help="label the native series native:<name> (a job with a forced native algorithm)",
+    )
+    ap.add_argument(
         "--sizes",
         default="1KiB:1MiB:4",
         help="bytes per rank: list (1KiB,1MiB) or range start:stop:factor",
@@ -707,6 +821,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.series == "all"
         else split_series(args.series)
     )
+    if args.native_job:
+        labels = [f"native:{args.native_job}" if lb == "native" else lb for lb in labels]
     series = [parse_series(lb, algs) for lb in labels]
     iterations = None if args.iterations == "auto" else int(args.iterations)
     out = open(args.jsonl, "a", encoding="utf-8") if args.jsonl and comm.rank == 0 else None
