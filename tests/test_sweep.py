@@ -22,7 +22,7 @@ from shancoll.bench import distribution_bytes, format_bytes, parse_series, parse
 
 REPO = Path(__file__).resolve().parent.parent
 CONFIGS = REPO / "benchmarks" / "configs"
-NOTEBOOK = REPO / "notebooks" / "allgatherv_distributions.ipynb"
+NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 ALGS = ["shan", "ring", "bruck", "recursive_doubling", "mpi"]
 
 
@@ -198,6 +198,59 @@ def test_config_parsing_and_errors():
             sweep.parse_config(bad)
     with pytest.raises(ValueError, match="unknown algorithm"):
         sweep.plan(sweep.parse_config('[[algorithms]]\nname = "nope"'), fake_algorithms)
+
+
+def forced(lib: str, coll: str) -> list:
+    """A library default and one forced algorithm (MPICH's CVAR; ignored elsewhere)."""
+    from shancoll.baselines import Series
+
+    var = f"MPIR_CVAR_{coll.upper()}_INTRA_ALGORITHM"
+    value = {"bcast": "binomial", "reduce": "binomial", "allgatherv": "ring"}
+    return [Series("default", {}), Series("rd", {var: value.get(coll, "recursive_doubling")})]
+
+
+def test_plan_libraries_and_baselines(tmp_path):
+    cfg = sweep.parse_config("""
+        collectives = ["allgatherv", "allreduce"]
+        libraries = ["default", "mpich"]
+        distributions = ["regular", "bcast"]
+        sizes = "1KiB"
+        [collective_sizes]
+        allreduce = [8, 64]
+        [[algorithms]]
+        name = "ring"
+        [[algorithms]]
+        name = "native"
+        [[algorithms]]
+        name = "shan_shared"
+        collectives = ["allgatherv"]
+    """)
+    runs = sweep.plan(cfg, lambda coll: ["ring", "shan"], forced)
+    ids = [r.run_id for r in runs]
+    assert len(set(ids)) == len(ids) == (2 + 1) * 2 * 2  # (distributions) x libraries x jobs
+    assert ids[:4] == [
+        "allgatherv-P2-physical-regular",
+        "allgatherv-P2-physical-regular-rd",
+        "allgatherv-P2-physical-regular-mpich",
+        "allgatherv-P2-physical-regular-mpich-rd",
+    ]
+    default, rd = runs[0], runs[1]
+    assert default.series == ("ring", "native", "shan_shared") and default.env == ()
+    assert rd.series == ("native",) and rd.baseline == "rd"
+    assert dict(rd.env) == {"MPIR_CVAR_ALLGATHERV_INTRA_ALGORITHM": "ring"}
+    ar = [r for r in runs if r.collective == "allreduce"]
+    assert {r.sizes for r in ar} == {(8, 64)} and {r.distribution for r in ar} == {"regular"}
+    assert "shan_shared" not in ar[0].series
+    menv = sweep.launcher(cfg, "default", "/x/mpiexec")
+    cmd = sweep.bench_command(cfg, rd, tmp_path / "j.jsonl", menv)
+    assert cmd[:3] == ["/x/mpiexec", "-n", "2"] and cmd[cmd.index("--native-job") + 1] == "rd"
+    only_default = sweep.plan(cfg.replace(forced_baselines=False), lambda c: ["ring"], forced)
+    assert {r.baseline for r in only_default} == {"default"}
+
+
+def test_progress_bar():
+    assert sweep.progress_bar(0, 4, 0.0, width=8) == "[1/4 -------- left 4]"
+    assert sweep.progress_bar(2, 4, 60.0, width=8) == "[3/4 ####---- left 2, ~1m00s]"
 
 
 # ---------------------------------------------------------------------------
@@ -391,6 +444,54 @@ def test_tiny_real_sweep_and_resume(tmp_path):
     assert len(res2.rows) == len(rows) + len(new)  # the earlier bcast rows are kept
 
 
+@pytest.mark.timeout(300)
+def test_real_sweep_libraries_and_baselines(tmp_path, monkeypatch):
+    """allreduce and bcast, two algorithms, two sizes, a forced native baseline in a job
+    of its own, every installed MPI library plus one that is not (recorded, skipped)."""
+    from shancoll import mpi_envs
+
+    monkeypatch.setattr(sweep, "native_series", forced)
+    missing = next(lib for lib in ("impi", "openmpi", "mpich") if lib not in mpi_envs.available())
+    libs = [*mpi_envs.available(), missing]
+    cfg = tiny_config(
+        collectives=["allreduce", "bcast"], series=["binomial", "mpi", "native"],
+        sizes=[8, 4096], distributions=["regular"], libraries=libs,
+    )  # fmt: skip
+    res = sweep.run_sweep(cfg, tmp_path, progress=None)
+    runs = res.meta["runs"]
+    assert len(runs) == 2 * 2 * len(libs)
+    for rid, rec in runs.items():
+        assert rec["status"] == ("failed" if missing in rid else "ok"), (rid, rec)
+    assert "unavailable" in runs[f"allreduce-P2-physical-regular-{missing}"]["stderr_tail"]
+    rd = runs["allreduce-P2-physical-regular-rd"]
+    assert rd["environment"]["env"]["MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM"] == "recursive_doubling"
+    assert (
+        "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM"
+        not in (runs["allreduce-P2-physical-regular"]["environment"]["env"])
+    )
+    rows = [r for r in res.rows if r["library"] == "default"]
+    assert {(r["collective"], r["series"]) for r in rows} == {
+        (c, s) for c in ("allreduce", "bcast") for s in ("binomial", "mpi", "native", "native:rd")
+    }
+    for r in rows:
+        assert r["status"] == "ok" and r["check"] == "ok" and r["kernel"] == "python", r
+    assert "native:rd" in res.table
+    assert {p.name for p in res.plots} >= {"allreduce_P2_physical_speedup.svg"}
+    rules = (tmp_path / "rules.tsv").read_text()
+    assert "allreduce\t0\t" in rules and "bcast\t0\t" in rules
+
+    # resume runs only what did not complete: the missing library's jobs
+    lines: list[str] = []
+    sweep.run_sweep(
+        cfg,
+        tmp_path,
+        resume=True,
+        plots=False,
+        progress=lambda *a, **k: lines.append(" ".join(map(str, a))),
+    )
+    assert f"resume: {2 * 2 * (len(libs) - 1)} of {len(runs)} runs already complete" in lines[0]
+
+
 def _script(path: Path, body: str) -> str:
     path.write_text("#!/bin/sh\n" + body + "\n")
     path.chmod(path.stat().st_mode | stat.S_IEXEC)
@@ -493,30 +594,23 @@ def test_cli_dry_run():
 
 
 @pytest.mark.timeout(600)
-def test_notebook_executes(tmp_path):
-    """Runs notebooks/allgatherv_distributions.ipynb as shipped (results to a temp dir)."""
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_executes(notebook, tmp_path):
+    """Runs a notebook as shipped, at its small defaults (results to a temp dir)."""
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
-    nb = nbformat.read(NOTEBOOK, as_version=4)
+    nb = nbformat.read(notebook, as_version=4)
     idx = next(i for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", []))
     nb.cells.insert(idx + 1, nbformat.v4.new_code_cell(f"out_dir = {str(tmp_path)!r}"))
     client = nbclient.NotebookClient(
         nb,
         timeout=300,
         kernel_name="python3",
-        resources={"metadata": {"path": str(NOTEBOOK.parent)}},
+        resources={"metadata": {"path": str(notebook.parent)}},
     )
     client.execute()
-    text = "".join(
-        o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
-    )
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    text = "".join(o.get("text", "") for o in outputs)
     assert "speedup = native time / series time" in text
-    images = [
-        o
-        for c in nb.cells
-        if c.cell_type == "code"
-        for o in c.get("outputs", [])
-        if "image/png" in o.get("data", {})
-    ]
-    assert len(images) == 2
-    assert (tmp_path / "results.csv").exists() and (tmp_path / "meta.json").exists()
+    assert any("image/png" in o.get("data", {}) for o in outputs)
+    assert list(tmp_path.rglob("results.csv")) and list(tmp_path.rglob("meta.json"))

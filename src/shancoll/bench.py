@@ -535,12 +535,14 @@ class MessagePoint:
         n = nbytes // dtype.itemsize
         self.bytes = [n * dtype.itemsize] * p
         self.total_bytes = n * dtype.itemsize
+        # What a result can never be: NaN, or for integers their largest value.
+        self.poison = np.nan if dtype.kind in "fc" else np.iinfo(dtype).max
         base = np.arange(n, dtype=dtype)
         self.send = base + self.rank
-        self.recv = np.full(n, np.nan, dtype)
+        self.recv = np.full(n, self.poison, dtype)
         if collective == "bcast":
             self.expected = base
-            self.recv[:] = base if self.rank == 0 else np.nan
+            self.recv[:] = base if self.rank == 0 else self.poison
         else:
             self.expected = p * base + p * (p - 1) // 2
         self.copy_src, self.copy_dst = self.send.copy(), np.zeros(n, dtype)
@@ -570,9 +572,9 @@ class MessagePoint:
 
     def reset(self, s: Series) -> None:
         if s.kind == "memcpy":
-            self.copy_dst.fill(np.nan)
+            self.copy_dst.fill(self.poison)
         elif not (self.collective == "bcast" and self.rank == 0):  # the root's data stay
-            self.recv.fill(np.nan)
+            self.recv.fill(self.poison)
 
     def check(self, s: Series) -> bool:
         if s.kind == "memcpy":
