@@ -86,6 +86,8 @@ def test_sources(table, tmp_path, monkeypatch):
     assert _core.choose_auto("bcast", 8, 2, 1) == "mpi"
     shancoll.set_rules(table)  # the explicit choice wins over the environment
     assert _core.choose_auto("bcast", 8, 2, 1) == "binomial"
+    shancoll.set_rules("builtin")  # no table at all
+    assert _core.choose_auto("bcast", 8, 2, 1) == "release_gather"
     with pytest.raises(ValueError, match="rules: cannot read"):
         shancoll.set_rules(tmp_path / "missing.tsv")
     with pytest.raises(TypeError, match="path"):

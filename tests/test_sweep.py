@@ -248,6 +248,31 @@ def test_plan_libraries_and_baselines(tmp_path):
     assert {r.baseline for r in only_default} == {"default"}
 
 
+def test_plan_intergroup_settings():
+    cfg = sweep.parse_config("""
+        collectives = ["intergroup", "allreduce"]
+        distributions = ["regular", "setting1", "setting7"]
+        [[algorithms]]
+        name = "segmented"
+        [[algorithms]]
+        name = "native"
+    """)
+    runs = sweep.plan(cfg, lambda coll: ["segmented", "root_gather", "mpi"], forced)
+    assert [r.run_id for r in runs] == [
+        "intergroup-P2-physical-setting1",  # forced intra algorithms: no intergroup baseline
+        "intergroup-P2-physical-setting7",
+        "allreduce-P2-physical-regular",
+        "allreduce-P2-physical-regular-rd",
+    ]
+    assert [bench.setting_block(s, True, 0, 4, 1024) for s in range(1, 9)] == [
+        1024, 1024, 1024, 256, 1024, 0, 1024, 0,
+    ]  # fmt: skip
+    assert bench.setting_block(3, False, 1, 2, 1024) == 256
+    assert bench.setting_block(8, False, 3, 4, 1024) == 1024
+    with pytest.raises(ValueError, match="settings"):
+        bench.check_distribution("intergroup", "regular")
+
+
 def test_progress_bar():
     assert sweep.progress_bar(0, 4, 0.0, width=8) == "[1/4 -------- left 4]"
     assert sweep.progress_bar(2, 4, 60.0, width=8) == "[3/4 ####---- left 2, ~1m00s]"

@@ -26,7 +26,8 @@ DEFAULT_RULES = Path(__file__).resolve().parent / "rules" / "default.tsv"
 
 def set_rules(path: str | os.PathLike | None) -> None:
     """Makes ``path`` the rule table of ``auto`` in this process (``None``: back to
-    ``$SHANCOLL_RULES``, else the shipped table). Every rank must use the same one.
+    ``$SHANCOLL_RULES``, else the shipped table; ``"builtin"``: no table, the
+    built-in rules only). Every rank must use the same one.
 
     Raises ValueError (naming ``rules``, the file and the line) for a file that
     cannot be read or parsed.

@@ -84,6 +84,10 @@ __all__ = [
 ]
 
 DISTRIBUTIONS = ("regular", "decreasing", "bcast")
+# Intergroup allgather(v): the settings 1-8 of Kang, Traeff et al. (Section 5);
+# "distributions" of the collective "intergroup".
+INTER_SETTINGS = tuple(f"setting{s}" for s in range(1, 9))
+ALL_DISTRIBUTIONS = DISTRIBUTIONS + INTER_SETTINGS
 KINDS = ("shancoll", "shared", "native", "memcpy")
 TRANSPORTS = ("auto", "two_sided", "rma")
 # Keyword options a series may pass to its collective (shan's transport and
@@ -94,7 +98,7 @@ ALGORITHM_OPTIONS = (
     "transport", "block_size", "ports", "consistent", "tree", "k", "skew", "buffer_size",
     "buffers", "inline", "read_from_parent", "data_copy", "inter_algorithm",
 )  # fmt: skip
-COLLECTIVES = ("allgatherv", "allgather", "allreduce", "bcast", "reduce")
+COLLECTIVES = ("allgatherv", "allgather", "allreduce", "bcast", "reduce", "intergroup")
 # One message of `bytes_per_rank` bytes (regular distribution only; root 0),
 # op SUM; both sides timed by this kernel through Python.
 MESSAGE_COLLECTIVES = ("allreduce", "bcast", "reduce")
@@ -584,17 +588,118 @@ class MessagePoint:
         return bool(np.array_equal(self.recv, self.expected))
 
 
-def make_point(comm, collective: str, distribution: str, nbytes: int, dtype: np.dtype):
+def setting_block(setting: int, in_a: bool, i: int, n: int, c: int) -> int:
+    """Bytes rank i of a group of n sends in an intergroup setting (as shancoll_bench).
+
+    Group A is the larger (p ranks), B the smaller (q); c the largest block.
+    1, 2, 5, 7: c everywhere; 3: B sends c/4; 4: A sends c/4; 6, 8: rank i
+    sends c i / (n - 1). 1-4 are allgathers (equal blocks per group), 5-8
+    allgathervs; 1, 5, 6 have p = q, the others p/q about 25/7.
+    """
+    if setting == 3 and not in_a:
+        return c // 4
+    if setting == 4 and in_a:
+        return c // 4
+    if setting in (6, 8):
+        return c * i // (n - 1) if n > 1 else c
+    return c
+
+
+def make_intercomm(world, distribution: str):
+    """World split into the setting's two groups, joined by an inter-communicator.
+
+    Returns (intercomm, in_a, color); p = q for settings 1, 5, 6, else the
+    first group has round(25 P / 32) ranks, as in shancoll_bench.
+    """
+    setting = int(distribution.removeprefix("setting"))
+    size, rank = world.Get_size(), world.Get_rank()
+    if size < 2:
+        raise ValueError(f"ranks: an intergroup setting needs at least 2 ranks, got {size}")
+    first = size // 2 if setting in (1, 5, 6) else (25 * size + 16) // 32
+    first = min(max(1, first), size - 1)
+    color = 0 if rank < first else 1
+    local = world.Split(color, rank)
+    inter = local.Create_intercomm(0, world, first if color == 0 else 0, tag=7)
+    local.Free()
+    n, remote = inter.Get_size(), inter.Get_remote_size()
+    return inter, n > remote or (n == remote and color == 0), color
+
+
+class InterPoint:
+    """Buffers of one intergroup point: setting ``distribution``, largest block c bytes."""
+
+    def __init__(self, inter, in_a: bool, color: int, distribution: str, c: int, dtype):
+        self.setting = int(distribution.removeprefix("setting"))
+        self.collective = "allgather" if self.setting <= 4 else "allgatherv"
+        item, n, remote = dtype.itemsize, inter.Get_size(), inter.Get_remote_size()
+        mine = setting_block(self.setting, in_a, inter.Get_rank(), n, c) // item
+        self.counts = [setting_block(self.setting, not in_a, i, remote, c) // item
+                       for i in range(remote)]  # fmt: skip
+        self.displs = [int(x) for x in np.concatenate(([0], np.cumsum(self.counts)[:-1]))]
+        # Block of (group g, rank i): (1000 g + i + 1) 2^32 + 0, 1, ...: exact, distinct.
+        tag = float(2**32)
+        self.send = np.arange(mine, dtype=dtype) + (1000 * color + inter.Get_rank() + 1) * tag
+        blocks = [np.arange(k, dtype=dtype) + (1000 * (1 - color) + i + 1) * tag
+                  for i, k in enumerate(self.counts)]  # fmt: skip
+        self.expected = np.concatenate(blocks) if blocks else np.empty(0, dtype)
+        self.recv = np.full(self.expected.size, np.nan, dtype)
+        self.bytes = [b * item for b in self.counts]
+        self.total_bytes = int(self.expected.size) * item
+        self.copy_src, self.copy_dst = self.expected.copy(), np.zeros_like(self.expected)
+        self.inter = inter
+
+    def call_for(self, s: Series, rpn: int, timeout: float | None) -> Callable[[], Any]:
+        import shancoll
+
+        inter, send, recv = self.inter, self.send, self.recv
+        if s.kind == "memcpy":
+            src, dst, copyto = self.copy_src, self.copy_dst, np.copyto
+            return lambda: copyto(dst, src)
+        kw = dict(s.options, algorithm=s.algorithm, timeout=timeout)
+        if self.collective == "allgather":
+            if s.kind == "native":
+                return lambda: inter.Allgather(send, recv)
+            return lambda: shancoll.allgather(inter, send, recv, **kw)
+        counts, displs = self.counts, self.displs
+        if s.kind == "native":
+            spec = [recv, (counts, displs)]
+            return lambda: inter.Allgatherv(send, spec)
+        vspec = [recv, counts, displs]
+        return lambda: shancoll.allgatherv(inter, send, vspec, **kw)
+
+    def reset(self, s: Series) -> None:
+        (self.copy_dst if s.kind == "memcpy" else self.recv).fill(np.nan)
+
+    def check(self, s: Series) -> bool:
+        got = self.copy_dst if s.kind == "memcpy" else self.recv
+        return bool(np.array_equal(got, self.expected))
+
+
+def make_point(comm, collective: str, distribution: str, nbytes: int, dtype, inter=None):
+    if collective == "intergroup":
+        return InterPoint(*inter, distribution, nbytes, dtype)
     if collective in MESSAGE_COLLECTIVES:
         return MessagePoint(comm, collective, nbytes, dtype)
     return Point(comm, collective, distribution, nbytes, dtype)
 
 
+def distributions_of(collective: str) -> tuple[str, ...]:
+    """The distributions a collective takes."""
+    if collective == "intergroup":
+        return INTER_SETTINGS
+    return DISTRIBUTIONS if collective == "allgatherv" else ("regular",)
+
+
 def check_distribution(collective: str, distribution: str) -> None:
-    """allgather and the message collectives have equal contributions: regular only."""
+    """allgatherv takes every distribution, intergroup its settings, the others regular."""
     if collective not in COLLECTIVES:
         raise ValueError(f"collective: unknown {collective!r} (valid: {', '.join(COLLECTIVES)})")
-    if collective != "allgatherv" and distribution != "regular":
+    if collective == "intergroup" and distribution not in INTER_SETTINGS:
+        raise ValueError(
+            f"distribution: intergroup takes the settings {', '.join(INTER_SETTINGS)} "
+            f"(got {distribution!r})"
+        )
+    if collective not in ("allgatherv", "intergroup") and distribution != "regular":
         raise ValueError(
             f"distribution: {collective} has equal contributions, only 'regular' "
             f"(got {distribution!r})"
@@ -603,7 +708,7 @@ def check_distribution(collective: str, distribution: str) -> None:
 
 def _irrelevant(s: Series, collective: str, node_count: int) -> str:
     """Why a series is skipped on this job ('' if it is not)."""
-    if s.kind == "shared" and collective in MESSAGE_COLLECTIVES:
+    if s.kind == "shared" and collective in (*MESSAGE_COLLECTIVES, "intergroup"):
         return f"{collective} has no node-shared variant"
     if s.needs_nodes and node_count < 2:
         return "transport option is irrelevant on a single node"
@@ -637,6 +742,7 @@ def run(
     rank = comm.Get_rank()
     p = comm.Get_size()
     layout = shancoll.topology(comm, ranks_per_node)
+    inter = make_intercomm(comm, distribution) if collective == "intergroup" else None
     env = environment(comm, ranks_per_node, layout)
     emit({"event": "env", **env})
     active = []
@@ -649,7 +755,7 @@ def run(
     rows: list[dict] = []
     failed: dict[str, str] = {}
     for size in sizes:
-        point = make_point(comm, collective, distribution, size, dt)
+        point = make_point(comm, collective, distribution, size, dt, inter)
         todo = [s for s in active if s.label not in failed]
         calls = {s.label: point.call_for(s, ranks_per_node, call_timeout) for s in todo}
         timings = time_calls(
@@ -715,6 +821,8 @@ def run(
             rows.append(row)
             emit({"event": "row", **row})
         del point, calls
+    if inter is not None:
+        inter[0].Free()
     emit({"event": "done"})
     return rows if rank == 0 else []
 
@@ -748,7 +856,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Time shancoll collectives against mpi4py's native ones (run under mpiexec).",
     )
     ap.add_argument("--collective", default="allgatherv", choices=COLLECTIVES)
-    ap.add_argument("--distribution", default="regular", choices=DISTRIBUTIONS)
+    ap.add_argument("--distribution", default="regular", choices=ALL_DISTRIBUTIONS)
     ap.add_argument(
         "--native-job",
         default="",
@@ -793,6 +901,15 @@ def _parser() -> argparse.ArgumentParser:
     return ap
 
 
+def algorithms_of(collective: str) -> list[str]:
+    """shancoll's algorithms of a collective (intergroup: those of inter-communicators)."""
+    import shancoll
+
+    if collective == "intergroup":
+        return shancoll.algorithms("allgatherv", inter=True)
+    return shancoll.algorithms(collective)
+
+
 def split_series(text: str) -> list[str]:
     """Splits ``"shan,shan[rma,bs=4KiB],native"`` at the commas outside brackets."""
     out, depth, cur = [], 0, ""
@@ -814,10 +931,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from mpi4py import MPI
 
-    import shancoll
-
     comm = MPI.COMM_WORLD
-    algs = shancoll.algorithms(args.collective)
+    algs = algorithms_of(args.collective)
     labels = (
         algs + ["shan_shared", "native", "memcpy"]
         if args.series == "all"

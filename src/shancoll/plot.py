@@ -23,7 +23,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .bench import DISTRIBUTIONS, format_bytes
+from .bench import ALL_DISTRIBUTIONS, format_bytes
 
 __all__ = ["figure", "plot_results", "style", "main"]
 
@@ -101,7 +101,7 @@ def figure(rows: Sequence[dict], what: str = "time"):
         for r in rows
         if r.get("status") == "ok" and r.get("check") != "fail" and r.get("time_median_s")
     ]
-    dists = [d for d in DISTRIBUTIONS if any(r["distribution"] == d for r in good)]
+    dists = [d for d in ALL_DISTRIBUTIONS if any(r["distribution"] == d for r in good)]
     fig = Figure(figsize=(4.6 * max(1, len(dists)) + 1.8, 4.4), layout="constrained")
     axes = fig.subplots(1, max(1, len(dists)), squeeze=False, sharey=True)[0]
     labels = list(dict.fromkeys(r["series"] for r in good))

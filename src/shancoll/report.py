@@ -24,7 +24,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from .bench import format_bytes
+from .bench import ALL_DISTRIBUTIONS, format_bytes
 
 __all__ = ["performance_sections", "rule_table", "update_markdown"]
 
@@ -90,7 +90,10 @@ def _section(coll: str, rows: Sequence[dict], command: str) -> str:
             lib = r.get("mpi_library") or r.get("library") or "MPI"
             key = (lib, int(r["ranks"]), int(r["ranks_per_node"]), r["distribution"])
             groups.setdefault(key, []).append(r)
-    for (lib, ranks, rpn, dist), g in sorted(groups.items()):
+    order = {d: i for i, d in enumerate(ALL_DISTRIBUTIONS)}
+    for (lib, ranks, rpn, dist), g in sorted(groups.items(), key=lambda kv: (
+        *kv[0][:3], order.get(kv[0][3], len(order))
+    )):  # fmt: skip
         layout = "physical nodes" if rpn == 0 else f"virtual nodes of {rpn}"
         out += [
             f"**{lib}, {ranks} ranks, {layout}, {dist}**",

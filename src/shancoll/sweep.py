@@ -55,8 +55,10 @@ from pathlib import Path
 from typing import Any
 
 from .bench import (
+    ALL_DISTRIBUTIONS,
     COLLECTIVES,
     DISTRIBUTIONS,
+    distributions_of,
     format_bytes,
     parse_series,
     parse_sizes,
@@ -267,8 +269,10 @@ def _normalise(d: dict) -> dict:
         if lib not in LIBRARIES:
             raise ValueError(f"libraries: unknown {lib!r} (valid: {', '.join(LIBRARIES)})")
     for dist in out.get("distributions", []):
-        if dist not in DISTRIBUTIONS:
-            raise ValueError(f"distributions: unknown {dist!r} (valid: {', '.join(DISTRIBUTIONS)})")
+        if dist not in ALL_DISTRIBUTIONS:
+            raise ValueError(
+                f"distributions: unknown {dist!r} (valid: {', '.join(ALL_DISTRIBUTIONS)})"
+            )
     for p in out.get("ranks", []):
         if not isinstance(p, int) or p < 1:
             raise ValueError(f"ranks: positive integers, got {p!r}")
@@ -407,9 +411,9 @@ def expand_series(labels: Sequence[str], algorithms: Sequence[str]) -> list[str]
 
 
 def registered_algorithms(collective: str) -> list[str]:
-    import shancoll
+    from .bench import algorithms_of
 
-    return shancoll.algorithms(collective)
+    return algorithms_of(collective)
 
 
 def native_series(lib: str, coll: str):
@@ -433,12 +437,15 @@ def plan(
     for coll in cfg.collectives:
         labels = [*cfg.series, *cfg.collective_series.get(coll, [])]
         series = tuple(expand_series(labels, list(algorithms(coll))))
-        dists = [d for d in cfg.distributions if coll == "allgatherv" or d == "regular"]
+        dists = [d for d in cfg.distributions if d in distributions_of(coll)]
         sizes = tuple(cfg.collective_sizes.get(coll, cfg.sizes))
         for p, rpn, dist, lib in itertools.product(
             cfg.ranks, cfg.ranks_per_node, dists, cfg.libraries
         ):
-            for b in baselines(lib, coll):
+            # Forced intra-communicator algorithms say nothing of intergroup calls.
+            for b in baselines(lib, "allgatherv" if coll == "intergroup" else coll):
+                if coll == "intergroup" and b.name != "default":
+                    continue
                 env = tuple(sorted(b.env.items()))
                 if b.name == "default":
                     runs.append(Run(coll, p, rpn, dist, series, sizes, lib, "default", env))
@@ -881,7 +888,7 @@ def speedup_table(rows: Sequence[dict], meta: dict | None = None) -> str:
             f"== {describe_group(g)}: speedup = native time / series time "
             f"(median of {g[0].get('repeats') or '?'} repeats; >1: faster than native)"
         )
-        for dist in [d for d in DISTRIBUTIONS if any(r["distribution"] == d for r in g)]:
+        for dist in [d for d in ALL_DISTRIBUTIONS if any(r["distribution"] == d for r in g)]:
             d_rows = [r for r in g if r["distribution"] == dist]
             labels = [s for s in dict.fromkeys(r["series"] for r in d_rows) if s != "native"]
             sizes = sorted({r["bytes_per_rank"] for r in d_rows})
@@ -1063,9 +1070,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     out = Path(args.out) if args.out else default_out_dir(cfg.name)
+    if not (args.report or args.write_rules or args.update_docs):
+        try:
+            runs = plan(cfg)  # names checked against the registries before anything runs
+        except ValueError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
     if args.dry_run:
         print(f"config: {_show(Path(cfg.source))}; output: {_show(out)}")
-        for k, run in enumerate(plan(cfg), 1):
+        for k, run in enumerate(runs, 1):
             print(f"[{k}] {run.describe()}: {', '.join(run.series)}")
         return 0
     if args.report or args.write_rules or args.update_docs:

@@ -93,12 +93,15 @@ std::string current_path(const Active& a, const char** how) {
   return a.default_path;
 }
 
+// "builtin" (from set_rules or SHANCOLL_RULES) turns every table off.
+constexpr const char* kBuiltin = "builtin";
+
 std::shared_ptr<const std::vector<Rule>> current_rules() {
   Active& a = active();
   std::lock_guard<std::mutex> lock(a.mu);
   const char* how = "";
   const std::string path = current_path(a, &how);
-  if (path.empty()) return nullptr;
+  if (path.empty() || path == kBuiltin) return nullptr;
   if (path != a.loaded_path) {  // read once per path, not per call
     a.rules = std::make_shared<const std::vector<Rule>>(load(path, how));
     a.loaded_path = path;
@@ -135,7 +138,7 @@ const Rule* match_rule(const std::vector<Rule>& rules, const std::string& coll, 
 }
 
 void set_rules(const std::string& path) {
-  if (!path.empty()) load(path, "set_rules");  // refuse a bad file now, not at the next call
+  if (!path.empty() && path != kBuiltin) load(path, "set_rules");  // refuse a bad file now
   Active& a = active();
   std::lock_guard<std::mutex> lock(a.mu);
   a.explicit_path = path;

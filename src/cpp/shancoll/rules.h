@@ -18,7 +18,8 @@
 //
 // The active table: set_rules(path), else $SHANCOLL_RULES, else the table
 // named by set_default_rules (the Python package sets the one it ships),
-// else none (built-in rules). Every rank must see the same table.
+// else none (built-in rules); the path "builtin" means none. Every rank must
+// see the same table.
 #pragma once
 
 #include <cstdint>
