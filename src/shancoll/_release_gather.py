@@ -216,7 +216,8 @@ def allreduce_with_options(comm, sendbuf, recvbuf, op, algorithm, commute, ranks
     try:
         if algorithm not in ("auto", "release_gather"):
             raise ArgumentError(
-                f"algorithm: options {sorted(options)} belong to release_gather, not {algorithm!r}"
+                f"algorithm: options {sorted(options)} belong to release_gather, not "
+                f"{algorithm!r}"
             )
         if timeout is not None and not isinstance(timeout, (int, float)):
             raise ArgumentError(f"timeout: expected seconds as a number, got {timeout!r}")

@@ -160,7 +160,6 @@ def test_non_commutative_reduce_keeps_rank_order(comm):
     op = MPI.Op.Create(lambda a, b, t: np.copyto(np.frombuffer(b, "f8"), np.frombuffer(a, "f8")),
                        commute=False)  # fmt: skip
     try:
-
         def body(failures):
             for algorithm, root in itertools.product(["binomial", "mpi", "auto"], roots(comm)):
                 check_reduce(comm, failures, 5, root, op, np.float64, algorithm)
