@@ -102,6 +102,9 @@ _INT_COLUMNS = {
 }
 _FLOAT_COLUMNS = {"time_median_s", "time_min_s", "time_max_s", "bandwidth_gbs"}
 
+# The names shancoll.mpi_envs.ensure takes.
+MPI_LIBRARIES = ("default", "mpich", "openmpi", "impi")
+
 RESULTS_ROOT = Path("benchmarks") / "results"
 CONFIG_DIR = Path("benchmarks") / "configs"
 
@@ -263,11 +266,9 @@ def _normalise(d: dict) -> dict:
     for c in [*out.get("collectives", []), *scoped]:
         if c not in COLLECTIVES:
             raise ValueError(f"collectives: unknown {c!r} (valid: {', '.join(COLLECTIVES)})")
-    from .mpi_envs import LIBRARIES
-
     for lib in out.get("libraries", []):
-        if lib not in LIBRARIES:
-            raise ValueError(f"libraries: unknown {lib!r} (valid: {', '.join(LIBRARIES)})")
+        if lib not in MPI_LIBRARIES:
+            raise ValueError(f"libraries: unknown {lib!r} (valid: {', '.join(MPI_LIBRARIES)})")
     for dist in out.get("distributions", []):
         if dist not in ALL_DISTRIBUTIONS:
             raise ValueError(
