@@ -26,7 +26,8 @@ class MpiEnv:
     env: dict[str, str] = field(default_factory=dict)
 
     def command(self, nranks: int, argv: list[str]) -> list[str]:
-        return [*self.mpiexec, "-n", str(nranks), self.python, *argv]
+        """``mpiexec ... -n nranks argv...``; argv usually starts with :attr:`python`."""
+        return [*self.mpiexec, "-n", str(nranks), *argv]
 
 
 def available() -> list[str]:
