@@ -206,7 +206,9 @@ def forced(lib: str, coll: str) -> list:
 
     var = f"MPIR_CVAR_{coll.upper()}_INTRA_ALGORITHM"
     value = {"bcast": "binomial", "reduce": "binomial", "allgatherv": "ring"}
-    return [Series("default", {}), Series("rd", {var: value.get(coll, "recursive_doubling")})]
+    env = {var: value.get(coll, "recursive_doubling"), "SHANCOLL_TEST_DROP": None}
+    rd = Series(f"{lib}:rd", env)
+    return [Series(lib, {}), rd]
 
 
 def test_plan_libraries_and_baselines(tmp_path):
@@ -237,13 +239,17 @@ def test_plan_libraries_and_baselines(tmp_path):
     default, rd = runs[0], runs[1]
     assert default.series == ("ring", "native", "shan_shared") and default.env == ()
     assert rd.series == ("native",) and rd.baseline == "rd"
-    assert dict(rd.env) == {"MPIR_CVAR_ALLGATHERV_INTRA_ALGORITHM": "ring"}
+    assert dict(rd.env) == {
+        "MPIR_CVAR_ALLGATHERV_INTRA_ALGORITHM": "ring",
+        "SHANCOLL_TEST_DROP": None,  # None: removed from the job's environment
+    }
     ar = [r for r in runs if r.collective == "allreduce"]
     assert {r.sizes for r in ar} == {(8, 64)} and {r.distribution for r in ar} == {"regular"}
     assert "shan_shared" not in ar[0].series
     menv = sweep.launcher(cfg, "default", "/x/mpiexec")
     cmd = sweep.bench_command(cfg, rd, tmp_path / "j.jsonl", menv)
-    assert cmd[:3] == ["/x/mpiexec", "-n", "2"] and cmd[cmd.index("--native-job") + 1] == "rd"
+    assert cmd[:4] == ["/x/mpiexec", "-n", "2", menv.python]
+    assert cmd[cmd.index("--native-job") + 1] == "rd"
     only_default = sweep.plan(cfg.replace(forced_baselines=False), lambda c: ["ring"], forced)
     assert {r.baseline for r in only_default} == {"default"}
 
@@ -476,6 +482,7 @@ def test_real_sweep_libraries_and_baselines(tmp_path, monkeypatch):
     from shancoll import mpi_envs
 
     monkeypatch.setattr(sweep, "native_series", forced)
+    monkeypatch.setenv("SHANCOLL_TEST_DROP", "1")
     installed = mpi_envs.available()
     absent = [lib for lib in ("impi", "openmpi", "mpich") if lib not in installed]
     missing = absent[0] if absent else None
@@ -492,11 +499,11 @@ def test_real_sweep_libraries_and_baselines(tmp_path, monkeypatch):
     if missing:
         assert "unavailable" in runs[f"allreduce-P2-physical-regular-{missing}"]["stderr_tail"]
     rd = runs["allreduce-P2-physical-regular-rd"]
-    assert rd["environment"]["env"]["MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM"] == "recursive_doubling"
-    assert (
-        "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM"
-        not in (runs["allreduce-P2-physical-regular"]["environment"]["env"])
-    )
+    rd_env = rd["environment"]["env"]
+    assert rd_env["MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM"] == "recursive_doubling"
+    default_env = runs["allreduce-P2-physical-regular"]["environment"]["env"]
+    assert "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM" not in default_env
+    assert default_env["SHANCOLL_TEST_DROP"] == "1" and "SHANCOLL_TEST_DROP" not in rd_env
     rows = [r for r in res.rows if r["library"] == "default"]
     assert {(r["collective"], r["series"]) for r in rows} == {
         (c, s) for c in ("allreduce", "bcast") for s in ("binomial", "mpi", "native", "native:rd")

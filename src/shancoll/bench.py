@@ -251,7 +251,7 @@ def parse_series(text: str, algorithms: Iterable[str] | None = None) -> Series:
     ``algorithms``: the registered shancoll algorithms, to reject unknown names
     early (None: accept any name that is not a reserved one).
     """
-    m = re.fullmatch(r"\s*([A-Za-z_][A-Za-z0-9_]*)(?::([\w.-]+))?\s*(?:\[([^\]]*)\])?\s*", text)
+    m = re.fullmatch(r"\s*([A-Za-z_][A-Za-z0-9_]*)(?::([\w.:-]+))?\s*(?:\[([^\]]*)\])?\s*", text)
     if not m:
         raise ValueError(f"series: cannot parse {text!r} (examples: shan, shan[rma], native)")
     name, native_job, opt_text = m.group(1), m.group(2), m.group(3)

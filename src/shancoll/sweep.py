@@ -417,10 +417,19 @@ def registered_algorithms(collective: str) -> list[str]:
     return algorithms_of(collective)
 
 
-def native_series(lib: str, coll: str):
+def native_series(lib: str, coll: str) -> list[Any]:
+    """``shancoll.baselines.native_series``: the library's default first, then each
+    forced algorithm. The ``default`` MPI (whichever the running Python has) has
+    its default only: which forced settings would apply to it is not known."""
+    from .baselines import Series
     from .baselines import native_series as series_of
 
-    return series_of(lib, coll)
+    return [Series("default", {})] if lib == "default" else series_of(lib, coll)
+
+
+def _short(lib: str, name: str) -> str:
+    """A forced series' name without its library prefix: ``mpich:ring`` -> ``ring``."""
+    return name.removeprefix(f"{lib}:")
 
 
 def plan(
@@ -430,8 +439,9 @@ def plan(
 ) -> list[Run]:
     """The runs of a sweep, in execution order (only allgatherv takes every distribution).
 
-    Per library: the job of its default baseline (every series of the config),
-    then, with ``forced_baselines``, one job per forced native algorithm.
+    Per library: the job of its default baseline (the first of ``baselines``;
+    every series of the config), then, with ``forced_baselines``, one job per
+    forced native algorithm.
     """
     baselines = baselines or native_series
     runs = []
@@ -443,15 +453,16 @@ def plan(
         for p, rpn, dist, lib in itertools.product(
             cfg.ranks, cfg.ranks_per_node, dists, cfg.libraries
         ):
+            default, *forced = baselines(lib, "allgatherv" if coll == "intergroup" else coll)
+            env = tuple(sorted(default.env.items()))
+            runs.append(Run(coll, p, rpn, dist, series, sizes, lib, "default", env))
             # Forced intra-communicator algorithms say nothing of intergroup calls.
-            for b in baselines(lib, "allgatherv" if coll == "intergroup" else coll):
-                if coll == "intergroup" and b.name != "default":
-                    continue
+            if not cfg.forced_baselines or "native" not in series or coll == "intergroup":
+                continue
+            for b in forced:
                 env = tuple(sorted(b.env.items()))
-                if b.name == "default":
-                    runs.append(Run(coll, p, rpn, dist, series, sizes, lib, "default", env))
-                elif cfg.forced_baselines and "native" in series:
-                    runs.append(Run(coll, p, rpn, dist, ("native",), sizes, lib, b.name, env))
+                name = _short(lib, b.name)
+                runs.append(Run(coll, p, rpn, dist, ("native",), sizes, lib, name, env))
     return runs
 
 
@@ -526,6 +537,7 @@ def launcher(cfg: Config, lib: str, mpiexec: str | None = None):
 
 def bench_command(cfg: Config, run: Run, jsonl: Path, menv: Any) -> list[str]:
     argv = [
+        menv.python,
         "-m",
         "shancoll.bench",
         "--collective",
@@ -589,8 +601,9 @@ def execute_run(
     out_path, err_path = workdir / f"{run.run_id}.out", workdir / f"{run.run_id}.err"
     cmd = bench_command(cfg, run, jsonl, menv)
     # Precedence: the library's tuned settings, the config's, the forced algorithm.
-    job_env = {**menv.env, **cfg.env, **dict(run.env)}
-    env = {**os.environ, **job_env, "PYTHONUNBUFFERED": "1"}
+    job_env = {**menv.env, **cfg.env, **dict(run.env)}  # a value None removes the variable
+    env = {k: v for k, v in {**os.environ, **job_env}.items() if v is not None}
+    env["PYTHONUNBUFFERED"] = "1"
     t0 = time.monotonic()
     status, rc = "failed", None
     with open(out_path, "wb") as out, open(err_path, "wb") as err:
