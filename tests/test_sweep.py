@@ -22,7 +22,7 @@ from shancoll.bench import distribution_bytes, format_bytes, parse_series, parse
 
 REPO = Path(__file__).resolve().parent.parent
 CONFIGS = REPO / "benchmarks" / "configs"
-NOTEBOOK = REPO / "notebooks" / "allgatherv_distributions.ipynb"
+NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 ALGS = ["shan", "ring", "bruck", "recursive_doubling", "mpi"]
 
 
@@ -100,7 +100,11 @@ def test_series_labels():
     assert parse_series("native").kind == "native"
     assert parse_series("memcpy").kind == "memcpy"
     assert not parse_series("ring", ALGS).needs_nodes
-    for bad in ("native[rma]", "shan[tcp]", "nope", "shan[", "shan[foo=1]"):
+    s = parse_series("nway_dissemination[ports=2,inline=true]")
+    assert s.options == {"ports": 2, "inline": True}
+    assert parse_series(s.label).options == s.options
+    assert parse_series("native:ring").label == "native:ring"
+    for bad in ("native[rma]", "shan[tcp]", "nope", "shan[", "shan[foo=1]", "ring:x"):
         with pytest.raises(ValueError):
             parse_series(bad, ALGS)
     assert bench.split_series("shan,shan[rma,bs=4KiB],native") == [
@@ -128,9 +132,11 @@ def test_quick_config_file_matches_builtin():
     from_file = sweep.load_config(CONFIGS / "quick.toml")
     builtin = sweep.parse_config(sweep.QUICK_TOML)
     assert {**from_file.to_dict(), "source": ""} == {**builtin.to_dict(), "source": ""}
-    assert from_file.ranks == [2] and from_file.sizes[0] == 1024 and from_file.sizes[-1] == 16 << 20
+    assert from_file.ranks == [2] and from_file.sizes[0] == 1024
     assert from_file.distributions == ["regular", "decreasing", "bcast"]
-    assert {"*", "shan_shared", "native", "memcpy"} <= set(from_file.series)
+    assert {"*", "native", "memcpy"} <= set(from_file.series)
+    assert set(from_file.collectives) == {"allgatherv", "allreduce", "bcast", "reduce"}
+    assert "shan_shared" in from_file.collective_series["allgatherv"]
 
 
 @pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.toml")), ids=lambda p: p.name)
@@ -184,12 +190,98 @@ def test_config_parsing_and_errors():
         'sizes = "1KiB:2"',
         'collectives = ["alltoall"]',
         '[[algorithms]]\nname = "shan"\ncolor = "red"',
+        'libraries = ["lam"]',
+        '[collective_sizes]\nalltoall = "1KiB"',
         "[timing]\nfoo = 1",
     ):
         with pytest.raises(ValueError):
             sweep.parse_config(bad)
     with pytest.raises(ValueError, match="unknown algorithm"):
         sweep.plan(sweep.parse_config('[[algorithms]]\nname = "nope"'), fake_algorithms)
+
+
+def forced(lib: str, coll: str) -> list:
+    """A library default and one forced algorithm (MPICH's CVAR; ignored elsewhere)."""
+    from shancoll.baselines import Series
+
+    var = f"MPIR_CVAR_{coll.upper()}_INTRA_ALGORITHM"
+    value = {"bcast": "binomial", "reduce": "binomial", "allgatherv": "ring"}
+    env = {var: value.get(coll, "recursive_doubling"), "SHANCOLL_TEST_DROP": None}
+    rd = Series(f"{lib}:rd", env)
+    return [Series(lib, {}), rd]
+
+
+def test_plan_libraries_and_baselines(tmp_path):
+    cfg = sweep.parse_config("""
+        collectives = ["allgatherv", "allreduce"]
+        libraries = ["default", "mpich"]
+        distributions = ["regular", "bcast"]
+        sizes = "1KiB"
+        [collective_sizes]
+        allreduce = [8, 64]
+        [[algorithms]]
+        name = "ring"
+        [[algorithms]]
+        name = "native"
+        [[algorithms]]
+        name = "shan_shared"
+        collectives = ["allgatherv"]
+    """)
+    runs = sweep.plan(cfg, lambda coll: ["ring", "shan"], forced)
+    ids = [r.run_id for r in runs]
+    assert len(set(ids)) == len(ids) == (2 + 1) * 2 * 2  # (distributions) x libraries x jobs
+    assert ids[:4] == [
+        "allgatherv-P2-physical-regular",
+        "allgatherv-P2-physical-regular-rd",
+        "allgatherv-P2-physical-regular-mpich",
+        "allgatherv-P2-physical-regular-mpich-rd",
+    ]
+    default, rd = runs[0], runs[1]
+    assert default.series == ("ring", "native", "shan_shared") and default.env == ()
+    assert rd.series == ("native",) and rd.baseline == "rd"
+    assert dict(rd.env) == {
+        "MPIR_CVAR_ALLGATHERV_INTRA_ALGORITHM": "ring",
+        "SHANCOLL_TEST_DROP": None,  # None: removed from the job's environment
+    }
+    ar = [r for r in runs if r.collective == "allreduce"]
+    assert {r.sizes for r in ar} == {(8, 64)} and {r.distribution for r in ar} == {"regular"}
+    assert "shan_shared" not in ar[0].series
+    menv = sweep.launcher(cfg, "default", "/x/mpiexec")
+    cmd = sweep.bench_command(cfg, rd, tmp_path / "j.jsonl", menv)
+    assert cmd[:4] == ["/x/mpiexec", "-n", "2", menv.python]
+    assert cmd[cmd.index("--native-job") + 1] == "rd"
+    only_default = sweep.plan(cfg.replace(forced_baselines=False), lambda c: ["ring"], forced)
+    assert {r.baseline for r in only_default} == {"default"}
+
+
+def test_plan_intergroup_settings():
+    cfg = sweep.parse_config("""
+        collectives = ["intergroup", "allreduce"]
+        distributions = ["regular", "setting1", "setting7"]
+        [[algorithms]]
+        name = "segmented"
+        [[algorithms]]
+        name = "native"
+    """)
+    runs = sweep.plan(cfg, lambda coll: ["segmented", "root_gather", "mpi"], forced)
+    assert [r.run_id for r in runs] == [
+        "intergroup-P2-physical-setting1",  # forced intra algorithms: no intergroup baseline
+        "intergroup-P2-physical-setting7",
+        "allreduce-P2-physical-regular",
+        "allreduce-P2-physical-regular-rd",
+    ]
+    assert [bench.setting_block(s, True, 0, 4, 1024) for s in range(1, 9)] == [
+        1024, 1024, 1024, 256, 1024, 0, 1024, 0,
+    ]  # fmt: skip
+    assert bench.setting_block(3, False, 1, 2, 1024) == 256
+    assert bench.setting_block(8, False, 3, 4, 1024) == 1024
+    with pytest.raises(ValueError, match="settings"):
+        bench.check_distribution("intergroup", "regular")
+
+
+def test_progress_bar():
+    assert sweep.progress_bar(0, 4, 0.0, width=8) == "[1/4 -------- left 4]"
+    assert sweep.progress_bar(2, 4, 60.0, width=8) == "[3/4 ####---- left 2, ~1m00s]"
 
 
 # ---------------------------------------------------------------------------
@@ -302,6 +394,9 @@ def test_plots_agg(tmp_path):
 def tiny_config(**changes) -> sweep.Config:
     base = dict(
         name="tiny",
+        collectives=["allgatherv"],
+        collective_sizes={},
+        collective_series={},
         ranks=[2],
         ranks_per_node=[0],
         sizes=[1024, 8192],
@@ -329,8 +424,8 @@ def test_tiny_real_sweep_and_resume(tmp_path):
     res = sweep.run_sweep(cfg, tmp_path, progress=progress)
     log = "".join(lines)
     assert not res.failed_runs, (log, res.meta)
-    assert "[1/2] allgatherv P=2 physical regular ... ok" in log
-    assert "[2/2] allgatherv P=2 physical bcast ... ok" in log
+    assert re.search(r"\[1/2 -+ left 2\] allgatherv P=2 physical regular \.\.\. ok", log)
+    assert re.search(r"\[2/2 #+-+ left 1.*\] allgatherv P=2 physical bcast \.\.\. ok", log)
     rows = sweep.read_results(tmp_path / "results.csv")
     import shancoll
 
@@ -372,11 +467,64 @@ def test_tiny_real_sweep_and_resume(tmp_path):
         progress=progress,
     )
     log = "".join(lines)
-    assert "resume: 1 of 2 runs already complete" in log and "[1/1] allgatherv P=2 rpn1" in log
+    assert "resume: 1 of 2 runs already complete" in log and "allgatherv P=2 rpn1" in log
+    assert "[1/1 " in log
     new = [r for r in res2.rows if r["ranks_per_node"] == 1]
     assert {r["series"] for r in new} == expected | {"shan[rma]"}
     assert all(r["nodes"] == 2 and r["status"] == "ok" and r["check"] == "ok" for r in new)
     assert len(res2.rows) == len(rows) + len(new)  # the earlier bcast rows are kept
+
+
+@pytest.mark.timeout(300)
+def test_real_sweep_libraries_and_baselines(tmp_path, monkeypatch):
+    """allreduce and bcast, two algorithms, two sizes, a forced native baseline in a job
+    of its own, every installed MPI library plus one that is not (recorded, skipped)."""
+    from shancoll import mpi_envs
+
+    monkeypatch.setattr(sweep, "native_series", forced)
+    monkeypatch.setenv("SHANCOLL_TEST_DROP", "1")
+    installed = ["default", *(lib for lib in mpi_envs.available() if lib != "default")]
+    absent = [lib for lib in ("impi", "openmpi", "mpich") if lib not in installed]
+    missing = absent[0] if absent else None
+    libs = installed + absent[:1]
+    cfg = tiny_config(
+        collectives=["allreduce", "bcast"], series=["binomial", "mpi", "native"],
+        sizes=[8, 4096], distributions=["regular"], libraries=libs,
+    )  # fmt: skip
+    res = sweep.run_sweep(cfg, tmp_path, progress=None)
+    runs = res.meta["runs"]
+    assert len(runs) == 2 * 2 * len(libs)
+    for rid, rec in runs.items():
+        assert rec["status"] == ("failed" if missing and missing in rid else "ok"), (rid, rec)
+    if missing:
+        assert "unavailable" in runs[f"allreduce-P2-physical-regular-{missing}"]["stderr_tail"]
+    rd = runs["allreduce-P2-physical-regular-rd"]
+    rd_env = rd["environment"]["env"]
+    assert rd_env["MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM"] == "recursive_doubling"
+    default_env = runs["allreduce-P2-physical-regular"]["environment"]["env"]
+    assert "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM" not in default_env
+    assert default_env["SHANCOLL_TEST_DROP"] == "1" and "SHANCOLL_TEST_DROP" not in rd_env
+    rows = [r for r in res.rows if r["library"] == "default"]
+    assert {(r["collective"], r["series"]) for r in rows} == {
+        (c, s) for c in ("allreduce", "bcast") for s in ("binomial", "mpi", "native", "native:rd")
+    }
+    for r in rows:
+        assert r["status"] == "ok" and r["check"] == "ok" and r["kernel"] == "python", r
+    assert "native:rd" in res.table
+    assert {p.name for p in res.plots} >= {"allreduce_P2_physical_speedup.svg"}
+    rules = (tmp_path / "rules.tsv").read_text()
+    assert "allreduce\t0\t" in rules and "bcast\t0\t" in rules
+
+    # resume runs only what did not complete: the missing library's jobs
+    lines: list[str] = []
+    sweep.run_sweep(
+        cfg,
+        tmp_path,
+        resume=True,
+        plots=False,
+        progress=lambda *a, **k: lines.append(" ".join(map(str, a))),
+    )
+    assert f"resume: {2 * 2 * len(installed)} of {len(runs)} runs already complete" in lines[0]
 
 
 def _script(path: Path, body: str) -> str:
@@ -481,30 +629,23 @@ def test_cli_dry_run():
 
 
 @pytest.mark.timeout(600)
-def test_notebook_executes(tmp_path):
-    """Runs notebooks/allgatherv_distributions.ipynb as shipped (results to a temp dir)."""
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_executes(notebook, tmp_path):
+    """Runs a notebook as shipped, at its small defaults (results to a temp dir)."""
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
-    nb = nbformat.read(NOTEBOOK, as_version=4)
+    nb = nbformat.read(notebook, as_version=4)
     idx = next(i for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", []))
     nb.cells.insert(idx + 1, nbformat.v4.new_code_cell(f"out_dir = {str(tmp_path)!r}"))
     client = nbclient.NotebookClient(
         nb,
         timeout=300,
         kernel_name="python3",
-        resources={"metadata": {"path": str(NOTEBOOK.parent)}},
+        resources={"metadata": {"path": str(notebook.parent)}},
     )
     client.execute()
-    text = "".join(
-        o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
-    )
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    text = "".join(o.get("text", "") for o in outputs)
     assert "speedup = native time / series time" in text
-    images = [
-        o
-        for c in nb.cells
-        if c.cell_type == "code"
-        for o in c.get("outputs", [])
-        if "image/png" in o.get("data", {})
-    ]
-    assert len(images) == 2
-    assert (tmp_path / "results.csv").exists() and (tmp_path / "meta.json").exists()
+    assert any("image/png" in o.get("data", {}) for o in outputs)
+    assert list(tmp_path.rglob("results.csv")) and list(tmp_path.rglob("meta.json"))

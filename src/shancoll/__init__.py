@@ -48,6 +48,7 @@ from ._collectives import (
     topology,
 )
 from ._release_gather import bcast, reduce
+from ._rules import rules_path, set_rules
 
 ArgumentError = _core.ArgumentError
 CollectiveTimeout = _core.CollectiveTimeout
@@ -86,5 +87,7 @@ __all__ = [
     "iallreduce",
     "last_stats",
     "reduce",
+    "rules_path",
+    "set_rules",
     "topology",
 ]

@@ -84,9 +84,25 @@ __all__ = [
 ]
 
 DISTRIBUTIONS = ("regular", "decreasing", "bcast")
+# Intergroup allgather(v): the settings 1-8 of Kang, Traeff et al. (Section 5);
+# "distributions" of the collective "intergroup".
+INTER_SETTINGS = tuple(f"setting{s}" for s in range(1, 9))
+ALL_DISTRIBUTIONS = DISTRIBUTIONS + INTER_SETTINGS
 KINDS = ("shancoll", "shared", "native", "memcpy")
 TRANSPORTS = ("auto", "two_sided", "rma")
-COLLECTIVES = ("allgatherv", "allgather")
+# Keyword options a series may pass to its collective (shan's transport and
+# block_size, allreduce's ports and consistent, release_gather's tree options);
+# the collective itself checks the values. Listed here so that a typo in a
+# config fails when it is read, not inside an MPI job.
+ALGORITHM_OPTIONS = (
+    "transport", "block_size", "ports", "consistent", "tree", "k", "skew", "buffer_size",
+    "buffers", "inline", "read_from_parent", "data_copy", "inter_algorithm",
+)  # fmt: skip
+COLLECTIVES = ("allgatherv", "allgather", "allreduce", "bcast", "reduce", "intergroup")
+# One message of `bytes_per_rank` bytes (regular distribution only; root 0),
+# op SUM; both sides timed by this kernel through Python.
+MESSAGE_COLLECTIVES = ("allreduce", "bcast", "reduce")
+KERNEL = "python"  # the `kernel` column: this module (the C++ driver is shancoll_bench)
 
 # ---------------------------------------------------------------------------
 # sizes and distributions (pure: no MPI; also used by the sweep driver)
@@ -217,7 +233,16 @@ def series_label(name: str, options: dict) -> str:
         parts.append(str(options["transport"]))
     if "block_size" in options:
         parts.append(f"bs={format_bytes(int(options['block_size']))}")
+    parts += [f"{k}={v}" for k, v in options.items() if k not in ("transport", "block_size")]
     return f"{name}[{','.join(parts)}]" if parts else name
+
+
+def _option_value(text: str) -> int | bool | str:
+    if text.isdigit():
+        return int(text)
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    return text
 
 
 def parse_series(text: str, algorithms: Iterable[str] | None = None) -> Series:
@@ -226,10 +251,12 @@ def parse_series(text: str, algorithms: Iterable[str] | None = None) -> Series:
     ``algorithms``: the registered shancoll algorithms, to reject unknown names
     early (None: accept any name that is not a reserved one).
     """
-    m = re.fullmatch(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\[([^\]]*)\])?\s*", text)
+    m = re.fullmatch(r"\s*([A-Za-z_][A-Za-z0-9_]*)(?::([\w.:-]+))?\s*(?:\[([^\]]*)\])?\s*", text)
     if not m:
         raise ValueError(f"series: cannot parse {text!r} (examples: shan, shan[rma], native)")
-    name, opt_text = m.group(1), m.group(2)
+    name, native_job, opt_text = m.group(1), m.group(2), m.group(3)
+    if native_job and name != "native":
+        raise ValueError(f"series {text!r}: only native takes a ':<baseline>' suffix")
     options: dict[str, Any] = {}
     for opt in (o.strip() for o in (opt_text or "").split(",")):
         if not opt:
@@ -240,14 +267,20 @@ def parse_series(text: str, algorithms: Iterable[str] | None = None) -> Series:
             options["block_size"] = parse_size(opt.split("=", 1)[1])
         elif opt.startswith("transport="):
             options["transport"] = opt.split("=", 1)[1]
+        elif opt.split("=", 1)[0] in ALGORITHM_OPTIONS and "=" in opt:  # e.g. ports=2
+            key, value = opt.split("=", 1)
+            options[key] = _option_value(value)
         else:
             raise ValueError(
                 f"series {text!r}: unknown option {opt!r} "
-                f"(transport: {', '.join(TRANSPORTS)}; block size: bs=64KiB)"
+                f"(transport: {', '.join(TRANSPORTS)}; block size: bs=64KiB; "
+                f"key=value for {', '.join(ALGORITHM_OPTIONS[2:])})"
             )
     if "transport" in options and options["transport"] not in TRANSPORTS:
         raise ValueError(f"series {text!r}: unknown transport {options['transport']!r}")
     label = series_label(name, options)
+    if name == "native" and native_job:
+        label = f"native:{native_job}"
     if name in ("native", "memcpy"):
         if options:
             raise ValueError(f"series {text!r}: {name} takes no options")
@@ -492,6 +525,196 @@ class Point:
         return bool(np.array_equal(got, self.expected))
 
 
+class MessagePoint:
+    """Buffers of one allreduce/bcast/reduce point: one message of ``nbytes``, root 0.
+
+    Rank r contributes ``arange(n) + r``: every sum is an integer, exact in
+    float64 whatever order an algorithm combines in.
+    """
+
+    def __init__(self, comm, collective: str, nbytes: int, dtype: np.dtype):
+        self.comm = comm
+        self.collective = collective
+        p, self.rank = comm.Get_size(), comm.Get_rank()
+        n = nbytes // dtype.itemsize
+        self.bytes = [n * dtype.itemsize] * p
+        self.total_bytes = n * dtype.itemsize
+        # What a result can never be: NaN, or for integers their largest value.
+        self.poison = np.nan if dtype.kind in "fc" else np.iinfo(dtype).max
+        base = np.arange(n, dtype=dtype)
+        self.send = base + self.rank
+        self.recv = np.full(n, self.poison, dtype)
+        if collective == "bcast":
+            self.expected = base
+            self.recv[:] = base if self.rank == 0 else self.poison
+        else:
+            self.expected = p * base + p * (p - 1) // 2
+        self.copy_src, self.copy_dst = self.send.copy(), np.zeros(n, dtype)
+
+    def call_for(self, s: Series, rpn: int, timeout: float | None) -> Callable[[], Any]:
+        from mpi4py import MPI
+
+        import shancoll
+
+        comm, send, recv = self.comm, self.send, self.recv
+        if s.kind == "memcpy":
+            src, dst, copyto = self.copy_src, self.copy_dst, np.copyto
+            return lambda: copyto(dst, src)
+        if s.kind == "native":
+            native = {
+                "allreduce": lambda: comm.Allreduce(send, recv, MPI.SUM),
+                "bcast": lambda: comm.Bcast(recv, 0),
+                "reduce": lambda: comm.Reduce(send, recv, MPI.SUM, 0),
+            }
+            return native[self.collective]
+        kw = dict(s.options, algorithm=s.algorithm, ranks_per_node=rpn, timeout=timeout)
+        if self.collective == "allreduce":
+            return lambda: shancoll.allreduce(comm, send, recv, MPI.SUM, **kw)
+        if self.collective == "bcast":
+            return lambda: shancoll.bcast(comm, recv, 0, **kw)
+        return lambda: shancoll.reduce(comm, send, recv, MPI.SUM, 0, **kw)
+
+    def reset(self, s: Series) -> None:
+        if s.kind == "memcpy":
+            self.copy_dst.fill(self.poison)
+        elif not (self.collective == "bcast" and self.rank == 0):  # the root's data stay
+            self.recv.fill(self.poison)
+
+    def check(self, s: Series) -> bool:
+        if s.kind == "memcpy":
+            return bool(np.array_equal(self.copy_dst, self.copy_src))
+        if self.collective == "reduce" and self.rank != 0:
+            return True  # only the root receives
+        return bool(np.array_equal(self.recv, self.expected))
+
+
+def setting_block(setting: int, in_a: bool, i: int, n: int, c: int) -> int:
+    """Bytes rank i of a group of n sends in an intergroup setting (as shancoll_bench).
+
+    Group A is the larger (p ranks), B the smaller (q); c the largest block.
+    1, 2, 5, 7: c everywhere; 3: B sends c/4; 4: A sends c/4; 6, 8: rank i
+    sends c i / (n - 1). 1-4 are allgathers (equal blocks per group), 5-8
+    allgathervs; 1, 5, 6 have p = q, the others p/q about 25/7.
+    """
+    if setting == 3 and not in_a:
+        return c // 4
+    if setting == 4 and in_a:
+        return c // 4
+    if setting in (6, 8):
+        return c * i // (n - 1) if n > 1 else c
+    return c
+
+
+def make_intercomm(world, distribution: str):
+    """World split into the setting's two groups, joined by an inter-communicator.
+
+    Returns (intercomm, in_a, color); p = q for settings 1, 5, 6, else the
+    first group has round(25 P / 32) ranks, as in shancoll_bench.
+    """
+    setting = int(distribution.removeprefix("setting"))
+    size, rank = world.Get_size(), world.Get_rank()
+    if size < 2:
+        raise ValueError(f"ranks: an intergroup setting needs at least 2 ranks, got {size}")
+    first = size // 2 if setting in (1, 5, 6) else (25 * size + 16) // 32
+    first = min(max(1, first), size - 1)
+    color = 0 if rank < first else 1
+    local = world.Split(color, rank)
+    inter = local.Create_intercomm(0, world, first if color == 0 else 0, tag=7)
+    local.Free()
+    n, remote = inter.Get_size(), inter.Get_remote_size()
+    return inter, n > remote or (n == remote and color == 0), color
+
+
+class InterPoint:
+    """Buffers of one intergroup point: setting ``distribution``, largest block c bytes."""
+
+    def __init__(self, inter, in_a: bool, color: int, distribution: str, c: int, dtype):
+        self.setting = int(distribution.removeprefix("setting"))
+        self.collective = "allgather" if self.setting <= 4 else "allgatherv"
+        item, n, remote = dtype.itemsize, inter.Get_size(), inter.Get_remote_size()
+        mine = setting_block(self.setting, in_a, inter.Get_rank(), n, c) // item
+        self.counts = [setting_block(self.setting, not in_a, i, remote, c) // item
+                       for i in range(remote)]  # fmt: skip
+        self.displs = [int(x) for x in np.concatenate(([0], np.cumsum(self.counts)[:-1]))]
+        # Block of (group g, rank i): (1000 g + i + 1) 2^32 + 0, 1, ...: exact, distinct.
+        tag = float(2**32)
+        self.send = np.arange(mine, dtype=dtype) + (1000 * color + inter.Get_rank() + 1) * tag
+        blocks = [np.arange(k, dtype=dtype) + (1000 * (1 - color) + i + 1) * tag
+                  for i, k in enumerate(self.counts)]  # fmt: skip
+        self.expected = np.concatenate(blocks) if blocks else np.empty(0, dtype)
+        self.recv = np.full(self.expected.size, np.nan, dtype)
+        self.bytes = [b * item for b in self.counts]
+        self.total_bytes = int(self.expected.size) * item
+        self.copy_src, self.copy_dst = self.expected.copy(), np.zeros_like(self.expected)
+        self.inter = inter
+
+    def call_for(self, s: Series, rpn: int, timeout: float | None) -> Callable[[], Any]:
+        import shancoll
+
+        inter, send, recv = self.inter, self.send, self.recv
+        if s.kind == "memcpy":
+            src, dst, copyto = self.copy_src, self.copy_dst, np.copyto
+            return lambda: copyto(dst, src)
+        kw = dict(s.options, algorithm=s.algorithm, timeout=timeout)
+        if self.collective == "allgather":
+            if s.kind == "native":
+                return lambda: inter.Allgather(send, recv)
+            return lambda: shancoll.allgather(inter, send, recv, **kw)
+        counts, displs = self.counts, self.displs
+        if s.kind == "native":
+            spec = [recv, (counts, displs)]
+            return lambda: inter.Allgatherv(send, spec)
+        vspec = [recv, counts, displs]
+        return lambda: shancoll.allgatherv(inter, send, vspec, **kw)
+
+    def reset(self, s: Series) -> None:
+        (self.copy_dst if s.kind == "memcpy" else self.recv).fill(np.nan)
+
+    def check(self, s: Series) -> bool:
+        got = self.copy_dst if s.kind == "memcpy" else self.recv
+        return bool(np.array_equal(got, self.expected))
+
+
+def make_point(comm, collective: str, distribution: str, nbytes: int, dtype, inter=None):
+    if collective == "intergroup":
+        return InterPoint(*inter, distribution, nbytes, dtype)
+    if collective in MESSAGE_COLLECTIVES:
+        return MessagePoint(comm, collective, nbytes, dtype)
+    return Point(comm, collective, distribution, nbytes, dtype)
+
+
+def distributions_of(collective: str) -> tuple[str, ...]:
+    """The distributions a collective takes."""
+    if collective == "intergroup":
+        return INTER_SETTINGS
+    return DISTRIBUTIONS if collective == "allgatherv" else ("regular",)
+
+
+def check_distribution(collective: str, distribution: str) -> None:
+    """allgatherv takes every distribution, intergroup its settings, the others regular."""
+    if collective not in COLLECTIVES:
+        raise ValueError(f"collective: unknown {collective!r} (valid: {', '.join(COLLECTIVES)})")
+    if collective == "intergroup" and distribution not in INTER_SETTINGS:
+        raise ValueError(
+            f"distribution: intergroup takes the settings {', '.join(INTER_SETTINGS)} "
+            f"(got {distribution!r})"
+        )
+    if collective not in ("allgatherv", "intergroup") and distribution != "regular":
+        raise ValueError(
+            f"distribution: {collective} has equal contributions, only 'regular' "
+            f"(got {distribution!r})"
+        )
+
+
+def _irrelevant(s: Series, collective: str, node_count: int) -> str:
+    """Why a series is skipped on this job ('' if it is not)."""
+    if s.kind == "shared" and collective in (*MESSAGE_COLLECTIVES, "intergroup"):
+        return f"{collective} has no node-shared variant"
+    if s.needs_nodes and node_count < 2:
+        return "transport option is irrelevant on a single node"
+    return ""
+
+
 def run(
     comm,
     *,
@@ -514,32 +737,25 @@ def run(
 
     import shancoll
 
-    if collective not in COLLECTIVES:
-        raise ValueError(f"collective: unknown {collective!r} (valid: {', '.join(COLLECTIVES)})")
-    if collective == "allgather" and distribution != "regular":
-        raise ValueError("allgather has equal contributions: only the 'regular' distribution")
+    check_distribution(collective, distribution)
     dt = np.dtype(dtype)
     rank = comm.Get_rank()
     p = comm.Get_size()
     layout = shancoll.topology(comm, ranks_per_node)
+    inter = make_intercomm(comm, distribution) if collective == "intergroup" else None
     env = environment(comm, ranks_per_node, layout)
     emit({"event": "env", **env})
     active = []
     for s in series:
-        if s.needs_nodes and layout["node_count"] < 2:
-            emit(
-                {
-                    "event": "skip",
-                    "series": s.label,
-                    "reason": "transport option is irrelevant on a single node",
-                }
-            )
+        reason = _irrelevant(s, collective, layout["node_count"])
+        if reason:
+            emit({"event": "skip", "series": s.label, "reason": reason})
         else:
             active.append(s)
     rows: list[dict] = []
     failed: dict[str, str] = {}
     for size in sizes:
-        point = Point(comm, collective, distribution, size, dt)
+        point = make_point(comm, collective, distribution, size, dt, inter)
         todo = [s for s in active if s.label not in failed]
         calls = {s.label: point.call_for(s, ranks_per_node, call_timeout) for s in todo}
         timings = time_calls(
@@ -563,6 +779,7 @@ def run(
                 "total_bytes": point.total_bytes,
                 "max_bytes": max(point.bytes),
                 "dtype": dt.name,
+                "kernel": KERNEL,
                 "warmup": warmup,
                 "repeats": repeats,
             }
@@ -604,6 +821,8 @@ def run(
             rows.append(row)
             emit({"event": "row", **row})
         del point, calls
+    if inter is not None:
+        inter[0].Free()
     emit({"event": "done"})
     return rows if rank == 0 else []
 
@@ -637,7 +856,12 @@ def _parser() -> argparse.ArgumentParser:
         description="Time shancoll collectives against mpi4py's native ones (run under mpiexec).",
     )
     ap.add_argument("--collective", default="allgatherv", choices=COLLECTIVES)
-    ap.add_argument("--distribution", default="regular", choices=DISTRIBUTIONS)
+    ap.add_argument("--distribution", default="regular", choices=ALL_DISTRIBUTIONS)
+    ap.add_argument(
+        "--native-job",
+        default="",
+        help="label the native series native:<name> (a job with a forced native algorithm)",
+    )
     ap.add_argument(
         "--sizes",
         default="1KiB:1MiB:4",
@@ -677,6 +901,15 @@ def _parser() -> argparse.ArgumentParser:
     return ap
 
 
+def algorithms_of(collective: str) -> list[str]:
+    """shancoll's algorithms of a collective (intergroup: those of inter-communicators)."""
+    import shancoll
+
+    if collective == "intergroup":
+        return shancoll.algorithms("allgatherv", inter=True)
+    return shancoll.algorithms(collective)
+
+
 def split_series(text: str) -> list[str]:
     """Splits ``"shan,shan[rma,bs=4KiB],native"`` at the commas outside brackets."""
     out, depth, cur = [], 0, ""
@@ -698,15 +931,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from mpi4py import MPI
 
-    import shancoll
-
     comm = MPI.COMM_WORLD
-    algs = shancoll.algorithms(args.collective)
+    algs = algorithms_of(args.collective)
     labels = (
         algs + ["shan_shared", "native", "memcpy"]
         if args.series == "all"
         else split_series(args.series)
     )
+    if args.native_job:
+        labels = [f"native:{args.native_job}" if lb == "native" else lb for lb in labels]
     series = [parse_series(lb, algs) for lb in labels]
     iterations = None if args.iterations == "auto" else int(args.iterations)
     out = open(args.jsonl, "a", encoding="utf-8") if args.jsonl and comm.rank == 0 else None

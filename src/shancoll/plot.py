@@ -2,11 +2,13 @@
 
 ``python -m shancoll.plot benchmarks/results/quick/results.csv [--out DIR]``
 
-For every (collective, ranks, ranks_per_node) group of a ``results.csv``
-two figures, each as PNG and SVG: ``<collective>_P<ranks>_<layout>_time``
-(median time per call of the slowest rank, min-max over repeats shaded) and
-``..._speedup`` (native time / series time; above 1 is faster than mpi4py's
-``comm.Allgatherv``). One panel per distribution, one line per series, log
+For every (collective, ranks, ranks_per_node, library) group of a
+``results.csv`` two figures, each as PNG and SVG:
+``<collective>_P<ranks>_<layout>[_<library>]_time`` (median time per call of
+the slowest rank, min-max over repeats shaded) and ``..._speedup`` (native
+time / series time; above 1 is faster than the MPI library's default
+collective called from mpi4py; forced native algorithms are the dashed grey
+``native:<name>`` lines). One panel per distribution, one line per series, log
 axes; the title names the MPI library, ranks, node layout and host.
 
 Matplotlib's object API is used (no pyplot, no global backend switch): the
@@ -21,7 +23,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .bench import DISTRIBUTIONS, format_bytes
+from .bench import ALL_DISTRIBUTIONS, format_bytes
 
 __all__ = ["figure", "plot_results", "style", "main"]
 
@@ -40,6 +42,9 @@ def style(label: str) -> dict:
     """Line style of a series: same colour per algorithm, dashes for variants."""
     if label == "native":
         return {"color": "black", "linestyle": "-", "marker": "o", "linewidth": 2.0}
+    if label.startswith("native:"):  # the library's collective with a forced algorithm
+        marker = "v^<>phH*"[sum(map(ord, label)) % 8]
+        return {"color": "0.3", "linestyle": "--", "marker": marker, "linewidth": 1.2}
     if label == "memcpy":
         return {"color": "0.55", "linestyle": ":", "marker": "", "linewidth": 2.0}
     base, _, opts = label.partition("[")
@@ -96,7 +101,7 @@ def figure(rows: Sequence[dict], what: str = "time"):
         for r in rows
         if r.get("status") == "ok" and r.get("check") != "fail" and r.get("time_median_s")
     ]
-    dists = [d for d in DISTRIBUTIONS if any(r["distribution"] == d for r in good)]
+    dists = [d for d in ALL_DISTRIBUTIONS if any(r["distribution"] == d for r in good)]
     fig = Figure(figsize=(4.6 * max(1, len(dists)) + 1.8, 4.4), layout="constrained")
     axes = fig.subplots(1, max(1, len(dists)), squeeze=False, sharey=True)[0]
     labels = list(dict.fromkeys(r["series"] for r in good))
@@ -153,7 +158,7 @@ def figure(rows: Sequence[dict], what: str = "time"):
                 names.append(n)
     if handles:
         fig.legend(handles, names, loc="outside right center", fontsize="small")
-    kind = "time per call" if what == "time" else "speedup over mpi4py comm.Allgatherv (native)"
+    kind = "time per call" if what == "time" else "speedup over the MPI library's default (native)"
     fig.suptitle(f"{_title(rows)} - {kind}" if rows else kind, fontsize="medium")
     return fig
 
@@ -166,17 +171,19 @@ def plot_results(
     out.mkdir(parents=True, exist_ok=True)
     groups: dict[tuple, list[dict]] = {}
     for r in rows:
-        groups.setdefault((r["collective"], int(r["ranks"]), int(r["ranks_per_node"])), []).append(
-            r
-        )
+        key = (r["collective"], int(r["ranks"]), int(r["ranks_per_node"]), r.get("library") or "")
+        groups.setdefault(key, []).append(r)
     paths = []
-    for (coll, ranks, rpn), g in sorted(groups.items()):
+    for (coll, ranks, rpn, lib), g in sorted(groups.items()):
         if not any(r.get("status") == "ok" for r in g):
             continue
+        stem = f"{coll}_P{ranks}_{_layout_name(rpn)}"
+        if lib not in ("", "default"):
+            stem += f"_{lib}"
         for what in ("time", "speedup"):
             fig = figure(g, what)
             for ext in formats:
-                p = out / f"{coll}_P{ranks}_{_layout_name(rpn)}_{what}.{ext}"
+                p = out / f"{stem}_{what}.{ext}"
                 fig.savefig(p, dpi=dpi)
                 paths.append(p)
     return paths

@@ -38,6 +38,7 @@ import argparse
 import csv
 import dataclasses
 import datetime
+import itertools
 import json
 import math
 import os
@@ -54,14 +55,17 @@ from pathlib import Path
 from typing import Any
 
 from .bench import (
+    ALL_DISTRIBUTIONS,
     COLLECTIVES,
     DISTRIBUTIONS,
+    distributions_of,
     format_bytes,
     parse_series,
     parse_sizes,
     series_label,
     split_series,
 )
+from .report import performance_sections, rule_table, update_markdown
 
 __all__ = [
     "CSV_COLUMNS",
@@ -83,6 +87,7 @@ CSV_COLUMNS = [
     "series", "kind", "algorithm", "options", "bytes_per_rank", "total_bytes", "max_bytes",
     "dtype", "warmup", "repeats", "iterations", "time_median_s", "time_min_s", "time_max_s",
     "bandwidth_gbs", "check", "status", "error", "mpi_library", "hostname", "date",
+    "library", "baseline", "kernel",
 ]  # fmt: skip
 _INT_COLUMNS = {
     "ranks",
@@ -97,6 +102,9 @@ _INT_COLUMNS = {
 }
 _FLOAT_COLUMNS = {"time_median_s", "time_min_s", "time_max_s", "bandwidth_gbs"}
 
+# The names shancoll.mpi_envs.ensure takes.
+MPI_LIBRARIES = ("default", "mpich", "openmpi", "impi")
+
 RESULTS_ROOT = Path("benchmarks") / "results"
 CONFIG_DIR = Path("benchmarks") / "configs"
 
@@ -104,13 +112,19 @@ CONFIG_DIR = Path("benchmarks") / "configs"
 # (shancoll installed, run outside the repository); tests keep both equal.
 QUICK_TOML = """\
 name = "quick"
-description = "make bench: 2 ranks on 1 node and 2 virtual nodes, 1KiB..16MiB per rank"
-collectives = ["allgatherv"]
+description = "make bench: 2 ranks, 1 node and 2 virtual nodes, 4 collectives at small sizes"
+collectives = ["allgatherv", "allreduce", "bcast", "reduce"]
+libraries = ["default"]
 ranks = [2]
 ranks_per_node = [0, 1]
 distributions = ["regular", "decreasing", "bcast"]
-sizes = "1KiB:16MiB:4"
+sizes = "1KiB:4MiB:4"
 dtype = "float64"
+
+[collective_sizes]
+allreduce = "8:256KiB:8"
+bcast = "8:256KiB:8"
+reduce = "8:256KiB:8"
 
 [[algorithms]]
 name = "*"
@@ -118,9 +132,11 @@ name = "*"
 [[algorithms]]
 name = "shan"
 transport = ["two_sided", "rma"]
+collectives = ["allgatherv"]
 
 [[algorithms]]
 name = "shan_shared"
+collectives = ["allgatherv"]
 
 [[algorithms]]
 name = "native"
@@ -130,9 +146,9 @@ name = "memcpy"
 
 [timing]
 warmup = 2
-repeats = 7
+repeats = 5
 iterations = "auto"
-target_seconds = 0.1
+target_seconds = 0.06
 max_iterations = 1000
 run_timeout = 300
 call_timeout = 60
@@ -153,9 +169,17 @@ class Config:
     ranks_per_node: list[int] = field(default_factory=lambda: [0])
     distributions: list[str] = field(default_factory=lambda: list(DISTRIBUTIONS))
     sizes: list[int] = field(default_factory=lambda: parse_sizes("1KiB:1MiB:4"))
+    # per-collective sizes ([collective_sizes] table), e.g. allreduce = "8:256KiB:8"
+    collective_sizes: dict[str, list[int]] = field(default_factory=dict)
     dtype: str = "float64"
     # series labels; "*" = every registered algorithm with default options
     series: list[str] = field(default_factory=lambda: ["*", "shan_shared", "native", "memcpy"])
+    # series of [[algorithms]] entries with `collectives = [...]`: only for those
+    collective_series: dict[str, list[str]] = field(default_factory=dict)
+    # MPI libraries (shancoll.mpi_envs names); each runs shancoll's series and its own
+    # native series (default + forced algorithms, shancoll.baselines)
+    libraries: list[str] = field(default_factory=lambda: ["default"])
+    forced_baselines: bool = True
     # [timing]
     warmup: int = 2
     repeats: int = 5
@@ -181,38 +205,45 @@ def _as_list(value: Any) -> list:
     return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
-def _series_from_algorithms(tables: Sequence[dict]) -> list[str]:
-    """``[[algorithms]]`` tables -> series labels (list-valued options expand)."""
+def _series_from_algorithms(tables: Sequence[dict]) -> tuple[list[str], dict[str, list[str]]]:
+    """``[[algorithms]]`` tables -> series labels (list-valued options expand): those
+    for every collective, and those of entries restricted by ``collectives``."""
     labels: list[str] = []
+    scoped: dict[str, list[str]] = {}
     for t in tables:
         t = dict(t)
         if "name" not in t:
             raise ValueError(f"algorithms: an entry without 'name': {t}")
         name = str(t.pop("name"))
-        unknown = set(t) - {"transport", "block_size"}
-        if unknown:
-            raise ValueError(
-                f"algorithms.{name}: unknown option(s) {sorted(unknown)} "
-                f"(valid: transport, block_size)"
-            )
+        only = _as_list(t.pop("collectives", []))
         combos: list[dict] = [{}]
-        for key in ("transport", "block_size"):
-            if key in t:
-                vals = _as_list(t[key])
-                if key == "block_size":
-                    vals = [parse_sizes([v])[0] for v in vals]
-                combos = [{**c, key: v} for c in combos for v in vals]
+        for key, value in t.items():  # the algorithm's keyword options (list values expand)
+            vals = _as_list(value)
+            if key == "block_size":
+                vals = [parse_sizes([v])[0] for v in vals]
+            combos = [{**c, key: v} for c in combos for v in vals]
         for c in combos:
             if name == "*" and c:
                 raise ValueError("algorithms: name '*' takes no options")
-            labels.append(name if name == "*" else series_label(name, c))
-    return labels
+            label = name if name == "*" else series_label(name, c)
+            for coll in only:
+                scoped.setdefault(str(coll), []).append(label)
+            if not only:
+                labels.append(label)
+    return labels, scoped
 
 
 def _normalise(d: dict) -> dict:
     """Parses/validates config values given as TOML or Python values."""
     out = dict(d)
-    for key in ("collectives", "distributions", "ranks", "ranks_per_node", "mpiexec_args"):
+    for key in (
+        "collectives",
+        "distributions",
+        "ranks",
+        "ranks_per_node",
+        "mpiexec_args",
+        "libraries",
+    ):
         if key in out and out[key] is not None:
             out[key] = _as_list(out[key])
     if (
@@ -223,16 +254,26 @@ def _normalise(d: dict) -> dict:
         out["mpiexec_args"] = shlex.split(out["mpiexec_args"][0])
     if "sizes" in out:
         out["sizes"] = parse_sizes(out["sizes"])
+    if "collective_sizes" in out:
+        out["collective_sizes"] = {
+            str(c): parse_sizes(v) for c, v in dict(out["collective_sizes"]).items()
+        }
     if "series" in out and isinstance(out["series"], str):
         out["series"] = split_series(out["series"])
     if out.get("iterations") in ("auto", 0):
         out["iterations"] = None
-    for c in out.get("collectives", []):
+    scoped = [*out.get("collective_sizes", {}), *out.get("collective_series", {})]
+    for c in [*out.get("collectives", []), *scoped]:
         if c not in COLLECTIVES:
             raise ValueError(f"collectives: unknown {c!r} (valid: {', '.join(COLLECTIVES)})")
+    for lib in out.get("libraries", []):
+        if lib not in MPI_LIBRARIES:
+            raise ValueError(f"libraries: unknown {lib!r} (valid: {', '.join(MPI_LIBRARIES)})")
     for dist in out.get("distributions", []):
-        if dist not in DISTRIBUTIONS:
-            raise ValueError(f"distributions: unknown {dist!r} (valid: {', '.join(DISTRIBUTIONS)})")
+        if dist not in ALL_DISTRIBUTIONS:
+            raise ValueError(
+                f"distributions: unknown {dist!r} (valid: {', '.join(ALL_DISTRIBUTIONS)})"
+            )
     for p in out.get("ranks", []):
         if not isinstance(p, int) or p < 1:
             raise ValueError(f"ranks: positive integers, got {p!r}")
@@ -252,12 +293,14 @@ def parse_config(text: str, source: str = "<string>") -> Config:
     data = tomllib.loads(text)
     flat: dict[str, Any] = {}
     for key, value in data.items():
-        if key in ("timing", "launch"):
+        if key == "collective_sizes":
+            flat[key] = value
+        elif key in ("timing", "launch"):
             if not isinstance(value, dict):
                 raise ValueError(f"{source}: [{key}] must be a table")
             flat.update(value)
         elif key == "algorithms":
-            flat["series"] = _series_from_algorithms(value)
+            flat["series"], flat["collective_series"] = _series_from_algorithms(value)
         else:
             flat[key] = value
     names = {f.name for f in dataclasses.fields(Config)} - {"source"}
@@ -322,26 +365,39 @@ def layout_name(ranks_per_node: int) -> str:
 
 @dataclass(frozen=True)
 class Run:
-    """One MPI job: every series and size of one distribution."""
+    """One MPI job: every series and size of one distribution, one MPI library.
+
+    The job of a library's ``default`` baseline times shancoll's series and
+    the native collective side by side; each forced native algorithm
+    (``baseline``, selected by ``env``, which MPI reads once per process)
+    gets a job of its own with the native series only, labelled
+    ``native:<baseline>``.
+    """
 
     collective: str
     ranks: int
     ranks_per_node: int
     distribution: str
     series: tuple[str, ...]
+    sizes: tuple[int, ...] = ()
+    library: str = "default"
+    baseline: str = "default"
+    env: tuple[tuple[str, str], ...] = ()
 
     @property
     def run_id(self) -> str:
-        return (
-            f"{self.collective}-P{self.ranks}-{layout_name(self.ranks_per_node)}-"
-            f"{self.distribution}"
-        )
+        layout = layout_name(self.ranks_per_node)
+        rid = f"{self.collective}-P{self.ranks}-{layout}-{self.distribution}"
+        if self.library != "default":
+            rid += f"-{self.library}"
+        return rid if self.baseline == "default" else f"{rid}-{self.baseline}"
 
     def describe(self) -> str:
-        return (
-            f"{self.collective} P={self.ranks} {layout_name(self.ranks_per_node)} "
-            f"{self.distribution}"
-        )
+        layout = layout_name(self.ranks_per_node)
+        what = f"{self.collective} P={self.ranks} {layout} {self.distribution}"
+        if self.library != "default":
+            what += f" {self.library}"
+        return what if self.baseline == "default" else f"{what} native:{self.baseline}"
 
 
 def expand_series(labels: Sequence[str], algorithms: Sequence[str]) -> list[str]:
@@ -356,24 +412,57 @@ def expand_series(labels: Sequence[str], algorithms: Sequence[str]) -> list[str]
 
 
 def registered_algorithms(collective: str) -> list[str]:
-    import shancoll
+    from .bench import algorithms_of
 
-    return shancoll.algorithms(collective)
+    return algorithms_of(collective)
+
+
+def native_series(lib: str, coll: str) -> list[Any]:
+    """``shancoll.baselines.native_series``: the library's default first, then each
+    forced algorithm. The ``default`` MPI (whichever the running Python has) has
+    its default only: which forced settings would apply to it is not known."""
+    from .baselines import Series
+    from .baselines import native_series as series_of
+
+    return [Series("default", {})] if lib == "default" else series_of(lib, coll)
+
+
+def _short(lib: str, name: str) -> str:
+    """A forced series' name without its library prefix: ``mpich:ring`` -> ``ring``."""
+    return name.removeprefix(f"{lib}:")
 
 
 def plan(
-    cfg: Config, algorithms: Callable[[str], Sequence[str]] = registered_algorithms
+    cfg: Config,
+    algorithms: Callable[[str], Sequence[str]] = registered_algorithms,
+    baselines: Callable[[str, str], Sequence[Any]] | None = None,
 ) -> list[Run]:
-    """The runs of a sweep, in execution order (allgather: regular distribution only)."""
+    """The runs of a sweep, in execution order (only allgatherv takes every distribution).
+
+    Per library: the job of its default baseline (the first of ``baselines``;
+    every series of the config), then, with ``forced_baselines``, one job per
+    forced native algorithm.
+    """
+    baselines = baselines or native_series
     runs = []
     for coll in cfg.collectives:
-        series = tuple(expand_series(cfg.series, list(algorithms(coll))))
-        for p in cfg.ranks:
-            for rpn in cfg.ranks_per_node:
-                for dist in cfg.distributions:
-                    if coll == "allgather" and dist != "regular":
-                        continue
-                    runs.append(Run(coll, p, rpn, dist, series))
+        labels = [*cfg.series, *cfg.collective_series.get(coll, [])]
+        series = tuple(expand_series(labels, list(algorithms(coll))))
+        dists = [d for d in cfg.distributions if d in distributions_of(coll)]
+        sizes = tuple(cfg.collective_sizes.get(coll, cfg.sizes))
+        for p, rpn, dist, lib in itertools.product(
+            cfg.ranks, cfg.ranks_per_node, dists, cfg.libraries
+        ):
+            default, *forced = baselines(lib, "allgatherv" if coll == "intergroup" else coll)
+            env = tuple(sorted(default.env.items()))
+            runs.append(Run(coll, p, rpn, dist, series, sizes, lib, "default", env))
+            # Forced intra-communicator algorithms say nothing of intergroup calls.
+            if not cfg.forced_baselines or "native" not in series or coll == "intergroup":
+                continue
+            for b in forced:
+                env = tuple(sorted(b.env.items()))
+                name = _short(lib, b.name)
+                runs.append(Run(coll, p, rpn, dist, ("native",), sizes, lib, name, env))
     return runs
 
 
@@ -435,13 +524,20 @@ def default_mpiexec() -> str:
     return "mpiexec"
 
 
-def bench_command(cfg: Config, run: Run, jsonl: Path, mpiexec: str) -> list[str]:
-    cmd = [
-        mpiexec,
-        *cfg.mpiexec_args,
-        "-n",
-        str(run.ranks),
-        sys.executable,
+def launcher(cfg: Config, lib: str, mpiexec: str | None = None):
+    """The :class:`shancoll.mpi_envs.MpiEnv` of ``lib`` (built if needed), with the
+    sweep's ``mpiexec`` (default library only) and ``mpiexec_args`` applied."""
+    from . import mpi_envs
+
+    menv = mpi_envs.ensure(lib)
+    if lib == "default" and mpiexec:
+        menv = dataclasses.replace(menv, mpiexec=[mpiexec])
+    return dataclasses.replace(menv, mpiexec=[*menv.mpiexec, *cfg.mpiexec_args])
+
+
+def bench_command(cfg: Config, run: Run, jsonl: Path, menv: Any) -> list[str]:
+    argv = [
+        menv.python,
         "-m",
         "shancoll.bench",
         "--collective",
@@ -449,7 +545,7 @@ def bench_command(cfg: Config, run: Run, jsonl: Path, mpiexec: str) -> list[str]
         "--distribution",
         run.distribution,
         "--sizes",
-        ",".join(str(s) for s in cfg.sizes),
+        ",".join(str(s) for s in run.sizes),
         "--series",
         ",".join(run.series),
         "--ranks-per-node",
@@ -467,9 +563,11 @@ def bench_command(cfg: Config, run: Run, jsonl: Path, mpiexec: str) -> list[str]
         "--dtype",
         cfg.dtype,
     ]
+    if run.baseline != "default":
+        argv += ["--native-job", run.baseline]
     if cfg.call_timeout:
-        cmd += ["--call-timeout", str(cfg.call_timeout)]
-    return cmd + ["--jsonl", str(jsonl), "--quiet"]
+        argv += ["--call-timeout", str(cfg.call_timeout)]
+    return menv.command(run.ranks, [*argv, "--jsonl", str(jsonl), "--quiet"])
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -495,14 +593,17 @@ def _tail(path: Path, limit: int = 2000) -> str:
 
 
 def execute_run(
-    cfg: Config, run: Run, sweep_name: str, mpiexec: str, workdir: Path
+    cfg: Config, run: Run, sweep_name: str, menv: Any, workdir: Path
 ) -> tuple[list[dict], dict]:
     """Runs one MPI job; returns (rows, run record for meta.json). Never raises for the job."""
     jsonl = workdir / f"{run.run_id}.jsonl"
     jsonl.unlink(missing_ok=True)
     out_path, err_path = workdir / f"{run.run_id}.out", workdir / f"{run.run_id}.err"
-    cmd = bench_command(cfg, run, jsonl, mpiexec)
-    env = {**os.environ, **cfg.env, "PYTHONUNBUFFERED": "1"}
+    cmd = bench_command(cfg, run, jsonl, menv)
+    # Precedence: the library's tuned settings, the config's, the forced algorithm.
+    job_env = {**menv.env, **cfg.env, **dict(run.env)}  # a value None removes the variable
+    env = {k: v for k, v in {**os.environ, **job_env}.items() if v is not None}
+    env["PYTHONUNBUFFERED"] = "1"
     t0 = time.monotonic()
     status, rc = "failed", None
     with open(out_path, "wb") as out, open(err_path, "wb") as err:
@@ -546,6 +647,8 @@ def execute_run(
         "mpi_library": env_rec.get("mpi_library", ""),
         "hostname": env_rec.get("hostname", ""),
         "date": env_rec.get("date", ""),
+        "library": run.library,
+        "baseline": run.baseline,
     }
     rows = [
         {**common, **{k: v for k, v in e.items() if k != "event"}}
@@ -584,7 +687,10 @@ def execute_run(
         "returncode": rc,
         "elapsed_s": round(elapsed, 2),
         "command": shlex.join(cmd),
-        "env_overrides": cfg.env,
+        "library": run.library,
+        "mpi_env": {"name": menv.name, "version": menv.version, "python": menv.python},
+        "baseline": run.baseline,
+        "env_overrides": job_env,
         "environment": env_rec,
         "skipped": skipped,
         "hung_at": None
@@ -597,12 +703,13 @@ def execute_run(
     return rows, record
 
 
-def _complete(run: Run, sizes: Sequence[int], rows: Sequence[dict], record: dict | None) -> bool:
+def _complete(run: Run, rows: Sequence[dict], record: dict | None) -> bool:
     if not record or record.get("status") != "ok":
         return False
     have = {(r["series"], r["bytes_per_rank"]) for r in rows if r["run_id"] == run.run_id}
     skipped = set(record.get("skipped") or {})
-    return all((s, size) in have for s in run.series if s not in skipped for size in sizes)
+    labels = [f"native:{run.baseline}" if run.baseline != "default" else s for s in run.series]
+    return all((s, size) in have for s in labels if s not in skipped for size in run.sizes)
 
 
 def _show(p: Path) -> str:
@@ -616,6 +723,37 @@ def _show(p: Path) -> str:
 def _fmt_elapsed(s: float) -> str:
     m, s = divmod(int(round(s)), 60)
     return f"{m}m{s:02d}s" if m else f"{s}s"
+
+
+def progress_bar(done: int, total: int, elapsed: float, width: int = 20) -> str:
+    """``[3/10 ######-------------- left 7, ~1m10s]``: runs done, left, and the time left
+    estimated from the mean run so far."""
+    filled = width * done // max(total, 1)
+    eta = f", ~{_fmt_elapsed(elapsed / done * (total - done))}" if done else ""
+    return f"[{done + 1}/{total} {'#' * filled}{'-' * (width - filled)} left {total - done}{eta}]"
+
+
+def _launcher_or_error(cfg: Config, lib: str, mpiexec: str | None) -> Any:
+    """The library's launcher, or why it cannot be had (its runs are then recorded failed)."""
+    try:
+        return launcher(cfg, lib, mpiexec)
+    except Exception as e:  # not installed, setup failed: the other libraries go on
+        return f"{type(e).__name__}: {e}"
+
+
+def _unavailable(run: Run, why: str) -> dict:
+    return {
+        "status": "failed",
+        "returncode": None,
+        "elapsed_s": 0.0,
+        "command": "",
+        "library": run.library,
+        "baseline": run.baseline,
+        "environment": {},
+        "skipped": {},
+        "hung_at": None,
+        "stderr_tail": f"MPI library {run.library!r} unavailable: {why}",
+    }
 
 
 @dataclass
@@ -649,7 +787,7 @@ def run_sweep(
     out.mkdir(parents=True, exist_ok=True)
     csv_path, meta_path = out / "results.csv", out / "meta.json"
     say = progress or (lambda *a, **k: None)
-    mpiexec = mpiexec or cfg.mpiexec or default_mpiexec()
+    mpiexec = mpiexec or cfg.mpiexec
     runs = plan(cfg)
 
     rows: list[dict] = []
@@ -664,7 +802,7 @@ def run_sweep(
         "config": cfg.to_dict(),
         "argv": list(sys.argv),
         "cwd": str(Path.cwd()),
-        "mpiexec": mpiexec,
+        "mpiexec": mpiexec or "(per library: shancoll.mpi_envs)",
         "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "finished": None,
         "runs": {k: v for k, v in old_runs.items() if k not in planned},
@@ -672,21 +810,29 @@ def run_sweep(
     t_start = time.monotonic()
     todo = []
     for run in runs:
-        if resume and _complete(run, cfg.sizes, rows, old_runs.get(run.run_id)):
+        if resume and _complete(run, rows, old_runs.get(run.run_id)):
             meta["runs"][run.run_id] = old_runs[run.run_id]
         else:
             todo.append(run)
     if resume and len(todo) < len(runs):
         say(f"resume: {len(runs) - len(todo)} of {len(runs)} runs already complete in {out}")
     say(
-        f"sweep {cfg.name!r}: {len(todo)} runs x {len(cfg.sizes)} sizes "
+        f"sweep {cfg.name!r}: {len(todo)} runs of {', '.join(cfg.collectives)} "
         f"({format_bytes(cfg.sizes[0])}..{format_bytes(cfg.sizes[-1])} per rank), "
-        f"series: {', '.join(runs[0].series) if runs else '-'}; mpiexec: {mpiexec}"
+        f"libraries: {', '.join(cfg.libraries)}"
     )
+    launchers: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="shancoll-sweep-") as tmp:
         for k, run in enumerate(todo, 1):
-            say(f"[{k}/{len(todo)}] {run.describe()} ...", end="", flush=True)
-            new_rows, record = execute_run(cfg, run, cfg.name, mpiexec, Path(tmp))
+            bar = progress_bar(k - 1, len(todo), time.monotonic() - t_start)
+            say(f"{bar} {run.describe()} ...", end="", flush=True)
+            if run.library not in launchers:
+                launchers[run.library] = _launcher_or_error(cfg, run.library, mpiexec)
+            menv = launchers[run.library]
+            if isinstance(menv, str):
+                new_rows, record = [], _unavailable(run, menv)
+            else:
+                new_rows, record = execute_run(cfg, run, cfg.name, menv, Path(tmp))
             rows = [r for r in rows if r["run_id"] != run.run_id] + new_rows
             meta["runs"][run.run_id] = record
             write_results(csv_path, rows)
@@ -712,6 +858,7 @@ def run_sweep(
     write_json(meta_path, meta)
     table = speedup_table(rows, meta)
     (out / "table.txt").write_text(table + "\n", encoding="utf-8")
+    (out / "rules.tsv").write_text(rule_table(rows, _show(out)), encoding="utf-8")
     written: list[Path] = []
     if plots and any(r.get("status") == "ok" for r in rows):
         from .plot import plot_results
@@ -725,7 +872,7 @@ def run_sweep(
 
 
 def group_key(r: dict) -> tuple:
-    return (r["collective"], int(r["ranks"]), int(r["ranks_per_node"]))
+    return (r["collective"], int(r["ranks"]), int(r["ranks_per_node"]), r.get("library") or "")
 
 
 def describe_group(rows: Sequence[dict]) -> str:
@@ -755,7 +902,7 @@ def speedup_table(rows: Sequence[dict], meta: dict | None = None) -> str:
             f"== {describe_group(g)}: speedup = native time / series time "
             f"(median of {g[0].get('repeats') or '?'} repeats; >1: faster than native)"
         )
-        for dist in [d for d in DISTRIBUTIONS if any(r["distribution"] == d for r in g)]:
+        for dist in [d for d in ALL_DISTRIBUTIONS if any(r["distribution"] == d for r in g)]:
             d_rows = [r for r in g if r["distribution"] == dist]
             labels = [s for s in dict.fromkeys(r["series"] for r in d_rows) if s != "native"]
             sizes = sorted({r["bytes_per_rank"] for r in d_rows})
@@ -840,6 +987,20 @@ def _parser() -> argparse.ArgumentParser:
         help="run nothing: print the table and redraw the plots of existing results",
     )
     ap.add_argument("--dry-run", action="store_true", help="print the planned runs and exit")
+    ap.add_argument(
+        "--write-rules",
+        metavar="PATH",
+        default=None,
+        help="run nothing: write the auto rule table fitted from the existing results to PATH "
+        "(e.g. src/shancoll/rules/default.tsv, or a file for SHANCOLL_RULES)",
+    )
+    ap.add_argument(
+        "--update-docs",
+        metavar="PATH",
+        default=None,
+        help="run nothing: regenerate the marked blocks of PATH (docs/performance.md) from the "
+        "existing results",
+    )
     ap.add_argument("--ranks", default=None, help="comma list, e.g. 1,2")
     ap.add_argument(
         "--ranks-per-node",
@@ -873,6 +1034,32 @@ def _ints(text: str | None) -> list[int] | None:
     return None if text is None else [int(x) for x in text.split(",") if x.strip()]
 
 
+def _from_results(args: argparse.Namespace, cfg: Config, out: Path) -> int:
+    """--report, --write-rules, --update-docs: work on existing results only."""
+    if not (out / "results.csv").exists():
+        print(f"error: no {out / 'results.csv'}", file=sys.stderr)
+        return 2
+    rows = read_results(out / "results.csv")
+    meta_path = out / "meta.json"
+    meta = json.loads(meta_path.read_text()) if meta_path.exists() else None
+    if args.write_rules:
+        Path(args.write_rules).write_text(rule_table(rows, _show(out)), encoding="utf-8")
+        print(f"wrote {args.write_rules}")
+    if args.update_docs:
+        source = Path(cfg.source).stem if cfg.source.endswith(".toml") else cfg.name
+        command = f"python -m shancoll.sweep {source} --out {_show(out)}"
+        update_markdown(args.update_docs, performance_sections(rows, command))
+        print(f"updated {args.update_docs}")
+    if args.report:
+        print(speedup_table(rows, meta))
+        if not args.no_plots:
+            from .plot import plot_results
+
+            for p in plot_results(rows, out):
+                print(f"wrote {_show(p)}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     name = "quick" if args.quick or args.config is None else args.config
@@ -883,8 +1070,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             ranks=_ints(args.ranks),
             ranks_per_node=_ints(args.ranks_per_node),
             sizes=args.sizes,
+            collective_sizes=None if args.sizes is None else {},
             distributions=None if args.distributions is None else args.distributions.split(","),
             series=args.series,
+            collective_series=None if args.series is None else {},
             repeats=args.repeats,
             target_seconds=args.target_seconds,
             run_timeout=args.timeout,
@@ -895,25 +1084,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     out = Path(args.out) if args.out else default_out_dir(cfg.name)
+    if not (args.report or args.write_rules or args.update_docs):
+        try:
+            runs = plan(cfg)  # names checked against the registries before anything runs
+        except ValueError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
     if args.dry_run:
         print(f"config: {_show(Path(cfg.source))}; output: {_show(out)}")
-        for k, run in enumerate(plan(cfg), 1):
+        for k, run in enumerate(runs, 1):
             print(f"[{k}] {run.describe()}: {', '.join(run.series)}")
         return 0
-    if args.report:
-        if not (out / "results.csv").exists():
-            print(f"error: no {out / 'results.csv'}", file=sys.stderr)
-            return 2
-        rows = read_results(out / "results.csv")
-        meta_path = out / "meta.json"
-        meta = json.loads(meta_path.read_text()) if meta_path.exists() else None
-        print(speedup_table(rows, meta))
-        if not args.no_plots:
-            from .plot import plot_results
-
-            for p in plot_results(rows, out):
-                print(f"wrote {_show(p)}")
-        return 0
+    if args.report or args.write_rules or args.update_docs:
+        return _from_results(args, cfg, out)
     try:
         result = run_sweep(cfg, out, resume=args.resume, plots=not args.no_plots)
     except KeyboardInterrupt:

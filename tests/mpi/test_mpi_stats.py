@@ -188,9 +188,17 @@ def test_multi_block_forwarding_large(comm):
 @pytest.mark.parametrize("ranks_per_node", [0, 1, 2])
 @pytest.mark.parametrize("per_rank", [1000, 3 << 20])
 def test_auto_follows_the_measured_rule(comm, ranks_per_node, per_rank):
-    """algorithm="auto" runs the rule of select.cc (docs/performance.md): ring on
-    one-rank nodes, ring on one node once the private result exceeds 2 MiB,
-    otherwise shan; a shared result is always shan."""
+    """algorithm="auto" without a rule table runs the built-in rule of select.cc
+    (docs/performance.md): ring on one-rank nodes, ring on one node once the
+    private result exceeds 2 MiB, otherwise shan; a shared result is always shan."""
+    shancoll.set_rules("builtin")
+    try:
+        check_builtin_auto(comm, ranks_per_node, per_rank)
+    finally:
+        shancoll.set_rules(None)
+
+
+def check_builtin_auto(comm, ranks_per_node, per_rank):
     nodes, _ = expected_layout(comm, ranks_per_node)
     counts = [per_rank] * comm.size
     send = fill(np.uint8, per_rank, comm.rank)

@@ -25,6 +25,7 @@
 #include "shancoll/comm.h"
 #include "shancoll/pattern/nway_dissemination.h"
 #include "shancoll/progress.h"
+#include "shancoll/select.h"
 
 namespace py = pybind11;
 using namespace shancoll;

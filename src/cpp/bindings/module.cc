@@ -21,6 +21,7 @@ using bindings::stats_dict;
 void bind_allreduce(py::module_& m);       // bindings/allreduce.cc
 void bind_intergroup(py::module_& m);      // bindings/intergroup.cc
 void bind_release_gather(py::module_& m);  // bindings/release_gather.cc
+void bind_rules(py::module_& m);           // bindings/rules.cc
 
 namespace {
 
@@ -115,6 +116,7 @@ PYBIND11_MODULE(_core, m) {
   bind_allreduce(m);
   bind_intergroup(m);
   bind_release_gather(m);
+  bind_rules(m);
 
   m.def(
       "allgatherv",

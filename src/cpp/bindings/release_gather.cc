@@ -16,6 +16,7 @@
 #include "shancoll/comm.h"
 #include "shancoll/progress.h"
 #include "shancoll/rooted_select.h"
+#include "shancoll/select.h"
 
 namespace py = pybind11;
 using namespace shancoll;
@@ -121,7 +122,8 @@ void bcast(py::handle comm_obj, py::object buf, int root, const std::string& alg
   const auto b = buffer_of(buf, comm.rank() != root);
   args.buf = ptr(b);
   args.bytes = b ? b->size * b->itemsize : 0;
-  const BcastAlgorithm& algo = find_bcast(algorithm);
+  const BcastAlgorithm& algo =
+      find_bcast(algorithm, args.bytes, comm.size(), rule_nodes(comm, o.ranks_per_node));
   run_call(comm, algo.name, [&](Stats& s) { algo.fn(comm, args, o, s); });
 }
 
@@ -148,7 +150,8 @@ void reduce(py::handle comm_obj, py::object send, py::object recv, const std::st
   args.recv = comm.rank() == root ? ptr(r) : nullptr;
   args.count = count;
   args.reducer = &reducer;
-  const ReduceAlgorithm& algo = find_reduce(algorithm, args);
+  const ReduceAlgorithm& algo =
+      find_reduce(algorithm, args, comm.size(), rule_nodes(comm, o.ranks_per_node));
   run_call(comm, algo.name, [&](Stats& st) { algo.fn(comm, args, o, st); });
 }
 

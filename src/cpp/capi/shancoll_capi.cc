@@ -437,8 +437,9 @@ int shancoll_bcast_c(void* buffer, MPI_Count count, MPI_Datatype datatype, int r
     check_root(root, c);
     args.buf = static_cast<std::byte*>(buffer);
     args.root = root;
-    const BcastAlgorithm& algo = find_bcast(name_of(algorithm));
     const Options resolved = o.resolved();
+    const BcastAlgorithm& algo = find_bcast(name_of(algorithm), args.bytes, c.size(),
+                                            rule_nodes(c, resolved.ranks_per_node));
     run_algorithm(c, algo.name, [&](Stats& s) { algo.fn(c, args, resolved, s); });
   });
 }
@@ -463,8 +464,9 @@ int shancoll_reduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_D
     args.count = count;
     args.reducer = &reducer;
     args.root = root;
-    const ReduceAlgorithm& algo = find_reduce(name_of(algorithm), args);
     const Options resolved = o.resolved();
+    const ReduceAlgorithm& algo =
+        find_reduce(name_of(algorithm), args, c.size(), rule_nodes(c, resolved.ranks_per_node));
     run_algorithm(c, algo.name, [&](Stats& s) { algo.fn(c, args, resolved, s); });
   });
 }

@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "shancoll/error.h"
+#include "shancoll/rules.h"
 
 namespace shancoll {
 namespace {
@@ -63,15 +64,40 @@ const std::vector<AllreduceAlgorithm>& allreduce_algorithms() {
 //   rank-varying results (args.consistent false): nway_dissemination, fewest
 //   rounds with all ranks busy; floating point: pairwise_exchange, the fewest
 //   rounds among the rank-consistent algorithms.
-const char* auto_allreduce(const AllreduceArgs& args, int size, int nodes) {
+const char* builtin_allreduce(const AllreduceNeeds& n, int size, int nodes) {
   if (nodes == 1 && size > 1) {
-    if (!args.reducer->commutative()) return "shan";
-    return args.bytes() < kShanMinBytes ? "release_gather" : "shan";
+    if (!n.commutative) return "shan";
+    return n.bytes < kShanMinBytes ? "release_gather" : "shan";
   }
-  if (!args.reducer->commutative()) return power_of_two(size) ? "pairwise_exchange" : "binomial";
-  if (args.bytes() >= kRingMinBytes && args.count >= size) return "ring";
-  if (!dtype_is_inexact(args.reducer->type()) || !args.consistent) return "nway_dissemination";
+  if (!n.commutative) return power_of_two(size) ? "pairwise_exchange" : "binomial";
+  if (n.bytes >= kRingMinBytes && n.count >= size) return "ring";
+  if (!n.inexact || !n.consistent) return "nway_dissemination";
   return "pairwise_exchange";
+}
+
+AllreduceNeeds allreduce_needs(const AllreduceArgs& args) {
+  return {args.count, args.bytes(), args.reducer->commutative(),
+          dtype_is_inexact(args.reducer->type()), args.consistent};
+}
+
+bool allreduce_allowed(const AllreduceAlgorithm& a, const AllreduceNeeds& n, int size) {
+  if (!n.commutative && !a.rank_order(size)) return false;
+  if (n.inexact && n.consistent && !a.same_tree(size)) return false;
+  return std::string(a.name) != "ring" || n.count >= size;
+}
+
+std::string choose_allreduce(const AllreduceNeeds& n, int size, int nodes) {
+  const auto valid = [&](const std::string& name) {
+    for (const auto& a : allreduce_algorithms())
+      if (name == a.name) return allreduce_allowed(a, n, size);
+    return false;
+  };
+  const std::string name = rule_choice("allreduce", n.bytes, size, nodes, valid);
+  return name.empty() ? builtin_allreduce(n, size, nodes) : name;
+}
+
+const char* auto_allreduce(const AllreduceArgs& args, int size) {
+  return builtin_allreduce(allreduce_needs(args), size, 0);
 }
 
 const char* auto_split_phase(const AllreduceArgs& args, int size) {
@@ -86,7 +112,7 @@ const AllreduceAlgorithm& find_allreduce(const std::string& requested, const All
     const char* env = std::getenv("SHANCOLL_ALLREDUCE_ALGORITHM");
     name = env && *env ? env : "auto";
   }
-  if (name == "auto") name = auto_allreduce(args, size, nodes);
+  if (name == "auto") name = choose_allreduce(allreduce_needs(args), size, nodes);
   const AllreduceAlgorithm& a = allreduce_algorithm(name);
   if (!args.reducer->commutative() && !a.rank_order(size)) {
     throw ArgumentError(

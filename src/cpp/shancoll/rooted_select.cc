@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "shancoll/error.h"
+#include "shancoll/rules.h"
 
 namespace shancoll {
 namespace {
@@ -53,17 +54,40 @@ const std::vector<ReduceAlgorithm>& reduce_algorithms() {
   return table;
 }
 
-const BcastAlgorithm& find_bcast(const std::string& requested) {
+std::string choose_bcast(std::int64_t bytes, int ranks, int nodes) {
+  const auto valid = [](const std::string& name) {
+    for (const auto& a : bcast_algorithms())
+      if (name == a.name) return true;
+    return false;
+  };
+  const std::string name = rule_choice("bcast", bytes, ranks, nodes, valid);
+  return name.empty() ? "release_gather" : name;
+}
+
+std::string choose_reduce(std::int64_t bytes, bool commutative, int ranks, int nodes) {
+  const auto valid = [&](const std::string& name) {
+    for (const auto& a : reduce_algorithms())
+      if (name == a.name) return commutative || a.rank_order;
+    return false;
+  };
+  const std::string name = rule_choice("reduce", bytes, ranks, nodes, valid);
+  if (!name.empty()) return name;
+  return commutative ? "release_gather" : "mpi";
+}
+
+const BcastAlgorithm& find_bcast(const std::string& requested, std::int64_t bytes, int ranks,
+                                 int nodes) {
   std::string name = resolve(requested, "SHANCOLL_BCAST_ALGORITHM");
-  if (name == "auto") name = "release_gather";
+  if (name == "auto") name = choose_bcast(bytes, ranks, nodes);
   for (const auto& a : bcast_algorithms())
     if (name == a.name) return a;
   unknown("bcast", name, bcast_algorithms());
 }
 
-const ReduceAlgorithm& find_reduce(const std::string& requested, const ReduceArgs& args) {
+const ReduceAlgorithm& find_reduce(const std::string& requested, const ReduceArgs& args, int ranks,
+                                   int nodes) {
   std::string name = resolve(requested, "SHANCOLL_REDUCE_ALGORITHM");
-  if (name == "auto") name = args.reducer->commutative() ? "release_gather" : "mpi";
+  if (name == "auto") name = choose_reduce(args.bytes(), args.reducer->commutative(), ranks, nodes);
   for (const auto& a : reduce_algorithms()) {
     if (name != a.name) continue;
     if (!args.reducer->commutative() && !a.rank_order)

@@ -1,8 +1,10 @@
 #include "shancoll/select.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "shancoll/error.h"
+#include "shancoll/rules.h"
 
 namespace shancoll {
 
@@ -31,11 +33,25 @@ const std::vector<AllgathervAlgorithm>& allgatherv_algorithms() {
 //   nodes, not ranks.
 constexpr std::int64_t kShanSingleNodeMaxBytes = 2 << 20;
 
-const char* auto_allgatherv(const AllgathervArgs& args, const Topology& topo) {
-  if (topo.size == 1) return "shan";
-  if (topo.node_count == topo.size) return "ring";
-  if (topo.node_count == 1 && args.recv && args.total() > kShanSingleNodeMaxBytes) return "ring";
+const char* builtin_allgatherv(std::int64_t total, bool private_recv, int ranks, int nodes) {
+  if (ranks == 1) return "shan";
+  if (nodes == ranks) return "ring";
+  if (nodes == 1 && private_recv && total > kShanSingleNodeMaxBytes) return "ring";
   return "shan";
+}
+
+std::string choose_allgatherv(std::int64_t total, bool private_recv, int ranks, int nodes) {
+  const auto valid = [&](const std::string& name) {
+    for (const auto& a : allgatherv_algorithms())
+      if (name == a.name) return private_recv || name == "shan";
+    return false;
+  };
+  std::string name = rule_choice("allgatherv", total / std::max(ranks, 1), ranks, nodes, valid);
+  return name.empty() ? builtin_allgatherv(total, private_recv, ranks, nodes) : name;
+}
+
+int rule_nodes(Comm& comm, int ranks_per_node) {
+  return active_rules_path().empty() ? 0 : comm.nodes(ranks_per_node).topo.node_count;
 }
 
 const AllgathervAlgorithm& find_allgatherv(const std::string& requested, const AllgathervArgs& args,
@@ -45,7 +61,10 @@ const AllgathervAlgorithm& find_allgatherv(const std::string& requested, const A
     const char* env = std::getenv("SHANCOLL_ALLGATHERV_ALGORITHM");
     name = env && *env ? env : "auto";
   }
-  if (name == "auto") name = auto_allgatherv(args, comm.nodes(ranks_per_node).topo);
+  if (name == "auto") {
+    const Topology& topo = comm.nodes(ranks_per_node).topo;
+    name = choose_allgatherv(args.total(), args.recv != nullptr, topo.size, topo.node_count);
+  }
   for (const auto& a : allgatherv_algorithms()) {
     if (name == a.name) return a;
   }

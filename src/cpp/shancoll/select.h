@@ -24,7 +24,13 @@ const std::vector<AllgathervAlgorithm>& allgatherv_algorithms();
 const AllgathervAlgorithm& find_allgatherv(const std::string& name, const AllgathervArgs& args,
                                            Comm& comm, int ranks_per_node);
 
-// The rule behind "auto" (measured: docs/performance.md).
-const char* auto_allgatherv(const AllgathervArgs& args, const Topology& topo);
+// The node count a rule table needs (collective on a communicator's first
+// use, then cached); 0 (not known) without an active table, to skip the cost.
+int rule_nodes(Comm& comm, int ranks_per_node);
+
+// "auto": the active rule table (rules.h), else the built-in rule (measured:
+// docs/performance.md). total: bytes of the result; private_recv: false for a
+// node-shared result (only shan can give one). Pure: no communication.
+std::string choose_allgatherv(std::int64_t total, bool private_recv, int ranks, int nodes);
 
 }  // namespace shancoll

@@ -1,0 +1,53 @@
+// Rule tables behind algorithm="auto" (shancoll/rules.h): which table is
+// active, and the choice "auto" makes for a described call, without
+// communication (so that tests need no ranks).
+#include "shancoll/rules.h"
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "shancoll/allreduce_select.h"
+#include "shancoll/error.h"
+#include "shancoll/rooted_select.h"
+#include "shancoll/select.h"
+
+namespace py = pybind11;
+using namespace shancoll;
+
+namespace {
+
+std::string choose(const std::string& coll, std::int64_t bytes, int ranks, int nodes, bool inexact,
+                   bool consistent, bool commutative, bool private_recv, std::int64_t itemsize) {
+  if (ranks < 1) throw ArgumentError("ranks: must be >= 1, got " + std::to_string(ranks));
+  if (coll == "allgatherv" || coll == "allgather")
+    return choose_allgatherv(bytes * ranks, private_recv, ranks, nodes);
+  if (coll == "allreduce")
+    return choose_allreduce({bytes / itemsize, bytes, commutative, inexact, consistent}, ranks,
+                            nodes);
+  if (coll == "bcast") return choose_bcast(bytes, ranks, nodes);
+  if (coll == "reduce") return choose_reduce(bytes, commutative, ranks, nodes);
+  throw ArgumentError("coll: unknown collective '" + coll +
+                      "' (allgatherv, allgather, allreduce, bcast, reduce)");
+}
+
+}  // namespace
+
+void bind_rules(py::module_& m) {
+  m.def("set_rules", &set_rules, py::arg("path"));
+  m.def("set_default_rules", &set_default_rules, py::arg("path"));
+  m.def("rules_path", &active_rules_path);
+  m.def(
+      "parse_rules",
+      [](const std::string& text, const std::string& source) {
+        py::list out;
+        for (const Rule& r : parse_rules(text, source))
+          out.append(py::make_tuple(r.coll, r.min_bytes, r.max_bytes, r.min_ranks, r.max_ranks,
+                                    r.min_nodes, r.max_nodes, r.algorithm));
+        return out;
+      },
+      py::arg("text"), py::arg("source") = "<string>");
+  m.def("choose_auto", &choose, py::arg("coll"), py::arg("bytes"), py::arg("ranks"),
+        py::arg("nodes") = 0, py::arg("inexact") = true, py::arg("consistent") = true,
+        py::arg("commutative") = true, py::arg("private_recv") = true, py::arg("itemsize") = 8,
+        "The algorithm auto picks for such a call (bytes: per rank; nodes 0: unknown).");
+}

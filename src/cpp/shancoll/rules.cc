@@ -1,0 +1,168 @@
+#include "shancoll/rules.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <sstream>
+
+#include "shancoll/error.h"
+
+namespace shancoll {
+namespace {
+
+const char* const kCollectives[] = {"allgatherv", "allreduce", "bcast", "reduce"};
+
+std::int64_t parse_int(const std::string& field, bool star_ok, std::int64_t star,
+                       const std::string& where) {
+  if (star_ok && field == "*") return star;
+  std::size_t used = 0;
+  long long v = -1;
+  try {
+    v = std::stoll(field, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != field.size() || v < 0)
+    throw ArgumentError(where + "'" + field + "' is not a count" + (star_ok ? " or '*'" : ""));
+  return v;
+}
+
+Rule parse_line(std::istringstream& in, const std::string& where) {
+  std::string f[8];
+  for (auto& x : f)
+    if (!(in >> x))
+      throw ArgumentError(where +
+                          "8 fields needed: coll min_bytes max_bytes min_ranks max_ranks "
+                          "nodes algorithm options");
+  std::string extra;
+  if (in >> extra) throw ArgumentError(where + "more than 8 fields ('" + extra + "')");
+  Rule r;
+  r.coll = f[0] == "allgather" ? "allgatherv" : f[0];
+  bool known = false;
+  for (const char* c : kCollectives) known = known || r.coll == c;
+  if (!known) throw ArgumentError(where + "unknown collective '" + f[0] + "'");
+  r.min_bytes = parse_int(f[1], false, 0, where);
+  r.max_bytes = parse_int(f[2], true, INT64_MAX, where);
+  r.min_ranks = static_cast<int>(parse_int(f[3], false, 0, where));
+  r.max_ranks = static_cast<int>(parse_int(f[4], true, INT32_MAX, where));
+  std::string nodes = f[5];
+  if (nodes != "*") {
+    const bool open = nodes.back() == '+';
+    if (open) nodes.pop_back();
+    r.min_nodes = static_cast<int>(parse_int(nodes, false, 0, where));
+    r.max_nodes = open ? INT32_MAX : r.min_nodes;
+  }
+  r.algorithm = f[6];
+  if (f[7] != "-")
+    throw ArgumentError(where + "options must be '-' (got '" + f[7] +
+                        "'): a rule picks an algorithm with its default options");
+  if (r.min_bytes >= r.max_bytes || r.min_ranks > r.max_ranks)
+    throw ArgumentError(where + "empty range");
+  return r;
+}
+
+struct Active {
+  std::mutex mu;
+  std::string explicit_path, default_path;
+  std::string loaded_path;  // the file `rules` came from
+  std::shared_ptr<const std::vector<Rule>> rules;
+};
+
+Active& active() {
+  static Active a;
+  return a;
+}
+
+std::vector<Rule> load(const std::string& path, const char* how) {
+  std::ifstream f(path);
+  if (!f) throw ArgumentError(std::string("rules: cannot read '") + path + "' (" + how + ")");
+  std::stringstream text;
+  text << f.rdbuf();
+  return parse_rules(text.str(), path);
+}
+
+// The path in force and how it was chosen (caller holds the lock).
+std::string current_path(const Active& a, const char** how) {
+  *how = "set_rules";
+  if (!a.explicit_path.empty()) return a.explicit_path;
+  *how = "SHANCOLL_RULES";
+  const char* env = std::getenv("SHANCOLL_RULES");  // per call: a changed environment counts
+  if (env && *env) return env;
+  *how = "default table";
+  return a.default_path;
+}
+
+// "builtin" (from set_rules or SHANCOLL_RULES) turns every table off.
+constexpr const char* kBuiltin = "builtin";
+
+std::shared_ptr<const std::vector<Rule>> current_rules() {
+  Active& a = active();
+  std::lock_guard<std::mutex> lock(a.mu);
+  const char* how = "";
+  const std::string path = current_path(a, &how);
+  if (path.empty() || path == kBuiltin) return nullptr;
+  if (path != a.loaded_path) {  // read once per path, not per call
+    a.rules = std::make_shared<const std::vector<Rule>>(load(path, how));
+    a.loaded_path = path;
+  }
+  return a.rules;
+}
+
+}  // namespace
+
+std::vector<Rule> parse_rules(const std::string& text, const std::string& source) {
+  std::vector<Rule> rules;
+  std::istringstream lines(text);
+  std::string line;
+  for (int n = 1; std::getline(lines, line); ++n) {
+    line = line.substr(0, line.find('#'));
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;  // blank or comment
+    std::istringstream in(line);
+    rules.push_back(parse_line(in, "rules: " + source + ":" + std::to_string(n) + ": "));
+  }
+  return rules;
+}
+
+const Rule* match_rule(const std::vector<Rule>& rules, const std::string& coll, std::int64_t bytes,
+                       int ranks, int nodes) {
+  const std::string c = coll == "allgather" ? "allgatherv" : coll;
+  for (const Rule& r : rules) {
+    const bool node_ok = nodes > 0 ? r.min_nodes <= nodes && nodes <= r.max_nodes
+                                   : r.min_nodes <= 1 && r.max_nodes == INT32_MAX;
+    if (r.coll == c && r.min_bytes <= bytes && bytes < r.max_bytes && r.min_ranks <= ranks &&
+        ranks <= r.max_ranks && node_ok)
+      return &r;
+  }
+  return nullptr;
+}
+
+void set_rules(const std::string& path) {
+  if (!path.empty() && path != kBuiltin) load(path, "set_rules");  // refuse a bad file now
+  Active& a = active();
+  std::lock_guard<std::mutex> lock(a.mu);
+  a.explicit_path = path;
+}
+
+void set_default_rules(const std::string& path) {
+  Active& a = active();
+  std::lock_guard<std::mutex> lock(a.mu);
+  a.default_path = path;
+}
+
+std::string active_rules_path() {
+  Active& a = active();
+  std::lock_guard<std::mutex> lock(a.mu);
+  const char* how = "";
+  return current_path(a, &how);
+}
+
+std::string rule_choice(const std::string& coll, std::int64_t bytes, int ranks, int nodes,
+                        const std::function<bool(const std::string&)>& valid) {
+  const auto rules = current_rules();
+  if (!rules) return "";
+  const Rule* r = match_rule(*rules, coll, bytes, ranks, nodes);
+  return r && valid(r->algorithm) ? r->algorithm : "";
+}
+
+}  // namespace shancoll

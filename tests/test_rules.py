@@ -1,0 +1,136 @@
+"""Rule tables behind algorithm="auto": parsing, selection and the safety
+rules (pure: the C++ core's choice for a described call, no ranks needed),
+and the table a sweep fits from its results."""
+
+from __future__ import annotations
+
+import pytest
+
+import shancoll
+from shancoll import _core, report
+
+TABLE = """\
+# coll  min_bytes max_bytes min_ranks max_ranks nodes algorithm options
+allreduce  0     1024  4  4  1   nway_dissemination  -
+allreduce  1024  *     4  4  1   ring                -
+allreduce  0     *     3  3  *   ring                -
+allgatherv 0     4096  2  *  2+  bruck               -
+allgatherv 4096  *     2  *  *   no_such_algorithm   -
+bcast      0     *     1  *  *   binomial            -
+reduce     0     *     2  2  *   release_gather      -
+"""
+
+
+@pytest.fixture
+def table(tmp_path, monkeypatch):
+    monkeypatch.delenv("SHANCOLL_RULES", raising=False)
+    path = tmp_path / "rules.tsv"
+    path.write_text(TABLE)
+    shancoll.set_rules(path)
+    yield path
+    shancoll.set_rules(None)
+
+
+def test_parse():
+    rules = _core.parse_rules(TABLE)
+    assert len(rules) == 7
+    assert rules[0] == ("allreduce", 0, 1024, 4, 4, 1, 1, "nway_dissemination")
+    assert rules[1][2] == 2**63 - 1  # '*': no limit
+    assert rules[3][5:7] == (2, 2**31 - 1)  # nodes 2+
+    assert _core.parse_rules("allgather 0 * 1 * * ring -")[0][0] == "allgatherv"
+    for bad, what in (
+        ("alltoall 0 * 1 * * ring -", "unknown collective"),
+        ("bcast 0 * 1 * * ring", "8 fields"),
+        ("bcast 0 * 1 * * ring - extra", "more than 8"),
+        ("bcast x * 1 * * ring -", "not a count"),
+        ("bcast 8 8 1 * * ring -", "empty range"),
+        ("bcast 0 * 1 * * binomial k=2", "options"),
+    ):
+        with pytest.raises(ValueError, match=what) as e:
+            _core.parse_rules("# ok\n\n" + bad, "t.tsv")
+        assert "rules: t.tsv:3:" in str(e.value)
+
+
+def test_selection(table):
+    assert shancoll.rules_path() == str(table)
+    choose = _core.choose_auto
+    # exact types take the rule; sizes are half-open ranges
+    assert choose("allreduce", 8, 4, 1, inexact=False) == "nway_dissemination"
+    assert choose("allreduce", 1024, 4, 1, inexact=False) == "ring"
+    # rank-varying floating point only when the caller allows it
+    assert choose("allreduce", 8, 4, 1, inexact=True) == "pairwise_exchange"
+    assert choose("allreduce", 8, 4, 1, inexact=True, consistent=False) == "nway_dissemination"
+    # a non-commutative op never gets an algorithm that reorders it
+    assert choose("allreduce", 1 << 20, 3, 1, commutative=False) == "binomial"
+    assert choose("reduce", 64, 2, 1, commutative=False) == "mpi"
+    assert choose("reduce", 64, 2, 1) == "release_gather"
+    # ring needs an element per rank: 8 bytes at 3 ranks fall back
+    assert choose("allreduce", 8, 3, 1, inexact=False) == "nway_dissemination"
+    # nodes: '2+' holds for 2 and more, not for 1 nor for unknown (0)
+    assert choose("allgatherv", 64, 4, 2) == "bruck"
+    assert choose("allgatherv", 64, 4, 1) == "shan"
+    assert choose("allgatherv", 64, 4, 0) != "bruck"
+    # a node-shared result can only come from shan
+    assert choose("allgatherv", 64, 4, 2, private_recv=False) == "shan"
+    # an unknown algorithm in the table: the built-in rule
+    assert choose("allgatherv", 4 << 20, 2, 1) == "ring"
+    assert choose("bcast", 1, 7, 3) == "binomial"
+
+
+def test_sources(table, tmp_path, monkeypatch):
+    other = tmp_path / "other.tsv"
+    other.write_text("bcast 0 * 1 * * mpi -\n")
+    shancoll.set_rules(None)
+    monkeypatch.setenv("SHANCOLL_RULES", str(other))
+    assert shancoll.rules_path() == str(other)
+    assert _core.choose_auto("bcast", 8, 2, 1) == "mpi"
+    shancoll.set_rules(table)  # the explicit choice wins over the environment
+    assert _core.choose_auto("bcast", 8, 2, 1) == "binomial"
+    shancoll.set_rules("builtin")  # no table at all
+    assert _core.choose_auto("bcast", 8, 2, 1) == "release_gather"
+    with pytest.raises(ValueError, match="rules: cannot read"):
+        shancoll.set_rules(tmp_path / "missing.tsv")
+    with pytest.raises(TypeError, match="path"):
+        shancoll.set_rules(3)
+    monkeypatch.setenv("SHANCOLL_RULES", str(tmp_path / "missing.tsv"))
+    shancoll.set_rules(None)
+    with pytest.raises(ValueError, match="SHANCOLL_RULES"):
+        _core.choose_auto("bcast", 8, 2, 1)
+
+
+def _row(coll, alg, size, t, **kw):
+    return {
+        "collective": coll, "distribution": "regular", "ranks": 2, "nodes": 1,
+        "ranks_per_node": 0, "series": alg, "kind": "shancoll", "algorithm": alg,
+        "options": "", "bytes_per_rank": size, "time_median_s": t, "status": "ok",
+        "check": "ok", "mpi_library": "MPICH 5", **kw,
+    }  # fmt: skip
+
+
+def test_fitted_table_round_trips():
+    rows = [
+        _row("allreduce", "ring", 8, 2.0),
+        _row("allreduce", "binomial", 8, 1.0),
+        _row("allreduce", "binomial", 64, 1.0),
+        _row("allreduce", "ring", 64, 3.0),
+        _row("allreduce", "ring", 4096, 1.0),
+        _row("allreduce", "binomial", 4096, 2.0),
+        _row("allreduce", "shan", 4096, 0.1, check="fail"),  # wrong results never win
+        _row("allreduce", "shan", 8, 0.1, options="k=2"),  # nor non-default options
+        _row("bcast", "mpi", 8, 1.0),
+    ]
+    text = report.rule_table(rows, "test")
+    parsed = _core.parse_rules(text)
+    assert [(r[0], r[1], r[2], r[7]) for r in parsed] == [
+        ("allreduce", 0, 512, "binomial"),  # 8 and 64 merged; split at sqrt(64 * 4096)
+        ("allreduce", 512, 2**63 - 1, "ring"),
+        ("bcast", 0, 2**63 - 1, "mpi"),
+    ]
+    assert all(r[3] == r[4] == 2 and r[5] == r[6] == 1 for r in parsed)
+
+
+def test_shipped_table_parses():
+    from shancoll._rules import DEFAULT_RULES
+
+    if DEFAULT_RULES.is_file():
+        assert _core.parse_rules(DEFAULT_RULES.read_text(), str(DEFAULT_RULES))
