@@ -39,6 +39,7 @@ void reduce_release_gather(Comm& comm, const ReduceArgs& args, const Options& op
   NodeContext& ctx = comm.nodes(opt.ranks_per_node);
   const Topology& t = ctx.topo;
   const double timeout = opt.wait_timeout();
+  rg_check_sockets(t, release_gather_options(opt));
   const int rep = node_representative(t, t.node, args.root);
   const bool me_rep = comm.rank() == rep;
   const bool me_root = comm.rank() == args.root;
