@@ -38,10 +38,13 @@ bool hwloc_sockets(int& packages, int& mine) {
   bool ok = hwloc_topology_load(topo) == 0;
   if (ok) {
     packages = std::max(hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE), 1);
-    hwloc_bitmap_t bound = hwloc_bitmap_alloc();
-    if (bound && hwloc_get_cpubind(topo, bound, HWLOC_CPUBIND_PROCESS) == 0)
-      mine = package_of(topo, bound);
-    hwloc_bitmap_free(bound);
+    if (packages == 1) {
+      mine = 0;  // one package (or none reported): every rank is on it, bound or not
+    } else if (hwloc_bitmap_t bound = hwloc_bitmap_alloc()) {
+      if (hwloc_get_cpubind(topo, bound, HWLOC_CPUBIND_PROCESS) == 0)
+        mine = package_of(topo, bound);
+      hwloc_bitmap_free(bound);
+    }
   }
   hwloc_topology_destroy(topo);
   return ok;
