@@ -241,9 +241,10 @@ def allreduce(
         environment variable ``SHANCOLL_TIMEOUT``, else 120 s.
     **options :
         ``release_gather``'s options (``tree``, ``k``, ``skew``,
-        ``buffer_size``, ``buffers``, ``inline``, ``read_from_parent``,
-        ``data_copy``, ``inter_algorithm``; see ``shancoll._release_gather``);
-        they imply ``algorithm="release_gather"``.
+        ``topology``, their ``bcast_``/``reduce_`` forms for one phase,
+        ``sockets``, ``buffer_size``, ``buffers``, ``inline``,
+        ``read_from_parent``, ``data_copy``, ``inter_algorithm``; see
+        ``shancoll._release_gather``); they imply ``algorithm="release_gather"``.
     Raises
     ------
     ValueError (shancoll.ArgumentError)

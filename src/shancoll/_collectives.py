@@ -528,6 +528,13 @@ class Stats:
         fields above then describe the intragroup phase, and ``rounds`` the
         exchange between the groups: the steps this process took in it (the
         larger of its messages sent and received there).
+    bcast_tree, reduce_tree : str
+        ``release_gather``: the tree each phase ran on this rank's node, e.g.
+        ``"kary k=2 right, socket_leader_last over 2 sockets (hwloc)"``;
+        where the socket map came from in parentheses (``hwloc``,
+        ``SHANCOLL_SOCKETS``, ``sockets option``, or why one socket was
+        assumed). Empty when the phase did not run (other algorithms, a
+        node of one rank).
     """
 
     algorithm: str
@@ -543,6 +550,8 @@ class Stats:
     remote_sent_bytes: int = 0
     remote_recv_messages: int = 0
     remote_recv_bytes: int = 0
+    bcast_tree: str = ""
+    reduce_tree: str = ""
 
 
 _STATS_FIELDS = tuple(f.name for f in fields(Stats))
@@ -571,7 +580,11 @@ def topology(comm: MPI.Comm, ranks_per_node: int | None = None) -> dict[str, Any
 
     Returns a dict: ``node`` (this rank's node), ``local_rank``,
     ``node_count``, ``node_of`` (node of every rank), ``ranks`` (ranks of
-    every node), ``sockets`` and ``hwloc`` (whether hwloc found them).
+    every node), ``sockets`` and ``hwloc`` (the machine's sockets, whether
+    hwloc found them), ``socket_of`` (the socket of every local rank of this
+    rank's node, as the topology-aware trees see it), ``socket_count`` and
+    ``socket_source`` (``"hwloc"``, ``"SHANCOLL_SOCKETS"``, or why one
+    socket is assumed: hwloc missing, or a rank not bound within one socket).
     ``ranks_per_node`` as for :func:`allgatherv`.
     """
     _, rank = _comm_info(comm)

@@ -9,12 +9,35 @@ each in a cache line of its own. Its optimisations are keyword options of
 ``tree``
     ``"auto"`` (default: the paper's choice -- flat for bcast; for reduce a
     K-nomial tree with K=4 below 512 bytes, right-skewed K-ary trees with
-    K=3 up to 4 KiB and K=2 above), ``"flat"``, ``"kary"`` or ``"knomial"``.
+    K=3 below 8 KiB and K=2 from 8 KiB), ``"flat"``, ``"kary"`` or
+    ``"knomial"``.
 ``k``
-    The branching factor of ``kary``/``knomial`` (default by size as above).
+    The branching factor of ``kary``/``knomial`` (default by size: K-ary
+    as above; K-nomial K=4 up to 16 KiB, K=2 above).
 ``skew``
     ``"auto"`` (bcast left, reduce right), ``"left"`` (children served in
     increasing rank order) or ``"right"`` (the mirror image).
+``topology``
+    ``"auto"`` (default: ``socket_leader_last`` for reduce from 512 bytes,
+    ``none`` otherwise, as the paper chose), ``"none"`` (one tree over the
+    node's ranks), ``"socket_leader_first"`` or ``"socket_leader_last"``:
+    a tree of the chosen kind, K and skew per socket, rooted at the socket's
+    leader (the root on its own socket, else the socket's lowest rank), the
+    leaders joined by a tree of the same shape; a leader serves the other
+    sockets' leaders before (first) or after (last) its own socket's
+    children. With one socket it is the plain tree, at no cost.
+``bcast_tree``, ``bcast_k``, ``bcast_skew``, ``bcast_topology``, ``reduce_tree``, ...
+    The same for one phase only (allreduce runs a reduce and a bcast: each
+    its own tree), over the plain option.
+``sockets``
+    The socket map of the topology-aware trees: ``"auto"`` (default:
+    ``SHANCOLL_SOCKETS`` if set, else hwloc and each rank's CPU binding;
+    one socket when hwloc is missing or a rank is not bound within one
+    socket), a count ``n`` (each node's ranks split into ``n`` consecutive
+    groups of near-equal size) or a socket per local rank (``[0, 1, 0, 1]``,
+    as many entries as the largest node has ranks). A synthetic map tests the
+    trees' shapes on a one-socket machine. :func:`shancoll.topology` shows
+    the automatic map, ``last_stats(comm).reduce_tree`` the tree a call used.
 ``buffer_size``, ``buffers``
     Bytes of the bcast buffer and of each rank's reduce buffer (default 32 KiB),
     split into ``buffers`` slots (default 4): chunks of 8 KiB pipelined
@@ -51,25 +74,50 @@ from ._collectives import _comm_info, _rank_error, _rpn
 
 __all__ = ["bcast", "reduce"]
 
+_TREE_TYPES: dict[str, type] = {"tree": str, "k": int, "skew": str, "topology": str}
 _OPTION_TYPES: dict[str, type] = {
-    "tree": str, "k": int, "skew": str, "buffer_size": int, "buffers": int, "inline": bool,
+    **_TREE_TYPES,
+    **{f"{phase}_{name}": t for phase in ("bcast", "reduce") for name, t in _TREE_TYPES.items()},
+    "sockets": object, "buffer_size": int, "buffers": int, "inline": bool,
     "read_from_parent": bool, "data_copy": bool, "inter_algorithm": str,
 }  # fmt: skip
 
 
+def _is_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _sockets(value: Any) -> str | int | list[int]:
+    """The ``sockets`` option: "auto", a socket count, or a socket per local rank."""
+    if isinstance(value, str):
+        return value  # "auto", or the SHANCOLL_SOCKETS syntax: parsed by the core
+    if _is_int(value):
+        return int(value)
+    if isinstance(value, (list, tuple, np.ndarray)) and all(_is_int(v) for v in value):
+        return [int(v) for v in value]
+    raise ArgumentError(
+        f"sockets: expected 'auto', a socket count or a list of sockets per local rank, "
+        f"got {value!r}"
+    )
+
+
 def _options(options: dict[str, Any]) -> dict[str, Any]:
     """The release_gather options, their names and types checked."""
+    checked = {}
     for name, value in options.items():
         want = _OPTION_TYPES.get(name)
         if want is None:
             raise ArgumentError(
                 f"{name}: unknown option (release_gather takes {', '.join(_OPTION_TYPES)})"
             )
-        if want is int and (isinstance(value, bool) or not isinstance(value, int)):
+        if name == "sockets":
+            value = _sockets(value)
+        elif want is int and not _is_int(value):
             raise ArgumentError(f"{name}: expected an integer, got {value!r}")
-        if want is not int and not isinstance(value, want):
+        elif want is not int and not isinstance(value, want):
             raise ArgumentError(f"{name}: expected a {want.__name__}, got {value!r}")
-    return options
+        checked[name] = int(value) if want is int else value
+    return checked
 
 
 def _check_common(algorithm: Any, root: Any, timeout: Any) -> None:
@@ -121,8 +169,8 @@ def bcast(
         As for :func:`shancoll.allgatherv`.
     **options :
         ``release_gather``'s options (module docstring): ``tree``, ``k``,
-        ``skew``, ``buffer_size``, ``buffers``, ``inline``,
-        ``read_from_parent``.
+        ``skew``, ``topology`` (and their ``bcast_`` forms), ``sockets``,
+        ``buffer_size``, ``buffers``, ``inline``, ``read_from_parent``.
 
     Raises
     ------

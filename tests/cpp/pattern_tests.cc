@@ -13,7 +13,8 @@
 // Trees of the release/gather collectives (pattern/tree.h), P = 1..70, every
 // kind, K = 1..9, several roots: parent and children agree, every rank is
 // reached from the root exactly once, depth and fan-out per kind, skew
-// mirrors the children order, and the paper's Fig. 8 example.
+// mirrors the children order, and the paper's Fig. 8 example; topology-aware
+// (per-socket) trees on synthetic socket maps (socket_tree_checks.h).
 // Last line: "pattern_tests: N passed, M failed"; exit code 1 on any failure.
 #include <algorithm>
 #include <cstdio>
@@ -367,9 +368,12 @@ void tree_tests() {
 
 // The intergroup exchange arithmetic; uses check() above.
 #include "intergroup_pattern_checks.h"  // NOLINT(build/include_order)
+// The topology-aware trees; use check() and tree_depths() above.
+#include "socket_tree_checks.h"  // NOLINT(build/include_order)
 
 int main() {
   tree_tests();
+  socket_tree_checks::run();
   const int kMaxP = 130, kMaxN = 8;
   paper_examples();
   intergroup_checks::run();

@@ -97,23 +97,38 @@ def test_every_op_and_dtype(comm):
     collective_check(comm, body, "release_gather")
 
 
-def option_grid():
-    """Trees x skew x pipelining x inlining x flag mode x data copy (reduced: a cross-section)."""
+def local_sizes(comm) -> tuple[int, int]:
+    """(ranks on this rank's node, ranks on the largest node) of the layout the tests use."""
+    t = shancoll.topology(comm)
+    return len(t["ranks"][t["node"]]), max(len(r) for r in t["ranks"])
+
+
+def option_grid(largest_node: int):
+    """Trees x skew x pipelining x inlining x topology (none; socket-leader first and last
+    over two consecutive socket groups and over an interleaved map of up to three sockets);
+    flag mode and data copy cycle along (reduced: a cross-section)."""
     trees = [{"tree": "flat"}, {"tree": "kary", "k": 2}, {"tree": "kary", "k": 3},
              {"tree": "knomial", "k": 2}, {"tree": "knomial", "k": 4}]  # fmt: skip
+    interleaved = [r % 3 for r in range(largest_node)]
+    topologies = [{"topology": "none"}] + [
+        {"topology": order, "sockets": sockets}
+        for order in ["socket_leader_first", "socket_leader_last"]
+        for sockets in [2, interleaved]
+    ]
     grid = []
-    axes = [trees, ["left", "right"], [1, 4], [False, True], [True, False], [True, False]]
-    for i, (tree, skew, buffers, inline, rfp, data_copy) in enumerate(itertools.product(*axes)):
+    axes = [trees, ["left", "right"], [1, 4], [False, True], topologies]
+    for i, (tree, skew, buffers, inline, topology) in enumerate(itertools.product(*axes)):
         if REDUCED and i % 7:
             continue
         grid.append(dict(tree, skew=skew, buffers=buffers, buffer_size=1024 * buffers,
-                         inline=inline, read_from_parent=rfp, data_copy=data_copy))  # fmt: skip
+                         inline=inline, read_from_parent=i % 2 == 0, data_copy=i % 4 < 2,
+                         **topology))  # fmt: skip
     return grid
 
 
 def test_options_every_tree_and_optimisation(comm):
     def body(failures):
-        for i, opts in enumerate(option_grid()):
+        for i, opts in enumerate(option_grid(local_sizes(comm)[1])):
             root = i % comm.size
             bcast_opts = {k: v for k, v in opts.items() if k != "data_copy"}
             for n in [5, 700]:  # inline-sized, and 5.6 KB over 1 KiB slots: chunked
@@ -123,6 +138,59 @@ def test_options_every_tree_and_optimisation(comm):
                                 **opts)  # fmt: skip
 
     collective_check(comm, body, "release_gather with options")
+
+
+def joined(order: str, sockets: int, source: str) -> str:
+    """How last_stats names a topology-aware tree's joining (after its shape)."""
+    return f", {order} over {sockets} socket{'s' if sockets > 1 else ''} ({source})"
+
+
+def tree_stats(comm, nbytes, **opts) -> tuple[str, str]:
+    """(reduce tree, bcast tree) of a release_gather allreduce of nbytes, checked on the way."""
+    failures: list[str] = []
+    check_allreduce(comm, failures, nbytes // 8, MPI.SUM, np.int64, **opts)
+    assert not failures, failures
+    stats = shancoll.last_stats(comm)
+    return stats.reduce_tree, stats.bcast_tree
+
+
+def test_default_trees_as_the_paper_chose(comm):
+    """Below 512 B a right-skewed 4-nomial tree, from 512 B right-skewed socket-leader-last
+    K-ary trees (K=3 below 8 KiB, K=2 from 8 KiB); bcast flat; here on two fake sockets."""
+    mine, _ = local_sizes(comm)
+    over = joined("socket_leader_last", min(mine, 2), "sockets option")
+    want = {256: "knomial k=4 right", 504: "knomial k=4 right", 512: "kary k=3 right" + over,
+            8184: "kary k=3 right" + over, 8192: "kary k=2 right" + over}  # fmt: skip
+    got = {n: run_all(comm, tree_stats, comm, n, sockets=2) for n in want}
+    expected = {n: (w, "flat left") if mine > 1 else ("", "") for n, w in want.items()}
+    assert_all(comm, got == expected, f"default trees: {got}, expected {expected}")
+
+
+def test_bcast_and_reduce_trees_apart(comm):
+    """bcast_* and reduce_* options set one phase's tree, over the plain options."""
+    mine, _ = local_sizes(comm)
+    opts = dict(tree="knomial", k=2, topology="socket_leader_first", sockets=2, bcast_tree="kary",
+                bcast_k=3, bcast_skew="right", reduce_topology="none")  # fmt: skip
+    got = run_all(comm, tree_stats, comm, 4096, **opts)
+    first = joined("socket_leader_first", min(mine, 2), "sockets option")
+    want = ("knomial k=2 right", "kary k=3 right" + first) if mine > 1 else ("", "")
+    assert_all(comm, got == want, f"separate trees: {got}, expected {want}")
+
+
+def test_socket_map_of_the_topology(comm):
+    """The automatic map (hwloc, SHANCOLL_SOCKETS or the one-socket fallback) and the trees
+    that use it: a default reduce of 8 KiB names its socket count and source."""
+    t = shancoll.topology(comm)
+    mine, _ = local_sizes(comm)
+    ok = len(t["socket_of"]) == mine and t["socket_count"] == max(t["socket_of"]) + 1
+    ok = ok and (t["socket_source"] in ("hwloc", "SHANCOLL_SOCKETS")
+                 or t["socket_source"].startswith("one socket assumed"))  # fmt: skip
+    if t["socket_source"].startswith("one socket assumed"):
+        ok = ok and t["socket_of"] == [0] * mine
+    reduce_tree, _ = run_all(comm, tree_stats, comm, 8192)
+    want = "kary k=2 right" + joined("socket_leader_last", t["socket_count"], t["socket_source"])
+    ok = ok and reduce_tree == (want if mine > 1 else "")
+    assert_all(comm, ok, f"topology {t}, reduce tree {reduce_tree!r}, expected {want!r}")
 
 
 def test_alternating_collectives_roots_and_options(comm):
@@ -186,6 +254,17 @@ def test_bad_input_names_the_argument(comm):
     raises_all(comm, ValueError, shancoll.bcast, comm, buf, 0, buffers=0, match="buffers")
     raises_all(comm, ValueError, shancoll.bcast, comm, buf, 0, buffer_size=100, match="buffer_size")
     raises_all(comm, ValueError, shancoll.bcast, comm, buf, 0, skew="up", match="skew")
+    raises_all(comm, ValueError, shancoll.bcast, comm, buf, 0, topology="diagonal",
+               match="topology")  # fmt: skip
+    raises_all(comm, ValueError, shancoll.reduce, comm, buf, np.zeros(4), reduce_topology="x",
+               match="reduce_topology")  # fmt: skip
+    raises_all(comm, ValueError, shancoll.bcast, comm, buf, 0, bcast_k=2, match="bcast_k")
+    raises_all(comm, ValueError, shancoll.bcast, comm, buf, 0, bcast_colour=1,
+               match="bcast_colour")  # fmt: skip
+    _, largest = local_sizes(comm)
+    for sockets in [0, -1, "two", [0] * (largest + 1), [-1] * largest, 2.0, True]:
+        raises_all(comm, ValueError, shancoll.allreduce, comm, buf, np.zeros(4), MPI.SUM,
+                   "release_gather", sockets=sockets, match="sockets")  # fmt: skip
     raises_all(comm, ValueError, shancoll.bcast, comm, buf, 0, colour=1, match="colour")
     raises_all(comm, ValueError, shancoll.bcast, comm, buf, 0, "mpi", inline=True,
                match="algorithm")  # fmt: skip

@@ -70,6 +70,8 @@ inline pybind11::dict stats_dict(const Stats& s, const char* algorithm) {
   d["remote_sent_bytes"] = s.remote_sent_bytes;
   d["remote_recv_messages"] = s.remote_recv_messages;
   d["remote_recv_bytes"] = s.remote_recv_bytes;
+  d["bcast_tree"] = describe(s.bcast_tree);
+  d["reduce_tree"] = describe(s.reduce_tree);
   return d;
 }
 

@@ -178,6 +178,9 @@ PYBIND11_MODULE(_core, m) {
         d["ranks"] = t.ranks;
         d["sockets"] = t.sockets;
         d["hwloc"] = t.hwloc;
+        d["socket_of"] = t.socket_of;
+        d["socket_count"] = t.socket_count;
+        d["socket_source"] = t.socket_source;
         return d;
       },
       py::arg("comm"), py::arg("ranks_per_node") = -1);

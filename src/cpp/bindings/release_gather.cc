@@ -25,35 +25,79 @@ using bindings::mpi_op_of;
 
 namespace {
 
-pattern::TreeKind parse_tree(const std::string& name) {
+pattern::TreeKind parse_tree(const std::string& name, const std::string& key) {
   if (name == "flat") return pattern::TreeKind::flat;
   if (name == "kary") return pattern::TreeKind::kary;
   if (name == "knomial") return pattern::TreeKind::knomial;
-  throw ArgumentError("tree: unknown tree '" + name + "' (valid: auto, flat, kary, knomial)");
+  throw ArgumentError(key + ": unknown tree '" + name + "' (valid: auto, flat, kary, knomial)");
 }
 
-int parse_skew(const std::string& name) {
+int parse_skew(const std::string& name, const std::string& key) {
   if (name == "auto") return -1;
   if (name == "left") return 0;
   if (name == "right") return 1;
-  throw ArgumentError("skew: unknown skew '" + name + "' (valid: auto, left, right)");
+  throw ArgumentError(key + ": unknown skew '" + name + "' (valid: auto, left, right)");
 }
 
-// Options by name (types checked in Python); absent ones keep the paper's defaults.
+int parse_topology(const std::string& name, const std::string& key) {
+  using pattern::TreeTopology;
+  if (name == "auto") return -1;
+  for (TreeTopology t :
+       {TreeTopology::none, TreeTopology::socket_leader_first, TreeTopology::socket_leader_last})
+    if (name == pattern::tree_topology_name(t)) return static_cast<int>(t);
+  throw ArgumentError(key + ": unknown topology '" + name +
+                      "' (valid: auto, none, socket_leader_first, socket_leader_last)");
+}
+
+// "auto", a socket count, or a socket per local rank (types checked in Python).
+SocketSpec parse_sockets(py::handle v) {
+  if (py::isinstance<py::str>(v)) return parse_socket_spec(py::cast<std::string>(v), "sockets");
+  SocketSpec spec;
+  if (py::isinstance<py::int_>(v)) {
+    spec.groups = py::cast<int>(v);
+    if (spec.groups < 1)
+      throw ArgumentError("sockets: a socket count must be >= 1, got " +
+                          std::to_string(spec.groups));
+  } else {
+    spec.map = py::cast<std::vector<int>>(v);
+    if (spec.map.empty()) throw ArgumentError("sockets: an empty socket map");
+  }
+  return spec;
+}
+
+// A tree option for one phase: tree, k, skew or topology. Returns whether `axis` was one.
+bool parse_tree_option(RgTreeOptions& t, const std::string& axis, const std::string& key,
+                       py::handle v) {
+  if (axis == "tree") {
+    const std::string tree = py::cast<std::string>(v);
+    t.tree_auto = tree == "auto";
+    if (!t.tree_auto) t.shape.kind = parse_tree(tree, key);
+  } else if (axis == "k") {
+    t.shape.k = py::cast<int>(v);
+    if (t.shape.k < 1)
+      throw ArgumentError(key + ": must be >= 1, got " + std::to_string(t.shape.k));
+  } else if (axis == "skew") {
+    t.skew = parse_skew(py::cast<std::string>(v), key);
+  } else if (axis == "topology") {
+    t.topology = parse_topology(py::cast<std::string>(v), key);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// Options by name (types checked in Python); absent ones keep the paper's
+// defaults. tree, k, skew and topology set both phases' trees; their
+// bcast_ and reduce_ forms set one phase's and win over the plain ones.
 ReleaseGatherOptions parse_options(const py::dict& d) {
   ReleaseGatherOptions o;
   for (auto item : d) {
     const std::string key = py::cast<std::string>(item.first);
     py::handle v = item.second;
-    if (key == "tree") {
-      const std::string tree = py::cast<std::string>(v);
-      o.tree_auto = tree == "auto";
-      if (!o.tree_auto) o.tree.kind = parse_tree(tree);
-    } else if (key == "k") {
-      o.tree.k = py::cast<int>(v);
-      if (o.tree.k < 1) throw ArgumentError("k: must be >= 1, got " + std::to_string(o.tree.k));
-    } else if (key == "skew") {
-      o.skew = parse_skew(py::cast<std::string>(v));
+    if (parse_tree_option(o.bcast_tree, key, key, v)) {
+      parse_tree_option(o.reduce_tree, key, key, v);
+    } else if (key == "sockets") {
+      o.sockets = parse_sockets(v);
     } else if (key == "buffer_size") {
       o.buffer_size = py::cast<std::int64_t>(v);
     } else if (key == "buffers") {
@@ -66,11 +110,24 @@ ReleaseGatherOptions parse_options(const py::dict& d) {
       o.data_copy = py::cast<bool>(v);
     } else if (key == "inter_algorithm") {
       o.inter_algorithm = py::cast<std::string>(v);
-    } else {
+    } else if (key.rfind("bcast_", 0) != 0 && key.rfind("reduce_", 0) != 0) {
       throw ArgumentError("options: unknown release_gather option '" + key + "'");
     }
   }
-  if (o.tree_auto && d.contains("k"))
+  for (const char* phase : {"bcast", "reduce"}) {  // the per-phase forms, over the plain ones
+    RgTreeOptions& t = phase[0] == 'b' ? o.bcast_tree : o.reduce_tree;
+    const std::string prefix = std::string(phase) + "_";
+    for (auto item : d) {
+      const std::string key = py::cast<std::string>(item.first);
+      if (key.rfind(prefix, 0) != 0) continue;
+      if (!parse_tree_option(t, key.substr(prefix.size()), key, item.second))
+        throw ArgumentError("options: unknown release_gather option '" + key + "'");
+    }
+    if (t.tree_auto && d.contains(prefix + "k"))
+      throw ArgumentError(prefix + "k: needs " + prefix +
+                          "tree='kary' or 'knomial' (auto picks K by size)");
+  }
+  if (o.bcast_tree.tree_auto && o.reduce_tree.tree_auto && d.contains("k"))
     throw ArgumentError("k: needs tree='kary' or 'knomial' (tree='auto' picks K by size)");
   o.validate();
   return o;

@@ -1,6 +1,8 @@
 // Internal to the C API and the PMPI library (both link capi/shancoll_capi.cc).
 #pragma once
 
+#include <string>
+
 namespace shancoll::capi {
 
 // True while this thread runs inside a shancoll C API call. The PMPI library
@@ -12,5 +14,10 @@ bool inside();
 // run the MPI library's collective instead (MPI_ERR_OTHER means it failed
 // during the collective).
 bool refused(int code);
+
+// The trees this thread's last successful call ran (release_gather), as
+// "reduce tree: ...; bcast tree: ..."; "" for the other algorithms. For the
+// PMPI library's verbose lines (formatted only when asked).
+std::string last_trees();
 
 }  // namespace shancoll::capi

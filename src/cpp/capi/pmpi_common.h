@@ -20,6 +20,10 @@ bool summary();  // SHANCOLL_PMPI_SUMMARY
 // happens on this communicator and collective. Never throws.
 void report(const char* collective, MPI_Comm comm, const char* prefix, const char* detail);
 
+// "routed to shancoll <algorithm>", with release_gather's trees, once per
+// communicator and collective (as report()). Never throws.
+void report_routed(const char* collective, MPI_Comm comm);
+
 // The reason every call goes to the MPI library now, or nullptr.
 const char* global_fallback();
 
@@ -53,7 +57,7 @@ int interpose(const char* collective, MPI_Comm comm, Bytes&& bytes, Shancoll&& s
     rc = library_call();
   } else if ((rc = shancoll_call()) == MPI_SUCCESS) {
     algorithm = shancoll_last_algorithm();
-    report(collective, comm, "routed to shancoll ", algorithm);
+    report_routed(collective, comm);
   } else if (capi::refused(rc)) {
     report(collective, comm, "fallback: ", shancoll_last_error());
     rc = library_call();

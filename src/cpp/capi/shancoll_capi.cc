@@ -25,6 +25,7 @@ namespace {
 thread_local bool t_inside = false;
 thread_local std::string t_last_error;
 thread_local std::string t_last_algorithm;
+thread_local TreeUsed t_last_trees[2];  // bcast, reduce (plain data: a cheap copy per call)
 
 // A refusal with its MPI error class, raised before any communication.
 struct Refusal : std::exception {
@@ -175,6 +176,8 @@ void run_algorithm(Comm& comm, const char* name, F&& body) {
   comm.last_stats = stats;
   comm.last_algorithm = name;
   t_last_algorithm = name;
+  t_last_trees[0] = stats.bcast_tree;
+  t_last_trees[1] = stats.reduce_tree;
 }
 
 // A non-null receive pointer for an empty result (the core reads a null
@@ -239,6 +242,16 @@ const AllreduceAlgorithm& split_phase_algorithm(const std::string& name, const A
 bool inside() { return t_inside; }
 
 bool refused(int code) { return code != MPI_SUCCESS && code != MPI_ERR_OTHER; }
+
+std::string last_trees() {
+  std::string out;
+  for (const char* phase : {"reduce", "bcast"}) {
+    const std::string tree = describe(t_last_trees[phase[0] == 'b' ? 0 : 1]);
+    if (tree.empty()) continue;
+    out += (out.empty() ? "" : "; ") + std::string(phase) + " tree: " + tree;
+  }
+  return out;
+}
 
 }  // namespace shancoll::capi
 

@@ -119,6 +119,20 @@ void report(const char* collective, MPI_Comm comm, const char* prefix, const cha
   }
 }
 
+// "routed to shancoll <algorithm>", with release_gather's trees (their socket
+// map's source says when one socket was assumed); never throwing, like report().
+void report_routed(const char* collective, MPI_Comm comm) {
+  if (!verbose()) return;
+  try {
+    const std::string trees = shancoll::capi::last_trees();
+    report_once(collective, comm,
+                std::string("routed to shancoll ") + shancoll_last_algorithm() +
+                    (trees.empty() ? "" : " (" + trees + ")"));
+  } catch (...) {
+    // Out of memory while logging: the collective itself is unaffected.
+  }
+}
+
 const char* global_fallback() {
   if (!enabled()) return "SHANCOLL_PMPI=0";
   if (thread_multiple()) return "MPI_THREAD_MULTIPLE (shancoll's per-communicator state)";

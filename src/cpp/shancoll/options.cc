@@ -17,4 +17,17 @@ TransportKind parse_transport(const std::string& name) {
   throw ArgumentError("transport: unknown transport '" + name + "' (valid: auto, rma, two_sided)");
 }
 
+std::string describe(const TreeUsed& t) {
+  if (!t.used) return "";
+  std::string out = pattern::tree_kind_name(t.shape.kind);
+  if (t.shape.kind != pattern::TreeKind::flat) out += " k=" + std::to_string(t.shape.k);
+  out += t.shape.right_skew ? " right" : " left";
+  if (t.topology != pattern::TreeTopology::none) {
+    out += std::string(", ") + pattern::tree_topology_name(t.topology) + " over " +
+           std::to_string(t.sockets) + (t.sockets == 1 ? " socket (" : " sockets (") +
+           t.socket_source + ")";
+  }
+  return out;
+}
+
 }  // namespace shancoll

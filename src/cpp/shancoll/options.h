@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "shancoll/pattern/socket_tree.h"
+
 namespace shancoll {
 
 struct ReleaseGatherOptions;  // coll/release_gather/release_gather.h
@@ -19,6 +21,17 @@ struct Options {
 
   double wait_timeout() const;  // timeout, with 0 resolved to the default
 };
+
+// The tree of one release_gather phase as the call ran it (last_stats).
+struct TreeUsed {
+  bool used = false;
+  pattern::TreeShape shape;
+  pattern::TreeTopology topology = pattern::TreeTopology::none;  // as resolved from the options
+  int sockets = 1;                 // sockets joined (1: the plain tree of shape)
+  const char* socket_source = "";  // where the socket map came from (a static string)
+};
+// "kary k=2 right, socket_leader_last over 2 sockets (hwloc)"; "" when unused.
+std::string describe(const TreeUsed& t);
 
 // What one call did, counted by the calling rank. Tests check the algorithms'
 // properties with these (e.g. inter-node messages scale with nodes).
@@ -37,6 +50,7 @@ struct Stats {
   std::int64_t remote_sent_bytes = 0;
   std::int64_t remote_recv_messages = 0;
   std::int64_t remote_recv_bytes = 0;
+  TreeUsed bcast_tree, reduce_tree;  // release_gather's phases
 };
 
 const char* transport_name(TransportKind kind);

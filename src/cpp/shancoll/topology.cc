@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "shancoll/error.h"
+#include "shancoll/pattern/socket_tree.h"
 
 #ifdef SHANCOLL_HAVE_HWLOC
 #include <hwloc.h>
@@ -12,21 +13,113 @@
 namespace shancoll {
 namespace {
 
-int count_sockets(bool& found) {
+#ifdef SHANCOLL_HAVE_HWLOC
+// The package (socket) holding every CPU of `cpus`: its logical index; -1
+// when `cpus` is empty or spans several packages (an unbound process).
+int package_of(hwloc_topology_t topo, hwloc_const_cpuset_t cpus) {
+  if (hwloc_bitmap_iszero(cpus)) return -1;
+  const int packages = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
+  for (int i = 0; i < packages; ++i) {
+    hwloc_obj_t p = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PACKAGE, static_cast<unsigned>(i));
+    if (hwloc_bitmap_isincluded(cpus, p->cpuset)) return static_cast<int>(p->logical_index);
+  }
+  return -1;
+}
+#endif
+
+// The machine's package count and my binding's package (-1: unknown).
+// Returns whether hwloc answered.
+bool hwloc_sockets(int& packages, int& mine) {
+  packages = 1;
+  mine = -1;
 #ifdef SHANCOLL_HAVE_HWLOC
   hwloc_topology_t topo;
-  if (hwloc_topology_init(&topo) == 0 && hwloc_topology_load(topo) == 0) {
-    int n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
-    hwloc_topology_destroy(topo);
-    found = true;
-    return std::max(n, 1);
+  if (hwloc_topology_init(&topo) != 0) return false;
+  bool ok = hwloc_topology_load(topo) == 0;
+  if (ok) {
+    packages = std::max(hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE), 1);
+    if (packages == 1) {
+      mine = 0;  // one package (or none reported): every rank is on it, bound or not
+    } else if (hwloc_bitmap_t bound = hwloc_bitmap_alloc()) {
+      if (hwloc_get_cpubind(topo, bound, HWLOC_CPUBIND_PROCESS) == 0)
+        mine = package_of(topo, bound);
+      hwloc_bitmap_free(bound);
+    }
   }
+  hwloc_topology_destroy(topo);
+  return ok;
+#else
+  return false;
 #endif
-  found = false;
-  return 1;
+}
+
+// The node's socket map: SHANCOLL_SOCKETS (`spec`), else every local rank's
+// package (gathered over the node), else one socket. Collective over the node.
+void find_sockets(Topology& t, const SocketSpec& spec) {
+  int mine = -1;
+  t.hwloc = hwloc_sockets(t.sockets, mine);
+  std::vector<int> packages(static_cast<std::size_t>(t.local_size()));
+  check_mpi(MPI_Allgather(&mine, 1, MPI_INT, packages.data(), 1, MPI_INT, t.node_comm),
+            "MPI_Allgather");
+  if (!spec.automatic()) {
+    t.socket_of =
+        synthetic_socket_map(spec, t.local_size(), t.max_local_size(), "SHANCOLL_SOCKETS");
+    t.socket_source = "SHANCOLL_SOCKETS";
+  } else if (!t.hwloc) {
+    t.socket_source = "one socket assumed: no hwloc";
+  } else if (std::count(packages.begin(), packages.end(), -1) > 0) {
+    t.socket_source = "one socket assumed: a rank is not bound within one socket";
+  } else {
+    t.socket_of = pattern::dense_socket_map(packages);
+    t.socket_source = "hwloc";
+  }
+  t.socket_of.resize(packages.size(), 0);  // the fallbacks: all on socket 0
+  t.socket_count = std::max(pattern::socket_count(t.socket_of), 1);
 }
 
 }  // namespace
+
+SocketSpec parse_socket_spec(const std::string& text, const char* what) {
+  SocketSpec spec;
+  if (text.empty() || text == "auto") return spec;
+  auto bad = [&] {
+    return ArgumentError(std::string(what) +
+                         ": expected auto, a socket count N >= 1 or a "
+                         "comma-separated socket per local rank, got '" +
+                         text + "'");
+  };
+  std::vector<int> values;
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const std::size_t end = std::min(text.find(',', at), text.size());
+    const std::string item = text.substr(at, end - at);
+    if (item.empty() || item.size() > 6 ||
+        item.find_first_not_of("0123456789") != std::string::npos)
+      throw bad();
+    values.push_back(std::stoi(item));
+    at = end + 1;
+  }
+  if (text.find(',') == std::string::npos) {
+    if (values[0] < 1) throw bad();
+    spec.groups = values[0];
+  } else {
+    spec.map = values;
+  }
+  return spec;
+}
+
+std::vector<int> synthetic_socket_map(const SocketSpec& spec, int local_size, int max_local_size,
+                                      const char* what) {
+  if (spec.groups > 0) return pattern::grouped_socket_map(local_size, spec.groups);
+  if (static_cast<int>(spec.map.size()) != max_local_size)
+    throw ArgumentError(std::string(what) + ": a socket map needs one entry per local rank (" +
+                        std::to_string(max_local_size) + " on the largest node), got " +
+                        std::to_string(spec.map.size()));
+  for (int id : spec.map)
+    if (id < 0) throw ArgumentError(std::string(what) + ": socket ids must be >= 0");
+  return pattern::dense_socket_map(
+      std::vector<int>(spec.map.begin(), spec.map.begin() + local_size));
+}
 
 int Topology::max_local_size() const {
   int m = 0;
@@ -40,6 +133,8 @@ int env_ranks_per_node() {
 }
 
 Topology build_topology(MPI_Comm comm, int ranks_per_node) {
+  const char* env = std::getenv("SHANCOLL_SOCKETS");  // malformed: refused before communicating
+  const SocketSpec sockets = parse_socket_spec(env ? env : "", "SHANCOLL_SOCKETS");
   Topology t;
   MPI_Comm_rank(comm, &t.rank);
   MPI_Comm_size(comm, &t.size);
@@ -80,7 +175,12 @@ Topology build_topology(MPI_Comm comm, int ranks_per_node) {
   t.node = t.node_of[t.rank];
   for (const auto& node : t.ranks)
     t.node_order.insert(t.node_order.end(), node.begin(), node.end());
-  t.sockets = count_sockets(t.hwloc);
+  try {
+    find_sockets(t, sockets);
+  } catch (...) {
+    free_topology(t);
+    throw;
+  }
   return t;
 }
 

@@ -8,13 +8,36 @@
 // steps use the transport exactly as between machines.
 //
 // Nodes are numbered by their lowest rank; local ranks follow rank order.
+//
+// Sockets (for the topology-aware release_gather trees): the socket of every
+// local rank, from hwloc and each rank's CPU binding (the package holding
+// all the CPUs it is bound to). When hwloc is missing, or a rank's binding
+// spans several packages (unbound), the node counts as one socket and
+// socket_source says why. SHANCOLL_SOCKETS replaces the map with a
+// synthetic one (see SocketSpec), to test those trees on a one-socket machine.
 #pragma once
 
 #include <mpi.h>
 
+#include <string>
 #include <vector>
 
 namespace shancoll {
+
+// A synthetic socket map: `groups` > 0 splits each node's local ranks into
+// that many consecutive groups of near-equal size; else `map` gives the
+// socket of each local rank (as many entries as the largest node has ranks;
+// smaller nodes use its first entries); neither: automatic (the topology's).
+struct SocketSpec {
+  int groups = 0;
+  std::vector<int> map;
+  bool automatic() const { return groups <= 0 && map.empty(); }
+  bool operator==(const SocketSpec& o) const { return groups == o.groups && map == o.map; }
+};
+
+// "auto" or "" (automatic), "N" (N groups), "a,b,c,..." (a map); throws
+// ArgumentError naming `what` (the option or the variable) when malformed.
+SocketSpec parse_socket_spec(const std::string& text, const char* what);
 
 struct Topology {
   int rank = 0;
@@ -36,7 +59,18 @@ struct Topology {
   int prev_node() const { return (node + node_count - 1) % node_count; }
   int sockets = 1;  // sockets of this node (hwloc), 1 when unknown
   bool hwloc = false;
+  // Socket of every local rank of my node, dense ids 0..socket_count-1
+  // numbered by lowest local rank; all 0 when unknown.
+  std::vector<int> socket_of;
+  int socket_count = 1;
+  const char* socket_source = "";  // "hwloc", "SHANCOLL_SOCKETS", or the fallback's reason
 };
+
+// The dense socket map of `spec` for a node of `local_size` ranks, where the
+// largest node has `max_local_size`; ArgumentError naming `what` when a map
+// has the wrong length.
+std::vector<int> synthetic_socket_map(const SocketSpec& spec, int local_size, int max_local_size,
+                                      const char* what);
 
 // Builds the topology of `comm` (collective). ranks_per_node <= 0 means the
 // physical nodes.

@@ -54,6 +54,7 @@ void allreduce_release_gather(Comm& comm, const AllreduceArgs& args, const Optio
                               Stats& stats) {
   const ReleaseGatherOptions& o = release_gather_options(opt);
   NodeContext& ctx = comm.nodes(opt.ranks_per_node);
+  rg_check_sockets(ctx.topo, o);
   const double timeout = opt.wait_timeout();
   const std::byte* input = args.send ? args.send : args.recv;
   rg_reduce_on_node(ctx, input, args.recv, args.count, *args.reducer, 0, o, timeout, stats);

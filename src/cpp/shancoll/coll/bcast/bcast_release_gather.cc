@@ -34,6 +34,7 @@ void bcast_release_gather(Comm& comm, const BcastArgs& args, const Options& opt,
   NodeContext& ctx = comm.nodes(opt.ranks_per_node);
   const Topology& t = ctx.topo;
   const double timeout = opt.wait_timeout();
+  rg_check_sockets(t, release_gather_options(opt));
   const int rep = node_representative(t, t.node, args.root);
   if (t.node_count > 1 && comm.rank() == rep) bcast_between_nodes(comm, t, args, timeout, stats);
   rg_bcast_on_node(ctx, args.buf, args.bytes, t.local_rank_of[rep], release_gather_options(opt),

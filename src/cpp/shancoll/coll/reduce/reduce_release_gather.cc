@@ -1,6 +1,7 @@
 // release_gather reduce (seed: intranode-release-gather, Sec. II-D, III).
 // One node: gather steps carry partial results up the tree (K-nomial K=4
-// below 512 bytes, right-skewed K-ary above, as the paper chose), each
+// below 512 bytes; above, right-skewed K-ary trees per socket joined
+// socket-leader-last, as the paper chose; pattern/socket_tree.h), each
 // parent combining its children's slots into its own; the root combines
 // straight into its recvbuf (data-copy optimisation; MPI.IN_PLACE there
 // means its input is already in recvbuf). Commutative ops only: a tree
@@ -39,6 +40,7 @@ void reduce_release_gather(Comm& comm, const ReduceArgs& args, const Options& op
   NodeContext& ctx = comm.nodes(opt.ranks_per_node);
   const Topology& t = ctx.topo;
   const double timeout = opt.wait_timeout();
+  rg_check_sockets(t, release_gather_options(opt));
   const int rep = node_representative(t, t.node, args.root);
   const bool me_rep = comm.rank() == rep;
   const bool me_root = comm.rank() == args.root;

@@ -45,29 +45,37 @@ ReleaseGatherState::~ReleaseGatherState() {
 
 bool RgConfig::operator==(const RgConfig& o) const {
   return root == o.root && tree.kind == o.tree.kind && tree.k == o.tree.k &&
-         tree.right_skew == o.tree.right_skew && slots == o.slots && slot_bytes == o.slot_bytes &&
-         buffer_bytes == o.buffer_bytes && inline_data == o.inline_data &&
-         read_from_parent == o.read_from_parent;
+         tree.right_skew == o.tree.right_skew && topology == o.topology && sockets == o.sockets &&
+         slots == o.slots && slot_bytes == o.slot_bytes && buffer_bytes == o.buffer_bytes &&
+         inline_data == o.inline_data && read_from_parent == o.read_from_parent;
 }
 
 // The paper's choices (Sec. VI): bcast on a flat tree; reduce on a K-nomial
-// tree with K = 4 below 512 bytes, above on right-skewed K-ary trees with
-// K = 3 up to 4 KiB and K = 2 beyond (its per-socket trees; with one socket,
-// the whole node's tree).
-pattern::TreeShape ReleaseGatherOptions::tree_for(bool reduce, std::int64_t bytes) const {
+// tree with K = 4 below 512 bytes; from 512 bytes on a topology-aware tree,
+// socket-leader-last, of right-skewed K-ary trees with K = 3 below 8 KiB and
+// K = 2 from 8 KiB (with one socket: the node's K-ary tree). An explicit
+// kind without K gets the paper's K for it by size (K-nomial: Fig. 11).
+RgTree ReleaseGatherOptions::tree_for(bool reduce, std::int64_t bytes) const {
   using pattern::TreeKind;
-  pattern::TreeShape s = tree;
-  if (tree_auto) {
-    s.kind = !reduce ? TreeKind::flat : bytes < 512 ? TreeKind::knomial : TreeKind::kary;
-    s.k = 0;
+  using pattern::TreeTopology;
+  const RgTreeOptions& o = reduce ? reduce_tree : bcast_tree;
+  const bool small = bytes < 512;
+  RgTree t;
+  t.shape = o.shape;
+  if (o.tree_auto) {
+    t.shape.kind = !reduce ? TreeKind::flat : small ? TreeKind::knomial : TreeKind::kary;
+    t.shape.k = 0;
   }
-  if (s.k <= 0) {
-    if (s.kind == TreeKind::knomial) s.k = bytes <= (16 << 10) ? 4 : 2;
-    if (s.kind == TreeKind::kary) s.k = bytes <= 4096 ? 3 : 2;
-    if (s.kind == TreeKind::flat) s.k = 1;
+  if (t.shape.k <= 0) {
+    if (t.shape.kind == TreeKind::knomial) t.shape.k = bytes <= (16 << 10) ? 4 : 2;
+    if (t.shape.kind == TreeKind::kary) t.shape.k = bytes < (8 << 10) ? 3 : 2;
+    if (t.shape.kind == TreeKind::flat) t.shape.k = 1;
   }
-  s.right_skew = skew < 0 ? reduce : skew == 1;
-  return s;
+  t.shape.right_skew = o.skew < 0 ? reduce : o.skew == 1;
+  t.topology = o.topology >= 0    ? static_cast<TreeTopology>(o.topology)
+               : reduce && !small ? TreeTopology::socket_leader_last
+                                  : TreeTopology::none;
+  return t;
 }
 
 void ReleaseGatherOptions::validate() const {
@@ -76,12 +84,32 @@ void ReleaseGatherOptions::validate() const {
     throw ArgumentError(
         "buffer_size: must hold at least 64 bytes per buffer (buffers=" + std::to_string(buffers) +
         ") and at most 1 GiB, got " + std::to_string(buffer_size));
-  if (!tree_auto && tree.kind != pattern::TreeKind::flat && tree.k > 0 &&
-      tree.k < pattern::tree_min_k(tree.kind))
-    throw ArgumentError(std::string("k: a ") + pattern::tree_kind_name(tree.kind) +
-                        " tree needs k >= " + std::to_string(pattern::tree_min_k(tree.kind)) +
-                        ", got " + std::to_string(tree.k));
-  if (skew < -1 || skew > 1) throw ArgumentError("skew: must be left, right or auto");
+  for (const RgTreeOptions* o : {&bcast_tree, &reduce_tree}) {
+    const std::string phase = o == &bcast_tree ? "bcast" : "reduce";
+    const pattern::TreeShape& s = o->shape;
+    if (!o->tree_auto && s.kind != pattern::TreeKind::flat && s.k > 0 &&
+        s.k < pattern::tree_min_k(s.kind))
+      throw ArgumentError("k: a " + std::string(pattern::tree_kind_name(s.kind)) + " tree (" +
+                          phase + ") needs k >= " + std::to_string(pattern::tree_min_k(s.kind)) +
+                          ", got " + std::to_string(s.k));
+    if (o->skew < -1 || o->skew > 1) throw ArgumentError("skew: must be left, right or auto");
+    if (o->topology < -1 || o->topology > 2)
+      throw ArgumentError(
+          "topology: must be auto, none, socket_leader_first or socket_leader_last");
+  }
+  if (sockets.groups < 0) throw ArgumentError("sockets: a socket count must be >= 1");
+}
+
+const std::vector<int>& rg_socket_map(const Topology& t, const ReleaseGatherOptions& o,
+                                      std::vector<int>& storage) {
+  if (o.sockets.automatic()) return t.socket_of;
+  storage = synthetic_socket_map(o.sockets, t.local_size(), t.max_local_size(), "sockets");
+  return storage;
+}
+
+void rg_check_sockets(const Topology& t, const ReleaseGatherOptions& o) {
+  std::vector<int> storage;
+  rg_socket_map(t, o, storage);
 }
 
 const ReleaseGatherOptions& release_gather_options(const Options& opt) {
@@ -120,8 +148,23 @@ RgPhase::RgPhase(NodeContext& ctx, const ReleaseGatherOptions& o, bool reduce, i
       timeout_(timeout),
       stats_(stats) {
   config_.root = local_root;
-  config_.tree = o.tree_for(reduce, bytes);
-  node_ = pattern::tree_node(local_size_, me_, local_root, config_.tree);
+  const RgTree tree = o.tree_for(reduce, bytes);
+  config_.tree = tree.shape;
+  TreeUsed& used = reduce ? stats.reduce_tree : stats.bcast_tree;
+  used = TreeUsed{true, tree.shape, tree.topology, 1, ""};
+  if (tree.topology != pattern::TreeTopology::none) {
+    const std::vector<int>& map = rg_socket_map(ctx.topo, o, synthetic_map_);
+    used.sockets = o.sockets.automatic() ? ctx.topo.socket_count : pattern::socket_count(map);
+    used.socket_source = o.sockets.automatic() ? ctx.topo.socket_source : "sockets option";
+    if (used.sockets > 1) {  // one socket: the plain tree below, no per-call cost
+      config_.topology = tree.topology;
+      config_.sockets = map;
+    }
+  }
+  node_ = config_.topology == pattern::TreeTopology::none
+              ? pattern::tree_node(local_size_, me_, local_root, tree.shape)
+              : pattern::socket_tree_node(config_.sockets, me_, local_root, tree.shape,
+                                          config_.topology);
   config_.buffer_bytes = round_up(static_cast<std::size_t>(o.buffer_size));
   config_.inline_data =
       o.inline_data && bytes <= static_cast<std::int64_t>(kInlineBytes) && elem <= kInlineBytes;

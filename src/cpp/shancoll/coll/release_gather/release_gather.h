@@ -22,7 +22,7 @@
 // (the tree gather says their subtrees read it); a reduce writer once its
 // parent's gather flag did (the parent consumed it): with free slots nobody
 // waits (the paper's skipped gather/release). When a buffer region's
-// configuration (root, tree, slots, flag mode, inlining) changes, its first
+// configuration (root, tree, socket map, slots, flag mode, inlining) changes, its first
 // chunk first waits until every local rank finished every earlier step (a
 // drain): slots of the old layout, and children or parents of the old tree,
 // tell nothing about the new ones.
@@ -37,15 +37,29 @@
 #include "shancoll/comm.h"
 #include "shancoll/ops.h"
 #include "shancoll/options.h"
-#include "shancoll/pattern/tree.h"
+#include "shancoll/pattern/socket_tree.h"
 
 namespace shancoll {
 
+// One phase's tree: bcast's (its release steps) or reduce's (its gather
+// steps), chosen apart (Sec. III-A4). Allreduce runs both phases.
+struct RgTreeOptions {
+  bool tree_auto = true;                                    // the paper's kind and K
+  pattern::TreeShape shape{pattern::TreeKind::knomial, 0};  // when !tree_auto; k <= 0: K by size
+  int skew = -1;                                            // -1: auto; 0 left; 1 right
+  int topology = -1;  // -1: auto; else a pattern::TreeTopology
+};
+
+// A phase's tree, resolved for a message size.
+struct RgTree {
+  pattern::TreeShape shape;
+  pattern::TreeTopology topology = pattern::TreeTopology::none;
+};
+
 // The optimisations of Sec. III, each switchable (Python keywords of the same name).
 struct ReleaseGatherOptions {
-  bool tree_auto = true;    // the paper's tree for the collective and size
-  pattern::TreeShape tree;  // when !tree_auto (k <= 0: the paper's K for the size)
-  int skew = -1;            // -1: per collective (bcast left, reduce right); 0 left; 1 right
+  RgTreeOptions bcast_tree, reduce_tree;
+  SocketSpec sockets;  // synthetic socket map; automatic: the topology's (hwloc)
   std::int64_t buffer_size =
       32 << 10;                  // bytes of one buffer (the bcast buffer, each reduce buffer)
   int buffers = 4;               // slots per buffer: chunks in flight (pipelining)
@@ -55,13 +69,24 @@ struct ReleaseGatherOptions {
   std::string inter_algorithm = "auto";  // allreduce among node leaders (several nodes)
 
   // The tree for `bytes` of a bcast (reduce = false) or reduce.
-  pattern::TreeShape tree_for(bool reduce, std::int64_t bytes) const;
+  RgTree tree_for(bool reduce, std::int64_t bytes) const;
   void validate() const;  // throws ArgumentError naming the option
 };
+
+// The socket map a call's trees use on this node: the options' synthetic
+// one (kept in `storage`), else the topology's. ArgumentError naming
+// `sockets` when a synthetic map does not fit the layout.
+const std::vector<int>& rg_socket_map(const Topology& t, const ReleaseGatherOptions& o,
+                                      std::vector<int>& storage);
+// That check alone, alike on every rank: the collectives call it before
+// communicating, so a bad map is refused everywhere with nothing sent.
+void rg_check_sockets(const Topology& t, const ReleaseGatherOptions& o);
 
 struct RgConfig {  // what a buffer region was laid out for
   int root = -1;
   pattern::TreeShape tree;
+  pattern::TreeTopology topology = pattern::TreeTopology::none;  // none when one socket
+  std::vector<int> sockets;                                      // the map, when topology-aware
   int slots = 0;
   std::size_t slot_bytes = 0;
   std::size_t buffer_bytes = 0;
@@ -134,7 +159,8 @@ class RgPhase {
   int me_;
   int local_size_;
   std::int64_t chunk_ = 0;
-  int slot_ = 0;  // this chunk's slot
+  int slot_ = 0;                    // this chunk's slot
+  std::vector<int> synthetic_map_;  // the sockets option's map, when given
   double timeout_;
   Stats& stats_;
 };
