@@ -4,7 +4,9 @@
 #include <string>
 
 #include "shancoll/error.h"
+#include "shancoll/pattern/socket_tree.h"
 #include "shancoll/progress.h"
+#include "shancoll/topology.h"
 
 namespace shancoll::capi {
 namespace {
@@ -81,15 +83,46 @@ int skew(const std::string& value) {
   bad("skew", "unknown skew '" + value + "' (valid: auto, left, right)");
 }
 
-// release_gather's options (bcast, reduce, and allreduce's release_gather).
+pattern::TreeTopology topology(const std::string& key, const std::string& value) {
+  using pattern::TreeTopology;
+  for (TreeTopology t :
+       {TreeTopology::none, TreeTopology::socket_leader_first, TreeTopology::socket_leader_last})
+    if (value == pattern::tree_topology_name(t)) return t;
+  bad(key, "unknown topology '" + value +
+               "' (valid: auto, none, socket_leader_first, socket_leader_last)");
+}
+
+// One phase's tree option (`axis`: tree, k, skew or topology); false for other axes.
+bool set_tree(RgTreeOptions& t, const std::string& axis, const std::string& key,
+              const std::string& value) {
+  if (axis == "tree") {
+    t.tree_auto = value == "auto";
+    if (!t.tree_auto) t.shape.kind = tree_kind(value);
+  } else if (axis == "k") {
+    t.shape.k = static_cast<int>(to_int(key, value, 1));
+  } else if (axis == "skew") {
+    t.skew = skew(value);
+  } else if (axis == "topology") {
+    t.topology = value == "auto" ? -1 : static_cast<int>(topology(key, value));
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// release_gather's options (bcast, reduce, and allreduce's release_gather):
+// tree, k, skew and topology set both phases' trees, their bcast_ and
+// reduce_ forms one phase's (given later, they win).
 bool set_release_gather(ReleaseGatherOptions& o, const std::string& key, const std::string& value) {
-  if (key == "tree") {
-    o.tree_auto = value == "auto";
-    if (!o.tree_auto) o.tree.kind = tree_kind(value);
-  } else if (key == "k") {
-    o.tree.k = static_cast<int>(to_int(key, value, 1));
-  } else if (key == "skew") {
-    o.skew = skew(value);
+  for (const char* phase : {"bcast_", "reduce_"}) {
+    const std::string prefix = phase;
+    if (key.rfind(prefix, 0) == 0)
+      return set_tree(phase[0] == 'b' ? o.bcast_tree : o.reduce_tree, key.substr(prefix.size()),
+                      key, value);
+  }
+  if (set_tree(o.bcast_tree, key, key, value)) return set_tree(o.reduce_tree, key, key, value);
+  if (key == "sockets") {
+    o.sockets = parse_socket_spec(value, "sockets");
   } else if (key == "buffer_size") {
     o.buffer_size = to_int(key, value, 1);
   } else if (key == "buffers") {
@@ -127,12 +160,13 @@ const char* valid_keys(Family family) {
       return "timeout, ranks_per_node, block_size, transport";
     case Family::allreduce:
       return "timeout, ranks_per_node, ports, consistent, and release_gather's tree, k, skew, "
-             "buffer_size, buffers, inline, read_from_parent, data_copy, inter_algorithm";
+             "topology (and their bcast_/reduce_ forms), sockets, buffer_size, buffers, inline, "
+             "read_from_parent, data_copy, inter_algorithm";
     case Family::rooted:
       break;
   }
-  return "timeout, ranks_per_node, tree, k, skew, buffer_size, buffers, inline, "
-         "read_from_parent, data_copy, inter_algorithm";
+  return "timeout, ranks_per_node, tree, k, skew, topology (and their bcast_/reduce_ forms), "
+         "sockets, buffer_size, buffers, inline, read_from_parent, data_copy, inter_algorithm";
 }
 
 // Sets one "key=value"; returns the key.
@@ -166,7 +200,8 @@ CallOptions parse_options(const char* text, const char* env_name, Family family)
     if (end > begin) k_given |= parse_item(c, family, all.substr(begin, end - begin)) == "k";
     begin = end + 1;
   }
-  if (c.release_gather.tree_auto && k_given)
+  const ReleaseGatherOptions& rg = c.release_gather;
+  if (rg.bcast_tree.tree_auto && rg.reduce_tree.tree_auto && k_given)
     bad("k", "needs tree=kary or tree=knomial (tree=auto picks K by size)");
   c.release_gather.validate();
   return c;

@@ -20,7 +20,10 @@
  *         consistent=1|0 (0 lets "auto" pick algorithms whose floating-point
  *         results may differ in the last bits between ranks);
  *       bcast, reduce, and allreduce's release_gather: tree=auto|flat|kary|
- *         knomial, k=<n>, skew=auto|left|right, buffer_size=<bytes>,
+ *         knomial, k=<n>, skew=auto|left|right, topology=auto|none|
+ *         socket_leader_first|socket_leader_last (each also as bcast_<key>
+ *         or reduce_<key> for one phase's tree), sockets=auto|<count> (a
+ *         socket per local rank: SHANCOLL_SOCKETS=0,1,...), buffer_size=<bytes>,
  *         buffers=<n>, inline=1|0, read_from_parent=1|0, data_copy=1|0,
  *         inter_algorithm=<allreduce algorithm among node leaders>.
  *     An unknown key or a bad value is refused with MPI_ERR_ARG.
