@@ -59,7 +59,7 @@ void find_sockets(Topology& t, const SocketSpec& spec) {
   int mine = -1;
   t.hwloc = hwloc_sockets(t.sockets, mine);
   std::vector<int> packages(static_cast<std::size_t>(t.local_size()));
-  check_mpi(MPI_Allgather(&mine, 1, MPI_INT, packages.data(), 1, MPI_INT, t.node_comm),
+  check_mpi(PMPI_Allgather(&mine, 1, MPI_INT, packages.data(), 1, MPI_INT, t.node_comm),
             "MPI_Allgather");
   if (!spec.automatic()) {
     t.socket_of =
