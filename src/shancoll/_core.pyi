@@ -100,6 +100,19 @@ def iallreduce(
     ranks_per_node: int = -1,
     consistent: bool = True,
 ) -> AllreduceRequest: ...
+def bcast_fast(
+    comm: Any, buf: Any, root: Any, algorithm: Any, ranks_per_node: Any, timeout: Any
+) -> bool: ...
+def reduce_fast(
+    comm: Any,
+    send: Any,
+    recv: Any,
+    op: Any,
+    root: Any,
+    algorithm: Any,
+    ranks_per_node: Any,
+    timeout: Any,
+) -> bool: ...
 def nway_plan(size: int, ports: int = 0) -> dict[str, Any]: ...
 def allreduce_algorithms() -> list[tuple[str, str]]: ...
 def inter_allgatherv(

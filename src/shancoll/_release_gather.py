@@ -181,6 +181,12 @@ def bcast(
 
     Statistics of the call: :func:`shancoll.last_stats`.
     """
+    if not options:
+        try:
+            if _core.bcast_fast(comm, buf, root, algorithm, ranks_per_node, timeout):
+                return
+        except ArgumentError:
+            pass  # the general path raises it again, worded with the rank
     _, rank = _comm_info(comm)
     try:
         _check_common(algorithm, root, timeout)
@@ -237,6 +243,13 @@ def reduce(
     Raises ValueError (shancoll.ArgumentError) naming the argument and the
     rank, TimeoutError (shancoll.CollectiveTimeout) when a wait exceeds ``timeout``.
     """
+    if not options:
+        try:
+            if _core.reduce_fast(comm, sendbuf, recvbuf, op, root, algorithm, ranks_per_node,
+                                 timeout):  # fmt: skip
+                return
+        except ArgumentError:
+            pass  # the general path raises it again, worded with the rank
     _, rank = _comm_info(comm)
     handle, created = None, False
     try:

@@ -20,6 +20,7 @@
 #include <string>
 
 #include "common.h"
+#include "fast_args.h"
 #include "shancoll/allreduce_select.h"
 #include "shancoll/coll/allreduce/allreduce_request.h"
 #include "shancoll/comm.h"
@@ -29,36 +30,9 @@
 
 namespace py = pybind11;
 using namespace shancoll;
-using bindings::mpi_comm_of;
-using bindings::mpi_op_of;
+using namespace shancoll::bindings;
 
 namespace {
-
-// A Python buffer held (exported) as long as the call or request lives.
-class View {
- public:
-  View() = default;
-  View(const View&) = delete;
-  View& operator=(const View&) = delete;
-  ~View() {
-    if (held_) PyBuffer_Release(&view_);
-  }
-  // False (and no Python error pending) if `obj` cannot export a C-contiguous
-  // buffer with these flags.
-  bool acquire(py::handle obj, int flags) {
-    held_ = PyObject_GetBuffer(obj.ptr(), &view_, flags | PyBUF_C_CONTIGUOUS) == 0;
-    if (!held_) PyErr_Clear();
-    return held_;
-  }
-  bool held() const { return held_; }
-  void* ptr() const { return held_ ? view_.buf : nullptr; }
-  std::int64_t bytes() const { return held_ ? view_.len : 0; }
-  const Py_buffer& get() const { return view_; }
-
- private:
-  Py_buffer view_{};
-  bool held_ = false;
-};
 
 struct Buffers {
   View send, recv;
@@ -140,94 +114,24 @@ std::unique_ptr<PyRequest> start_request(Call& c, std::unique_ptr<PyRequest> r) 
 // ---------------------------------------------------------------------------
 // The fast entry's checks: each returns false for "not the plain case".
 
-PyTypeObject* ndarray_type = nullptr;
-PyObject* in_place = nullptr;  // MPI.IN_PLACE
-
-// NumPy's kind of a native-order buffer format ("<d", "i", "Zf", "?", ...).
-bool numpy_kind(const char* format, char& kind) {
-  if (!format) return false;
-  if (*format == '@' || *format == '=' || *format == '<') ++format;  // little-endian host
-  const bool complex = *format == 'Z';
-  if (complex) ++format;
-  if (!format[0] || format[1]) return false;
-  const char c = format[0];
-  if (complex) {
-    kind = 'c';
-    return c == 'f' || c == 'd' || c == 'g';
-  }
-  if (c == 'f' || c == 'd' || c == 'g')
-    kind = 'f';
-  else if (c == '?')
-    kind = 'b';
-  else if (std::strchr("bhilq", c))
-    kind = 'i';
-  else if (std::strchr("BHILQ", c))
-    kind = 'u';
-  else
-    return false;
-  return true;
-}
-
-bool plain_int(py::handle h, int& out, int none_value) {
-  if (h.is_none()) {
-    out = none_value;
-    return true;
-  }
-  if (!PyLong_CheckExact(h.ptr())) return false;  // bool and others: the general path
-  const long v = PyLong_AsLong(h.ptr());
-  if (v == -1 && PyErr_Occurred()) {
-    PyErr_Clear();
-    return false;
-  }
-  out = static_cast<int>(v);
-  return out == v;
-}
-
 bool plain_knobs(py::handle algorithm, py::handle ports, py::handle consistent,
                  py::handle ranks_per_node, py::handle timeout, Knobs& k) {
-  if (!PyUnicode_CheckExact(algorithm.ptr())) return false;
-  Py_ssize_t n = 0;
-  const char* name = PyUnicode_AsUTF8AndSize(algorithm.ptr(), &n);
-  if (!name) {
-    PyErr_Clear();
-    return false;
-  }
-  k.algorithm.assign(name, static_cast<std::size_t>(n));
-  if (k.algorithm == "auto") k.algorithm.clear();
   if (consistent.ptr() != Py_True && consistent.ptr() != Py_False) return false;
   k.consistent = consistent.ptr() == Py_True;
-  if (!plain_int(ports, k.ports, 0) || !plain_int(ranks_per_node, k.ranks_per_node, -1))
-    return false;
-  if (timeout.is_none()) return true;
-  if (!PyFloat_CheckExact(timeout.ptr())) return false;
-  k.timeout = PyFloat_AS_DOUBLE(timeout.ptr());
-  return true;
+  return plain_algorithm(algorithm, k.algorithm) && plain_int(ports, k.ports, 0) &&
+         plain_int(ranks_per_node, k.ranks_per_node, -1) && plain_timeout(timeout, k.timeout);
 }
 
 // recv: a writable C-contiguous ndarray of an MPI-reducible dtype; send: an
 // ndarray of the same format and size, or IN_PLACE (None included).
 bool plain_arrays(py::handle send, py::handle recv, Buffers& bufs, DType& type) {
-  if (Py_TYPE(recv.ptr()) != ndarray_type) return false;
-  if (!bufs.recv.acquire(recv, PyBUF_FORMAT | PyBUF_WRITABLE)) return false;
+  if (!is_ndarray(recv) || !bufs.recv.acquire(recv, PyBUF_FORMAT | PyBUF_WRITABLE)) return false;
   const Py_buffer& r = bufs.recv.get();
-  char kind = 0;
-  if (!numpy_kind(r.format, kind) || r.itemsize <= 0) return false;
-  try {
-    type = dtype_from_numpy(kind, static_cast<int>(r.itemsize), "recvbuf");
-  } catch (const ArgumentError&) {
-    return false;  // e.g. float16: the general path words it
-  }
-  if (send.is_none() || send.ptr() == in_place) return true;
-  if (Py_TYPE(send.ptr()) != ndarray_type) return false;
-  if (!bufs.send.acquire(send, PyBUF_FORMAT)) return false;
+  if (!plain_dtype(r, type)) return false;
+  if (is_in_place(send)) return true;
+  if (!is_ndarray(send) || !bufs.send.acquire(send, PyBUF_FORMAT)) return false;
   const Py_buffer& s = bufs.send.get();
   return s.len == r.len && s.itemsize == r.itemsize && std::strcmp(s.format, r.format) == 0;
-}
-
-bool plain_op(py::handle op, MPI_Op& out) {
-  if (!PyObject_TypeCheck(op.ptr(), &PyMPIOp_Type)) return false;  // callables: general path
-  out = *PyMPIOp_Get(op.ptr());
-  return true;
 }
 
 // The general entry's buffers: flat, contiguous, already matched in type and
@@ -260,10 +164,7 @@ Call prepare_general(py::handle comm, py::handle send, py::handle recv, Buffers&
 
 void bind_allreduce(py::module_& m) {
   if (import_mpi4py() < 0) throw py::error_already_set();  // per translation unit
-  // Kept for the module's lifetime (released at interpreter exit).
-  ndarray_type = reinterpret_cast<PyTypeObject*>(
-      py::object(py::module_::import("numpy").attr("ndarray")).release().ptr());
-  in_place = py::object(py::module_::import("mpi4py.MPI").attr("IN_PLACE")).release().ptr();
+  init_fast_args();
 
   m.def(
       "allreduce_fast",
@@ -273,7 +174,7 @@ void bind_allreduce(py::module_& m) {
         DType type{};
         MPI_Op mpi_op = MPI_OP_NULL;
         Knobs k;
-        if (!PyObject_TypeCheck(comm.ptr(), &PyMPIComm_Type) || !plain_op(op, mpi_op) ||
+        if (!plain_comm(comm) || !plain_op(op, mpi_op) ||
             !plain_knobs(algorithm, ports, consistent, ranks_per_node, timeout, k) ||
             !plain_arrays(send, recv, bufs, type))
           return false;
@@ -353,7 +254,7 @@ void bind_allreduce(py::module_& m) {
         DType type{};
         MPI_Op mpi_op = MPI_OP_NULL;
         Knobs k;
-        if (!PyObject_TypeCheck(comm.ptr(), &PyMPIComm_Type) || !plain_op(op, mpi_op) ||
+        if (!plain_comm(comm) || !plain_op(op, mpi_op) ||
             !plain_knobs(algorithm, ports, consistent, ranks_per_node, py::none(), k) ||
             !plain_arrays(send, recv, r->bufs, type))
           return py::none();

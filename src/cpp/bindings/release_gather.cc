@@ -1,7 +1,10 @@
 // pybind11 bindings of bcast, reduce and release_gather's options (kept apart
-// from module.cc). The Python layer (src/shancoll/_release_gather.py) parses
-// buffer specs, ops and option types; here we check what the core needs to
-// stay memory-safe and turn the options into ReleaseGatherOptions.
+// from module.cc). Two entries each, as for allreduce: the fast one takes the
+// plain call (ndarrays, an MPI.Op, no options; see fast_args.h) straight
+// from Python and declines anything else; the general one takes what the
+// Python layer (src/shancoll/_release_gather.py) parsed: buffer specs, ops
+// and option types. Here we check what the core needs to stay memory-safe and
+// turn the options into ReleaseGatherOptions.
 #include "shancoll/coll/release_gather/release_gather.h"
 
 #include <mpi.h>
@@ -12,6 +15,7 @@
 #include <string>
 
 #include "common.h"
+#include "fast_args.h"
 #include "shancoll/allreduce_select.h"
 #include "shancoll/comm.h"
 #include "shancoll/progress.h"
@@ -20,8 +24,7 @@
 
 namespace py = pybind11;
 using namespace shancoll;
-using bindings::mpi_comm_of;
-using bindings::mpi_op_of;
+using namespace shancoll::bindings;
 
 namespace {
 
@@ -169,19 +172,66 @@ void run_call(Comm& comm, const char* name, F&& body) {
   comm.last_algorithm = name;
 }
 
+// Bcast of `bytes` at `buf`, from either entry.
+void run_bcast(Comm& comm, std::byte* buf, std::int64_t bytes, int root,
+               const std::string& algorithm, const Options& o) {
+  BcastArgs args;
+  args.root = check_root(comm, root);
+  args.buf = buf;
+  args.bytes = bytes;
+  const BcastAlgorithm& algo =
+      find_bcast(algorithm, args.bytes, comm.size(), rule_nodes(comm, o.ranks_per_node));
+  run_call(comm, algo.name, [&](Stats& s) { algo.fn(comm, args, o, s); });
+}
+
 void bcast(py::handle comm_obj, py::object buf, int root, const std::string& algorithm,
            const py::dict& options, int ranks_per_node, double timeout) {
   const ReleaseGatherOptions rg = parse_options(options);
   const Options o = make_options(rg, ranks_per_node, timeout);
   Comm& comm = Comm::of(mpi_comm_of(comm_obj));
-  BcastArgs args;
-  args.root = check_root(comm, root);
   const auto b = buffer_of(buf, comm.rank() != root);
-  args.buf = ptr(b);
-  args.bytes = b ? b->size * b->itemsize : 0;
-  const BcastAlgorithm& algo =
-      find_bcast(algorithm, args.bytes, comm.size(), rule_nodes(comm, o.ranks_per_node));
-  run_call(comm, algo.name, [&](Stats& s) { algo.fn(comm, args, o, s); });
+  run_bcast(comm, ptr(b), b ? b->size * b->itemsize : 0, root, algorithm, o);
+}
+
+// The fast entry (fast_args.h): an ndarray, no release_gather options.
+bool bcast_fast(py::handle comm_obj, py::handle buf, py::handle root, py::handle algorithm,
+                py::handle ranks_per_node, py::handle timeout) {
+  std::string name;
+  int r = 0, rpn = -1;
+  double seconds = 0;
+  if (!plain_comm(comm_obj) || !is_ndarray(buf) || !plain_int(root, r, 0) ||
+      !plain_algorithm(algorithm, name) || !plain_int(ranks_per_node, rpn, -1) ||
+      !plain_timeout(timeout, seconds))
+    return false;
+  Comm& comm = Comm::of(mpi_comm_of(comm_obj));
+  View b;
+  if (!b.acquire(buf, comm.rank() != r ? PyBUF_WRITABLE : PyBUF_SIMPLE)) return false;
+  static const ReleaseGatherOptions defaults;
+  run_bcast(comm, static_cast<std::byte*>(b.ptr()), b.bytes(), r, name,
+            make_options(defaults, rpn, seconds));
+  return true;
+}
+
+// Reduce of `count` elements, from either entry; `send` null: in place.
+void run_reduce(Comm& comm, const std::byte* send, std::int64_t send_bytes, std::byte* recv,
+                std::int64_t recv_bytes, std::int64_t count, const Reducer& reducer, int root,
+                const std::string& algorithm, const Options& o) {
+  ReduceArgs args;
+  args.root = check_root(comm, root);
+  const std::int64_t bytes = count * static_cast<std::int64_t>(reducer.elem_size());
+  if (send && send_bytes < bytes) throw ArgumentError("sendbuf: too small");
+  if (comm.rank() == root && (!recv || recv_bytes < bytes))
+    throw ArgumentError("recvbuf: the root needs a receive buffer of " + std::to_string(bytes) +
+                        " bytes");
+  if (!send && comm.rank() != root)
+    throw ArgumentError("sendbuf: MPI.IN_PLACE is only valid at the root");
+  args.send = send;
+  args.recv = comm.rank() == root ? recv : nullptr;
+  args.count = count;
+  args.reducer = &reducer;
+  const ReduceAlgorithm& algo =
+      find_reduce(algorithm, args, comm.size(), rule_nodes(comm, o.ranks_per_node));
+  run_call(comm, algo.name, [&](Stats& st) { algo.fn(comm, args, o, st); });
 }
 
 void reduce(py::handle comm_obj, py::object send, py::object recv, const std::string& kind,
@@ -192,24 +242,47 @@ void reduce(py::handle comm_obj, py::object send, py::object recv, const std::st
   const Options o = make_options(rg, ranks_per_node, timeout);
   const Reducer reducer(mpi_op_of(op), dtype_from_numpy(kind[0], itemsize, "recvbuf"));
   Comm& comm = Comm::of(mpi_comm_of(comm_obj));
-  ReduceArgs args;
-  args.root = check_root(comm, root);
   const auto s = buffer_of(send, false);
   const auto r = buffer_of(recv, true);
-  const std::int64_t bytes = count * itemsize;
-  if (s && s->size * s->itemsize < bytes) throw ArgumentError("sendbuf: too small");
-  if (comm.rank() == root && (!r || r->size * r->itemsize < bytes))
-    throw ArgumentError("recvbuf: the root needs a receive buffer of " + std::to_string(bytes) +
-                        " bytes");
-  if (!s && comm.rank() != root)
-    throw ArgumentError("sendbuf: MPI.IN_PLACE is only valid at the root");
-  args.send = ptr(s);
-  args.recv = comm.rank() == root ? ptr(r) : nullptr;
-  args.count = count;
-  args.reducer = &reducer;
-  const ReduceAlgorithm& algo =
-      find_reduce(algorithm, args, comm.size(), rule_nodes(comm, o.ranks_per_node));
-  run_call(comm, algo.name, [&](Stats& st) { algo.fn(comm, args, o, st); });
+  run_reduce(comm, ptr(s), s ? s->size * s->itemsize : 0, ptr(r), r ? r->size * r->itemsize : 0,
+             count, reducer, root, algorithm, o);
+}
+
+// The fast entry (fast_args.h): at the root two ndarrays of one dtype and
+// size (or IN_PLACE and one), elsewhere the send ndarray (recvbuf ignored, as
+// MPI does); an MPI.Op; no release_gather options.
+bool reduce_fast(py::handle comm_obj, py::handle send, py::handle recv, py::handle op,
+                 py::handle root, py::handle algorithm, py::handle ranks_per_node,
+                 py::handle timeout) {
+  std::string name;
+  int r = 0, rpn = -1;
+  double seconds = 0;
+  MPI_Op mpi_op = MPI_OP_NULL;
+  if (!plain_comm(comm_obj) || !plain_op(op, mpi_op) || !plain_int(root, r, 0) ||
+      !plain_algorithm(algorithm, name) || !plain_int(ranks_per_node, rpn, -1) ||
+      !plain_timeout(timeout, seconds))
+    return false;
+  Comm& comm = Comm::of(mpi_comm_of(comm_obj));
+  const bool at_root = comm.rank() == r;
+  View s, v;
+  if (!(at_root && is_in_place(send)) && (!is_ndarray(send) || !s.acquire(send, PyBUF_FORMAT)))
+    return false;
+  if (at_root && (!is_ndarray(recv) || !v.acquire(recv, PyBUF_FORMAT | PyBUF_WRITABLE)))
+    return false;
+  const Py_buffer& typed = at_root ? v.get() : s.get();
+  DType type{};
+  if (!plain_dtype(typed, type)) return false;
+  if (at_root && s.held() &&
+      (s.bytes() != v.bytes() || std::strcmp(s.get().format, v.get().format) != 0))
+    return false;
+  const Reducer reducer(mpi_op, type);
+  static const ReleaseGatherOptions defaults;
+  const std::int64_t bytes = at_root ? v.bytes() : s.bytes();
+  run_reduce(comm, static_cast<const std::byte*>(s.ptr()), s.bytes(),
+             static_cast<std::byte*>(v.ptr()), v.bytes(),
+             bytes / static_cast<std::int64_t>(typed.itemsize), reducer, r, name,
+             make_options(defaults, rpn, seconds));
+  return true;
 }
 
 void allreduce_with_options(py::handle comm_obj, py::object send, py::object recv,
@@ -244,6 +317,13 @@ std::vector<std::pair<std::string, std::string>> names_of(const Table& table) {
 
 void bind_release_gather(py::module_& m) {
   if (import_mpi4py() < 0) throw py::error_already_set();  // per translation unit
+  init_fast_args();
+  m.def("bcast_fast", &bcast_fast,
+        "bcast(comm, buf, root, algorithm, ranks_per_node, timeout) "
+        "for an ndarray; False (nothing done) for any other call.");
+  m.def("reduce_fast", &reduce_fast,
+        "reduce(comm, sendbuf, recvbuf, op, root, algorithm, ranks_per_node, timeout) for "
+        "ndarrays and an MPI.Op; False (nothing done) for any other call.");
   m.def("bcast", &bcast, py::arg("comm"), py::arg("buf"), py::arg("root"),
         py::arg("algorithm") = "", py::arg("options") = py::dict(), py::arg("ranks_per_node") = -1,
         py::arg("timeout") = 0.0, "Bcast of a contiguous buffer's bytes from root.");
