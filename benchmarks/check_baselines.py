@@ -133,18 +133,14 @@ def name_problems(env, coll: str, series) -> list[str]:
 
 
 def run_series(env, coll: str, s, ranks: int, timeout: float) -> dict:
-    cmd = env.command(ranks, [env.python, str(Path(__file__).resolve()), "--worker", coll])
+    argv = [env.python, str(Path(__file__).resolve()), "--worker", coll]
     t0 = time.time()
-    try:
-        res = subprocess.run(
-            cmd, env=env.environ(s.env), capture_output=True, text=True, timeout=timeout, cwd="/"
-        )
-    except subprocess.TimeoutExpired:
-        return {"ok": False, "error": f"timeout after {timeout:.0f} s"}
-    line = next((x for x in res.stdout.splitlines()[::-1] if x.startswith("{")), "")
-    if res.returncode != 0 or not line:
-        tail = (res.stderr or res.stdout).strip().splitlines()[-6:]
-        return {"ok": False, "error": f"exit {res.returncode}: " + " | ".join(tail)}
+    res = env.run(ranks, argv, extra=s.env, timeout=timeout)
+    rc, out, err = res.returncode, res.stdout, res.stderr
+    line = next((x for x in out.splitlines()[::-1] if x.startswith("{")), "")
+    if rc != 0 or not line:
+        tail = (err or out).strip().splitlines()[-6:]
+        return {"ok": False, "error": f"exit {rc}: " + " | ".join(tail)}
     return {**json.loads(line), "seconds": round(time.time() - t0, 1)}
 
 

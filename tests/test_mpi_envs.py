@@ -7,8 +7,8 @@ built that env and it is current.
 
 from __future__ import annotations
 
-import subprocess
 import sys
+import time
 
 import pytest
 
@@ -104,6 +104,23 @@ def test_ensure_default_is_this_interpreter():
         env.command(0, ["true"])
 
 
+def test_run_in_default_env():
+    env = mpi_envs.ensure("default")
+    code = "from mpi4py import MPI; print('size', MPI.COMM_WORLD.size)"
+    res = env.run(2, [env.python, "-c", code], timeout=120)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.split().count("size") == 2
+
+
+def test_run_kills_the_whole_job_on_timeout():
+    # A stand-in launcher whose child outlives it, as Open MPI's prterun does.
+    env = mpi_envs.MpiEnv("mpich", "x", sys.executable, ["sh", "-c", "sleep 60 & wait"])
+    t0 = time.monotonic()
+    res = env.run(2, ["ignored"], timeout=0.5)
+    assert res.returncode == -9 and "timeout" in res.stderr
+    assert time.monotonic() - t0 < 10
+
+
 def test_environ_merges_and_removes():
     env = mpi_envs.MpiEnv("mpich", "x", "python", ["mpiexec"], env={"A_SHANCOLL_T": "1"})
     merged = env.environ({"B_SHANCOLL_T": "2", "A_SHANCOLL_T": None})
@@ -146,13 +163,6 @@ def test_shancoll_in_each_mpi_env(lib, tmp_path):
     env = mpi_envs.load(lib)
     script = tmp_path / "smoke.py"
     script.write_text(_SMOKE, encoding="utf-8")
-    res = subprocess.run(
-        env.command(2, [env.python, str(script)]),
-        env=env.environ(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=tmp_path,
-    )
+    res = env.run(2, [env.python, str(script)], timeout=120, cwd=tmp_path)
     assert res.returncode == 0, res.stderr[-3000:]
     assert "OK" in res.stdout and env.version.split()[0] in res.stdout

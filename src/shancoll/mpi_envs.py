@@ -37,6 +37,7 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -95,6 +96,41 @@ class MpiEnv:
         """``os.environ`` + :attr:`env` + ``extra``; a value of None removes that key."""
         merged: dict[str, str | None] = {**os.environ, **self.env, **(extra or {})}
         return {k: v for k, v in merged.items() if v is not None}
+
+    def run(
+        self,
+        nranks: int,
+        argv: Sequence[str],
+        *,
+        extra: dict[str, str | None] | None = None,
+        timeout: float = 300.0,
+        cwd: str | os.PathLike = "/",
+    ) -> subprocess.CompletedProcess:
+        """Runs one job, output captured; on timeout kills its whole process group (rc -9).
+
+        Killing mpiexec alone is not enough: Open MPI's prterun outlives a TERM
+        to its parent, and the ranks keep spinning on the shared cores.
+        """
+        cmd = self.command(nranks, argv)
+        proc = subprocess.Popen(
+            cmd,
+            env=self.environ(extra),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=cwd,
+            start_new_session=True,
+        )
+        try:
+            out, err = proc.communicate(timeout=timeout)
+            return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+        except subprocess.TimeoutExpired:
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, sig)
+                time.sleep(1)
+            out, err = proc.communicate()
+            return subprocess.CompletedProcess(cmd, -9, out, err + f"\ntimeout after {timeout} s")
 
 
 # --------------------------------------------------------------------------- paths
