@@ -45,7 +45,7 @@ def test_impi_ranges_match_the_papers():
 
 def test_openmpi_forcing_needs_dynamic_rules():
     for coll in COLLECTIVES:
-        for s in native_series("openmpi", coll)[1:]:
+        for s in (s for s in native_series("openmpi", coll) if s.algorithm):
             assert s.env["OMPI_MCA_coll_tuned_use_dynamic_rules"] == "1"
             assert s.env[f"OMPI_MCA_coll_tuned_{coll}_algorithm"] == s.value
 
@@ -106,10 +106,11 @@ def test_ensure_default_is_this_interpreter():
 
 def test_run_in_default_env():
     env = mpi_envs.ensure("default")
-    code = "from mpi4py import MPI; print('size', MPI.COMM_WORLD.size)"
+    # One write per rank: the ranks share the pipe, print() may interleave.
+    code = "import sys; from mpi4py import MPI; sys.stdout.write(f'size={MPI.COMM_WORLD.size}\\n')"
     res = env.run(2, [env.python, "-c", code], timeout=120)
     assert res.returncode == 0, res.stderr[-2000:]
-    assert res.stdout.split().count("size") == 2
+    assert res.stdout.count("size=2") == 2
 
 
 def test_run_kills_the_whole_job_on_timeout():

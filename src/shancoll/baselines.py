@@ -208,9 +208,16 @@ IMPI_ALGORITHMS: dict[str, dict[int, str]] = {
 # oversubscribed), with the reason; benchmarks/README.md has the numbers.
 TUNED_SETTINGS: dict[str, dict[str, str]] = {
     # MPICH: none of its yield/throttle cvars helped when oversubscribed
-    # (docs/performance.md, "MPICH when oversubscribed"): its defaults are its best.
+    # (docs/performance.md, "MPICH when oversubscribed"), and turning CMA off
+    # (MPIR_CVAR_CH4_CMA_ENABLE=0) made 1-8 MiB 1.5-3x slower: its defaults are its best.
     "mpich": {},
-    "openmpi": {},
+    # Open MPI: kernel single copy (CMA, the only smsc component) off, so btl/sm
+    # copies through shared memory: 1 MiB allreduce ~0.6x, 8 MiB allgather
+    # ~0.2x the time with CMA on this VM (as Open MPI 4's
+    # btl_vader_single_copy_mechanism=none was, DESIGN.md).
+    "openmpi": {"OMPI_MCA_smsc": "^cma"},
+    # Intel MPI: neither I_MPI_SHM_CMA=0 nor I_MPI_PIN=0 beat its defaults
+    # beyond the noise of this VM.
     "impi": {},
 }
 
