@@ -43,7 +43,7 @@ class Series:
     """One native baseline: a name and the environment variables that select it."""
 
     name: str
-    env: dict[str, str | None] = field(default_factory=dict)  # None: remove that variable
+    env: dict[str, str | None] = field(default_factory=dict, hash=False)  # None: unset it
     lib: str = ""
     coll: str = ""
     algorithm: str = ""  # "" for the library's own selection
