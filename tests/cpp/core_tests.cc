@@ -19,6 +19,7 @@
 // SHANCOLL_TEST_LARGE=1 adds a > 2^31-byte block (several GB of memory).
 #include <mpi.h>
 
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
