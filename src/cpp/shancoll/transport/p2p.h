@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 
+#include <climits>
 #include <cstddef>
 #include <cstdint>
 

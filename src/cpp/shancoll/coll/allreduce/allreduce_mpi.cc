@@ -1,6 +1,8 @@
 // mpi: the MPI library's own MPI_Allreduce, the baseline every comparison is
 // made against. Cost: whatever the library chose (counted as one round).
 // Non-commutative ops: MPI combines them in rank order.
+#include <climits>
+
 #include "shancoll/coll/allreduce/allreduce.h"
 #include "shancoll/error.h"
 

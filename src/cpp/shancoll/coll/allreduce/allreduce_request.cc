@@ -1,5 +1,6 @@
 #include "shancoll/coll/allreduce/allreduce_request.h"
 
+#include <climits>
 #include <string>
 
 #include "shancoll/error.h"
