@@ -53,6 +53,11 @@ SMPI_CFG = [
     "--cfg=smpi/iprobe:1e-8",
     "--cfg=smpi/test:1e-8",
     "--cfg=smpi/grow-injected-times:no",
+    # The driver's own collectives (setup allgather, barriers, the timing
+    # reduce) as MPICH does them: SMPI's default allgather waits on P - 1
+    # requests with a linear scan each, hours of wall time at 1024 ranks.
+    # Forced algorithms (--cfg=smpi/allgatherv:... below) override it.
+    "--cfg=smpi/coll-selector:mpich",
     "--log=root.thres:warning",
 ]
 
@@ -205,6 +210,9 @@ def main(argv=None) -> int:
     ap.add_argument("--shancoll", default=None, help="shancoll algorithms (comma list)")
     ap.add_argument("--smpi", default=None, help="SMPI algorithms (comma list, '' for none)")
     ap.add_argument("--transport", default="two_sided", help="shan's transport: two_sided|rma")
+    ap.add_argument(
+        "--shared", action="store_true", help="shan leaves the result in the node segment"
+    )
     ap.add_argument("--iters", type=int, default=2)
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--out", type=Path, default=None, help="CSV to append to")
@@ -223,8 +231,12 @@ def main(argv=None) -> int:
         args.shancoll if args.shancoll is not None else DEFAULT_SHANCOLL[args.collective]
     )
     smpi_algos = args.smpi if args.smpi is not None else DEFAULT_SMPI[args.collective]
+
+    def rename(algo: str) -> str:  # the paper's shan reads its result in place
+        return f"{algo}_shared" if algo == "shan" and args.shared else algo
+
     common = ["--iters", str(args.iters), "--warmup", str(args.warmup), "--repeats", "1"]
-    common += ["--transport", args.transport]
+    common += ["--transport", args.transport] + (["--shared"] if args.shared else [])
 
     if args.check:
         failed = 0
@@ -258,7 +270,7 @@ def main(argv=None) -> int:
                 for name in filter(None, smpi_algos.split(",")):
                     runs.append(("smpi", [name], [f"--cfg=smpi/{args.collective}:{name}"]))
                 for impl, names, cfg in runs:
-                    label = [n if impl == "shancoll" else f"smpi_{n}" for n in names]
+                    label = [rename(n) if impl == "shancoll" else f"smpi_{n}" for n in names]
                     elem = 4 if dist.startswith("int") else 8
                     sizes_b = (
                         sizes if args.collective == "allgatherv" else [s * elem for s in sizes]
@@ -275,7 +287,7 @@ def main(argv=None) -> int:
                     for row in csv.reader(lines):
                         if len(row) != 10 or row[0] != args.collective:
                             continue
-                        algo = row[1] if impl == "shancoll" else f"smpi_{names[0]}"
+                        algo = rename(row[1]) if impl == "shancoll" else f"smpi_{names[0]}"
                         writer.writerow(
                             {
                                 "collective": args.collective,
