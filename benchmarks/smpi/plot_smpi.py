@@ -56,6 +56,26 @@ def ratio_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def markdown_tables(rows: list[dict]) -> str:
+    """Per panel: a row per algorithm, a column per node count (us), the ratio last."""
+    out = []
+    for (dist, size), prow in panels(rows).items():
+        nodes = sorted({r["nodes"] for r in prow})
+        t = {(r["algorithm"], r["nodes"]): r["time_us"] for r in prow}
+        out.append(f"{dist}, {size} B per rank (simulated us per call)\n")
+        out.append("| algorithm | " + " | ".join(f"{n} nodes" for n in nodes) + " |")
+        out.append("|---" * (len(nodes) + 1) + "|")
+        for algo in sorted({r["algorithm"] for r in prow}, key=lambda a: (a.startswith("smpi"), a)):
+            cells = [f"{t[(algo, n)]:.1f}" if (algo, n) in t else "-" for n in nodes]
+            out.append(f"| {algo} | " + " | ".join(cells) + " |")
+        ratios = []
+        for n in nodes:
+            s, m = best(prow, "shancoll", n), best(prow, "smpi", n)
+            ratios.append(f"{m['time_us'] / s['time_us']:.1f}x" if s and m else "-")
+        out.append("| **best SMPI / best shancoll** | " + " | ".join(ratios) + " |\n")
+    return "\n".join(out)
+
+
 def plot(rows: list[dict], out_stem: Path | None = None, title: str = ""):
     import matplotlib
 
@@ -94,11 +114,14 @@ def plot(rows: list[dict], out_stem: Path | None = None, title: str = ""):
 
 
 def main(argv: list[str]) -> int:
-    for name in argv:
+    flags = {a for a in argv if a.startswith("--")}
+    for name in (a for a in argv if not a.startswith("--")):
         path = Path(name)
         rows = load(path)
         plot(rows, path.with_suffix(""), title=rows[0]["collective"] if rows else "")
         print(f"# {path}\n{ratio_table(rows)}\n")
+        if "--markdown" in flags:
+            print(markdown_tables(rows))
     return 0
 
 
