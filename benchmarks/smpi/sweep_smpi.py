@@ -281,8 +281,11 @@ def main(argv=None) -> int:
                         for b in sizes_b
                     ):
                         continue
-                    algos = ",".join(names) if impl == "shancoll" else "mpi"
-                    lines, wall = run_smpi(args, nodes, [*drv, "--algorithms", algos, *common], cfg)
+                    # SMPI's collectives alone: --native skips shancoll's setup.
+                    algos = ["--native"]
+                    if impl == "shancoll":
+                        algos = ["--algorithms", ",".join(names)]
+                    lines, wall = run_smpi(args, nodes, [*drv, *algos, *common], cfg)
                     n_rows = 0
                     for row in csv.reader(lines):
                         if len(row) != 10 or row[0] != args.collective:

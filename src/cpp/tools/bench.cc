@@ -9,7 +9,8 @@
 //   shancoll_bench --coll allreduce --algorithms shan,nway_dissemination,mpi
 //                  --sizes 1,255 (elements) --dtype int|double --op sum|max
 //   add --check to any allgatherv/allreduce run: every algorithm once on real
-//   data, compared byte for byte with MPI's own collective ("check" rows).
+//   data, compared byte for byte with MPI's own collective ("check" rows);
+//   --native times the MPI collective alone, without shancoll's setup.
 //
 // Method: W warm-up calls, then R repeats of N calls with a barrier before
 // every call; a call's time is the slowest rank's (MPI_Reduce MAX of every
@@ -83,6 +84,7 @@ struct Config {
   std::string dtype = "int";  // allreduce
   std::string op = "sum";     // allreduce
   bool check = false;         // compare with MPI's own collective instead of timing
+  bool native = false;        // the MPI collective alone, no shancoll setup (bench_native)
 };
 
 std::vector<std::string> split(const std::string& text) {
@@ -151,6 +153,8 @@ Config parse(int argc, char** argv) {
       c.op = value();
     } else if (arg == "--check") {
       c.check = true;
+    } else if (arg == "--native") {
+      c.native = true;
     } else if (arg == "--help" || arg == "-h") {
       throw ArgumentError(kUsage);
     } else {
@@ -381,6 +385,47 @@ void bench_allreduce(const Config& cfg, MPI_Comm user) {
   }
 }
 
+// --native: the MPI library's own collective called straight on the user's
+// communicator, without building shancoll's Comm (dup, node split, segment,
+// windows). Under SMPI that setup costs minutes of wall time at 1024 ranks
+// (SMPI's MPI_Comm_split gathers with a linear wait per request), and the
+// baselines need none of it. Rows read algorithm "mpi", ranks_per_node 0.
+void bench_native(const Config& cfg, MPI_Comm comm) {
+  int p = 0, r = 0;
+  MPI_Comm_size(comm, &p);
+  MPI_Comm_rank(comm, &r);
+  if (r == 0) std::printf("%s", kHeader);
+  const bool allreduce = cfg.coll == "allreduce";
+  const MPI_Datatype type = cfg.dtype == "int" ? MPI_INT : MPI_DOUBLE;
+  const int elem = cfg.dtype == "int" ? 4 : 8;
+  for (std::int64_t size : cfg.sizes) {
+    if (allreduce) {
+      const int n = static_cast<int>(size);
+      Buffer send(static_cast<std::size_t>(n) * elem, false), recv(send.size(), false);
+      const MPI_Op op = cfg.op == "sum" ? MPI_SUM : MPI_MAX;
+      const Summary s = time_calls(
+          cfg, comm, [&] { MPI_Allreduce(send.data(), recv.data(), n, type, op, comm); });
+      if (r == 0) print_row("allreduce", "mpi", "-", cfg.dtype + "_" + cfg.op, p, 0, n * elem, s);
+      continue;
+    }
+    const std::vector<std::int64_t> c = make_counts(cfg.dist, p, size);
+    std::vector<int> counts(p), displs(p);
+    std::int64_t total = 0;
+    for (int i = 0; i < p; ++i) {
+      counts[i] = static_cast<int>(c[i]);
+      displs[i] = static_cast<int>(total);
+      total += c[i];
+    }
+    Buffer send(static_cast<std::size_t>(counts[r]), false);
+    Buffer recv(static_cast<std::size_t>(total), false);
+    const Summary s = time_calls(cfg, comm, [&] {
+      MPI_Allgatherv(send.data(), counts[r], MPI_BYTE, recv.data(), counts.data(), displs.data(),
+                     MPI_BYTE, comm);
+    });
+    if (r == 0) print_row("allgatherv", "mpi", "-", cfg.dist, p, 0, size, s);
+  }
+}
+
 // Block bytes of rank i of a group of n ranks (A: the larger) in a setting.
 std::int64_t setting_block(int setting, bool in_a, int i, int n, std::int64_t c) {
   if (setting == 3 && !in_a) return c / 4;
@@ -453,7 +498,9 @@ int main(int argc, char** argv) {
   try {
     const Config cfg = parse(argc, argv);
     if (cfg.sizes.empty()) throw ArgumentError("--sizes: no size given");
-    if (cfg.coll == "intergroup") {
+    if (cfg.native && cfg.coll != "intergroup") {
+      bench_native(cfg, MPI_COMM_WORLD);
+    } else if (cfg.coll == "intergroup") {
       bench_intergroup(cfg);
     } else if (cfg.coll == "allreduce") {
       bench_allreduce(cfg, MPI_COMM_WORLD);
