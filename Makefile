@@ -7,6 +7,10 @@
 #   make bench   setup, then run the quick benchmark sweep
 #   make bench-pmpi  setup, then a plain C benchmark with and without the PMPI preload (2 ranks)
 #   make lint    ruff + clang-format checks (no changes made)
+#   make smpi    SimGrid SMPI build of the core + driver (installs SimGrid if missing;
+#                scripts/setup_smpi.sh), then the 64-rank simulated correctness check
+#   make smpi-sweep  the simulated 1..32-node sweeps (hours of wall time; see
+#                benchmarks/smpi/README.md for a subset)
 #   make clean   remove build artefacts (keeps .venv); `make distclean` also removes .venv
 
 SHELL := /bin/bash
@@ -26,7 +30,7 @@ CXX_SOURCES   = $(shell find src/cpp tests benchmarks -type f \
                   \( -name '*.h' -o -name '*.hpp' -o -name '*.cc' -o -name '*.cpp' -o -name '*.c' \) \
                   2>/dev/null)
 
-.PHONY: all setup test bench bench-pmpi lint clean distclean
+.PHONY: all setup test bench bench-pmpi lint clean distclean smpi smpi-check smpi-sweep
 
 all: test
 
@@ -41,6 +45,29 @@ bench: setup
 
 bench-pmpi: setup
 	$(PYTHON) benchmarks/pmpi_ratio.py -n 2 --repeats 3
+
+SMPI_SWEEP := python3 benchmarks/smpi/sweep_smpi.py
+SMPI_ARIES := benchmarks/smpi/platforms/aries_dragonfly_32.xml
+SMPI_FDR   := benchmarks/smpi/platforms/fdr_fattree_32.xml
+
+smpi:
+	bash scripts/setup_smpi.sh
+	$(MAKE) smpi-check
+
+# 2 simulated nodes x 32 ranks, real buffers, every algorithm against SMPI's MPI collective.
+smpi-check:
+	$(SMPI_SWEEP) allgatherv --check --platform $(SMPI_ARIES) --nodes 2 --sizes 0,1,1000,70000
+	$(SMPI_SWEEP) allreduce --check --platform $(SMPI_FDR) --nodes 2 --counts 1,255,1000
+
+# The committed results (docs/performance.md, "Simulated at scale"); --resume skips done points.
+smpi-sweep:
+	$(SMPI_SWEEP) allgatherv --platform $(SMPI_ARIES) --resume --sizes 1024 --shared \
+	  --shancoll shan --out benchmarks/results/smpi/allgatherv_aries.csv
+	$(SMPI_SWEEP) allgatherv --platform $(SMPI_ARIES) --resume --sizes 1024 --shancoll shan \
+	  --smpi= --out benchmarks/results/smpi/allgatherv_aries.csv
+	$(SMPI_SWEEP) allreduce --platform $(SMPI_FDR) --resume --counts 1 --dtypes int --ops sum \
+	  --out benchmarks/results/smpi/allreduce_fdr.csv
+	python3 benchmarks/smpi/plot_smpi.py benchmarks/results/smpi/*.csv
 
 lint:
 	@if [ -z "$(RUFF)" ]; then echo "ruff not found: run 'make setup' first" >&2; exit 1; fi

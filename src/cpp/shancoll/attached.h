@@ -28,6 +28,16 @@ class Attached {
     return found ? static_cast<T*>(value) : nullptr;
   }
 
+  // Frees every attached T now, as MPI_Finalize would first thing, and
+  // forgets the keyvals (a later attach() creates new ones). For runtimes
+  // that run MPI_COMM_SELF's delete callbacks only once MPI calls are no
+  // longer allowed (SimGrid SMPI 3.32 aborts in MPI_Comm_delete_attr then).
+  static void release_all() {
+    if (finalize_keyval_ == MPI_KEYVAL_INVALID) return;
+    MPI_Comm_delete_attr(MPI_COMM_SELF, finalize_keyval_);  // calls on_finalize
+    MPI_Comm_free_keyval(&finalize_keyval_);
+  }
+
   // Takes ownership of `object` and attaches it to `user`.
   static T& attach(MPI_Comm user, T* object) {
     create_keyvals();
@@ -57,13 +67,14 @@ class Attached {
     if (keyval_ != MPI_KEYVAL_INVALID) return;
     check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_delete, &keyval_, nullptr),
               "MPI_Comm_create_keyval");
-    int finalize_keyval = MPI_KEYVAL_INVALID;
-    check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_finalize, &finalize_keyval, nullptr),
-              "MPI_Comm_create_keyval");
-    MPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval, nullptr);
+    check_mpi(
+        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_finalize, &finalize_keyval_, nullptr),
+        "MPI_Comm_create_keyval");
+    MPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval_, nullptr);
   }
 
   static inline int keyval_ = MPI_KEYVAL_INVALID;
+  static inline int finalize_keyval_ = MPI_KEYVAL_INVALID;
   static inline std::set<MPI_Comm> users_;  // user communicators holding a T
 };
 

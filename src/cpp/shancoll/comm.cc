@@ -37,6 +37,8 @@ Comm& Comm::of(MPI_Comm user) {
 
 Comm* Comm::find(MPI_Comm user) { return Attached<Comm>::find(user); }
 
+void Comm::release_all() { Attached<Comm>::release_all(); }
+
 Comm::Comm(MPI_Comm user) {
   check_mpi(MPI_Comm_dup(user, &comm_), "MPI_Comm_dup");
   MPI_Comm_rank(comm_, &rank_);

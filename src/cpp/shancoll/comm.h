@@ -68,6 +68,10 @@ class Comm {
   static Comm& of(MPI_Comm user);
   // The Comm of a user communicator if it has one (not collective).
   static Comm* find(MPI_Comm user);
+  // Frees every Comm now (not collective; no Comm may be in use), as
+  // MPI_Finalize otherwise does: for runtimes such as SimGrid SMPI whose
+  // MPI_Finalize no longer allows the MPI calls that freeing needs.
+  static void release_all();
 
   explicit Comm(MPI_Comm user);
   ~Comm();

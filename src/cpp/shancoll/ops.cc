@@ -5,6 +5,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "shancoll/cost.h"
 #include "shancoll/error.h"
 
 namespace shancoll {
@@ -254,8 +255,9 @@ void Reducer::reduce_local(const std::byte* in, std::byte* inout, std::int64_t c
 void Reducer::combine(std::byte* dst, const std::byte* a, const std::byte* b, std::int64_t count,
                       std::byte* tmp) const {
   if (count == 0) return;
-  if (kernel_) return kernel_(dst, a, b, static_cast<std::size_t>(count));
   const std::size_t bytes = static_cast<std::size_t>(count) * elem_size();
+  charge_reduce(bytes);  // the simulator's cost of this step (cost.h); nothing in real runs
+  if (kernel_) return kernel_(dst, a, b, static_cast<std::size_t>(count));
   if (dst == b) return reduce_local(a, dst, count);                  // b = a o b
   if (dst == a && commutative_) return reduce_local(b, dst, count);  // b o a = a o b
   if (dst == a) {  // non-commutative, a = a o b: compute into tmp, then move

@@ -6,6 +6,11 @@
 //                  [--transport rma|two_sided] [--shared]
 //   shancoll_bench --coll intergroup --setting 1..8 --algorithms segmented,root_gather,mpi
 //                  --sizes ... [--first-group N]
+//   shancoll_bench --coll allreduce --algorithms shan,nway_dissemination,mpi
+//                  --sizes 1,255 (elements) --dtype int|double --op sum|max
+//   add --check to any allgatherv/allreduce run: every algorithm once on real
+//   data, compared byte for byte with MPI's own collective ("check" rows);
+//   --native times the MPI collective alone, without shancoll's setup.
 //
 // Method: W warm-up calls, then R repeats of N calls with a barrier before
 // every call; a call's time is the slowest rank's (MPI_Reduce MAX of every
@@ -31,6 +36,15 @@
 // values 4.84, 4.21, 6.68); 5-8 allgatherv: 5 p = q, k = c; 6 p = q, rank i
 // of each group sends c i / (n - 1); 7 as 2 with allgatherv; 8 as 7 with the
 // arithmetic sizes of 6. The distribution column reads "setting<s>_p<p>_q<q>".
+//
+// --coll allreduce: --sizes are element counts; bytes_per_rank is count x
+// element size; the distribution column reads "<dtype>_<op>".
+//
+// Built with smpicxx (benchmarks/smpi, SHANCOLL_SMPI) the driver installs the
+// sleeping pause hook (simulated time must advance while a rank waits) and,
+// except with --check, takes its buffers from SMPI_SHARED_MALLOC: one
+// physical copy shared by all simulated ranks, contents garbage, which is
+// what lets 1024 ranks of 1 MiB results fit in memory. Times are simulated.
 #include <mpi.h>
 
 #include <algorithm>
@@ -42,9 +56,12 @@
 #include <string>
 #include <vector>
 
+#include "shancoll/allreduce_select.h"
 #include "shancoll/coll/intergroup/intergroup.h"
 #include "shancoll/comm.h"
+#include "shancoll/cost.h"
 #include "shancoll/error.h"
+#include "shancoll/ops.h"
 #include "shancoll/progress.h"
 #include "shancoll/select.h"
 
@@ -62,8 +79,12 @@ struct Config {
   int repeats = 5;
   Options options;
   bool shared = false;
-  int setting = 1;       // intergroup
-  int first_group = -1;  // intergroup: ranks of the first group (-1: from the setting)
+  int setting = 1;            // intergroup
+  int first_group = -1;       // intergroup: ranks of the first group (-1: from the setting)
+  std::string dtype = "int";  // allreduce
+  std::string op = "sum";     // allreduce
+  bool check = false;         // compare with MPI's own collective instead of timing
+  bool native = false;        // the MPI collective alone, no shancoll setup (bench_native)
 };
 
 std::vector<std::string> split(const std::string& text) {
@@ -87,7 +108,8 @@ std::int64_t parse_int(const std::string& text, const char* what) {
 const char* kUsage =
     "usage: shancoll_bench --coll allgatherv --algorithms shan,mpi,ring --sizes 1024,65536 "
     "--dist regular|decreasing|bcast --iters N --warmup W --repeats R [--ranks-per-node K] "
-    "[--transport rma|two_sided] [--shared] | --coll intergroup --setting 1..8 "
+    "[--transport rma|two_sided] [--shared] [--check] | --coll allreduce --sizes 1,255 "
+    "--dtype int|double --op sum|max [--check] | --coll intergroup --setting 1..8 "
     "[--first-group N]";
 
 Config parse(int argc, char** argv) {
@@ -125,15 +147,25 @@ Config parse(int argc, char** argv) {
       c.first_group = static_cast<int>(parse_int(value(), "--first-group"));
     } else if (arg == "--shared") {
       c.shared = true;
+    } else if (arg == "--dtype") {
+      c.dtype = value();
+    } else if (arg == "--op") {
+      c.op = value();
+    } else if (arg == "--check") {
+      c.check = true;
+    } else if (arg == "--native") {
+      c.native = true;
     } else if (arg == "--help" || arg == "-h") {
       throw ArgumentError(kUsage);
     } else {
       throw ArgumentError("unknown option '" + arg + "'\n" + kUsage);
     }
   }
-  if (c.coll != "allgatherv" && c.coll != "intergroup") {
-    throw ArgumentError("--coll: '" + c.coll + "' (valid: allgatherv, intergroup)");
+  if (c.coll != "allgatherv" && c.coll != "intergroup" && c.coll != "allreduce") {
+    throw ArgumentError("--coll: '" + c.coll + "' (valid: allgatherv, allreduce, intergroup)");
   }
+  if (c.dtype != "int" && c.dtype != "double") throw ArgumentError("--dtype: int or double");
+  if (c.op != "sum" && c.op != "max") throw ArgumentError("--op: sum or max");
   if (c.setting < 1 || c.setting > 8) throw ArgumentError("--setting: 1 to 8");
   if (c.dist != "regular" && c.dist != "decreasing" && c.dist != "bcast") {
     throw ArgumentError("--dist: '" + c.dist + "' (valid: regular, decreasing, bcast)");
@@ -149,6 +181,52 @@ std::vector<std::int64_t> make_counts(const std::string& dist, int p, std::int64
     if (dist == "bcast") counts[i] = i == 0 ? p * c : 0;
   }
   return counts;
+}
+
+// A benchmark buffer: real memory, or under SMPI (timing runs) one shared
+// physical copy for all simulated ranks (see the top of this file).
+class Buffer {
+ public:
+  Buffer(std::size_t bytes, bool real) : bytes_(bytes) {
+#ifdef SHANCOLL_SMPI
+    if (!real) {
+      data_ = static_cast<std::byte*>(SMPI_SHARED_MALLOC(bytes + 1));
+      return;
+    }
+#endif
+    (void)real;
+    own_.assign(bytes + 1, std::byte{1});
+    data_ = own_.data();
+  }
+  ~Buffer() {
+#ifdef SHANCOLL_SMPI
+    if (own_.empty()) SMPI_SHARED_FREE(data_);
+#endif
+  }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  std::byte* data() { return data_; }
+  std::size_t size() const { return bytes_; }
+
+ private:
+  std::size_t bytes_;
+  std::vector<std::byte> own_;
+  std::byte* data_ = nullptr;
+};
+
+// Rank 0 prints one "check" row per algorithm: ok when every rank's result
+// equals MPI's own collective's byte for byte.
+void report_check(MPI_Comm comm, const char* coll, const std::string& algorithm,
+                  const std::string& dist, int p, int rpn, std::int64_t size, bool mine_ok) {
+  int ok = mine_ok ? 1 : 0, all = 0;
+  MPI_Reduce(&ok, &all, 1, MPI_INT, MPI_MIN, 0, comm);
+  int r = 0;
+  MPI_Comm_rank(comm, &r);
+  if (r == 0) {
+    std::printf("check,%s,%s,%s,%d,%d,%lld,%s\n", coll, algorithm.c_str(), dist.c_str(), p, rpn,
+                static_cast<long long>(size), all ? "ok" : "FAIL");
+    std::fflush(stdout);
+  }
 }
 
 struct Summary {
@@ -185,21 +263,40 @@ void print_row(const char* coll, const std::string& algorithm, const char* trans
   std::fflush(stdout);
 }
 
+const char* kHeader =
+    "collective,algorithm,transport,distribution,ranks,ranks_per_node,bytes_per_rank,"
+    "median_us,min_us,max_us\n";
+
+// Contribution of rank r: bytes that differ per rank and per position, so a
+// block in the wrong place or from the wrong rank shows.
+void fill(std::byte* p, std::int64_t n, int r) {
+  for (std::int64_t i = 0; i < n; ++i) p[i] = static_cast<std::byte>((r * 131 + i * 7) & 255);
+}
+
 void bench_allgatherv(const Config& cfg, MPI_Comm user) {
   Comm& comm = Comm::of(user);
   const int p = comm.size(), r = comm.rank();
   const int rpn = comm.nodes(cfg.options.ranks_per_node).topo.max_local_size();
-  if (r == 0) {
-    std::printf(
-        "collective,algorithm,transport,distribution,ranks,ranks_per_node,bytes_per_rank,"
-        "median_us,min_us,max_us\n");
-  }
+  if (r == 0 && !cfg.check) std::printf("%s", kHeader);
   for (std::int64_t size : cfg.sizes) {
     AllgathervArgs args;
     args.counts = make_counts(cfg.dist, p, size);
     args.displs.assign(p, 0);
     for (int i = 1; i < p; ++i) args.displs[i] = args.displs[i - 1] + args.counts[i - 1];
-    std::vector<std::byte> send(args.counts[r], std::byte{1}), recv(args.total() + 1);
+    const std::size_t total = static_cast<std::size_t>(args.total());
+    Buffer send(static_cast<std::size_t>(args.counts[r]), cfg.check), recv(total, cfg.check);
+    std::vector<std::byte> expect;
+    if (cfg.check) {
+      fill(send.data(), args.counts[r], r);
+      std::vector<int> counts(p), displs(p);
+      for (int i = 0; i < p; ++i) {
+        counts[i] = static_cast<int>(args.counts[i]);
+        displs[i] = static_cast<int>(args.displs[i]);
+      }
+      expect.resize(total + 1);
+      MPI_Allgatherv(send.data(), counts[r], MPI_BYTE, expect.data(), counts.data(), displs.data(),
+                     MPI_BYTE, comm.mpi());
+    }
     for (const std::string& name : cfg.algorithms) {
       const AllgathervAlgorithm& algo =
           find_allgatherv(name, args, comm, cfg.options.ranks_per_node);
@@ -207,6 +304,13 @@ void bench_allgatherv(const Config& cfg, MPI_Comm user) {
       args.send = send.data();
       args.recv = shan && cfg.shared ? nullptr : recv.data();
       Stats stats;
+      if (cfg.check) {
+        std::memset(recv.data(), 0, total);
+        const std::byte* got = algo.fn(comm, args, cfg.options, stats);
+        const bool ok = total == 0 || std::memcmp(got, expect.data(), total) == 0;
+        report_check(comm.mpi(), "allgatherv", algo.name, cfg.dist, p, rpn, size, ok);
+        continue;
+      }
       const Summary s =
           time_calls(cfg, comm.mpi(), [&] { algo.fn(comm, args, cfg.options, stats); });
       if (r == 0) {
@@ -215,20 +319,110 @@ void bench_allgatherv(const Config& cfg, MPI_Comm user) {
       }
     }
   }
+  if (cfg.check) return;
   // The floor: one memcpy of a whole result per rank, all ranks at once.
   const std::int64_t largest = *std::max_element(cfg.sizes.begin(), cfg.sizes.end());
   const std::vector<std::int64_t> counts = make_counts(cfg.dist, p, largest);
   std::int64_t total = 0;
   for (std::int64_t c : counts) total += c;
-  std::vector<std::byte> from(total, std::byte{1}), to(total);
+  Buffer from(static_cast<std::size_t>(total), false), to(static_cast<std::size_t>(total), false);
   const Summary s = time_calls(cfg, comm.mpi(), [&] {
-    if (total > 0) std::memcpy(to.data(), from.data(), static_cast<std::size_t>(total));
+    if (total > 0) local_copy(to.data(), from.data(), static_cast<std::size_t>(total));
   });
   if (r == 0) {
     print_row("memcpy", "memcpy", "-", cfg.dist, p, rpn, largest, s);
     std::fprintf(stderr, "memcpy: %lld bytes in %.3f us (median, slowest of %d ranks): %.2f GB/s\n",
                  static_cast<long long>(total), s.median, p,
                  s.median > 0 ? total / (s.median * 1e3) : 0.0);
+  }
+}
+
+void bench_allreduce(const Config& cfg, MPI_Comm user) {
+  Comm& comm = Comm::of(user);
+  const int p = comm.size(), r = comm.rank();
+  const int rpn = comm.nodes(cfg.options.ranks_per_node).topo.max_local_size();
+  const DType type = cfg.dtype == "int" ? DType::kInt32 : DType::kFloat64;
+  const Reducer reducer(cfg.op == "sum" ? MPI_SUM : MPI_MAX, type);
+  const std::string dist = cfg.dtype + "_" + cfg.op;
+  if (r == 0 && !cfg.check) std::printf("%s", kHeader);
+  for (std::int64_t count : cfg.sizes) {
+    AllreduceArgs args;
+    args.count = count;
+    args.reducer = &reducer;
+    const std::size_t bytes = static_cast<std::size_t>(args.bytes());
+    Buffer send(bytes, cfg.check), recv(bytes, cfg.check);
+    std::vector<std::byte> expect(bytes + 1);
+    if (cfg.check) {
+      // Small integers in both types: every combine order gives the same sum.
+      for (std::int64_t i = 0; i < count; ++i) {
+        const int v = (r * 37 + static_cast<int>(i) * 11) % 101;
+        if (type == DType::kInt32) {
+          reinterpret_cast<std::int32_t*>(send.data())[i] = v;
+        } else {
+          reinterpret_cast<double*>(send.data())[i] = v;
+        }
+      }
+      MPI_Allreduce(send.data(), expect.data(), static_cast<int>(count), dtype_mpi(type),
+                    reducer.op(), comm.mpi());
+    }
+    for (const std::string& name : cfg.algorithms) {
+      const AllreduceAlgorithm& algo = find_allreduce(name, args, p);
+      args.send = send.data();
+      args.recv = recv.data();
+      Stats stats;
+      if (cfg.check) {
+        std::memset(recv.data(), 0, bytes);
+        algo.fn(comm, args, cfg.options, stats);
+        const bool ok = bytes == 0 || std::memcmp(recv.data(), expect.data(), bytes) == 0;
+        report_check(comm.mpi(), "allreduce", algo.name, dist, p, rpn,
+                     static_cast<std::int64_t>(bytes), ok);
+        continue;
+      }
+      const Summary s =
+          time_calls(cfg, comm.mpi(), [&] { algo.fn(comm, args, cfg.options, stats); });
+      if (r == 0) print_row("allreduce", algo.name, "-", dist, p, rpn, bytes, s);
+    }
+  }
+}
+
+// --native: the MPI library's own collective called straight on the user's
+// communicator, without building shancoll's Comm (dup, node split, segment,
+// windows). Under SMPI that setup costs minutes of wall time at 1024 ranks
+// (SMPI's MPI_Comm_split gathers with a linear wait per request), and the
+// baselines need none of it. Rows read algorithm "mpi", ranks_per_node 0.
+void bench_native(const Config& cfg, MPI_Comm comm) {
+  int p = 0, r = 0;
+  MPI_Comm_size(comm, &p);
+  MPI_Comm_rank(comm, &r);
+  if (r == 0) std::printf("%s", kHeader);
+  const bool allreduce = cfg.coll == "allreduce";
+  const MPI_Datatype type = cfg.dtype == "int" ? MPI_INT : MPI_DOUBLE;
+  const int elem = cfg.dtype == "int" ? 4 : 8;
+  for (std::int64_t size : cfg.sizes) {
+    if (allreduce) {
+      const int n = static_cast<int>(size);
+      Buffer send(static_cast<std::size_t>(n) * elem, false), recv(send.size(), false);
+      const MPI_Op op = cfg.op == "sum" ? MPI_SUM : MPI_MAX;
+      const Summary s = time_calls(
+          cfg, comm, [&] { MPI_Allreduce(send.data(), recv.data(), n, type, op, comm); });
+      if (r == 0) print_row("allreduce", "mpi", "-", cfg.dtype + "_" + cfg.op, p, 0, n * elem, s);
+      continue;
+    }
+    const std::vector<std::int64_t> c = make_counts(cfg.dist, p, size);
+    std::vector<int> counts(p), displs(p);
+    std::int64_t total = 0;
+    for (int i = 0; i < p; ++i) {
+      counts[i] = static_cast<int>(c[i]);
+      displs[i] = static_cast<int>(total);
+      total += c[i];
+    }
+    Buffer send(static_cast<std::size_t>(counts[r]), false);
+    Buffer recv(static_cast<std::size_t>(total), false);
+    const Summary s = time_calls(cfg, comm, [&] {
+      MPI_Allgatherv(send.data(), counts[r], MPI_BYTE, recv.data(), counts.data(), displs.data(),
+                     MPI_BYTE, comm);
+    });
+    if (r == 0) print_row("allgatherv", "mpi", "-", cfg.dist, p, 0, size, s);
   }
 }
 
@@ -297,11 +491,19 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank = 0, rc = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+#ifdef SHANCOLL_SMPI
+  // A spinning or yielding wait would freeze simulated time (progress.h).
+  set_pause_hook(sleeping_pause);
+#endif
   try {
     const Config cfg = parse(argc, argv);
     if (cfg.sizes.empty()) throw ArgumentError("--sizes: no size given");
-    if (cfg.coll == "intergroup") {
+    if (cfg.native && cfg.coll != "intergroup") {
+      bench_native(cfg, MPI_COMM_WORLD);
+    } else if (cfg.coll == "intergroup") {
       bench_intergroup(cfg);
+    } else if (cfg.coll == "allreduce") {
+      bench_allreduce(cfg, MPI_COMM_WORLD);
     } else {
       bench_allgatherv(cfg, MPI_COMM_WORLD);
     }
@@ -309,6 +511,7 @@ int main(int argc, char** argv) {
     if (rank == 0) std::fprintf(stderr, "shancoll_bench: %s\n", e.what());
     rc = 2;
   }
+  Comm::release_all();  // before MPI_Finalize: SMPI's cannot run MPI calls in callbacks
   MPI_Finalize();
   return rc;
 }

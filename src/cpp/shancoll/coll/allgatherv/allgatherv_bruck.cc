@@ -29,6 +29,7 @@
 #include <string>
 
 #include "shancoll/coll/allgatherv/allgatherv.h"
+#include "shancoll/cost.h"
 #include "shancoll/error.h"
 #include "shancoll/pattern/bruck.h"
 #include "shancoll/transport/p2p.h"
@@ -39,7 +40,7 @@ namespace {
 constexpr int kTag = 0x5a12;  // comm.mpi() is a private dup: the tag is ours alone
 
 void copy_bytes(std::byte* to, const std::byte* from, std::int64_t bytes) {
-  if (bytes > 0) std::memcpy(to, from, static_cast<std::size_t>(bytes));
+  if (bytes > 0) local_copy(to, from, static_cast<std::size_t>(bytes));
 }
 
 }  // namespace

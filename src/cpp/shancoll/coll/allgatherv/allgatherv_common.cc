@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "shancoll/coll/allgatherv/allgatherv.h"
+#include "shancoll/cost.h"
 
 namespace shancoll {
 
@@ -22,7 +23,7 @@ std::int64_t AllgathervArgs::total() const {
 void copy_own_block(const Comm& comm, const AllgathervArgs& args) {
   const int r = comm.rank();
   if (args.send && args.counts[r] > 0) {
-    std::memcpy(args.recv + args.displs[r], args.send, static_cast<std::size_t>(args.counts[r]));
+    local_copy(args.recv + args.displs[r], args.send, static_cast<std::size_t>(args.counts[r]));
   }
 }
 

@@ -39,6 +39,7 @@
 #include <string>
 
 #include "shancoll/coll/allgatherv/allgatherv.h"
+#include "shancoll/cost.h"
 #include "shancoll/error.h"
 #include "shancoll/pattern/recursive_doubling.h"
 #include "shancoll/transport/p2p.h"
@@ -49,7 +50,7 @@ namespace {
 constexpr int kTag = 0x5a13;  // comm.mpi() is a private dup: the tag is ours alone
 
 void copy_bytes(std::byte* to, const std::byte* from, std::int64_t bytes) {
-  if (bytes > 0) std::memcpy(to, from, static_cast<std::size_t>(bytes));
+  if (bytes > 0) local_copy(to, from, static_cast<std::size_t>(bytes));
 }
 
 // The blocks packed in rank order: block i at work + offset[i].

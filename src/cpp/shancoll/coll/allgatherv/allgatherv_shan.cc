@@ -28,6 +28,7 @@
 #include <string>
 
 #include "shancoll/coll/allgatherv/allgatherv.h"
+#include "shancoll/cost.h"
 #include "shancoll/pattern/shan_blocks.h"
 #include "shancoll/progress.h"
 #include "shancoll/shm/flags.h"
@@ -122,7 +123,7 @@ void copy_in(Call& c) {
   const std::int64_t bytes = c.args.counts[r];
   if (bytes == 0) return;
   const std::byte* src = c.args.send ? c.args.send : c.args.recv + c.args.displs[r];
-  std::memcpy(c.seg + c.layout.data + c.args.displs[r], src, static_cast<std::size_t>(bytes));
+  local_copy(c.seg + c.layout.data + c.args.displs[r], src, static_cast<std::size_t>(bytes));
   c.stats.intra_messages += 1;
   c.stats.intra_bytes += bytes;
 }
@@ -152,8 +153,8 @@ void copy_out(Call& c) {
   std::int64_t copied = 0;
   auto flush = [&] {
     if (run_end > run_begin) {
-      std::memcpy(c.args.recv + run_begin, result + run_begin,
-                  static_cast<std::size_t>(run_end - run_begin));
+      local_copy(c.args.recv + run_begin, result + run_begin,
+                 static_cast<std::size_t>(run_end - run_begin));
       copied += run_end - run_begin;
     }
   };
@@ -333,9 +334,9 @@ void gather_in_chunks(Call& c) {
   for (std::int64_t k = 0; k * chunk < largest; ++k) {
     if (const std::int64_t n = piece(me, k); n > 0) {
       const std::int64_t at = displs[me] + k * chunk;
-      std::memcpy(data + at, src + k * chunk, static_cast<std::size_t>(n));
+      local_copy(data + at, src + k * chunk, static_cast<std::size_t>(n));
       release_store(c.chunk_flag(c.t.local_rank, k), c.epoch);
-      if (c.args.send) std::memcpy(c.args.recv + at, src + k * chunk, static_cast<std::size_t>(n));
+      if (c.args.send) local_copy(c.args.recv + at, src + k * chunk, static_cast<std::size_t>(n));
     }
     for (int i = 1; i < local_size; ++i) {  // the next rank first: no hot spot
       const int lr = (c.t.local_rank + i) % local_size;
@@ -345,7 +346,7 @@ void gather_in_chunks(Call& c) {
       wait_until([&] { return acquire_load(c.chunk_flag(lr, k)) >= c.epoch; },
                  "a chunk of another local rank (shan allgatherv)", c.timeout);
       const std::int64_t at = displs[r] + k * chunk;
-      std::memcpy(c.args.recv + at, data + at, static_cast<std::size_t>(n));
+      local_copy(c.args.recv + at, data + at, static_cast<std::size_t>(n));
     }
   }
   const std::int64_t total = c.args.total();

@@ -2,13 +2,14 @@
 #include <string>
 
 #include "shancoll/coll/allreduce/allreduce.h"
+#include "shancoll/cost.h"
 #include "shancoll/pattern/nway_dissemination.h"
 
 namespace shancoll {
 
 void copy_input(const AllreduceArgs& args) {
   if (args.send && args.send != args.recv && args.count > 0)
-    std::memcpy(args.recv, args.send, static_cast<std::size_t>(args.bytes()));
+    local_copy(args.recv, args.send, static_cast<std::size_t>(args.bytes()));
 }
 
 int default_ports(const char* algorithm, int size) {

@@ -57,6 +57,7 @@
 #include "shancoll/allreduce_select.h"
 #include "shancoll/coll/allreduce/allreduce.h"
 #include "shancoll/coll/allreduce/shan_node_pipeline.h"
+#include "shancoll/cost.h"
 #include "shancoll/error.h"
 #include "shancoll/shm/flags.h"
 
@@ -146,7 +147,7 @@ struct Call {
 
 void copy_in(Call& c) {
   const std::byte* in = c.args.send ? c.args.send : c.args.recv;
-  std::memcpy(c.input(c.t.local_rank, 0), in, static_cast<std::size_t>(c.args.bytes()));
+  local_copy(c.input(c.t.local_rank, 0), in, static_cast<std::size_t>(c.args.bytes()));
   c.stats.intra_messages += 1;
   c.stats.intra_bytes += c.args.bytes();
 }
@@ -159,7 +160,7 @@ void reduce_on_node(Call& c, int j) {
   const std::int64_t n = c.fractions.len(j);
   const int last = c.t.local_size() - 1;
   if (last == 0) {
-    std::memcpy(c.result(j), c.input(0, j), static_cast<std::size_t>(n) * c.esize());
+    local_copy(c.result(j), c.input(0, j), static_cast<std::size_t>(n) * c.esize());
     return;
   }
   c.args.reducer->combine(c.result(j), c.input(last - 1, j), c.input(last, j), n, nullptr);
@@ -185,7 +186,7 @@ void allreduce_between_nodes(Call& c, int j) {
 }
 
 void copy_out(Call& c) {
-  std::memcpy(c.args.recv, c.result(0), static_cast<std::size_t>(c.args.bytes()));
+  local_copy(c.args.recv, c.result(0), static_cast<std::size_t>(c.args.bytes()));
   c.stats.intra_messages += 1;
   c.stats.intra_bytes += c.args.bytes();
 }

@@ -6,6 +6,7 @@
 #include <string>
 #include <tuple>
 
+#include "shancoll/cost.h"
 #include "shancoll/error.h"
 #include "shancoll/progress.h"
 #include "shancoll/transport/p2p.h"
@@ -63,7 +64,7 @@ void ScheduleExecutor::run_steps(const std::vector<pattern::Step>& steps) {
   std::byte* spare = slot(static_cast<int>(schedule_->slots.size()));
   for (const pattern::Step& s : steps) {
     if (s.kind == pattern::StepKind::kCopy)
-      std::memcpy(slot(s.dst), slot(s.a), bytes_);
+      local_copy(slot(s.dst), slot(s.a), bytes_);
     else
       args_.reducer->combine(slot(s.dst), slot(s.a), slot(s.b), args_.count, spare);
   }

@@ -35,6 +35,7 @@
 #include <cstring>
 
 #include "shancoll/comm.h"
+#include "shancoll/cost.h"
 #include "shancoll/progress.h"
 #include "shancoll/shm/flags.h"
 
@@ -92,14 +93,14 @@ void run_chunk(const Pipeline& p, std::uint64_t g, std::int64_t first, std::int6
   for (int j = 0; j < p.n; ++j) {  // 1. inputs in
     if (j == p.me) continue;
     const std::int64_t a = lo(e, j, p.n), b = lo(e, j + 1, p.n);
-    std::memcpy(my_slot + a * p.esize, in + a * p.esize, (b - a) * p.esize);
+    local_copy(my_slot + a * p.esize, in + a * p.esize, (b - a) * p.esize);
   }
   release_store(p.flag(kReady, p.me), g + 1);  // after the data (flags.h)
 
   p.wait_all(kReady, g + 1, "shan allreduce: inputs");  // 2. my fraction
   const std::int64_t a = lo(e, p.me, p.n), b = lo(e, p.me + 1, p.n);
   reduce_fraction(p, g, first, e, my_slot + a * p.esize);
-  std::memcpy(out + a * p.esize, my_slot + a * p.esize, (b - a) * p.esize);
+  local_copy(out + a * p.esize, my_slot + a * p.esize, (b - a) * p.esize);
   release_store(p.flag(kReduced, p.me), g + 1);
 
   for (int j = 0; j < p.n; ++j) {  // 3. the other fractions out
@@ -107,7 +108,7 @@ void run_chunk(const Pipeline& p, std::uint64_t g, std::int64_t first, std::int6
     wait_until([&] { return acquire_load(p.flag(kReduced, j)) >= g + 1; },
                "shan allreduce: results", p.timeout);
     const std::int64_t ja = lo(e, j, p.n), jb = lo(e, j + 1, p.n);
-    std::memcpy(out + ja * p.esize, p.slot(j, g) + ja * p.esize, (jb - ja) * p.esize);
+    local_copy(out + ja * p.esize, p.slot(j, g) + ja * p.esize, (jb - ja) * p.esize);
   }
   release_store(p.flag(kDone, p.me), g + 1);  // my reads of the slots are over
   const std::int64_t moved = (e - (b - a)) * static_cast<std::int64_t>(p.esize);
@@ -121,7 +122,7 @@ void shan_node_pipeline(NodeContext& ctx, const AllreduceArgs& args, double time
   const Topology& t = ctx.topo;
   const std::size_t esize = args.reducer->elem_size();
   if (t.local_size() == 1) {
-    if (args.send) std::memcpy(args.recv, args.send, static_cast<std::size_t>(args.bytes()));
+    if (args.send) local_copy(args.recv, args.send, static_cast<std::size_t>(args.bytes()));
     return;
   }
   if (!ctx.shan_pipeline) ctx.shan_pipeline = std::make_unique<ShanPipelineState>();
