@@ -195,8 +195,7 @@ def allreduce(
         an algorithm whose floating-point result may differ between ranks
         unless ``consistent=False``, nor one that cannot take a
         non-commutative op; with every rank on one node it goes through
-        shared memory: ``release_gather`` below 2 KiB, ``shan`` from there on
-        and for non-commutative ops), or one of
+        shared memory with ``shan``), or one of
         ``algorithms("allreduce")``:
 
         - ``dissemination`` -- the GASPI paper's 2-way dissemination with

@@ -491,11 +491,11 @@ def test_consistent_false_lets_auto_pick_rank_varying_algorithms(comm):
 
 
 def test_auto_on_one_node_goes_through_shared_memory(comm):
-    """Small: release_gather; large or non-commutative: shan; rank-consistent
-    both, so consistent=False changes nothing. (One node whatever the suite's
+    """shan at every size and for non-commutative ops; rank-consistent, so
+    consistent=False changes nothing. (One node whatever the suite's
     SHANCOLL_RANKS_PER_NODE: the layout is given.)"""
     alone = comm.size == 1
-    for n, want in [(4, "release_gather"), (1 << 15, "shan")]:
+    for n, want in [(4, "shan"), (1 << 15, "shan")]:
         for consistent in [True, False]:
             out = np.empty(n)
             run_all(comm, shancoll.allreduce, comm, np.ones(n), out, consistent=consistent,
