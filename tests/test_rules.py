@@ -57,15 +57,18 @@ def test_selection(table):
     # exact types take the rule; sizes are half-open ranges
     assert choose("allreduce", 8, 4, 1, inexact=False) == "nway_dissemination"
     assert choose("allreduce", 1024, 4, 1, inexact=False) == "ring"
-    # rank-varying floating point only when the caller allows it
-    assert choose("allreduce", 8, 4, 1, inexact=True) == "pairwise_exchange"
+    # rank-varying floating point only when the caller allows it (else the
+    # built-in rule: shan on one node, the message rules on several)
+    assert choose("allreduce", 8, 4, 1, inexact=True) == "shan"
     assert choose("allreduce", 8, 4, 1, inexact=True, consistent=False) == "nway_dissemination"
     # a non-commutative op never gets an algorithm that reorders it
-    assert choose("allreduce", 1 << 20, 3, 1, commutative=False) == "binomial"
+    assert choose("allreduce", 1 << 20, 3, 1, commutative=False) == "shan"
+    assert choose("allreduce", 1 << 20, 3, 3, commutative=False) == "binomial"
     assert choose("reduce", 64, 2, 1, commutative=False) == "mpi"
     assert choose("reduce", 64, 2, 1) == "release_gather"
     # ring needs an element per rank: 8 bytes at 3 ranks fall back
-    assert choose("allreduce", 8, 3, 1, inexact=False) == "nway_dissemination"
+    assert choose("allreduce", 8, 3, 1, inexact=False) == "shan"
+    assert choose("allreduce", 8, 3, 3, inexact=False) == "nway_dissemination"
     # nodes: '2+' holds for 2 and more, not for 1 nor for unknown (0)
     assert choose("allgatherv", 64, 4, 2) == "bruck"
     assert choose("allgatherv", 64, 4, 1) == "shan"
