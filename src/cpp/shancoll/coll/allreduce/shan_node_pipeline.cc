@@ -25,7 +25,10 @@
 //             2 m/B + gamma m (n-1)/n, against 3 m/B + gamma m (n-1)/n for
 //             the unpipelined step (whole copy in, whole copy out);
 //   latency   3 flag waits per chunk, ceil(m/C) chunks: 3 f ceil(m/C);
-//   memory    n * S * C bytes of segment, whatever m is.
+//   memory    n * S * C bytes of segment, whatever m is; the slots stay in
+//             cache, so from memory each rank reads its input (m) and writes
+//             its result (m, streamed around the cache when m exceeds L2,
+//             else 2m with the read for ownership).
 // Results: fraction l is combined by rank l alone, in rank order (one node
 // holds ranks 0..n-1 in order), so every rank copies out the same bytes;
 // non-commutative ops keep rank order.
@@ -38,12 +41,16 @@
 #include "shancoll/cost.h"
 #include "shancoll/progress.h"
 #include "shancoll/shm/flags.h"
+#include "shancoll/stream_copy.h"
 
 namespace shancoll {
 namespace {
 
 constexpr std::size_t kChunkBytes = 64 << 10;  // fits L2 with its three passes
 constexpr std::uint64_t kSlots = 4;            // chunks in flight per rank
+// From this size on the result is written around the cache (stream_copy.h):
+// it exceeds a core's L2 (2 MiB here), so it would not stay there anyway.
+constexpr std::int64_t kStreamMinBytes = 2 << 20;
 
 enum Flag { kReady, kReduced, kDone, kFlags };
 
@@ -54,6 +61,7 @@ struct Pipeline {
   std::int64_t chunk;  // elements per chunk
   std::size_t esize;
   double timeout;
+  void (*copy_out)(void*, const void*, std::size_t);  // into recvbuf
 
   void* flag(Flag f, int local) const { return base + (f * n + local) * kCacheLine; }
   std::byte* slot(int local, std::uint64_t g) const {
@@ -100,7 +108,7 @@ void run_chunk(const Pipeline& p, std::uint64_t g, std::int64_t first, std::int6
   p.wait_all(kReady, g + 1, "shan allreduce: inputs");  // 2. my fraction
   const std::int64_t a = lo(e, p.me, p.n), b = lo(e, p.me + 1, p.n);
   reduce_fraction(p, g, first, e, my_slot + a * p.esize);
-  local_copy(out + a * p.esize, my_slot + a * p.esize, (b - a) * p.esize);
+  p.copy_out(out + a * p.esize, my_slot + a * p.esize, (b - a) * p.esize);
   release_store(p.flag(kReduced, p.me), g + 1);
 
   for (int j = 0; j < p.n; ++j) {  // 3. the other fractions out
@@ -108,7 +116,7 @@ void run_chunk(const Pipeline& p, std::uint64_t g, std::int64_t first, std::int6
     wait_until([&] { return acquire_load(p.flag(kReduced, j)) >= g + 1; },
                "shan allreduce: results", p.timeout);
     const std::int64_t ja = lo(e, j, p.n), jb = lo(e, j + 1, p.n);
-    local_copy(out + ja * p.esize, p.slot(j, g) + ja * p.esize, (jb - ja) * p.esize);
+    p.copy_out(out + ja * p.esize, p.slot(j, g) + ja * p.esize, (jb - ja) * p.esize);
   }
   release_store(p.flag(kDone, p.me), g + 1);  // my reads of the slots are over
   const std::int64_t moved = (e - (b - a)) * static_cast<std::int64_t>(p.esize);
@@ -132,16 +140,19 @@ void shan_node_pipeline(NodeContext& ctx, const AllreduceArgs& args, double time
     s.segment->reserve(kFlags * t.local_size() * kCacheLine +
                        t.local_size() * kSlots * kChunkBytes);
   }
+  const bool large = args.bytes() >= kStreamMinBytes;
   const Pipeline p{args,
                    t.local_size(),
                    t.local_rank,
                    s.segment->base(),
                    std::max<std::int64_t>(1, kChunkBytes / esize),
                    esize,
-                   timeout};
+                   timeout,
+                   large ? stream_copy : local_copy};
   for (std::int64_t first = 0; first < args.count; first += p.chunk) {
     run_chunk(p, s.chunks++, first, std::min(p.chunk, args.count - first), stats);
   }
+  if (large) stream_fence();  // the streamed result, before the caller reads it
 }
 
 }  // namespace shancoll
