@@ -4,6 +4,7 @@
 // chunk's three passes run while it is still in cache, and with flags per
 // chunk instead of whole-message node barriers.
 //
+// Messages of at most 2 KiB are not split (run_whole: one flag crossing).
 // Per chunk g (the same sequence on every local rank) of E elements, split
 // into n fractions, local rank l:
 //   1. copies the fractions j != l of its input into its slot g mod S of the
@@ -51,6 +52,9 @@ constexpr std::uint64_t kSlots = 4;            // chunks in flight per rank
 // From this size on the result is written around the cache (stream_copy.h):
 // it exceeds a core's L2 (2 MiB here), so it would not stay there anyway.
 constexpr std::int64_t kStreamMinBytes = 2 << 20;
+// Up to this size the message is not split (run_whole): the butterfly paper's
+// 255 doubles still go through one flag crossing.
+constexpr std::int64_t kWholeMaxBytes = 2 << 10;
 
 enum Flag { kReady, kReduced, kDone, kFlags };
 
@@ -124,6 +128,26 @@ void run_chunk(const Pipeline& p, std::uint64_t g, std::int64_t first, std::int6
   stats.intra_bytes += 2 * moved;
 }
 
+// A message of at most kWholeMaxBytes, not split: every rank copies all of
+// its input into its slot, and once every ready[j] >= g + 1 reduces all n
+// inputs itself, from the slots, in rank order, straight into recvbuf. One
+// flag crossing instead of two; the same bytes on every rank (the same
+// computation on the same inputs); n times the combine work, a few KiB.
+void run_whole(const Pipeline& p, std::uint64_t g, std::int64_t e, Stats& stats) {
+  const std::size_t bytes = static_cast<std::size_t>(e) * p.esize;
+  if (g >= kSlots) p.wait_all(kDone, g - kSlots + 1, "shan allreduce: slot free");
+  local_copy(p.slot(p.me, g), p.args.send ? p.args.send : p.args.recv, bytes);
+  release_store(p.flag(kReady, p.me), g + 1);  // after the data (flags.h)
+  p.wait_all(kReady, g + 1, "shan allreduce: inputs");
+  const Reducer& r = *p.args.reducer;
+  const int last = p.n - 1;  // the slots, not my private input: recvbuf may be it
+  r.combine(p.args.recv, p.slot(last - 1, g), p.slot(last, g), e, nullptr);
+  for (int j = last - 2; j >= 0; --j) r.combine(p.args.recv, p.slot(j, g), p.args.recv, e, nullptr);
+  release_store(p.flag(kDone, p.me), g + 1);  // my reads of the slots are over
+  stats.intra_messages += 1;
+  stats.intra_bytes += static_cast<std::int64_t>(bytes);
+}
+
 }  // namespace
 
 void shan_node_pipeline(NodeContext& ctx, const AllreduceArgs& args, double timeout, Stats& stats) {
@@ -149,6 +173,7 @@ void shan_node_pipeline(NodeContext& ctx, const AllreduceArgs& args, double time
                    esize,
                    timeout,
                    large ? stream_copy : local_copy};
+  if (args.bytes() <= kWholeMaxBytes) return run_whole(p, s.chunks++, args.count, stats);
   for (std::int64_t first = 0; first < args.count; first += p.chunk) {
     run_chunk(p, s.chunks++, first, std::min(p.chunk, args.count - first), stats);
   }
