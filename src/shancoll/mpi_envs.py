@@ -459,7 +459,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_ens.add_argument("libs", nargs="+", metavar="LIB", help=f"{', '.join(LIBS)}, default or all")
     p_ens.add_argument("--quiet", action="store_true")
     sub.add_parser("list", help="the envs built so far")
+    p_run = sub.add_parser(
+        "run", help="run a Python script under LIB's mpiexec, Python and settings (built if needed)"
+    )
+    p_run.add_argument("lib", metavar="LIB")
+    p_run.add_argument("-n", "--ranks", type=int, default=2)
+    p_run.add_argument("script", nargs=argparse.REMAINDER, help="script and its arguments")
     args = ap.parse_args(argv)
+    if args.cmd == "run":
+        if not args.script:
+            ap.error("run: a script is needed")
+        e = ensure(args.lib, quiet=True)
+        return subprocess.call(e.command(args.ranks, [e.python, *args.script]), env=e.environ())
     if args.cmd == "list":
         root = repo_root()
         for lib in LIBS:
