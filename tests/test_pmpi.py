@@ -185,13 +185,11 @@ print(f"mpi4py ok on rank {rank}")
 """
 
 
-def test_mpi4py_profile(tmp_path):
-    """mpi4py.profile() loads the library before MPI: unmodified mpi4py code goes through it.
-
-    With mpi4py's default thread level (MPI_THREAD_MULTIPLE) everything would
-    fall back, so the script asks for "serialized"."""
+def _run_profiled(tmp_path, source: str) -> str:
+    """Runs `source` at 2 ranks with the PMPI library's path as argv[1] (for
+    mpi4py.profile), verbose; its output, after checking it exited cleanly."""
     script = tmp_path / "profiled.py"
-    script.write_text(MPI4PY_SCRIPT)
+    script.write_text(source)
     mpiexec = Path(sys.executable).parent / "mpiexec"
     libdir = _installed("lib/libshancoll_pmpi.so").parent
     env = dict(os.environ, SHANCOLL_TIMEOUT="60", SHANCOLL_PMPI_VERBOSE="1")
@@ -201,7 +199,17 @@ def test_mpi4py_profile(tmp_path):
         capture_output=True, text=True, timeout=TIMEOUT, env=env, stdin=subprocess.DEVNULL,
     )  # fmt: skip
     output = run.stdout + run.stderr
-    assert run.returncode == 0 and output.count("mpi4py ok") == 2, output[-3000:]
+    assert run.returncode == 0, output[-3000:]
+    return output
+
+
+def test_mpi4py_profile(tmp_path):
+    """mpi4py.profile() loads the library before MPI: unmodified mpi4py code goes through it.
+
+    With mpi4py's default thread level (MPI_THREAD_MULTIPLE) everything would
+    fall back, so the script asks for "serialized"."""
+    output = _run_profiled(tmp_path, MPI4PY_SCRIPT)
+    assert output.count("mpi4py ok") == 2, output[-3000:]
     # mpi4py 4 calls the MPI-4 large-count functions when the library has them.
     for collective in ("MPI_Allreduce", "MPI_Allgather", "MPI_Bcast", "MPI_Iallreduce"):
         routed = _lines(output, collective, "routed to shancoll")
@@ -237,18 +245,8 @@ def test_python_module_not_routed_twice(tmp_path):
     """Under mpi4py.profile, the shancoll Python module's own MPI collectives
     (its `mpi` baselines, topology discovery) reach the MPI library directly:
     the PMPI library logs nothing, since no MPI_* collective reached it."""
-    script = tmp_path / "not_twice.py"
-    script.write_text(NOT_TWICE_SCRIPT)
-    mpiexec = Path(sys.executable).parent / "mpiexec"
-    libdir = _installed("lib/libshancoll_pmpi.so").parent
-    env = dict(os.environ, SHANCOLL_TIMEOUT="60", SHANCOLL_PMPI_VERBOSE="1")
-    env.pop("LD_PRELOAD", None)
-    run = subprocess.run(
-        [str(mpiexec), "-n", "2", sys.executable, str(script), str(libdir)],
-        capture_output=True, text=True, timeout=TIMEOUT, env=env, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
-    output = run.stdout + run.stderr
-    assert run.returncode == 0 and output.count("not twice ok") == 2, output[-3000:]
+    output = _run_profiled(tmp_path, NOT_TWICE_SCRIPT)
+    assert output.count("not twice ok") == 2, output[-3000:]
     assert "shancoll_pmpi:" not in output, output[-3000:]
 
 

@@ -65,9 +65,9 @@ void report_once(const char* collective, MPI_Comm comm, const std::string& outco
   std::fprintf(stderr, "shancoll_pmpi: rank %d: %s%s\n", rank, key.c_str(), outcome.c_str());
 }
 
-// Bytes of the gathered result: recvcount elements from each rank of the
-// (remote, for an inter-communicator) group.
-std::int64_t gathered_bytes(MPI_Count recvcount, MPI_Datatype type, MPI_Comm comm) {
+// The ranks whose data a gather receives: the remote group of an
+// inter-communicator, else the communicator's.
+int gathered_ranks(MPI_Comm comm) {
   int inter = 0, size = 0;
   PMPI_Comm_test_inter(comm, &inter);
   if (inter) {
@@ -75,18 +75,17 @@ std::int64_t gathered_bytes(MPI_Count recvcount, MPI_Datatype type, MPI_Comm com
   } else {
     PMPI_Comm_size(comm, &size);
   }
-  return size * bytes_of(recvcount, type);
+  return size;
+}
+
+// Bytes of the gathered result: recvcount elements from each of those ranks.
+std::int64_t gathered_bytes(MPI_Count recvcount, MPI_Datatype type, MPI_Comm comm) {
+  return gathered_ranks(comm) * bytes_of(recvcount, type);
 }
 
 template <class Count>
 std::int64_t gathered_bytes(const Count recvcounts[], MPI_Datatype type, MPI_Comm comm) {
-  int inter = 0, size = 0;
-  PMPI_Comm_test_inter(comm, &inter);
-  if (inter) {
-    PMPI_Comm_remote_size(comm, &size);
-  } else {
-    PMPI_Comm_size(comm, &size);
-  }
+  const int size = gathered_ranks(comm);
   MPI_Count total = 0;
   for (int r = 0; recvcounts && r < size; ++r) total += recvcounts[r];
   return bytes_of(total, type);
