@@ -393,14 +393,15 @@ def test_shan_bitwise_identical_on_awkward_floats(comm):
 
 def shan_copies(nodes: int, f: int, n: int) -> tuple[int, int]:
     """shan's (intra messages, bytes) for n doubles: whole copies in and out of
-    the segment; on one node (the pipeline) up to 2 KiB the input copied in
-    whole (every rank reduces it all), above, per chunk, all but the rank's own
-    fraction (n / f elements) in and out; nothing at all alone."""
+    the segment; on one node of f ranks (the pipeline) up to 4 KiB combined per
+    rank (8 n f bytes) the input copied in whole (every rank reduces it all),
+    above, per chunk, all but the rank's own fraction (n / f elements) in and
+    out; nothing at all alone."""
     if nodes > 1:
         return 2, 2 * 8 * n
     if f == 1:
         return 0, 0
-    return (1, 8 * n) if 8 * n <= 2048 else (2, 2 * 8 * (n - n // f))
+    return (1, 8 * n) if 8 * n * f <= 4096 else (2, 2 * 8 * (n - n // f))
 
 
 def test_shan_stats_fraction_per_inter_node_message(comm):

@@ -4,7 +4,7 @@
 // chunk's three passes run while it is still in cache, and with flags per
 // chunk instead of whole-message node barriers.
 //
-// Messages of at most 2 KiB are not split (run_whole: one flag crossing).
+// Small messages are not split (run_whole: one flag crossing).
 // Per chunk g (the same sequence on every local rank) of E elements, split
 // into n fractions, local rank l:
 //   1. copies the fractions j != l of its input into its slot g mod S of the
@@ -52,9 +52,12 @@ constexpr std::uint64_t kSlots = 4;            // chunks in flight per rank
 // From this size on the result is written around the cache (stream_copy.h):
 // it exceeds a core's L2 (2 MiB here), so it would not stay there anyway.
 constexpr std::int64_t kStreamMinBytes = 2 << 20;
-// Up to this size the message is not split (run_whole): the butterfly paper's
-// 255 doubles still go through one flag crossing.
-constexpr std::int64_t kWholeMaxBytes = 2 << 10;
+// Up to this many bytes combined per rank (the message times the local
+// ranks) the message is not split (run_whole): at 2 ranks the butterfly
+// paper's 255 doubles go through one flag crossing; at 32 ranks only
+// messages up to 128 B do (SMPI, 32 ranks, 2 KiB: 65 µs whole, the
+// reduction of 32 inputs at one core's memory bandwidth).
+constexpr std::int64_t kWholeMaxCombined = 4 << 10;
 
 enum Flag { kReady, kReduced, kDone, kFlags };
 
@@ -128,7 +131,7 @@ void run_chunk(const Pipeline& p, std::uint64_t g, std::int64_t first, std::int6
   stats.intra_bytes += 2 * moved;
 }
 
-// A message of at most kWholeMaxBytes, not split: every rank copies all of
+// A small message (kWholeMaxCombined), not split: every rank copies all of
 // its input into its slot, and once every ready[j] >= g + 1 reduces all n
 // inputs itself, from the slots, in rank order, straight into recvbuf. One
 // flag crossing instead of two; the same bytes on every rank (the same
@@ -173,7 +176,8 @@ void shan_node_pipeline(NodeContext& ctx, const AllreduceArgs& args, double time
                    esize,
                    timeout,
                    large ? stream_copy : local_copy};
-  if (args.bytes() <= kWholeMaxBytes) return run_whole(p, s.chunks++, args.count, stats);
+  if (args.bytes() * t.local_size() <= kWholeMaxCombined)
+    return run_whole(p, s.chunks++, args.count, stats);
   for (std::int64_t first = 0; first < args.count; first += p.chunk) {
     run_chunk(p, s.chunks++, first, std::min(p.chunk, args.count - first), stats);
   }
