@@ -1,6 +1,7 @@
 #include "shancoll/rules.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <mutex>
@@ -82,15 +83,16 @@ std::vector<Rule> load(const std::string& path, const char* how) {
   return parse_rules(text.str(), path);
 }
 
-// The path in force and how it was chosen (caller holds the lock).
-std::string current_path(const Active& a, const char** how) {
+// The path in force and how it was chosen (caller holds the lock; valid
+// while it does). No copy: this runs on every "auto" call.
+const char* current_path(const Active& a, const char** how) {
   *how = "set_rules";
-  if (!a.explicit_path.empty()) return a.explicit_path;
+  if (!a.explicit_path.empty()) return a.explicit_path.c_str();
   *how = "SHANCOLL_RULES";
   const char* env = std::getenv("SHANCOLL_RULES");  // per call: a changed environment counts
   if (env && *env) return env;
   *how = "default table";
-  return a.default_path;
+  return a.default_path.c_str();
 }
 
 // "builtin" (from set_rules or SHANCOLL_RULES) turns every table off.
@@ -100,9 +102,9 @@ std::shared_ptr<const std::vector<Rule>> current_rules() {
   Active& a = active();
   std::lock_guard<std::mutex> lock(a.mu);
   const char* how = "";
-  const std::string path = current_path(a, &how);
-  if (path.empty() || path == kBuiltin) return nullptr;
-  if (path != a.loaded_path) {  // read once per path, not per call
+  const char* path = current_path(a, &how);
+  if (!*path || std::strcmp(path, kBuiltin) == 0) return nullptr;
+  if (a.loaded_path != path) {  // read once per path, not per call
     a.rules = std::make_shared<const std::vector<Rule>>(load(path, how));
     a.loaded_path = path;
   }
