@@ -172,6 +172,9 @@ void run_call(Comm& comm, const char* name, F&& body) {
   comm.last_algorithm = name;
 }
 
+// What a call without options runs with: the paper's choices.
+const ReleaseGatherOptions kPaperDefaults{};
+
 // Bcast of `bytes` at `buf`, from either entry.
 void run_bcast(Comm& comm, std::byte* buf, std::int64_t bytes, int root,
                const std::string& algorithm, const Options& o) {
@@ -206,9 +209,8 @@ bool bcast_fast(py::handle comm_obj, py::handle buf, py::handle root, py::handle
   Comm& comm = Comm::of(mpi_comm_of(comm_obj));
   View b;
   if (!b.acquire(buf, comm.rank() != r ? PyBUF_WRITABLE : PyBUF_SIMPLE)) return false;
-  static const ReleaseGatherOptions defaults;
   run_bcast(comm, static_cast<std::byte*>(b.ptr()), b.bytes(), r, name,
-            make_options(defaults, rpn, seconds));
+            make_options(kPaperDefaults, rpn, seconds));
   return true;
 }
 
@@ -276,12 +278,11 @@ bool reduce_fast(py::handle comm_obj, py::handle send, py::handle recv, py::hand
       (s.bytes() != v.bytes() || std::strcmp(s.get().format, v.get().format) != 0))
     return false;
   const Reducer reducer(mpi_op, type);
-  static const ReleaseGatherOptions defaults;
   const std::int64_t bytes = at_root ? v.bytes() : s.bytes();
   run_reduce(comm, static_cast<const std::byte*>(s.ptr()), s.bytes(),
              static_cast<std::byte*>(v.ptr()), v.bytes(),
              bytes / static_cast<std::int64_t>(typed.itemsize), reducer, r, name,
-             make_options(defaults, rpn, seconds));
+             make_options(kPaperDefaults, rpn, seconds));
   return true;
 }
 

@@ -51,7 +51,7 @@ std::string choose_allgatherv(std::int64_t total, bool private_recv, int ranks, 
 }
 
 int rule_nodes(Comm& comm, int ranks_per_node) {
-  return active_rules_path().empty() ? 0 : comm.nodes(ranks_per_node).topo.node_count;
+  return comm.nodes(ranks_per_node).topo.node_count;  // cached per layout: a map lookup
 }
 
 const AllgathervAlgorithm& find_allgatherv(const std::string& requested, const AllgathervArgs& args,

@@ -25,7 +25,7 @@ const AllgathervAlgorithm& find_allgatherv(const std::string& name, const Allgat
                                            Comm& comm, int ranks_per_node);
 
 // The node count a rule table needs (collective on a communicator's first
-// use, then cached); 0 (not known) without an active table, to skip the cost.
+// use, then cached per layout; a lookup per call, no copy of the table path).
 int rule_nodes(Comm& comm, int ranks_per_node);
 
 // "auto": the active rule table (rules.h), else the built-in rule (measured:
