@@ -139,8 +139,7 @@ bool plain_arrays(py::handle send, py::handle recv, Buffers& bufs, DType& type) 
 Call prepare_general(py::handle comm, py::handle send, py::handle recv, Buffers& bufs,
                      const std::string& kind, int itemsize, py::handle op, const Knobs& k,
                      bool split_phase) {
-  if (kind.size() != 1) throw ArgumentError("recvbuf: bad dtype kind '" + kind + "'");
-  const DType type = dtype_from_numpy(kind[0], itemsize, "recvbuf");
+  const DType type = dtype_of(kind, itemsize);
   const MPI_Op mpi_op = mpi_op_of(op);
   const MPI_Comm user = mpi_comm_of(comm);
   if (!bufs.recv.acquire(recv, PyBUF_WRITABLE))

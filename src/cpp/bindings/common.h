@@ -13,6 +13,7 @@
 #include <string>
 
 #include "shancoll/error.h"
+#include "shancoll/ops.h"
 #include "shancoll/options.h"
 #include "shancoll/progress.h"
 
@@ -38,6 +39,13 @@ inline MPI_Op mpi_op_of(pybind11::handle op) {
     throw ArgumentError("op: expected an mpi4py MPI.Op or a callable");
   }
   return *PyMPIOp_Get(op.ptr());
+}
+
+// The element type the Python layer described as NumPy kind + itemsize
+// (ArgumentError naming recvbuf for a type MPI cannot reduce).
+inline DType dtype_of(const std::string& kind, int itemsize) {
+  if (kind.size() != 1) throw ArgumentError("recvbuf: bad dtype kind '" + kind + "'");
+  return dtype_from_numpy(kind[0], itemsize, "recvbuf");
 }
 
 // Options of the allgather(v) family, checked (ArgumentError naming the option).

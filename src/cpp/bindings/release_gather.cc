@@ -239,10 +239,9 @@ void run_reduce(Comm& comm, const std::byte* send, std::int64_t send_bytes, std:
 void reduce(py::handle comm_obj, py::object send, py::object recv, const std::string& kind,
             int itemsize, std::int64_t count, py::handle op, int root, const std::string& algorithm,
             const py::dict& options, int ranks_per_node, double timeout) {
-  if (kind.size() != 1) throw ArgumentError("recvbuf: bad dtype kind '" + kind + "'");
   const ReleaseGatherOptions rg = parse_options(options);
   const Options o = make_options(rg, ranks_per_node, timeout);
-  const Reducer reducer(mpi_op_of(op), dtype_from_numpy(kind[0], itemsize, "recvbuf"));
+  const Reducer reducer(mpi_op_of(op), dtype_of(kind, itemsize));
   Comm& comm = Comm::of(mpi_comm_of(comm_obj));
   const auto s = buffer_of(send, false);
   const auto r = buffer_of(recv, true);
@@ -289,10 +288,9 @@ bool reduce_fast(py::handle comm_obj, py::handle send, py::handle recv, py::hand
 void allreduce_with_options(py::handle comm_obj, py::object send, py::object recv,
                             const std::string& kind, int itemsize, py::handle op,
                             const py::dict& options, int ranks_per_node, double timeout) {
-  if (kind.size() != 1) throw ArgumentError("recvbuf: bad dtype kind '" + kind + "'");
   const ReleaseGatherOptions rg = parse_options(options);
   const Options o = make_options(rg, ranks_per_node, timeout);
-  const Reducer reducer(mpi_op_of(op), dtype_from_numpy(kind[0], itemsize, "recvbuf"));
+  const Reducer reducer(mpi_op_of(op), dtype_of(kind, itemsize));
   Comm& comm = Comm::of(mpi_comm_of(comm_obj));
   const auto s = buffer_of(send, false);
   const auto r = buffer_of(recv, true);
