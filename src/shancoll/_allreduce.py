@@ -259,14 +259,9 @@ def allreduce(
     allreduced, and the intra-node counts are its copies into and out of the
     node segment.
     """
-    if not options:
-        try:
-            if _core.allreduce_fast(comm, sendbuf, recvbuf, op, algorithm, ports, consistent,
-                                    ranks_per_node, timeout):  # fmt: skip
-                return
-        except ArgumentError:
-            pass  # the general path raises it again, worded with the rank
-    else:
+    # Only the general forms arrive here: the plain call (ndarrays, an MPI.Op,
+    # no options) ran in C++ already (allreduce_entry at the end of this file).
+    if options:
         from ._release_gather import allreduce_with_options
 
         allreduce_with_options(comm, sendbuf, recvbuf, op, algorithm, commute, ranks_per_node,
@@ -307,13 +302,6 @@ def iallreduce(
     on one communicator (at most 128); every rank must start them in the
     same order. The timeout is given to :meth:`AllreduceRequest.wait`.
     """
-    try:
-        req = _core.iallreduce_fast(comm, sendbuf, recvbuf, op, algorithm, ports, consistent,
-                                    ranks_per_node)  # fmt: skip
-        if req is not None:
-            return req
-    except ArgumentError:
-        pass  # the general path raises it again, worded with the rank
     req, created = _call(_core.iallreduce, comm, sendbuf, recvbuf, op, algorithm, ports,
                          ranks_per_node, commute, consistent)  # fmt: skip
     if created is not None:
@@ -322,3 +310,9 @@ def iallreduce(
         else:
             req.op_to_free = created  # freed when the request completes
     return req
+
+
+# The public functions are builtin entries that run the plain call in C++ and
+# pass any other call, unchanged, to the Python functions above.
+allreduce = _core.allreduce_entry(allreduce, False)
+iallreduce = _core.allreduce_entry(iallreduce, True)

@@ -1,6 +1,7 @@
 # Type stub of the C++ extension (src/cpp/bindings/module.cc). Internal: use
 # the functions of the shancoll package, which parse buffer specs and check
 # arguments; counts and displacements here are in bytes.
+from collections.abc import Callable
 from typing import Any
 
 from mpi4py import MPI
@@ -38,19 +39,13 @@ def algorithms(collective: str) -> list[tuple[str, str]]: ...
 def topology(comm: MPI.Comm, ranks_per_node: int = -1) -> dict[str, Any]: ...
 def set_pause(name: str) -> None: ...
 
-# allreduce (bindings/allreduce.cc): the fast entries take the call as the
-# user wrote it and decline (False / None) anything but plain arrays and an MPI.Op.
-def allreduce_fast(
-    comm: Any,
-    send: Any,
-    recv: Any,
-    op: Any,
-    algorithm: Any,
-    ports: Any,
-    consistent: Any,
-    ranks_per_node: Any,
-    timeout: Any,
-) -> bool: ...
+# The builtin entries (bindings/entry.h): each runs the plain call (ndarrays,
+# an MPI.Op, no options) in C++ and passes any other call to `impl`.
+def allreduce_entry(impl: Callable[..., Any], split_phase: bool) -> Callable[..., Any]: ...
+def bcast_entry(impl: Callable[..., Any]) -> Callable[..., Any]: ...
+def reduce_entry(impl: Callable[..., Any]) -> Callable[..., Any]: ...
+
+# allreduce (bindings/allreduce.cc), the general path: buffers parsed in Python.
 def allreduce(
     comm: MPI.Comm,
     send: Any,
@@ -78,16 +73,6 @@ class AllreduceRequest:
     @property
     def rounds(self) -> int: ...
 
-def iallreduce_fast(
-    comm: Any,
-    send: Any,
-    recv: Any,
-    op: Any,
-    algorithm: Any,
-    ports: Any,
-    consistent: Any,
-    ranks_per_node: Any,
-) -> AllreduceRequest | None: ...
 def iallreduce(
     comm: MPI.Comm,
     send: Any,
@@ -100,19 +85,6 @@ def iallreduce(
     ranks_per_node: int = -1,
     consistent: bool = True,
 ) -> AllreduceRequest: ...
-def bcast_fast(
-    comm: Any, buf: Any, root: Any, algorithm: Any, ranks_per_node: Any, timeout: Any
-) -> bool: ...
-def reduce_fast(
-    comm: Any,
-    send: Any,
-    recv: Any,
-    op: Any,
-    root: Any,
-    algorithm: Any,
-    ranks_per_node: Any,
-    timeout: Any,
-) -> bool: ...
 def nway_plan(size: int, ports: int = 0) -> dict[str, Any]: ...
 def allreduce_algorithms() -> list[tuple[str, str]]: ...
 def inter_allgatherv(

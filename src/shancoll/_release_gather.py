@@ -39,9 +39,12 @@ each in a cache line of its own. Its optimisations are keyword options of
     trees' shapes on a one-socket machine. :func:`shancoll.topology` shows
     the automatic map, ``last_stats(comm).reduce_tree`` the tree a call used.
 ``buffer_size``, ``buffers``
-    Bytes of the bcast buffer and of each rank's reduce buffer (default 32 KiB),
-    split into ``buffers`` slots (default 4): chunks of 8 KiB pipelined
-    through 4 slots; larger messages go through in chunks.
+    Bytes of the bcast buffer and of each rank's reduce buffer, split into
+    ``buffers`` slots: chunks pipelined through the slots; larger messages
+    go through in chunks. Default (0): by message size, the paper's 32 KiB
+    in 4 slots (8 KiB chunks) below 64 KiB, 256 KiB in 8 slots (32 KiB
+    chunks) from 64 KiB on, where 8 KiB chunks measured about half as fast
+    (docs/performance.md).
 ``inline``
     Messages of at most 56 bytes travel inside the flag's cache line
     (default False: the paper measured no gain).
@@ -181,12 +184,6 @@ def bcast(
 
     Statistics of the call: :func:`shancoll.last_stats`.
     """
-    if not options:
-        try:
-            if _core.bcast_fast(comm, buf, root, algorithm, ranks_per_node, timeout):
-                return
-        except ArgumentError:
-            pass  # the general path raises it again, worded with the rank
     _, rank = _comm_info(comm)
     try:
         _check_common(algorithm, root, timeout)
@@ -243,13 +240,6 @@ def reduce(
     Raises ValueError (shancoll.ArgumentError) naming the argument and the
     rank, TimeoutError (shancoll.CollectiveTimeout) when a wait exceeds ``timeout``.
     """
-    if not options:
-        try:
-            if _core.reduce_fast(comm, sendbuf, recvbuf, op, root, algorithm, ranks_per_node,
-                                 timeout):  # fmt: skip
-                return
-        except ArgumentError:
-            pass  # the general path raises it again, worded with the rank
     _, rank = _comm_info(comm)
     handle, created = None, False
     try:
@@ -294,3 +284,9 @@ def allreduce_with_options(comm, sendbuf, recvbuf, op, algorithm, commute, ranks
     finally:
         if created:
             handle.Free()
+
+
+# The public functions are builtin entries that run the plain call in C++ and
+# pass any other call, unchanged, to the Python functions above.
+bcast = _core.bcast_entry(bcast)
+reduce = _core.reduce_entry(reduce)

@@ -20,7 +20,9 @@
 #include <string>
 
 #include "common.h"
+#include "entry.h"
 #include "fast_args.h"
+#include "request.h"
 #include "shancoll/allreduce_select.h"
 #include "shancoll/coll/allreduce/allreduce_request.h"
 #include "shancoll/comm.h"
@@ -33,10 +35,6 @@ using namespace shancoll;
 using namespace shancoll::bindings;
 
 namespace {
-
-struct Buffers {
-  View send, recv;
-};
 
 // The caller's choices, checked by prepare().
 struct Knobs {
@@ -91,24 +89,11 @@ void run_blocking(Call& c) {
   c.comm->last_algorithm = c.algorithm->name;
 }
 
-// A split-phase request with the Python buffers it works on, and the MPI op
-// made from a Python callable, freed once the request is done.
-struct PyRequest {
-  Buffers bufs;
-  std::unique_ptr<AllreduceRequest> req;
-  py::object op_to_free;
-
-  void release_op() {
-    if (op_to_free && !op_to_free.is_none()) op_to_free.attr("Free")();
-    op_to_free = py::none();
-  }
-};
-
-std::unique_ptr<PyRequest> start_request(Call& c, std::unique_ptr<PyRequest> r) {
+py::object start_request(Call& c, std::unique_ptr<PyRequest> r) {
   c.args.reducer = &c.reducer;
   r->req = c.comm->run(
       [&] { return std::make_unique<AllreduceRequest>(*c.comm, c.args, *c.algorithm, c.options); });
-  return r;
+  return request_object(std::move(r));
 }
 
 // ---------------------------------------------------------------------------
@@ -159,32 +144,72 @@ Call prepare_general(py::handle comm, py::handle send, py::handle recv, Buffers&
                  static_cast<std::byte*>(bufs.recv.ptr()), bytes, type, mpi_op, k, split_phase);
 }
 
+// The plain calls of the entries (entry.h): allreduce(comm, sendbuf, recvbuf,
+// op, algorithm, *, ports, commute, consistent, ranks_per_node, timeout) for
+// ndarrays and an MPI.Op; iallreduce likewise without timeout. `commute`
+// only matters for callables, which take the general path.
+enum {
+  kComm,
+  kSend,
+  kRecv,
+  kOp,
+  kAlgorithm,
+  kPorts,
+  kCommute,
+  kConsistent,
+  kRanksPerNode,
+  kTimeout
+};
+
+py::object allreduce_plain(const py::handle* a) {
+  Buffers bufs;
+  DType type{};
+  MPI_Op mpi_op = MPI_OP_NULL;
+  Knobs k;
+  if (!plain_comm(a[kComm]) || !plain_op(a[kOp], mpi_op) ||
+      !plain_knobs(a[kAlgorithm], a[kPorts], a[kConsistent], a[kRanksPerNode], a[kTimeout], k) ||
+      !plain_arrays(a[kSend], a[kRecv], bufs, type))
+    return py::object();
+  Call c =
+      prepare(mpi_comm_of(a[kComm]), static_cast<const std::byte*>(bufs.send.ptr()),
+              static_cast<std::byte*>(bufs.recv.ptr()), bufs.recv.bytes(), type, mpi_op, k, false);
+  run_blocking(c);
+  return py::none();
+}
+
+py::object iallreduce_plain(const py::handle* a) {
+  auto r = std::make_unique<PyRequest>();
+  DType type{};
+  MPI_Op mpi_op = MPI_OP_NULL;
+  Knobs k;
+  if (!plain_comm(a[kComm]) || !plain_op(a[kOp], mpi_op) ||
+      !plain_knobs(a[kAlgorithm], a[kPorts], a[kConsistent], a[kRanksPerNode], py::none(), k) ||
+      !plain_arrays(a[kSend], a[kRecv], r->bufs, type))
+    return py::object();
+  Call c = prepare(mpi_comm_of(a[kComm]), static_cast<const std::byte*>(r->bufs.send.ptr()),
+                   static_cast<std::byte*>(r->bufs.recv.ptr()), r->bufs.recv.bytes(), type, mpi_op,
+                   k, true);
+  return start_request(c, std::move(r));
+}
+
+EntrySpec allreduce_spec(bool split_phase) {
+  const py::object none = py::none();
+  std::vector<EntryParam> params = {
+      {"comm", py::object()},         {"sendbuf", py::object()},
+      {"recvbuf", py::object()},      {"op", py::module_::import("mpi4py.MPI").attr("SUM")},
+      {"algorithm", py::str("auto")}, {"ports", none},
+      {"commute", py::bool_(false)},  {"consistent", py::bool_(true)},
+      {"ranks_per_node", none},
+  };
+  if (!split_phase) params.push_back({"timeout", none});
+  return {std::move(params), 5, split_phase ? iallreduce_plain : allreduce_plain};
+}
+
 }  // namespace
 
 void bind_allreduce(py::module_& m) {
   if (import_mpi4py() < 0) throw py::error_already_set();  // per translation unit
   init_fast_args();
-
-  m.def(
-      "allreduce_fast",
-      [](py::handle comm, py::handle send, py::handle recv, py::handle op, py::handle algorithm,
-         py::handle ports, py::handle consistent, py::handle ranks_per_node, py::handle timeout) {
-        Buffers bufs;
-        DType type{};
-        MPI_Op mpi_op = MPI_OP_NULL;
-        Knobs k;
-        if (!plain_comm(comm) || !plain_op(op, mpi_op) ||
-            !plain_knobs(algorithm, ports, consistent, ranks_per_node, timeout, k) ||
-            !plain_arrays(send, recv, bufs, type))
-          return false;
-        Call c = prepare(mpi_comm_of(comm), static_cast<const std::byte*>(bufs.send.ptr()),
-                         static_cast<std::byte*>(bufs.recv.ptr()), bufs.recv.bytes(), type, mpi_op,
-                         k, false);
-        run_blocking(c);
-        return true;
-      },
-      "allreduce(comm, sendbuf, recvbuf, op, algorithm, ports, consistent, ranks_per_node, "
-      "timeout) for plain arrays and an MPI.Op; False (nothing done) for any other call.");
 
   m.def(
       "allreduce",
@@ -201,68 +226,7 @@ void bind_allreduce(py::module_& m) {
       py::arg("ranks_per_node") = -1, py::arg("timeout") = 0.0, py::arg("consistent") = true,
       "Allreduce of contiguous buffers of NumPy kind/itemsize; send=None means in place.");
 
-  py::class_<PyRequest>(m, "AllreduceRequest",
-                        "A split-phase allreduce in progress (returned by iallreduce).\n\n"
-                        "Progress happens only inside test() and wait() (no thread). recvbuf "
-                        "holds the result once test() returned True or wait() returned; the "
-                        "buffers must not be touched before.")
-      .def(
-          "test",
-          [](PyRequest& r) {
-            const bool done = r.req->test();
-            if (done) r.release_op();
-            return done;
-          },
-          "Advances the allreduce without blocking; True when it is complete.")
-      .def(
-          "wait",
-          [](PyRequest& r, py::handle timeout) {
-            double seconds = 0;
-            if (!timeout.is_none()) {
-              if (!PyFloat_Check(timeout.ptr()) && !PyLong_CheckExact(timeout.ptr()))
-                throw ArgumentError("timeout: expected a positive number of seconds");
-              seconds = PyFloat_AsDouble(timeout.ptr());
-              if (!(seconds > 0))
-                throw ArgumentError("timeout: expected a positive number of seconds");
-            }
-            {
-              py::gil_scoped_release release;
-              r.req->wait(seconds > 0 ? seconds : default_timeout());
-            }
-            r.release_op();
-          },
-          py::arg("timeout") = py::none(),
-          "Blocks until complete. TimeoutError after `timeout` seconds (None: SHANCOLL_TIMEOUT, "
-          "else 120 s); the request stays valid and can be waited on (or tested) again.")
-      .def_property_readonly("done", [](const PyRequest& r) { return r.req->done(); })
-      .def_property_readonly(
-          "test_calls", [](const PyRequest& r) { return r.req->test_calls(); },
-          "How many times test() was called on this request.")
-      .def_property_readonly("algorithm", [](const PyRequest& r) { return r.req->algorithm(); })
-      .def_property_readonly(
-          "rounds", [](const PyRequest& r) { return r.req->stats().rounds; },
-          "Communication rounds of the algorithm (known when done).")
-      .def_readwrite("op_to_free", &PyRequest::op_to_free,
-                     "The MPI.Op made for a Python callable, freed when the request completes.");
-
-  m.def(
-      "iallreduce_fast",
-      [](py::handle comm, py::handle send, py::handle recv, py::handle op, py::handle algorithm,
-         py::handle ports, py::handle consistent, py::handle ranks_per_node) -> py::object {
-        auto r = std::make_unique<PyRequest>();
-        DType type{};
-        MPI_Op mpi_op = MPI_OP_NULL;
-        Knobs k;
-        if (!plain_comm(comm) || !plain_op(op, mpi_op) ||
-            !plain_knobs(algorithm, ports, consistent, ranks_per_node, py::none(), k) ||
-            !plain_arrays(send, recv, r->bufs, type))
-          return py::none();
-        Call c = prepare(mpi_comm_of(comm), static_cast<const std::byte*>(r->bufs.send.ptr()),
-                         static_cast<std::byte*>(r->bufs.recv.ptr()), r->bufs.recv.bytes(), type,
-                         mpi_op, k, true);
-        return py::cast(start_request(c, std::move(r)));
-      },
-      "iallreduce(...) for plain arrays and an MPI.Op; None (nothing done) for any other call.");
+  bind_request_type(m);
 
   m.def(
       "iallreduce",
@@ -298,6 +262,14 @@ void bind_allreduce(py::module_& m) {
       },
       py::arg("size"), py::arg("ports") = 0,
       "The nway_dissemination plan for P ranks: Theorem 1 case, or the fallback used.");
+
+  m.def(
+      "allreduce_entry",
+      [](py::function impl, bool split_phase) {
+        return make_entry(std::move(impl), allreduce_spec(split_phase));
+      },
+      "The builtin entry for shancoll.allreduce (split_phase: iallreduce) with `impl` as "
+      "its general path.");
 
   m.def("allreduce_algorithms", [] {
     std::vector<std::pair<std::string, std::string>> out;

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "common.h"
+#include "entry.h"
 #include "fast_args.h"
 #include "shancoll/allreduce_select.h"
 #include "shancoll/comm.h"
@@ -305,6 +306,45 @@ void allreduce_with_options(py::handle comm_obj, py::object send, py::object rec
   run_call(comm, algo.name, [&](Stats& st) { algo.fn(comm, args, o, st); });
 }
 
+// The entries' plain calls (entry.h), arguments in the Python signatures' order:
+// bcast(comm, buf, root, algorithm, *, ranks_per_node, timeout) and
+// reduce(comm, sendbuf, recvbuf, op, root, algorithm, *, commute, ranks_per_node,
+// timeout); `commute` only matters for callables (the general path).
+py::object bcast_plain(const py::handle* a) {
+  return bcast_fast(a[0], a[1], a[2], a[3], a[4], a[5]) ? py::none() : py::object();
+}
+
+py::object reduce_plain(const py::handle* a) {
+  return reduce_fast(a[0], a[1], a[2], a[3], a[4], a[5], a[7], a[8]) ? py::none() : py::object();
+}
+
+EntrySpec bcast_spec() {
+  const py::object none = py::none();
+  return {{{"comm", py::object()},
+           {"buf", py::object()},
+           {"root", py::int_(0)},
+           {"algorithm", py::str("auto")},
+           {"ranks_per_node", none},
+           {"timeout", none}},
+          4,
+          bcast_plain};
+}
+
+EntrySpec reduce_spec() {
+  const py::object none = py::none();
+  return {{{"comm", py::object()},
+           {"sendbuf", py::object()},
+           {"recvbuf", py::object()},
+           {"op", py::module_::import("mpi4py.MPI").attr("SUM")},
+           {"root", py::int_(0)},
+           {"algorithm", py::str("auto")},
+           {"commute", py::bool_(false)},
+           {"ranks_per_node", none},
+           {"timeout", none}},
+          6,
+          reduce_plain};
+}
+
 template <class Table>
 std::vector<std::pair<std::string, std::string>> names_of(const Table& table) {
   std::vector<std::pair<std::string, std::string>> out;
@@ -317,12 +357,12 @@ std::vector<std::pair<std::string, std::string>> names_of(const Table& table) {
 void bind_release_gather(py::module_& m) {
   if (import_mpi4py() < 0) throw py::error_already_set();  // per translation unit
   init_fast_args();
-  m.def("bcast_fast", &bcast_fast,
-        "bcast(comm, buf, root, algorithm, ranks_per_node, timeout) "
-        "for an ndarray; False (nothing done) for any other call.");
-  m.def("reduce_fast", &reduce_fast,
-        "reduce(comm, sendbuf, recvbuf, op, root, algorithm, ranks_per_node, timeout) for "
-        "ndarrays and an MPI.Op; False (nothing done) for any other call.");
+  m.def(
+      "bcast_entry", [](py::function impl) { return make_entry(std::move(impl), bcast_spec()); },
+      "The builtin entry for shancoll.bcast with `impl` as its general path.");
+  m.def(
+      "reduce_entry", [](py::function impl) { return make_entry(std::move(impl), reduce_spec()); },
+      "The builtin entry for shancoll.reduce with `impl` as its general path.");
   m.def("bcast", &bcast, py::arg("comm"), py::arg("buf"), py::arg("root"),
         py::arg("algorithm") = "", py::arg("options") = py::dict(), py::arg("ranks_per_node") = -1,
         py::arg("timeout") = 0.0, "Bcast of a contiguous buffer's bytes from root.");

@@ -24,9 +24,9 @@ AllreduceRequest::AllreduceRequest(Comm& comm, const AllreduceArgs& args,
   } else if (algorithm.schedule) {
     const int ports = args_.ports > 0 ? args_.ports : default_ports(algorithm.name, comm.size());
     auto schedule = cached_schedule(algorithm.schedule, comm.size(), comm.rank(), ports);
-    scratch_.resize(ScheduleExecutor::scratch_bytes(*schedule, args_));
+    scratch_.reset(new std::byte[ScheduleExecutor::scratch_bytes(*schedule, args_)]);
     executor_ = std::make_unique<ScheduleExecutor>(schedule, args_, comm.mpi(),
-                                                   allreduce_tag_base(seq), scratch_.data());
+                                                   allreduce_tag_base(seq), scratch_.get());
   } else if (std::string(algorithm.name) == "mpi") {
 #if MPI_VERSION >= 4
     check_mpi(PMPI_Iallreduce_c(MPI_IN_PLACE, args_.recv, args_.count, dtype_mpi(reducer_.type()),

@@ -43,7 +43,7 @@ class AllreduceRequest {
   AllreduceArgs args_;
   const AllreduceAlgorithm& algorithm_;
   const Topology& topo_;
-  std::vector<std::byte> scratch_;
+  std::unique_ptr<std::byte[]> scratch_;  // not zero-filled: every byte is written first
   std::unique_ptr<ScheduleExecutor> executor_;
   MPI_Request mpi_request_ = MPI_REQUEST_NULL;
   Stats stats_;
