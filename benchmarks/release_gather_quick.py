@@ -21,6 +21,7 @@ choices), ``topo_none`` (topology none), ``leader_first`` / ``leader_last``
 this times the trees' shape, not a real socket boundary), ``flat``,
 ``kary2``, ``kary3``, ``knomial2``, ``knomial4`` (tree, K; topology none),
 ``left`` / ``right`` (skew), ``no_pipeline`` (one 32 KiB slot),
+``paper_buffer`` (the paper's 32 KiB in 4 slots at every size),
 ``inline``, ``no_rfp`` (``read_from_parent=False``), ``no_data_copy``,
 ``binomial`` and ``mpi`` (shancoll's other algorithms; ``mpi`` calls the
 same MPI collective from C++: about 1x, its spread is the run's noise).
@@ -54,7 +55,8 @@ SERIES: dict[str, tuple[str, dict]] = {
     "knomial4": ("release_gather", {"tree": "knomial", "k": 4, "topology": "none"}),
     "left": ("release_gather", {"skew": "left"}),
     "right": ("release_gather", {"skew": "right"}),
-    "no_pipeline": ("release_gather", {"buffers": 1}),
+    "no_pipeline": ("release_gather", {"buffers": 1, "buffer_size": 32768}),
+    "paper_buffer": ("release_gather", {"buffers": 4, "buffer_size": 32768}),
     "inline": ("release_gather", {"inline": True}),
     "no_rfp": ("release_gather", {"read_from_parent": False}),
     "no_data_copy": ("release_gather", {"data_copy": False}),

@@ -11,7 +11,10 @@ when SHANCOLL_COLLECT_MPI_TESTS=1.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
+
+import pytest
 
 HERE = Path(__file__).resolve().parent
 _LAUNCHER_VARS = ("PMI_RANK", "PMI_SIZE", "PMIX_RANK", "OMPI_COMM_WORLD_RANK", "MPI_LOCALRANKID")
@@ -36,3 +39,13 @@ def pytest_ignore_collect(collection_path, config):
     if collection_path == HERE / "mpi" and not (under_mpi_launcher() or _named_explicitly(config)):
         return True
     return None
+
+
+@pytest.fixture(autouse=True)
+def _environment_read_again_after_test():
+    """shancoll reads SHANCOLL_* once; a test that changed os.environ (and
+    monkeypatch's undo, which runs before this teardown) must not leak into
+    the next test."""
+    yield
+    if "shancoll" in sys.modules:
+        sys.modules["shancoll"].reload_environment()

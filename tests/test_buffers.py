@@ -381,10 +381,14 @@ def test_object_arrays_refused():
 def test_auto_honours_environment_override(monkeypatch):
     monkeypatch.setenv("SHANCOLL_ALLGATHERV_ALGORITHM", "bruck")
     shancoll.allgatherv(SELF, np.ones(2), np.zeros(2))
+    assert shancoll.last_stats(SELF).algorithm != "bruck"  # read once, at first use
+    shancoll.reload_environment()
+    shancoll.allgatherv(SELF, np.ones(2), np.zeros(2))
     assert shancoll.last_stats(SELF).algorithm == "bruck"
     shancoll.allgatherv(SELF, np.ones(2), np.zeros(2), algorithm="ring")  # explicit wins
     assert shancoll.last_stats(SELF).algorithm == "ring"
     monkeypatch.delenv("SHANCOLL_ALLGATHERV_ALGORITHM")
+    shancoll.reload_environment()
     shancoll.allgatherv(SELF, np.ones(2), np.zeros(2))
     assert shancoll.last_stats(SELF).algorithm in shancoll.algorithms("allgatherv")
 

@@ -85,6 +85,7 @@ def test_sources(table, tmp_path, monkeypatch):
     other.write_text("bcast 0 * 1 * * mpi -\n")
     shancoll.set_rules(None)
     monkeypatch.setenv("SHANCOLL_RULES", str(other))
+    shancoll.reload_environment()
     assert shancoll.rules_path() == str(other)
     assert _core.choose_auto("bcast", 8, 2, 1) == "mpi"
     shancoll.set_rules(table)  # the explicit choice wins over the environment
@@ -96,6 +97,7 @@ def test_sources(table, tmp_path, monkeypatch):
     with pytest.raises(TypeError, match="path"):
         shancoll.set_rules(3)
     monkeypatch.setenv("SHANCOLL_RULES", str(tmp_path / "missing.tsv"))
+    shancoll.reload_environment()
     shancoll.set_rules(None)
     with pytest.raises(ValueError, match="SHANCOLL_RULES"):
         _core.choose_auto("bcast", 8, 2, 1)

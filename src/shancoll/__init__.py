@@ -48,7 +48,7 @@ from ._collectives import (
     topology,
 )
 from ._release_gather import bcast, reduce
-from ._rules import rules_path, set_rules
+from ._rules import reload_environment, rules_path, set_rules
 
 ArgumentError = _core.ArgumentError
 CollectiveTimeout = _core.CollectiveTimeout
@@ -87,6 +87,7 @@ __all__ = [
     "iallreduce",
     "last_stats",
     "reduce",
+    "reload_environment",
     "rules_path",
     "set_rules",
     "topology",

@@ -7,6 +7,7 @@
 #include <pybind11/stl.h>
 
 #include "shancoll/allreduce_select.h"
+#include "shancoll/environment.h"
 #include "shancoll/error.h"
 #include "shancoll/rooted_select.h"
 #include "shancoll/select.h"
@@ -36,6 +37,8 @@ void bind_rules(py::module_& m) {
   m.def("set_rules", &set_rules, py::arg("path"));
   m.def("set_default_rules", &set_default_rules, py::arg("path"));
   m.def("rules_path", &active_rules_path);
+  m.def("reload_environment", &reload_environment,
+        "Reads the SHANCOLL_* environment variables again (they are read once, at first use).");
   m.def(
       "parse_rules",
       [](const std::string& text, const std::string& source) {

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "shancoll/environment.h"
 #include "shancoll/error.h"
 #include "shancoll/pattern/socket_tree.h"
 #include "shancoll/progress.h"
@@ -189,7 +190,7 @@ Options CallOptions::resolved() const {
 }
 
 CallOptions parse_options(const char* text, const char* env_name, Family family) {
-  if (!text || !*text) text = std::getenv(env_name);
+  if (!text || !*text) text = environment_value(env_name);
   CallOptions c;
   const std::string all = text ? text : "";
   bool k_given = false;

@@ -15,6 +15,7 @@
 #include "shancoll/allreduce_select.h"
 #include "shancoll/coll/allreduce/allreduce_request.h"
 #include "shancoll/comm.h"
+#include "shancoll/environment.h"
 #include "shancoll/progress.h"
 #include "shancoll/rooted_select.h"
 #include "shancoll/select.h"
@@ -164,8 +165,7 @@ std::string name_of(const char* algorithm) { return algorithm ? algorithm : ""; 
 // variable or picks "auto").
 std::string name_or_env(const char* algorithm, const char* env_name) {
   if (algorithm && *algorithm) return algorithm;
-  const char* env = std::getenv(env_name);
-  return env ? env : "";
+  return environment_value(env_name);
 }
 
 // Runs a resolved algorithm and records what ran.

@@ -1,7 +1,6 @@
 #include "shancoll/allreduce_select.h"
 
-#include <cstdlib>
-
+#include "shancoll/environment.h"
 #include "shancoll/error.h"
 #include "shancoll/rules.h"
 
@@ -98,28 +97,62 @@ const char* auto_split_phase(const AllreduceArgs& args, int size) {
   return name == "ring" ? "pairwise_exchange" : auto_allreduce(args, size);
 }
 
+namespace {
+
+// The choice of "auto" for the last call shapes seen by this thread, so that
+// a loop of like calls reads the rule table once: keyed by everything the
+// choice depends on, and stale once the rules or the environment change.
+struct AutoChoice {
+  AllreduceNeeds needs;
+  int size = 0, nodes = 0;
+  std::uint64_t generation = 0;  // 0: empty
+  const AllreduceAlgorithm* algorithm = nullptr;
+
+  bool holds(const AllreduceNeeds& n, int p, int nn, std::uint64_t g) const {
+    return generation == g && size == p && nodes == nn && needs.bytes == n.bytes &&
+           needs.count == n.count && needs.commutative == n.commutative &&
+           needs.inexact == n.inexact && needs.consistent == n.consistent;
+  }
+};
+
+const AllreduceAlgorithm& auto_choice(const AllreduceArgs& args, int size, int nodes) {
+  thread_local AutoChoice memo[8];
+  const AllreduceNeeds needs = allreduce_needs(args);
+  const std::uint64_t generation = selection_generation();
+  AutoChoice& slot = memo[static_cast<std::uint64_t>(needs.bytes) % 8];
+  if (!slot.holds(needs, size, nodes, generation))
+    slot = {needs, size, nodes, generation,
+            &allreduce_algorithm(choose_allreduce(needs, size, nodes))};
+  return *slot.algorithm;
+}
+
+}  // namespace
+
 const AllreduceAlgorithm& find_allreduce(const std::string& requested, const AllreduceArgs& args,
                                          int size, int nodes) {
-  std::string name = requested;
-  if (name.empty()) {  // read per call, so a changed environment takes effect
-    const char* env = std::getenv("SHANCOLL_ALLREDUCE_ALGORITHM");
-    name = env && *env ? env : "auto";
-  }
-  if (name == "auto") name = choose_allreduce(allreduce_needs(args), size, nodes);
-  const AllreduceAlgorithm& a = allreduce_algorithm(name);
+  const std::string& name = requested.empty() ? environment().allreduce : requested;
+  const AllreduceAlgorithm& a =
+      name.empty() || name == "auto" ? auto_choice(args, size, nodes) : allreduce_algorithm(name);
   if (!args.reducer->commutative() && !a.rank_order(size)) {
     throw ArgumentError(
         "op: a non-commutative op needs an algorithm that combines in rank "
         "order; '" +
-        name + "' does not at " + std::to_string(size) +
+        std::string(a.name) + "' does not at " + std::to_string(size) +
         " ranks (use binomial, mpi, or pairwise_exchange at 2^k ranks)");
   }
   return a;
 }
 
 const AllreduceAlgorithm& allreduce_algorithm(const std::string& name) {
+  thread_local std::string last_name;  // a loop of calls names the same algorithm
+  thread_local const AllreduceAlgorithm* last = nullptr;
+  if (last && name == last_name) return *last;
   for (const auto& a : allreduce_algorithms()) {
-    if (name == a.name) return a;
+    if (name == a.name) {
+      last_name = name;
+      last = &a;
+      return a;
+    }
   }
   std::string valid = "auto";
   for (const auto& a : allreduce_algorithms()) valid += std::string(", ") + a.name;

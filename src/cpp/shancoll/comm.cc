@@ -6,6 +6,7 @@
 #include "shancoll/attached.h"
 #include "shancoll/coll/allreduce/shan_node_pipeline.h"
 #include "shancoll/coll/release_gather/release_gather.h"
+#include "shancoll/environment.h"
 #include "shancoll/error.h"
 #include "shancoll/progress.h"
 #include "shancoll/shm/flags.h"
@@ -64,8 +65,7 @@ Comm::~Comm() {
 }
 
 NodeContext& Comm::nodes(int ranks_per_node) {
-  if (ranks_per_node < 0) ranks_per_node = env_ranks_per_node();
-  if (ranks_per_node < 0) ranks_per_node = 0;
+  if (ranks_per_node < 0) ranks_per_node = environment().ranks_per_node;
   auto& slot = nodes_[ranks_per_node];
   if (!slot) {
     auto ctx = std::make_unique<NodeContext>();

@@ -9,6 +9,8 @@
 #include <ctime>
 #include <thread>
 
+#include "shancoll/environment.h"
+
 namespace shancoll {
 namespace {
 
@@ -45,14 +47,7 @@ void set_pause_hook(PauseHook hook) { g_pause = hook ? hook : default_pause; }
 
 PauseHook pause_hook() { return g_pause; }
 
-double default_timeout() {
-  static const double seconds = [] {
-    const char* text = std::getenv("SHANCOLL_TIMEOUT");
-    double value = text ? std::atof(text) : 0.0;
-    return value > 0 ? value : 120.0;
-  }();
-  return seconds;
-}
+double default_timeout() { return environment().timeout; }
 
 double now_seconds() {
   using clock = std::chrono::steady_clock;

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "shancoll/environment.h"
 #include "shancoll/error.h"
 #include "shancoll/rules.h"
 
@@ -12,13 +13,9 @@ namespace {
 // composes over several nodes too); for non-commutative ops the MPI library's
 // reduce, which keeps rank order with its best tree. Provisional until the
 // sweeps of docs/performance.md are fitted.
-std::string resolve(const std::string& requested, const char* env_name) {
-  std::string name = requested;
-  if (name.empty()) {  // read per call, so a changed environment takes effect
-    const char* env = std::getenv(env_name);
-    name = env && *env ? env : "auto";
-  }
-  return name;
+std::string resolve(const std::string& requested, const std::string& from_environment) {
+  if (!requested.empty()) return requested;
+  return from_environment.empty() ? "auto" : from_environment;
 }
 
 template <class Table>
@@ -77,7 +74,7 @@ std::string choose_reduce(std::int64_t bytes, bool commutative, int ranks, int n
 
 const BcastAlgorithm& find_bcast(const std::string& requested, std::int64_t bytes, int ranks,
                                  int nodes) {
-  std::string name = resolve(requested, "SHANCOLL_BCAST_ALGORITHM");
+  std::string name = resolve(requested, environment().bcast);
   if (name == "auto") name = choose_bcast(bytes, ranks, nodes);
   for (const auto& a : bcast_algorithms())
     if (name == a.name) return a;
@@ -86,7 +83,7 @@ const BcastAlgorithm& find_bcast(const std::string& requested, std::int64_t byte
 
 const ReduceAlgorithm& find_reduce(const std::string& requested, const ReduceArgs& args, int ranks,
                                    int nodes) {
-  std::string name = resolve(requested, "SHANCOLL_REDUCE_ALGORITHM");
+  std::string name = resolve(requested, environment().reduce);
   if (name == "auto") name = choose_reduce(args.bytes(), args.reducer->commutative(), ranks, nodes);
   for (const auto& a : reduce_algorithms()) {
     if (name != a.name) continue;

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "shancoll/environment.h"
 #include "shancoll/error.h"
 
 namespace shancoll {
@@ -89,8 +90,8 @@ const char* current_path(const Active& a, const char** how) {
   *how = "set_rules";
   if (!a.explicit_path.empty()) return a.explicit_path.c_str();
   *how = "SHANCOLL_RULES";
-  const char* env = std::getenv("SHANCOLL_RULES");  // per call: a changed environment counts
-  if (env && *env) return env;
+  const std::string& env = environment().rules;
+  if (!env.empty()) return env.c_str();
   *how = "default table";
   return a.default_path.c_str();
 }
@@ -144,12 +145,14 @@ void set_rules(const std::string& path) {
   Active& a = active();
   std::lock_guard<std::mutex> lock(a.mu);
   a.explicit_path = path;
+  bump_selection_generation();
 }
 
 void set_default_rules(const std::string& path) {
   Active& a = active();
   std::lock_guard<std::mutex> lock(a.mu);
   a.default_path = path;
+  bump_selection_generation();
 }
 
 std::string active_rules_path() {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "shancoll/environment.h"
 #include "shancoll/error.h"
 #include "shancoll/rules.h"
 
@@ -57,10 +58,8 @@ int rule_nodes(Comm& comm, int ranks_per_node) {
 const AllgathervAlgorithm& find_allgatherv(const std::string& requested, const AllgathervArgs& args,
                                            Comm& comm, int ranks_per_node) {
   std::string name = requested;
-  if (name.empty()) {  // read per call, so a changed environment takes effect
-    const char* env = std::getenv("SHANCOLL_ALLGATHERV_ALGORITHM");
-    name = env && *env ? env : "auto";
-  }
+  if (name.empty()) name = environment().allgatherv;
+  if (name.empty()) name = "auto";
   if (name == "auto") {
     const Topology& topo = comm.nodes(ranks_per_node).topo;
     name = choose_allgatherv(args.total(), args.recv != nullptr, topo.size, topo.node_count);

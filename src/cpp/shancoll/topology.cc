@@ -127,11 +127,6 @@ int Topology::max_local_size() const {
   return m;
 }
 
-int env_ranks_per_node() {
-  const char* text = std::getenv("SHANCOLL_RANKS_PER_NODE");
-  return text ? std::atoi(text) : 0;
-}
-
 Topology build_topology(MPI_Comm comm, int ranks_per_node) {
   const char* env = std::getenv("SHANCOLL_SOCKETS");  // malformed: refused before communicating
   const SocketSpec sockets = parse_socket_spec(env ? env : "", "SHANCOLL_SOCKETS");

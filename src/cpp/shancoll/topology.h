@@ -78,6 +78,5 @@ Topology build_topology(MPI_Comm comm, int ranks_per_node);
 void free_topology(Topology& topo);
 
 // Virtual node size from SHANCOLL_RANKS_PER_NODE, 0 when unset.
-int env_ranks_per_node();
 
 }  // namespace shancoll

@@ -21,7 +21,7 @@ namespace {
 // The node leaders' communicator, made once per node layout (collective over
 // the whole communicator: every rank reaches it in the same call).
 MPI_Comm leaders_comm(Comm& comm, NodeContext& ctx, const ReleaseGatherOptions& o) {
-  ReleaseGatherState& st = release_gather_state(ctx, o);
+  ReleaseGatherState& st = release_gather_state(ctx, o.buffer_for(0).bytes);
   if (!st.leaders_made) {
     const int color = ctx.topo.local_rank == 0 ? 0 : MPI_UNDEFINED;
     check_mpi(MPI_Comm_split(comm.mpi(), color, comm.rank(), &st.leaders), "MPI_Comm_split");

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "shancoll/coll/intergroup/intergroup.h"
+#include "shancoll/environment.h"
 #include "shancoll/error.h"
 #include "shancoll/progress.h"
 #include "shancoll/select.h"
@@ -132,10 +133,8 @@ const std::vector<IntergroupAlgorithm>& intergroup_algorithms() {
 
 const IntergroupAlgorithm& find_intergroup(const std::string& requested) {
   std::string name = requested;
-  if (name.empty()) {  // read per call, so a changed environment takes effect
-    const char* env = std::getenv("SHANCOLL_INTERGROUP_ALGORITHM");
-    name = env && *env ? env : "auto";
-  }
+  if (name.empty()) name = environment().intergroup;
+  if (name.empty()) name = "auto";
   if (name == "auto") name = "segmented";  // the paper's algorithms; no measured rule yet
   for (const auto& a : intergroup_algorithms()) {
     if (name == a.name) return a;

@@ -78,12 +78,31 @@ RgTree ReleaseGatherOptions::tree_for(bool reduce, std::int64_t bytes) const {
   return t;
 }
 
+// The paper's buffer (Sec. VI: 32 KiB in 4 chunks of 8 KiB) below 64 KiB;
+// from 64 KiB on 256 KiB in 8 chunks of 32 KiB: measured at 2 ranks
+// (docs/performance.md), an 8 KiB chunk costs about as much in flag
+// hand-offs and waits as in copying, so a large bcast ran at half of MPICH's
+// speed; a 32 KiB chunk still stays in L2 with all 8 slots in flight.
+constexpr std::int64_t kLargeMessage = 64 << 10;
+constexpr RgBuffer kSmallBuffer{32 << 10, 4};
+constexpr RgBuffer kLargeBuffer{256 << 10, 8};
+
+RgBuffer ReleaseGatherOptions::buffer_for(std::int64_t bytes) const {
+  const RgBuffer by_size = bytes < kLargeMessage ? kSmallBuffer : kLargeBuffer;
+  return {round_up(buffer_size > 0 ? static_cast<std::size_t>(buffer_size) : by_size.bytes),
+          buffers > 0 ? buffers : by_size.slots};
+}
+
 void ReleaseGatherOptions::validate() const {
-  if (buffers < 1) throw ArgumentError("buffers: must be >= 1, got " + std::to_string(buffers));
-  if (buffer_size < static_cast<std::int64_t>(kCacheLine) * buffers || buffer_size > (1 << 30))
-    throw ArgumentError(
-        "buffer_size: must hold at least 64 bytes per buffer (buffers=" + std::to_string(buffers) +
-        ") and at most 1 GiB, got " + std::to_string(buffer_size));
+  if (buffers < 0)
+    throw ArgumentError("buffers: must be >= 1 (0: by message size), got " +
+                        std::to_string(buffers));
+  const int most_slots = buffers > 0 ? buffers : std::max(kSmallBuffer.slots, kLargeBuffer.slots);
+  if (buffer_size != 0 &&
+      (buffer_size < static_cast<std::int64_t>(kCacheLine) * most_slots || buffer_size > (1 << 30)))
+    throw ArgumentError("buffer_size: must hold at least 64 bytes per slot (" +
+                        std::to_string(most_slots) + " slots) and at most 1 GiB, got " +
+                        std::to_string(buffer_size));
   for (const RgTreeOptions* o : {&bcast_tree, &reduce_tree}) {
     const std::string phase = o == &bcast_tree ? "bcast" : "reduce";
     const pattern::TreeShape& s = o->shape;
@@ -121,13 +140,12 @@ const ReleaseGatherOptions& release_gather_options(const Options& opt) {
 // segment is zero-filled and reached by every local rank in the same call
 // (the allocation is collective), after all earlier calls finished: the
 // counters restart at zero everywhere.
-ReleaseGatherState& release_gather_state(NodeContext& ctx, const ReleaseGatherOptions& o) {
+ReleaseGatherState& release_gather_state(NodeContext& ctx, std::size_t buffer) {
   if (!ctx.release_gather) {
     ctx.release_gather = std::make_unique<ReleaseGatherState>();
     ctx.release_gather->segment = std::make_unique<NodeSegment>(ctx.topo.node_comm);
   }
   ReleaseGatherState& st = *ctx.release_gather;
-  const std::size_t buffer = round_up(static_cast<std::size_t>(o.buffer_size));
   st.segment->reserve(segment_bytes(ctx.topo.local_size(), buffer));
   if (st.generation != st.segment->generation()) {
     st.generation = st.segment->generation();
@@ -140,7 +158,7 @@ ReleaseGatherState& release_gather_state(NodeContext& ctx, const ReleaseGatherOp
 
 RgPhase::RgPhase(NodeContext& ctx, const ReleaseGatherOptions& o, bool reduce, int local_root,
                  std::int64_t bytes, std::size_t elem, double timeout, Stats& stats)
-    : st_(release_gather_state(ctx, o)),
+    : st_(release_gather_state(ctx, o.buffer_for(bytes).bytes)),
       region_(reduce ? st_.reduce : st_.bcast),
       reduce_(reduce),
       me_(ctx.topo.local_rank),
@@ -165,13 +183,14 @@ RgPhase::RgPhase(NodeContext& ctx, const ReleaseGatherOptions& o, bool reduce, i
               ? pattern::tree_node(local_size_, me_, local_root, tree.shape)
               : pattern::socket_tree_node(config_.sockets, me_, local_root, tree.shape,
                                           config_.topology);
-  config_.buffer_bytes = round_up(static_cast<std::size_t>(o.buffer_size));
+  const RgBuffer buffer = o.buffer_for(bytes);
+  config_.buffer_bytes = buffer.bytes;
   config_.inline_data =
       o.inline_data && bytes <= static_cast<std::int64_t>(kInlineBytes) && elem <= kInlineBytes;
-  config_.slots = config_.inline_data ? 1 : o.buffers;
+  config_.slots = config_.inline_data ? 1 : buffer.slots;
   config_.slot_bytes = config_.inline_data
                            ? kInlineBytes
-                           : config_.buffer_bytes / o.buffers / kCacheLine * kCacheLine;
+                           : config_.buffer_bytes / buffer.slots / kCacheLine * kCacheLine;
   config_.read_from_parent = !reduce && o.read_from_parent;  // reduce has no release flags
   chunk_ = static_cast<std::int64_t>(config_.slot_bytes / elem * elem);
   if (bytes > 0) enter_region();

@@ -56,20 +56,27 @@ struct RgTree {
   pattern::TreeTopology topology = pattern::TreeTopology::none;
 };
 
+// A buffer's bytes and its slots (each one chunk).
+struct RgBuffer {
+  std::size_t bytes;
+  int slots;
+};
+
 // The optimisations of Sec. III, each switchable (Python keywords of the same name).
 struct ReleaseGatherOptions {
   RgTreeOptions bcast_tree, reduce_tree;
-  SocketSpec sockets;  // synthetic socket map; automatic: the topology's (hwloc)
-  std::int64_t buffer_size =
-      32 << 10;                  // bytes of one buffer (the bcast buffer, each reduce buffer)
-  int buffers = 4;               // slots per buffer: chunks in flight (pipelining)
-  bool inline_data = false;      // messages of <= 56 bytes inside the flag's cache line
-  bool read_from_parent = true;  // children read their parent's release flag
-  bool data_copy = true;         // reduce straight into the root's recvbuf
+  SocketSpec sockets;                    // synthetic socket map; automatic: the topology's (hwloc)
+  std::int64_t buffer_size = 0;          // bytes of one buffer (bcast's, each reduce's); 0: by size
+  int buffers = 0;                       // slots per buffer (chunks in flight); 0: by size
+  bool inline_data = false;              // messages of <= 56 bytes inside the flag's cache line
+  bool read_from_parent = true;          // children read their parent's release flag
+  bool data_copy = true;                 // reduce straight into the root's recvbuf
   std::string inter_algorithm = "auto";  // allreduce among node leaders (several nodes)
 
   // The tree for `bytes` of a bcast (reduce = false) or reduce.
   RgTree tree_for(bool reduce, std::int64_t bytes) const;
+  // The buffer for a message of `bytes`: the options', else by size.
+  RgBuffer buffer_for(std::int64_t bytes) const;
   void validate() const;  // throws ArgumentError naming the option
 };
 
@@ -183,7 +190,8 @@ int node_representative(const Topology& t, int node, int root);
 // and children representatives (ranks of the communicator).
 pattern::TreeNode node_tree(const Topology& t, int root);
 
-ReleaseGatherState& release_gather_state(NodeContext& ctx, const ReleaseGatherOptions& o);
+// The node's state, its segment holding buffers of `buffer_bytes` (collective over the node).
+ReleaseGatherState& release_gather_state(NodeContext& ctx, std::size_t buffer_bytes);
 
 // The options of a call (the defaults when the caller gave none).
 const ReleaseGatherOptions& release_gather_options(const Options& opt);

@@ -1,0 +1,36 @@
+// The SHANCOLL_* environment variables, read once at the first call that
+// needs one (like an MPI library's control variables), not on every call:
+// getenv scans the whole environment, and an `auto` allreduce needed four of
+// them, about a tenth of a small call. reload_environment() reads them again
+// (shancoll.reload_environment()); it must not run during a collective.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace shancoll {
+
+struct Environment {
+  int ranks_per_node = 0;  // SHANCOLL_RANKS_PER_NODE; 0: the physical nodes
+  double timeout = 120;    // SHANCOLL_TIMEOUT, seconds per wait
+  std::string rules;       // SHANCOLL_RULES; empty: not set
+  std::string allgatherv;  // SHANCOLL_<COLL>_ALGORITHM; empty: auto
+  std::string allreduce;
+  std::string bcast;
+  std::string reduce;
+  std::string intergroup;
+};
+
+const Environment& environment();
+void reload_environment();
+
+// Any other variable (the C API's per-collective ones), read once like the
+// rest; "" when unset. `name` must be a string literal: it is cached by address.
+const char* environment_value(const char* name);
+
+// Changes whenever what `auto` may choose can change (a reload, set_rules):
+// choices cached under an older value are stale.
+std::uint64_t selection_generation();
+void bump_selection_generation();
+
+}  // namespace shancoll
