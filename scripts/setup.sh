@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up the development environment for shancoll: a virtualenv at .venv with
 # MPICH (PyPI wheel), mpi4py and the build/test tools, then build and install
-# shancoll itself against that MPICH.
+# shancoll itself against that MPICH; and the C API's Fortran example in
+# build/fortran, against Debian's MPICH (the wheel has no Fortran bindings).
 #
 # Idempotent and non-interactive: safe to re-run; already-satisfied pip
 # requirements are not downloaded again. Works on a fresh machine (CI=true,
@@ -9,7 +10,7 @@
 #
 # Environment knobs:
 #   PYTHON=python3.11       interpreter used to create .venv (default: python3.11, else python3)
-#   SHANCOLL_SKIP_APT=1     never touch apt (optional libhwloc-dev / pkg-config)
+#   SHANCOLL_SKIP_APT=1     never touch apt (libhwloc-dev, pkg-config, gfortran, libmpich-dev)
 #   SHANCOLL_SKIP_INSTALL=1 only set up .venv, do not build/install shancoll
 set -euo pipefail
 
@@ -48,9 +49,11 @@ note() { printf '    %s\n' "$*"; }
 warn() { printf '    WARNING: %s\n' "$*" >&2; }
 
 # --------------------------------------------------------------------------
-step "1/5 Optional system packages (libhwloc-dev, pkg-config)"
+step "1/6 System packages (libhwloc-dev, pkg-config; gfortran, libmpich-dev)"
 # --------------------------------------------------------------------------
-apt_pkgs=(libhwloc-dev pkg-config)
+# hwloc is optional (topology); gfortran and Debian's MPICH (mpif90) build the
+# Fortran example (step 5), whose test fails in CI when they are missing.
+apt_pkgs=(libhwloc-dev pkg-config gfortran libmpich-dev)
 missing=()
 if command -v dpkg-query >/dev/null 2>&1; then
   for p in "${apt_pkgs[@]}"; do
@@ -62,11 +65,11 @@ fi
 if [[ "${SHANCOLL_SKIP_APT:-0}" == 1 ]]; then
   note "skipped (SHANCOLL_SKIP_APT=1)"
 elif ! command -v apt-get >/dev/null 2>&1 || ! command -v dpkg-query >/dev/null 2>&1; then
-  note "apt not available; skipping (hwloc topology support is optional)"
+  note "apt not available; skipping (no hwloc topology, no Fortran example)"
 elif [[ ${#missing[@]} -eq 0 ]]; then
   note "already installed: ${apt_pkgs[*]}"
 elif [[ "$(id -u)" -ne 0 ]]; then
-  note "not root; skipping apt install of: ${missing[*]} (optional)"
+  note "not root; skipping apt install of: ${missing[*]}"
 else
   note "installing: ${missing[*]}"
   apt_log="$(mktemp)"
@@ -76,13 +79,13 @@ else
     note "installed: ${missing[*]}"
   else
     tail -n 20 "$apt_log" >&2 || true
-    warn "apt install of ${missing[*]} failed; continuing without them (optional)"
+    warn "apt install of ${missing[*]} failed; continuing without them"
   fi
   rm -f "$apt_log"
 fi
 
 # --------------------------------------------------------------------------
-step "2/5 Python virtualenv at .venv"
+step "2/6 Python virtualenv at .venv"
 # --------------------------------------------------------------------------
 # Pick the base interpreter from a PATH without .venv/bin (the Makefile puts it first).
 base_path="$(printf '%s' "$PATH" | tr ':' '\n' | { grep -vxF "$VENV/bin" || true; } | paste -sd: -)"
@@ -114,7 +117,7 @@ else
 fi
 
 # --------------------------------------------------------------------------
-step "3/5 Python dependencies (pip; already-satisfied ones are not re-downloaded)"
+step "3/6 Python dependencies (pip; already-satisfied ones are not re-downloaded)"
 # --------------------------------------------------------------------------
 "$VPY" -m pip install --quiet --upgrade-strategy only-if-needed "${DEPS[@]}"
 note "$("$VENV/bin/mpichversion" 2>/dev/null | head -n 1 || echo 'mpichversion: not found')"
@@ -122,13 +125,13 @@ note "mpi4py $("$VPY" -c 'import mpi4py; print(mpi4py.__version__)')," \
   "numpy $("$VPY" -c 'import numpy; print(numpy.__version__)')"
 
 if [[ "${SHANCOLL_SKIP_INSTALL:-0}" == 1 ]]; then
-  step "4/5 Build and install shancoll: skipped (SHANCOLL_SKIP_INSTALL=1)"
-  step "5/5 Done"
+  step "4/6 Build and install shancoll: skipped (SHANCOLL_SKIP_INSTALL=1)"
+  step "Done"
   exit 0
 fi
 
 # --------------------------------------------------------------------------
-step "4/5 Build and install shancoll into .venv (against the venv's MPICH)"
+step "4/6 Build and install shancoll into .venv (against the venv's MPICH)"
 # --------------------------------------------------------------------------
 if [[ ! -f "$ROOT/pyproject.toml" ]]; then
   echo "error: $ROOT/pyproject.toml not found; nothing to install" >&2
@@ -156,7 +159,32 @@ else
 fi
 
 # --------------------------------------------------------------------------
-step "5/5 Sanity check"
+step "5/6 The C API from Fortran: build/fortran against Debian's MPICH"
+# --------------------------------------------------------------------------
+# The Fortran program and libshancoll.so must use one MPI library, and the
+# wheel's MPICH has no Fortran bindings: so a second, C-API-only build of the
+# same CMake project against Debian's MPICH (mpicc/mpicxx/mpif90.mpich).
+# Incremental on re-runs; tests/test_pmpi.py runs the program.
+FORTRAN_BUILD="$ROOT/build/fortran"
+FORTRAN_LOG="$LOG_DIR/fortran-build.log"
+if ! command -v mpif90.mpich >/dev/null 2>&1 || ! command -v mpicxx.mpich >/dev/null 2>&1; then
+  note "skipped: no mpif90.mpich (apt-get install gfortran libmpich-dev)"
+elif "$VENV/bin/cmake" -S "$ROOT" -B "$FORTRAN_BUILD" -G Ninja \
+       -DSHANCOLL_TOOLS=OFF -DSHANCOLL_CAPI=ON -DSHANCOLL_FORTRAN=ON -DSHANCOLL_PYTHON=OFF \
+       -DMPI_C_COMPILER="$(command -v mpicc.mpich)" \
+       -DMPI_CXX_COMPILER="$(command -v mpicxx.mpich)" \
+       -DMPI_Fortran_COMPILER="$(command -v mpif90.mpich)" \
+       -DMPIEXEC_EXECUTABLE="$(command -v mpiexec.mpich)" >"$FORTRAN_LOG" 2>&1 &&
+     "$VENV/bin/cmake" --build "$FORTRAN_BUILD" --target shancoll_fortran_example \
+       >>"$FORTRAN_LOG" 2>&1; then
+  note "built build/fortran/shancoll_fortran_example (log: ${FORTRAN_LOG#"$ROOT"/})"
+else
+  tail -n 30 "$FORTRAN_LOG" >&2 || true
+  warn "building the Fortran example failed (log: ${FORTRAN_LOG#"$ROOT"/}); its test will fail"
+fi
+
+# --------------------------------------------------------------------------
+step "6/6 Sanity check"
 # --------------------------------------------------------------------------
 # Run from outside the repo so the installed package (not ./src) is imported.
 (cd / && "$VPY" - <<'PY'

@@ -32,7 +32,8 @@
  * c_null_char, NULL is c_null_ptr). With MPICH and its derivatives the
  * Fortran INTEGER handles are the C handles (pass them by value as
  * integer(c_int)); elsewhere a C shim applies MPI_Comm_f2c, MPI_Type_f2c and
- * MPI_Op_f2c. tests/fortran/allreduce_example.f90 is a complete program.
+ * MPI_Op_f2c (tests/fortran/f2c_shim.c). tests/fortran/capi_example.f90 is a
+ * complete program using both.
  *
  * What runs:
  *   - intra-communicators only;
