@@ -214,13 +214,22 @@ def test_alternating_collectives_roots_and_options(comm):
     collective_check(comm, body, "alternating calls")
 
 
-def test_chunks_counted_in_stats(comm):
-    buf = np.zeros(100_000, np.uint8)
-    shancoll.bcast(comm, buf, 0, "release_gather", ranks_per_node=0)
+@pytest.mark.parametrize(
+    "nbytes, options, chunks",
+    [
+        (50_000, {}, 7),  # below 64 KiB: the paper's 8 KiB chunks
+        (100_000, {}, 4),  # from 64 KiB: 32 KiB chunks
+        (100_000, {"buffer_size": 32768, "buffers": 4}, 13),  # the paper's, asked for
+        (100_000, {"buffers": 16}, 7),  # 256 KiB in 16 slots: 16 KiB chunks
+    ],
+)
+def test_chunks_counted_in_stats(comm, nbytes, options, chunks):
+    buf = np.zeros(nbytes, np.uint8)
+    shancoll.bcast(comm, buf, 0, "release_gather", ranks_per_node=0, **options)
     stats = shancoll.last_stats(comm)
-    want = 13 if comm.size > 1 else 0  # 8 KiB chunks; one rank copies nothing
+    want = chunks if comm.size > 1 else 0  # one rank copies nothing
     assert_all(comm, stats.algorithm == "release_gather" and stats.block_count == want,
-               f"bcast of 100 000 bytes in 8 KiB chunks: {stats}")  # fmt: skip
+               f"bcast of {nbytes} bytes with {options}: {stats}")  # fmt: skip
 
 
 def test_non_commutative_reduce_keeps_rank_order(comm):
@@ -251,7 +260,7 @@ def test_bad_input_names_the_argument(comm):
     raises_all(comm, ValueError, shancoll.bcast, comm, buf, comm.size, match="root")
     raises_all(comm, ValueError, shancoll.bcast, comm, buf, 0, tree="star", match="tree")
     raises_all(comm, ValueError, shancoll.bcast, comm, buf, 0, tree="knomial", k=1, match="k")
-    raises_all(comm, ValueError, shancoll.bcast, comm, buf, 0, buffers=0, match="buffers")
+    raises_all(comm, ValueError, shancoll.bcast, comm, buf, 0, buffers=-1, match="buffers")
     raises_all(comm, ValueError, shancoll.bcast, comm, buf, 0, buffer_size=100, match="buffer_size")
     raises_all(comm, ValueError, shancoll.bcast, comm, buf, 0, skew="up", match="skew")
     raises_all(comm, ValueError, shancoll.bcast, comm, buf, 0, topology="diagonal",
