@@ -51,9 +51,10 @@ constexpr std::int64_t kLatencyBytes = 8 * 1024;
 //
 // Cost model. Node j's D_j bytes travel N-1 hops round the node ring, cut
 // into B = D_j / b blocks. When every node holds about the same share
-// (regular, linearly decreasing), all N links carry data from the start and
-// the time is the links' load, ~(m - m/N) beta, whatever b is: the default
-// stays, so large contributions keep few, large messages. When one node
+// (regular; linearly decreasing from 4 nodes on: on 3 its first node holds
+// 56%), all N links carry data from the start and the time is the links'
+// load, ~(m - m/N) beta, whatever b is: the default stays, so large
+// contributions keep few, large messages. When one node
 // holds most of m (broadcast: m_0 = m), the other links idle until its
 // blocks reach them, and the time is that of a pipelined chain of N-1 hops
 // (N-2 forwarding nodes):
@@ -62,9 +63,9 @@ constexpr std::int64_t kLatencyBytes = 8 * 1024;
 // + 2 sqrt((N-2) D alpha beta). A 1 MiB broadcast over 32 nodes (alpha
 // 1.3 us, beta 0.1 ns/B): 4 blocks of the default 256 KiB give T ~ 34 x
 // 27.5 us = 0.94 ms; b* = 21 KB ~0.27 ms, and the 16.5 KiB this rule picks
-// (alpha/beta rounded to 8 KiB) ~0.28 ms. (The
-// blocks must also leave the node one after another, not all at once: they
-// do, as they are copied in, see allgatherv_shan.cc.) b* is clamped to
+// (alpha/beta rounded to 8 KiB) ~0.28 ms. (The blocks must also leave the
+// node one after another, not all at once: they do, as they are copied in,
+// see allgatherv_shan.cc.) b* is clamped to
 // [kLatencyBytes, kDefaultBlockSize]. "At least half" is a heuristic
 // boundary: with 3 or more nodes a node holding half of m holds more than
 // any balanced share, and no other node's traffic can hide its pipeline's
