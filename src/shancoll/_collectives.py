@@ -216,7 +216,9 @@ def allgatherv(
           inter-communicator.
     block_size : int
         ``shan``: the largest block, in bytes, forwarded between nodes; a
-        contribution larger than this is split and pipelined. 0 chooses.
+        contribution larger than this is split and pipelined. 0 chooses:
+        256 KiB, or smaller when one node holds at least half of the data
+        on 3+ nodes (broadcast-shaped; ``pattern/shan_blocks.h``).
     transport : str
         ``shan``: how a notified write between nodes is emulated:
         ``"rma"`` (put, flush, put of the notification), ``"two_sided"``

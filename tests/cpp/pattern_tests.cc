@@ -15,6 +15,9 @@
 // reached from the root exactly once, depth and fan-out per kind, skew
 // mirrors the children order, and the paper's Fig. 8 example; topology-aware
 // (per-socket) trees on synthetic socket maps (socket_tree_checks.h).
+// shan allgatherv's block size rule (pattern/shan_blocks.h): the default
+// unless the input is broadcast-shaped on 3+ nodes, then the pipelined
+// chain's optimum, clamped.
 // Last line: "pattern_tests: N passed, M failed"; exit code 1 on any failure.
 #include <algorithm>
 #include <cstdio>
@@ -28,6 +31,7 @@
 #include "shancoll/pattern/dissemination.h"
 #include "shancoll/pattern/nway_dissemination.h"
 #include "shancoll/pattern/pairwise_exchange.h"
+#include "shancoll/pattern/shan_blocks.h"
 #include "shancoll/pattern/tree.h"
 
 using namespace shancoll::pattern;
@@ -371,7 +375,29 @@ void tree_tests() {
 // The topology-aware trees; use check() and tree_depths() above.
 #include "socket_tree_checks.h"  // NOLINT(build/include_order)
 
+// pipeline_block_size / choose_block_size (shan_blocks.h).
+void shan_block_size_tests() {
+  using namespace shancoll::shan;
+  constexpr std::int64_t KiB = 1024, MiB = 1024 * KiB;
+  check(pipeline_block_size(1 * MiB, 1 * MiB, 2) == 0, "shan block: 2 nodes keep the default");
+  check(pipeline_block_size(MiB / 32, 1 * MiB, 32) == 0, "shan block: regular keeps the default");
+  check(pipeline_block_size(MiB / 2 - 1, 1 * MiB, 32) == 0, "shan block: under half is not bcast");
+  // 1 MiB from one node over 32: sqrt(2^20 * 2^13 / 30) = 16921 B (16.5 KiB)
+  const std::int64_t b32 = pipeline_block_size(1 * MiB, 1 * MiB, 32);
+  check(b32 == 16921, "shan block: 1 MiB over 32 nodes 16921 B");
+  check(pipeline_block_size(MiB / 2, 1 * MiB, 32) > 0, "shan block: half is bcast-shaped");
+  check(pipeline_block_size(1024 * MiB, 1024 * MiB, 3) == kDefaultBlockSize,
+        "shan block: capped at the default");
+  check(pipeline_block_size(4 * KiB, 4 * KiB, 32) == kLatencyBytes, "shan block: floor");
+  const std::vector<std::int64_t> counts = {1 * MiB, 0, 0, 0};
+  check(choose_block_size(0, counts, 1 << 20, b32) == b32, "shan block: preferred when none asked");
+  check(choose_block_size(4096, counts, 1 << 20, b32) == 4096, "shan block: requested wins");
+  check(choose_block_size(0, counts, 1 << 20) == kDefaultBlockSize, "shan block: default");
+  check(choose_block_size(0, counts, 4 + 8, b32) == MiB / 8, "shan block: raised to fit the ids");
+}
+
 int main() {
+  shan_block_size_tests();
   tree_tests();
   socket_tree_checks::run();
   const int kMaxP = 130, kMaxN = 8;

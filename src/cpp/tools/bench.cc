@@ -3,7 +3,7 @@
 //   shancoll_bench --coll allgatherv --algorithms shan,mpi,ring
 //                  --sizes 1024,65536,1048576 --dist regular|decreasing|bcast
 //                  --iters N --warmup W --repeats R [--ranks-per-node K]
-//                  [--transport rma|two_sided] [--shared]
+//                  [--transport rma|two_sided] [--shared] [--block-size B]
 //   shancoll_bench --coll intergroup --setting 1..8 --algorithms segmented,root_gather,mpi
 //                  --sizes ... [--first-group N]
 //   shancoll_bench --coll allreduce --algorithms shan,nway_dissemination,mpi
@@ -20,7 +20,8 @@
 // Distributions (c = --sizes value, bytes per rank): regular m_i = c;
 // linearly decreasing m_i = 2c(P-1-i)/(P-1) (c when P = 1); broadcast
 // m_0 = P c, the others 0. --shared leaves shan's result in the node segment
-// (recv == nullptr); the other algorithms ignore it.
+// (recv == nullptr); the other algorithms ignore it. --block-size B sets
+// shan's block size (Options::block_size; 0, the default, lets shan choose).
 //
 // Output on rank 0: CSV with the header below; "transport" is "-" for the
 // algorithms without one. For the largest size a row with collective
@@ -108,8 +109,9 @@ std::int64_t parse_int(const std::string& text, const char* what) {
 const char* kUsage =
     "usage: shancoll_bench --coll allgatherv --algorithms shan,mpi,ring --sizes 1024,65536 "
     "--dist regular|decreasing|bcast --iters N --warmup W --repeats R [--ranks-per-node K] "
-    "[--transport rma|two_sided] [--shared] [--check] | --coll allreduce --sizes 1,255 "
-    "--dtype int|double --op sum|max [--check] | --coll intergroup --setting 1..8 "
+    "[--transport rma|two_sided] [--shared] [--block-size B] [--check] | "
+    "--coll allreduce --sizes 1,255 --dtype int|double --op sum|max [--check] | "
+    "--coll intergroup --setting 1..8 "
     "[--first-group N]";
 
 Config parse(int argc, char** argv) {
@@ -139,6 +141,8 @@ Config parse(int argc, char** argv) {
       c.repeats = static_cast<int>(parse_int(value(), "--repeats"));
     } else if (arg == "--ranks-per-node") {
       c.options.ranks_per_node = static_cast<int>(parse_int(value(), "--ranks-per-node"));
+    } else if (arg == "--block-size") {
+      c.options.block_size = parse_int(value(), "--block-size");
     } else if (arg == "--transport") {
       c.options.transport = parse_transport(value());
     } else if (arg == "--setting") {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -32,15 +33,60 @@ inline std::int64_t working_offset(std::int64_t node_blocks, int n, int l) {
   return offset;
 }
 
-// The block size actually used: the requested one (default when 0), raised
+// The block size when the caller asks for none and the input is not
+// broadcast-shaped.
+constexpr std::int64_t kDefaultBlockSize = 256 * 1024;
+
+// alpha / beta of the networks of the papers: the bytes a link moves in the
+// time one message's latency costs (Aries ~1.3 us x 10 GB/s ~ 13 KB,
+// InfiniBand FDR ~0.7 us x 6.8 GB/s ~ 5 KB), rounded to 8 KiB. A block
+// smaller than this costs more in latency than in transfer.
+constexpr std::int64_t kLatencyBytes = 8 * 1024;
+
+// Block size for broadcast-shaped inputs (seed Sec. II.B: "the data chunk
+// size determines the ramp up speed of the pipeline, the fine-grain shifting
+// of data chunks through the ring is a key requisite"): 0 (no preference)
+// unless one node holds at least half of all bytes on a ring of 3 or more
+// nodes.
+//
+// Cost model. Node j's D_j bytes travel N-1 hops round the node ring, cut
+// into B = D_j / b blocks. When every node holds about the same share
+// (regular; linearly decreasing from 4 nodes on: on 3 its first node holds
+// 56%), all N links carry data from the start and the time is the links'
+// load, ~(m - m/N) beta, whatever b is: the default stays, so large
+// contributions keep few, large messages. When one node
+// holds most of m (broadcast: m_0 = m), the other links idle until its
+// blocks reach them, and the time is that of a pipelined chain of N-1 hops
+// (N-2 forwarding nodes):
+//     T(b) = (B + N - 2) (alpha + b beta),
+// least at b* = sqrt(D alpha / ((N - 2) beta)), where T ~ D beta + (N-2) alpha
+// + 2 sqrt((N-2) D alpha beta). A 1 MiB broadcast over 32 nodes (alpha
+// 1.3 us, beta 0.1 ns/B): 4 blocks of the default 256 KiB give T ~ 34 x
+// 27.5 us = 0.94 ms; b* = 21 KB ~0.27 ms, and the 16.5 KiB this rule picks
+// (alpha/beta rounded to 8 KiB) ~0.28 ms. (The blocks must also leave the
+// node one after another, not all at once: they do, as they are copied in,
+// see allgatherv_shan.cc.) b* is clamped to
+// [kLatencyBytes, kDefaultBlockSize]. "At least half" is a heuristic
+// boundary: with 3 or more nodes a node holding half of m holds more than
+// any balanced share, and no other node's traffic can hide its pipeline's
+// fill of (N-2)(alpha + b beta).
+inline std::int64_t pipeline_block_size(std::int64_t largest_node_bytes, std::int64_t total_bytes,
+                                        int nodes) {
+  if (nodes < 3 || largest_node_bytes <= 0 || 2 * largest_node_bytes < total_bytes) return 0;
+  const double best = std::sqrt(static_cast<double>(largest_node_bytes) *
+                                static_cast<double>(kLatencyBytes) / (nodes - 2));
+  return std::clamp(static_cast<std::int64_t>(best), kLatencyBytes, kDefaultBlockSize);
+}
+
+// The block size actually used: the requested one, or when 0 the preferred
+// one (pipeline_block_size), or when that is 0 too kDefaultBlockSize; raised
 // if needed so that the whole call needs at most `max_blocks` blocks (the
 // notification ids available), and capped so one block fits an int count.
 inline std::int64_t choose_block_size(std::int64_t requested,
                                       const std::vector<std::int64_t>& counts,
-                                      std::int64_t max_blocks) {
-  constexpr std::int64_t kDefault = 256 * 1024;
+                                      std::int64_t max_blocks, std::int64_t preferred = 0) {
   constexpr std::int64_t kMax = std::int64_t{1} << 30;
-  std::int64_t size = requested > 0 ? requested : kDefault;
+  std::int64_t size = requested > 0 ? requested : preferred > 0 ? preferred : kDefaultBlockSize;
   std::int64_t total = 0;
   for (std::int64_t c : counts) total += c;
   const std::int64_t ranks = static_cast<std::int64_t>(counts.size());

@@ -2,23 +2,31 @@
 // notifications (seed: gaspi-shared-notification-collectives, Sec. II;
 // Algorithm 1).
 //
-//   1. local allgatherv: every rank copies its contribution into the node
-//      segment at its displacement; the node's data is now readable by all.
-//   2. LoadBalance parts 1-3 (in parallel over local ranks, published in the
+//   1. LoadBalance parts 1-3 (in parallel over local ranks, published in the
 //      segment): global block ids, continuous across nodes; each local rank
-//      gets an even share of the node's blocks.
-//   3. every local rank writes its share to the next node (notified write);
-//      every local rank then catches *any* notification that reaches the
-//      node and forwards the block on, unless the next node is where it came
-//      from. The node is done when it holds every block.
+//      gets an even share of the node's blocks. They need the counts only.
+//   2. local allgatherv: every rank copies its contribution into the node
+//      segment at its displacement, block by block, flagging each block.
+//   3. every local rank writes its share to the next node (notified write),
+//      each block as soon as it is flagged; every local rank meanwhile
+//      catches *any* notification that reaches the node and forwards the
+//      block on, unless the next node is where it came from. The node is
+//      done when it holds every block.
 //   The result is read in place from the segment (or copied to recvbuf).
+//   The paper copies everything in and synchronises before the first write;
+//   flagging blocks instead lets the ring start with the first block copied,
+//   which matters when one rank holds most of the data (broadcast-shaped
+//   input: it alone copies m bytes, and its blocks then leave one by one,
+//   pipelined, instead of all at once, sharing the link, hop after hop).
 //
 // Cost (N nodes, n ranks per node, m bytes in all, b-byte blocks): each
 // block crosses N-1 node boundaries, once each (pipelined ring of nodes);
 // inter-node messages per node per call ~ m/(N b) * (N-1), independent of n;
 // each local rank sends ~1/n of them. Time ~ (N-1 + m/(N b)) (alpha + b beta)
 // for the ring plus 2 copies of m/N... within the node: one copy in, and one
-// copy out only for a private recvbuf. Three node barriers per call.
+// copy out only for a private recvbuf. Three node barriers per call. The
+// block size b: pattern/shan_blocks.h (pipeline_block_size for broadcast-
+// shaped inputs).
 //
 // Safety across calls: the segment is the result; a node writes into its
 // successor only after the successor signalled READY for this call (a
@@ -124,6 +132,34 @@ void copy_in(Call& c) {
   if (bytes == 0) return;
   const std::byte* src = c.args.send ? c.args.send : c.args.recv + c.args.displs[r];
   local_copy(c.seg + c.layout.data + c.args.displs[r], src, static_cast<std::size_t>(bytes));
+  c.stats.intra_messages += 1;
+  c.stats.intra_bytes += bytes;
+}
+
+// Several nodes: copy_in block by block, each block's notification slot on
+// this node set to the epoch as soon as the block is in the segment (slots of
+// the node's own blocks are otherwise unused: notifications only ever arrive
+// for foreign blocks). The rank that sends a block waits for its slot alone,
+// so the ring starts with the first block copied instead of the last, and a
+// single large contribution (broadcast-shaped input: one rank copies all m
+// bytes) is forwarded while it is still being copied. Needs the block ids
+// (load_balance) first; they depend on the counts only. `between` runs after
+// every block: the copying rank keeps receiving (READY or blocks whose
+// receive it posted) and sends its own share as it goes.
+template <class Between>
+void copy_in_blocks(Call& c, Between&& between) {
+  const int r = c.comm.rank();
+  const std::int64_t bytes = c.args.counts[r];
+  if (bytes == 0) return;
+  const std::byte* src = c.args.send ? c.args.send : c.args.recv + c.args.displs[r];
+  std::byte* dst = c.seg + c.layout.data + c.args.displs[r];
+  const std::int64_t first = c.first()[r];
+  for (std::int64_t k = 0, at = 0; at < bytes; ++k, at += c.block_size) {
+    const std::int64_t n = std::min(c.block_size, bytes - at);
+    local_copy(dst + at, src + at, static_cast<std::size_t>(n));
+    release_store(c.notify(kFirstBlockId + static_cast<int>(first + k)), c.epoch);
+    between();
+  }
   c.stats.intra_messages += 1;
   c.stats.intra_bytes += bytes;
 }
@@ -272,6 +308,14 @@ std::string describe_missing(const Call& c, const std::vector<std::int64_t>& pen
   return text;
 }
 
+// Whether every block of this node is in the segment (copy_in_blocks).
+bool own_blocks_copied(const Call& c, std::int64_t& next) {
+  const std::int64_t end = c.node_first_block(c.t.node + 1);
+  while (next < end && acquire_load(c.notify(kFirstBlockId + static_cast<int>(next))) >= c.epoch)
+    ++next;
+  return next == end;
+}
+
 void exchange_between_nodes(Call& c) {
   const Topology& t = c.t;
   Transport& tr = c.comm.transport(c.ctx, c.opt.transport);
@@ -280,27 +324,48 @@ void exchange_between_nodes(Call& c) {
 
   node_barrier(c.ctx, c.timeout);  // everyone is done reading the previous result
   if (!tr.posts_receives()) signal_ready(c, tr);
-  copy_in(c);
-  copy_own(c);
-  load_balance(c);  // two node barriers: the node's data and block ids are published
+  load_balance(c);  // two node barriers: the block ids are published
   if (tr.posts_receives()) {
     tr.expect(expected_here(c, tr));
     node_barrier(c.ctx, c.timeout);  // all receives of the node are posted
     signal_ready(c, tr);
   }
-
-  wait_until([&] { return acquire_load(c.notify(kReadyId)) >= c.epoch; }, progress,
-             "READY from the next node (shan allgatherv)", c.timeout);
   const std::int64_t node_begin = c.node_first_block(t.node);
   const std::int64_t node_blocks = c.node_first_block(t.node + 1) - node_begin;
   const std::int64_t mine = shan::working_blocks(node_blocks, t.local_size(), t.local_rank);
-  const std::int64_t offset = shan::working_offset(node_blocks, t.local_size(), t.local_rank);
-  for (std::int64_t k = 0; k < mine; ++k) send_block(c, tr, node_begin + offset + k);
+  std::int64_t next_send =
+      node_begin + shan::working_offset(node_blocks, t.local_size(), t.local_rank);
+  const std::int64_t send_end = next_send + mine;
+  std::int64_t next_copied = node_begin;  // the node's blocks seen in the segment so far
+  auto ready = [&] { return acquire_load(c.notify(kReadyId)) >= c.epoch; };
+  // This rank's share of the node's blocks, in order, each once it is copied
+  // in and the next node is READY.
+  auto send_copied = [&] {
+    if (!ready()) return;
+    while (next_send < send_end &&
+           acquire_load(c.notify(kFirstBlockId + static_cast<int>(next_send))) >= c.epoch) {
+      send_block(c, tr, next_send++);
+    }
+  };
+  copy_in_blocks(c, [&] {  // flags each block: no barrier before sending
+    tr.progress();
+    send_copied();
+  });
+  copy_own(c);
 
+  wait_until(ready, progress, "READY from the next node (shan allgatherv)", c.timeout);
+
+  // Forwards whatever arrives while the share is sent. Done when the share
+  // is sent, every foreign block is here and every block of the node is in.
   std::vector<std::int64_t> pending = foreign_blocks(c);
+  auto step = [&] {
+    send_copied();
+    const bool arrived = catch_and_forward(c, tr, pending);
+    return next_send == send_end && arrived && own_blocks_copied(c, next_copied);
+  };
   try {
-    wait_until([&] { return catch_and_forward(c, tr, pending); }, progress,
-               "blocks from the previous node (shan allgatherv)", c.timeout);
+    wait_until(step, progress, "blocks of this node or from the previous node (shan allgatherv)",
+               c.timeout);
   } catch (const TimeoutError& e) {
     throw TimeoutError(e.what() + describe_missing(c, pending));
   }
@@ -362,7 +427,15 @@ const std::byte* allgatherv_shan(Comm& comm, const AllgathervArgs& args, const O
   NodeContext& ctx = comm.nodes(opt.ranks_per_node);
   Call c{comm, ctx, ctx.topo, args, opt, stats, comm.next_epoch()};
   const std::int64_t max_blocks = std::min<std::int64_t>(1 << 20, comm.tag_ub() - kFirstBlockId);
-  c.block_size = shan::choose_block_size(opt.block_size, args.counts, max_blocks);
+  std::int64_t largest_node = 0;  // bytes of the node holding the most
+  for (const std::vector<int>& node : c.t.ranks) {
+    std::int64_t bytes = 0;
+    for (int r : node) bytes += args.counts[r];
+    largest_node = std::max(largest_node, bytes);
+  }
+  const std::int64_t preferred =
+      shan::pipeline_block_size(largest_node, args.total(), c.t.node_count);
+  c.block_size = shan::choose_block_size(opt.block_size, args.counts, max_blocks, preferred);
   for (std::int64_t n : args.counts) c.blocks += shan::blocks_of(n, c.block_size);
   c.layout = reserve_layout(ctx, c.blocks, args.extent());
   c.seg = ctx.segment->base();
