@@ -53,10 +53,14 @@ def describe(rows: list[dict]) -> str:
 
 
 def panels(rows: list[dict]) -> dict[tuple[str, int], list[dict]]:
-    """Rows grouped by (distribution, bytes per rank)."""
+    """Rows grouped by (distribution label, bytes per rank); the label names a
+    nonzero intra-node overhead (sensitivity rows get panels of their own)."""
     out: dict[tuple[str, int], list[dict]] = defaultdict(list)
     for r in rows:
-        out[(r["distribution"], r["bytes_per_rank"])].append(r)
+        dist = r["distribution"]
+        if r["intra_overhead_us"]:
+            dist += f" +{r['intra_overhead_us']:g}us intra"
+        out[(dist, r["bytes_per_rank"])].append(r)
     return dict(sorted(out.items()))
 
 
