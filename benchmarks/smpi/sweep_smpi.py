@@ -159,9 +159,9 @@ def run_smpi(args, nodes: int, driver_args: list[str], cfg: list[str]) -> tuple[
             out, err = proc.communicate(timeout=args.run_timeout)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)  # smpirun and its simulator, nothing else
-            proc.communicate()
+            out, _ = proc.communicate()  # rows of the algorithms that finished are kept
             print(f"    timed out after {args.run_timeout} s: {' '.join(cmd)}", file=sys.stderr)
-            return [], time.monotonic() - t0
+            return out.splitlines(), time.monotonic() - t0
         wall = time.monotonic() - t0
         if proc.returncode != 0:
             print(
