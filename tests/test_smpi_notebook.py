@@ -24,4 +24,4 @@ def test_smpi_notebook_executes():
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     text = "".join(o.get("text", "") for o in outputs)
     assert "SMPI / shancoll" in text and "not found" not in text
-    assert sum("image/png" in o.get("data", {}) for o in outputs) == 2
+    assert sum("image/png" in o.get("data", {}) for o in outputs) == 3

@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
 """Figures and ratio tables of the simulated sweeps (sweep_smpi.py CSVs).
 
-    python benchmarks/smpi/plot_smpi.py benchmarks/results/smpi/allgatherv_aries.csv ...
+    python benchmarks/smpi/plot_smpi.py [--timing global|barrier] [--markdown] \
+        benchmarks/results/smpi/allgatherv_aries.csv ...
 
 writes <csv stem>.png and .svg beside each CSV (time vs nodes, one line per
 algorithm, one panel per distribution / datatype-op-size, as in the papers)
 and prints, per panel and node count, the best shancoll and the best SMPI
-algorithm and their ratio. notebooks/smpi_scaling.ipynb calls the same
-functions. Only csv + matplotlib.
+algorithm and their ratio. A CSV may hold rows of both timing methods
+(column `timing`, sweep_smpi.py --timing): figures and tables use one,
+`global` where the CSV has it, else `barrier` (or the one --timing names),
+and say which. notebooks/smpi_scaling.ipynb calls the same functions. Only
+csv + matplotlib.
 """
 
 from __future__ import annotations
@@ -25,14 +29,38 @@ def load(path: Path) -> list[dict]:
         r["nodes"] = int(r["nodes"])
         r["bytes_per_rank"] = int(r["bytes_per_rank"])
         r["time_us"] = float(r["time_us"])
+        r["timing"] = r.get("timing") or "barrier"  # CSVs older than the column
+        r["intra_overhead_us"] = float(r.get("intra_overhead_us") or 0)
     return rows
 
 
+def select(rows: list[dict], timing: str | None = None) -> list[dict]:
+    """The rows of one timing method: `timing`, else global if present, else barrier."""
+    methods = {r["timing"] for r in rows}
+    if timing is None:
+        timing = "global" if "global" in methods else "barrier"
+    return [r for r in rows if r["timing"] == timing]
+
+
+def describe(rows: list[dict]) -> str:
+    """The timing method and intra-node overhead of rows, for titles."""
+    timing = "/".join(sorted({r["timing"] for r in rows}))
+    text = f"timing: {timing}"
+    overheads = sorted({r["intra_overhead_us"] for r in rows})
+    if overheads != [0.0]:
+        text += ", intra-node overhead " + "/".join(f"{o:g}" for o in overheads) + " us per side"
+    return text
+
+
 def panels(rows: list[dict]) -> dict[tuple[str, int], list[dict]]:
-    """Rows grouped by (distribution, bytes per rank)."""
+    """Rows grouped by (distribution label, bytes per rank); the label names a
+    nonzero intra-node overhead (sensitivity rows get panels of their own)."""
     out: dict[tuple[str, int], list[dict]] = defaultdict(list)
     for r in rows:
-        out[(r["distribution"], r["bytes_per_rank"])].append(r)
+        dist = r["distribution"]
+        if r["intra_overhead_us"]:
+            dist += f" +{r['intra_overhead_us']:g}us intra"
+        out[(dist, r["bytes_per_rank"])].append(r)
     return dict(sorted(out.items()))
 
 
@@ -99,13 +127,14 @@ def plot(rows: list[dict], out_stem: Path | None = None, title: str = ""):
             )
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
-        ax.set_xlabel("nodes (32 ranks each)")
+        rpn = "/".join(sorted({str(r["ranks_per_node"]) for r in prow}))
+        ax.set_xlabel(f"nodes ({rpn} ranks each)")
         ax.set_ylabel("simulated time per call (us)")
         ax.set_title(f"{dist}, {size} B per rank")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
     platform = rows[0]["platform"] if rows else ""
-    fig.suptitle(f"{title} (SimGrid SMPI 3.32, {platform})".strip())
+    fig.suptitle(f"{title} (SimGrid SMPI 3.32, {platform}; {describe(rows)})".strip())
     fig.tight_layout()
     if out_stem is not None:
         fig.savefig(out_stem.with_suffix(".png"), dpi=110)
@@ -114,12 +143,17 @@ def plot(rows: list[dict], out_stem: Path | None = None, title: str = ""):
 
 
 def main(argv: list[str]) -> int:
+    timing = None
+    if "--timing" in argv:
+        i = argv.index("--timing")
+        timing = argv[i + 1]
+        argv = argv[:i] + argv[i + 2 :]
     flags = {a for a in argv if a.startswith("--")}
     for name in (a for a in argv if not a.startswith("--")):
         path = Path(name)
-        rows = load(path)
+        rows = select(load(path), timing)
         plot(rows, path.with_suffix(""), title=rows[0]["collective"] if rows else "")
-        print(f"# {path}\n{ratio_table(rows)}\n")
+        print(f"# {path} ({describe(rows)})\n{ratio_table(rows)}\n")
         if "--markdown" in flags:
             print(markdown_tables(rows))
     return 0

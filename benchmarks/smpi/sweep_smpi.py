@@ -25,6 +25,15 @@ and a few timed calls suffice; `wall_s` is the wall time of the smpirun.
 `--resume` skips points already in the CSV. `--check` instead runs every
 algorithm once on real data against SMPI's MPI collective (no CSV).
 
+`--timing` (column `timing`): `global` (default) starts every call on all
+ranks at the same simulated instant and records the last rank's exit minus
+that entry; `barrier` is the driver's portable method (a barrier before each
+call, the slowest rank's own time), which adds the barrier's exit skew.
+`--intra-overhead-us X` (column `intra_overhead_us`) charges X us of
+software overhead per side to every intra-node MPI message (a sensitivity
+study; 0, SMPI's default, otherwise). Rows of CSVs written before these
+columns existed read `barrier` and 0.
+
 Only the standard library: it must run where SimGrid is, without the venv.
 """
 
@@ -88,7 +97,11 @@ FIELDS = [
     "time_us",
     "wall_s",
     "platform",
+    "timing",
+    "intra_overhead_us",
 ]
+# Values of the newer columns in rows written before they existed.
+DEFAULTS = {"timing": "barrier", "intra_overhead_us": "0"}
 
 
 def platform_hosts(platform: Path) -> list[str]:
@@ -146,9 +159,9 @@ def run_smpi(args, nodes: int, driver_args: list[str], cfg: list[str]) -> tuple[
             out, err = proc.communicate(timeout=args.run_timeout)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)  # smpirun and its simulator, nothing else
-            proc.communicate()
+            out, _ = proc.communicate()  # rows of the algorithms that finished are kept
             print(f"    timed out after {args.run_timeout} s: {' '.join(cmd)}", file=sys.stderr)
-            return [], time.monotonic() - t0
+            return out.splitlines(), time.monotonic() - t0
         wall = time.monotonic() - t0
         if proc.returncode != 0:
             print(
@@ -157,20 +170,38 @@ def run_smpi(args, nodes: int, driver_args: list[str], cfg: list[str]) -> tuple[
     return out.splitlines(), wall
 
 
+def row_key(r: dict) -> tuple:
+    return (
+        r["collective"],
+        r["algorithm"],
+        r["distribution"],
+        int(r["nodes"]),
+        int(r["bytes_per_rank"]),
+        r.get("timing") or DEFAULTS["timing"],
+        float(r.get("intra_overhead_us") or DEFAULTS["intra_overhead_us"]),
+    )
+
+
 def existing_keys(out: Path) -> set[tuple]:
     if not out.exists():
         return set()
     with out.open() as f:
-        return {
-            (
-                r["collective"],
-                r["algorithm"],
-                r["distribution"],
-                int(r["nodes"]),
-                int(r["bytes_per_rank"]),
-            )
-            for r in csv.DictReader(f)
-        }
+        return {row_key(r) for r in csv.DictReader(f)}
+
+
+def upgrade_header(out: Path) -> None:
+    """Rewrite a CSV of an older sweep with the current columns (defaults filled in)."""
+    if not out.exists() or out.stat().st_size == 0:
+        return
+    with out.open() as f:
+        reader = csv.DictReader(f)
+        if reader.fieldnames == FIELDS:
+            return
+        rows = [{**DEFAULTS, **{k: v for k, v in r.items() if k in FIELDS}} for r in reader]
+    with out.open("w", newline="") as f:
+        writer = csv.DictWriter(f, FIELDS)
+        writer.writeheader()
+        writer.writerows(rows)
 
 
 def points(args):
@@ -215,6 +246,18 @@ def main(argv=None) -> int:
     )
     ap.add_argument("--iters", type=int, default=2)
     ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument(
+        "--timing",
+        choices=["global", "barrier"],
+        default="global",
+        help="global: common simulated start, last exit - entry; barrier: barrier + slowest rank",
+    )
+    ap.add_argument(
+        "--intra-overhead-us",
+        type=float,
+        default=0.0,
+        help="software overhead per side of every intra-node MPI message (sensitivity study)",
+    )
     ap.add_argument("--out", type=Path, default=None, help="CSV to append to")
     ap.add_argument("--resume", action="store_true", help="skip points already in --out")
     ap.add_argument("--check", action="store_true", help="correctness on real data, no CSV")
@@ -236,6 +279,9 @@ def main(argv=None) -> int:
         return f"{algo}_shared" if algo == "shan" and args.shared else algo
 
     common = ["--iters", str(args.iters), "--warmup", str(args.warmup), "--repeats", "1"]
+    common += ["--timing", args.timing]
+    if args.intra_overhead_us:
+        common += ["--intra-overhead-us", repr(args.intra_overhead_us)]
     common += ["--transport", args.transport] + (["--shared"] if args.shared else [])
 
     if args.check:
@@ -255,6 +301,7 @@ def main(argv=None) -> int:
 
     out = args.out or ROOT / "benchmarks" / "results" / "smpi" / f"{args.collective}.csv"
     out.parent.mkdir(parents=True, exist_ok=True)
+    upgrade_header(out)
     done = existing_keys(out) if args.resume else set()
     new_file = not out.exists() or out.stat().st_size == 0
     with out.open("a", newline="") as f:
@@ -276,7 +323,8 @@ def main(argv=None) -> int:
                         sizes if args.collective == "allgatherv" else [s * elem for s in sizes]
                     )
                     if all(
-                        (args.collective, lab, dist, nodes, b) in done
+                        (args.collective, lab, dist, nodes, b, args.timing, args.intra_overhead_us)
+                        in done
                         for lab in label
                         for b in sizes_b
                     ):
@@ -304,6 +352,8 @@ def main(argv=None) -> int:
                                 "time_us": float(row[7]),
                                 "wall_s": round(wall, 1),
                                 "platform": args.platform.name,
+                                "timing": args.timing,
+                                "intra_overhead_us": args.intra_overhead_us,
                             }
                         )
                         n_rows += 1

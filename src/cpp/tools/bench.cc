@@ -12,10 +12,24 @@
 //   data, compared byte for byte with MPI's own collective ("check" rows);
 //   --native times the MPI collective alone, without shancoll's setup.
 //
-// Method: W warm-up calls, then R repeats of N calls with a barrier before
-// every call; a call's time is the slowest rank's (MPI_Reduce MAX of every
-// call's time, after the repeat), a repeat's time the mean over its N calls;
-// reported are the median, min and max over the repeats, in microseconds.
+// Method: W warm-up calls, then R repeats of N calls; a repeat's time is the
+// mean over its N calls; reported are the median, min and max over the
+// repeats, in microseconds. A call's time (--timing):
+//   barrier (default): a barrier before every call, the slowest rank's own
+//     time (MPI_Reduce MAX after the repeat). Includes the barrier's exit
+//     skew: a rank released late reads a shorter time, one released early
+//     also times its wait for the late ones.
+//   global (SMPI builds only, where MPI_Wtime is one simulated clock for all
+//     ranks): before every call the ranks agree on a start time (MPI_Allreduce
+//     MAX of their clocks + 1 ms) and each sleeps until it, so all enter at
+//     the same instant; a call's time is the last rank's exit minus that
+//     common entry (max exit - max entry). No barrier skew. A rank that got
+//     there late (never seen) is reported on stderr.
+// --intra-overhead-us X (SMPI builds only): every MPI message between two
+// ranks on the same simulated host costs X us of software overhead on the
+// sender (MPI_Send and MPI_Isend) and X us on the receiver (SMPI's smpi/os,
+// smpi/ois, smpi/or for intra-node messages only; inter-node messages keep
+// the platform's cost). A sensitivity knob, off by default.
 //
 // Distributions (c = --sizes value, bytes per rank): regular m_i = c;
 // linearly decreasing m_i = 2c(P-1-i)/(P-1) (c when P = 1); broadcast
@@ -52,6 +66,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <exception>
 #include <sstream>
 #include <string>
@@ -80,12 +95,14 @@ struct Config {
   int repeats = 5;
   Options options;
   bool shared = false;
-  int setting = 1;            // intergroup
-  int first_group = -1;       // intergroup: ranks of the first group (-1: from the setting)
-  std::string dtype = "int";  // allreduce
-  std::string op = "sum";     // allreduce
-  bool check = false;         // compare with MPI's own collective instead of timing
-  bool native = false;        // the MPI collective alone, no shancoll setup (bench_native)
+  int setting = 1;                 // intergroup
+  int first_group = -1;            // intergroup: ranks of the first group (-1: from the setting)
+  std::string dtype = "int";       // allreduce
+  std::string op = "sum";          // allreduce
+  bool check = false;              // compare with MPI's own collective instead of timing
+  bool native = false;             // the MPI collective alone, no shancoll setup (bench_native)
+  std::string timing = "barrier";  // barrier | global (see the top of this file)
+  double intra_overhead_us = 0;    // SMPI: software overhead per intra-node message side
 };
 
 std::vector<std::string> split(const std::string& text) {
@@ -109,9 +126,9 @@ std::int64_t parse_int(const std::string& text, const char* what) {
 const char* kUsage =
     "usage: shancoll_bench --coll allgatherv --algorithms shan,mpi,ring --sizes 1024,65536 "
     "--dist regular|decreasing|bcast --iters N --warmup W --repeats R [--ranks-per-node K] "
-    "[--transport rma|two_sided] [--shared] [--block-size B] [--check] | "
-    "--coll allreduce --sizes 1,255 --dtype int|double --op sum|max [--check] | "
-    "--coll intergroup --setting 1..8 "
+    "[--transport rma|two_sided] [--shared] [--block-size B] [--check] "
+    "[--timing barrier|global] [--intra-overhead-us X] | --coll allreduce --sizes 1,255 "
+    "--dtype int|double --op sum|max [--check] | --coll intergroup --setting 1..8 "
     "[--first-group N]";
 
 Config parse(int argc, char** argv) {
@@ -159,6 +176,10 @@ Config parse(int argc, char** argv) {
       c.check = true;
     } else if (arg == "--native") {
       c.native = true;
+    } else if (arg == "--timing") {
+      c.timing = value();
+    } else if (arg == "--intra-overhead-us") {
+      c.intra_overhead_us = std::atof(value().c_str());
     } else if (arg == "--help" || arg == "-h") {
       throw ArgumentError(kUsage);
     } else {
@@ -175,6 +196,16 @@ Config parse(int argc, char** argv) {
     throw ArgumentError("--dist: '" + c.dist + "' (valid: regular, decreasing, bcast)");
   }
   if (c.iters < 1 || c.repeats < 1) throw ArgumentError("--iters and --repeats must be >= 1");
+  if (c.timing != "barrier" && c.timing != "global") {
+    throw ArgumentError("--timing: '" + c.timing + "' (valid: barrier, global)");
+  }
+#ifndef SHANCOLL_SMPI
+  if (c.timing == "global") {
+    throw ArgumentError("--timing global needs one clock for all ranks: SMPI builds only");
+  }
+  if (c.intra_overhead_us != 0) throw ArgumentError("--intra-overhead-us: SMPI builds only");
+#endif
+  if (c.intra_overhead_us < 0) throw ArgumentError("--intra-overhead-us: not negative");
   return c;
 }
 
@@ -237,22 +268,61 @@ struct Summary {
   double median, min, max;  // microseconds per call
 };
 
+// --timing global: every rank returns at the same simulated instant, the
+// latest clock of all ranks plus a margin that covers the allreduce's own
+// exit skew (simulated time only: the sleep costs no wall time).
+double start_together(MPI_Comm comm) {
+  const double now = MPI_Wtime();
+  double latest = 0;
+  MPI_Allreduce(&now, &latest, 1, MPI_DOUBLE, MPI_MAX, comm);
+  const double start = latest + 1e-3;
+  const double wait = start - MPI_Wtime();
+  if (wait > 0) {
+    const long long ns = static_cast<long long>(wait * 1e9) + 1;  // never wake early
+    timespec t{static_cast<time_t>(ns / 1000000000LL), static_cast<long>(ns % 1000000000LL)};
+    nanosleep(&t, nullptr);  // simulated sleep under SMPI (smpi_helpers.h)
+  }
+  return MPI_Wtime();
+}
+
 // Times `call` as described at the top; the result is meaningful on rank 0.
 template <class Call>
 Summary time_calls(const Config& cfg, MPI_Comm comm, Call&& call) {
   for (int i = 0; i < cfg.warmup; ++i) call();
-  std::vector<double> per_call(cfg.iters), slowest(cfg.iters), repeats;
+  const bool global = cfg.timing == "global";
+  // Per call [entry, exit] (global) or [0, own time] (barrier); MAX over the
+  // ranks gives [max entry, max exit] or [0, slowest rank's own time].
+  std::vector<double> mine(2 * cfg.iters), most(2 * cfg.iters), least(2 * cfg.iters), repeats;
+  int late = 0;
   for (int rep = 0; rep < cfg.repeats; ++rep) {
     for (int i = 0; i < cfg.iters; ++i) {
-      MPI_Barrier(comm);
-      const double t0 = MPI_Wtime();
+      double t0 = 0;
+      if (global) {
+        t0 = start_together(comm);
+      } else {
+        MPI_Barrier(comm);
+        t0 = MPI_Wtime();
+      }
       call();
-      per_call[i] = MPI_Wtime() - t0;
+      const double t1 = MPI_Wtime();
+      mine[2 * i] = global ? t0 : 0.0;
+      mine[2 * i + 1] = global ? t1 : t1 - t0;
     }
-    MPI_Reduce(per_call.data(), slowest.data(), cfg.iters, MPI_DOUBLE, MPI_MAX, 0, comm);
+    MPI_Reduce(mine.data(), most.data(), 2 * cfg.iters, MPI_DOUBLE, MPI_MAX, 0, comm);
+    if (global) {
+      MPI_Reduce(mine.data(), least.data(), 2 * cfg.iters, MPI_DOUBLE, MPI_MIN, 0, comm);
+    }
     double sum = 0;
-    for (double t : slowest) sum += t;
+    for (int i = 0; i < cfg.iters; ++i) {
+      sum += most[2 * i + 1] - most[2 * i];
+      if (global && most[2 * i] - least[2 * i] > 1e-9) ++late;
+    }
     repeats.push_back(1e6 * sum / cfg.iters);
+  }
+  int r = 0;
+  MPI_Comm_rank(comm, &r);
+  if (r == 0 && late > 0) {
+    std::fprintf(stderr, "shancoll_bench: --timing global: entries differed in %d calls\n", late);
   }
   std::sort(repeats.begin(), repeats.end());
   const std::size_t n = repeats.size();
@@ -489,6 +559,22 @@ void bench_intergroup(const Config& cfg) {
   MPI_Comm_free(&local);
 }
 
+#ifdef SHANCOLL_SMPI
+// --intra-overhead-us: SMPI's cost callbacks replace smpi/os, smpi/ois and
+// smpi/or, and unlike those options see both hosts, so the overhead can be
+// charged to intra-node messages alone (SimGrid applies it to messages below
+// smpi/send-is-detached-thresh, 64 KiB by default: the sender sleeps before
+// posting, the receiver after the match).
+void set_intra_node_overhead(double seconds) {
+  const auto intra = [seconds](std::size_t, simgrid::s4u::Host* src, simgrid::s4u::Host* dst) {
+    return src == dst ? seconds : 0.0;
+  };
+  smpi_register_op_cost_callback(SmpiOperation::SEND, intra);
+  smpi_register_op_cost_callback(SmpiOperation::ISEND, intra);
+  smpi_register_op_cost_callback(SmpiOperation::RECV, intra);
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -501,6 +587,9 @@ int main(int argc, char** argv) {
 #endif
   try {
     const Config cfg = parse(argc, argv);
+#ifdef SHANCOLL_SMPI
+    if (cfg.intra_overhead_us > 0) set_intra_node_overhead(cfg.intra_overhead_us * 1e-6);
+#endif
     if (cfg.sizes.empty()) throw ArgumentError("--sizes: no size given");
     if (cfg.native && cfg.coll != "intergroup") {
       bench_native(cfg, MPI_COMM_WORLD);
