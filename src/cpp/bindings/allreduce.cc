@@ -80,13 +80,8 @@ Call prepare(MPI_Comm user, const std::byte* send, std::byte* recv, std::int64_t
 
 void run_blocking(Call& c) {
   c.args.reducer = &c.reducer;  // c was moved out of prepare()
-  Stats stats;
-  {
-    py::gil_scoped_release release;  // user ops re-acquire it (mpi4py: "with gil")
-    c.comm->run([&] { c.algorithm->fn(*c.comm, c.args, c.options, stats); });
-  }
-  c.comm->last_stats = stats;
-  c.comm->last_algorithm = c.algorithm->name;
+  run_call(*c.comm, c.algorithm->name,
+           [&](Stats& stats) { c.algorithm->fn(*c.comm, c.args, c.options, stats); });
 }
 
 py::object start_request(Call& c, std::unique_ptr<PyRequest> r) {

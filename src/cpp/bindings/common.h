@@ -63,6 +63,20 @@ inline Options make_options(std::int64_t block_size, const std::string& transpor
   return o;
 }
 
+// Runs one collective (body(stats)) on a Comm or Intercomm without the GIL
+// (user ops re-acquire it: mpi4py's "with gil") and records what ran for
+// shancoll.last_stats().
+template <class C, class F>
+void run_call(C& comm, const char* algorithm, F&& body) {
+  Stats stats;
+  {
+    pybind11::gil_scoped_release release;
+    comm.run([&] { body(stats); });
+  }
+  comm.last_stats = stats;
+  comm.last_algorithm = algorithm;
+}
+
 inline pybind11::dict stats_dict(const Stats& s, const char* algorithm) {
   pybind11::dict d;
   d["algorithm"] = algorithm;

@@ -18,6 +18,7 @@ namespace py = pybind11;
 using namespace shancoll;
 using bindings::make_options;
 using bindings::mpi_comm_of;
+using bindings::run_call;
 using bindings::stats_dict;
 
 namespace {
@@ -90,13 +91,7 @@ void inter_allgatherv(py::handle comm_obj, py::handle send, py::handle recv,
   MPI_Comm_remote_size(user, &remote_size);
   check_layout(args, remote_size, recv_bytes);
   InterComm& ic = InterComm::of(user);  // collective on first use
-  Stats stats;
-  {
-    py::gil_scoped_release release;
-    ic.run([&] { algo.fn(ic, args, options, stats); });
-  }
-  ic.last_stats = stats;
-  ic.last_algorithm = algo.name;
+  run_call(ic, algo.name, [&](Stats& stats) { algo.fn(ic, args, options, stats); });
 }
 
 py::dict inter_stats(py::handle comm) {

@@ -92,14 +92,9 @@ py::object run_allgatherv(py::handle comm_obj, py::object send, std::byte* recv,
     throw ArgumentError("algorithm: a node-shared result needs algorithm 'shan', not '" +
                         std::string(algo.name) + "'");
   }
-  Stats stats;
   const std::byte* result = nullptr;
-  {
-    py::gil_scoped_release release;
-    result = comm.run([&] { return algo.fn(comm, args, options, stats); });
-  }
-  comm.last_stats = stats;
-  comm.last_algorithm = algo.name;
+  bindings::run_call(comm, algo.name,
+                     [&](Stats& stats) { result = algo.fn(comm, args, options, stats); });
   if (recv) return py::none();
   return py::memoryview::from_memory(const_cast<std::byte*>(result),
                                      static_cast<py::ssize_t>(args.extent()), true);

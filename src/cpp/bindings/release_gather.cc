@@ -162,17 +162,6 @@ std::byte* ptr(const std::optional<py::buffer_info>& b) {
   return b ? static_cast<std::byte*>(b->ptr) : nullptr;
 }
 
-template <class F>
-void run_call(Comm& comm, const char* name, F&& body) {
-  Stats stats;
-  {
-    py::gil_scoped_release release;  // user ops re-acquire it (mpi4py: "with gil")
-    comm.run([&] { body(stats); });
-  }
-  comm.last_stats = stats;
-  comm.last_algorithm = name;
-}
-
 // What a call without options runs with: the paper's choices.
 const ReleaseGatherOptions kPaperDefaults{};
 
@@ -197,22 +186,24 @@ void bcast(py::handle comm_obj, py::object buf, int root, const std::string& alg
   run_bcast(comm, ptr(b), b ? b->size * b->itemsize : 0, root, algorithm, o);
 }
 
-// The fast entry (fast_args.h): an ndarray, no release_gather options.
-bool bcast_fast(py::handle comm_obj, py::handle buf, py::handle root, py::handle algorithm,
-                py::handle ranks_per_node, py::handle timeout) {
+// The plain call of the bcast entry (entry.h, fast_args.h): an ndarray, no
+// release_gather options; arguments in the order of the Python signature
+// bcast(comm, buf, root, algorithm, *, ranks_per_node, timeout).
+py::object bcast_plain(const py::handle* a) {
+  enum { kComm, kBuf, kRoot, kAlgorithm, kRanksPerNode, kTimeout };
   std::string name;
   int r = 0, rpn = -1;
   double seconds = 0;
-  if (!plain_comm(comm_obj) || !is_ndarray(buf) || !plain_int(root, r, 0) ||
-      !plain_algorithm(algorithm, name) || !plain_int(ranks_per_node, rpn, -1) ||
-      !plain_timeout(timeout, seconds))
-    return false;
-  Comm& comm = Comm::of(mpi_comm_of(comm_obj));
+  if (!plain_comm(a[kComm]) || !is_ndarray(a[kBuf]) || !plain_int(a[kRoot], r, 0) ||
+      !plain_algorithm(a[kAlgorithm], name) || !plain_int(a[kRanksPerNode], rpn, -1) ||
+      !plain_timeout(a[kTimeout], seconds))
+    return py::object();
+  Comm& comm = Comm::of(mpi_comm_of(a[kComm]));
   View b;
-  if (!b.acquire(buf, comm.rank() != r ? PyBUF_WRITABLE : PyBUF_SIMPLE)) return false;
+  if (!b.acquire(a[kBuf], comm.rank() != r ? PyBUF_WRITABLE : PyBUF_SIMPLE)) return py::object();
   run_bcast(comm, static_cast<std::byte*>(b.ptr()), b.bytes(), r, name,
             make_options(kPaperDefaults, rpn, seconds));
-  return true;
+  return py::none();
 }
 
 // Reduce of `count` elements, from either entry; `send` null: in place.
@@ -237,85 +228,94 @@ void run_reduce(Comm& comm, const std::byte* send, std::int64_t send_bytes, std:
   run_call(comm, algo.name, [&](Stats& st) { algo.fn(comm, args, o, st); });
 }
 
+// What the general reduce and allreduce entries share: the options parsed,
+// the op on the element type, the communicator and the buffers (None: absent).
+struct GeneralReduction {
+  ReleaseGatherOptions rg;
+  Options o;
+  Reducer reducer;
+  Comm& comm;
+  std::optional<py::buffer_info> send, recv;
+
+  GeneralReduction(py::handle comm_obj, py::object send_obj, py::object recv_obj,
+                   const std::string& kind, int itemsize, py::handle op, const py::dict& options,
+                   int ranks_per_node, double timeout)
+      : rg(parse_options(options)),
+        o(make_options(rg, ranks_per_node, timeout)),
+        reducer(mpi_op_of(op), dtype_of(kind, itemsize)),
+        comm(Comm::of(mpi_comm_of(comm_obj))),
+        send(buffer_of(send_obj, false)),
+        recv(buffer_of(recv_obj, true)) {}
+
+  GeneralReduction(const GeneralReduction&) = delete;  // o points at rg
+
+  static std::int64_t bytes(const std::optional<py::buffer_info>& b) {
+    return b ? b->size * b->itemsize : 0;
+  }
+};
+
 void reduce(py::handle comm_obj, py::object send, py::object recv, const std::string& kind,
             int itemsize, std::int64_t count, py::handle op, int root, const std::string& algorithm,
             const py::dict& options, int ranks_per_node, double timeout) {
-  const ReleaseGatherOptions rg = parse_options(options);
-  const Options o = make_options(rg, ranks_per_node, timeout);
-  const Reducer reducer(mpi_op_of(op), dtype_of(kind, itemsize));
-  Comm& comm = Comm::of(mpi_comm_of(comm_obj));
-  const auto s = buffer_of(send, false);
-  const auto r = buffer_of(recv, true);
-  run_reduce(comm, ptr(s), s ? s->size * s->itemsize : 0, ptr(r), r ? r->size * r->itemsize : 0,
-             count, reducer, root, algorithm, o);
+  const GeneralReduction g(comm_obj, send, recv, kind, itemsize, op, options, ranks_per_node,
+                           timeout);
+  run_reduce(g.comm, ptr(g.send), g.bytes(g.send), ptr(g.recv), g.bytes(g.recv), count, g.reducer,
+             root, algorithm, g.o);
 }
 
-// The fast entry (fast_args.h): at the root two ndarrays of one dtype and
-// size (or IN_PLACE and one), elsewhere the send ndarray (recvbuf ignored, as
-// MPI does); an MPI.Op; no release_gather options.
-bool reduce_fast(py::handle comm_obj, py::handle send, py::handle recv, py::handle op,
-                 py::handle root, py::handle algorithm, py::handle ranks_per_node,
-                 py::handle timeout) {
+// The plain call of the reduce entry (entry.h, fast_args.h): at the root two
+// ndarrays of one dtype and size (or IN_PLACE and one), elsewhere the send
+// ndarray (recvbuf ignored, as MPI does); an MPI.Op; no release_gather
+// options. Arguments in the order of the Python signature reduce(comm,
+// sendbuf, recvbuf, op, root, algorithm, *, commute, ranks_per_node,
+// timeout); `commute` only matters for callables (the general path).
+py::object reduce_plain(const py::handle* a) {
+  enum { kComm, kSend, kRecv, kOp, kRoot, kAlgorithm, kCommute, kRanksPerNode, kTimeout };
   std::string name;
   int r = 0, rpn = -1;
   double seconds = 0;
   MPI_Op mpi_op = MPI_OP_NULL;
-  if (!plain_comm(comm_obj) || !plain_op(op, mpi_op) || !plain_int(root, r, 0) ||
-      !plain_algorithm(algorithm, name) || !plain_int(ranks_per_node, rpn, -1) ||
-      !plain_timeout(timeout, seconds))
-    return false;
-  Comm& comm = Comm::of(mpi_comm_of(comm_obj));
+  if (!plain_comm(a[kComm]) || !plain_op(a[kOp], mpi_op) || !plain_int(a[kRoot], r, 0) ||
+      !plain_algorithm(a[kAlgorithm], name) || !plain_int(a[kRanksPerNode], rpn, -1) ||
+      !plain_timeout(a[kTimeout], seconds))
+    return py::object();
+  Comm& comm = Comm::of(mpi_comm_of(a[kComm]));
   const bool at_root = comm.rank() == r;
+  const py::handle send = a[kSend], recv = a[kRecv];
   View s, v;
   if (!(at_root && is_in_place(send)) && (!is_ndarray(send) || !s.acquire(send, PyBUF_FORMAT)))
-    return false;
+    return py::object();
   if (at_root && (!is_ndarray(recv) || !v.acquire(recv, PyBUF_FORMAT | PyBUF_WRITABLE)))
-    return false;
+    return py::object();
   const Py_buffer& typed = at_root ? v.get() : s.get();
   DType type{};
-  if (!plain_dtype(typed, type)) return false;
+  if (!plain_dtype(typed, type)) return py::object();
   if (at_root && s.held() &&
       (s.bytes() != v.bytes() || std::strcmp(s.get().format, v.get().format) != 0))
-    return false;
+    return py::object();
   const Reducer reducer(mpi_op, type);
   const std::int64_t bytes = at_root ? v.bytes() : s.bytes();
   run_reduce(comm, static_cast<const std::byte*>(s.ptr()), s.bytes(),
              static_cast<std::byte*>(v.ptr()), v.bytes(),
              bytes / static_cast<std::int64_t>(typed.itemsize), reducer, r, name,
              make_options(kPaperDefaults, rpn, seconds));
-  return true;
+  return py::none();
 }
 
 void allreduce_with_options(py::handle comm_obj, py::object send, py::object recv,
                             const std::string& kind, int itemsize, py::handle op,
                             const py::dict& options, int ranks_per_node, double timeout) {
-  const ReleaseGatherOptions rg = parse_options(options);
-  const Options o = make_options(rg, ranks_per_node, timeout);
-  const Reducer reducer(mpi_op_of(op), dtype_of(kind, itemsize));
-  Comm& comm = Comm::of(mpi_comm_of(comm_obj));
-  const auto s = buffer_of(send, false);
-  const auto r = buffer_of(recv, true);
+  const GeneralReduction g(comm_obj, send, recv, kind, itemsize, op, options, ranks_per_node,
+                           timeout);
   AllreduceArgs args;
-  args.send = ptr(s);
-  args.recv = ptr(r);
-  args.count = r->size * r->itemsize / itemsize;
-  if (s && s->size * s->itemsize != args.count * itemsize)
+  args.send = ptr(g.send);
+  args.recv = ptr(g.recv);
+  args.count = g.bytes(g.recv) / itemsize;
+  if (g.send && g.bytes(g.send) != args.count * itemsize)
     throw ArgumentError("sendbuf: its length differs from recvbuf's");
-  args.reducer = &reducer;
-  const AllreduceAlgorithm& algo = find_allreduce("release_gather", args, comm.size());
-  run_call(comm, algo.name, [&](Stats& st) { algo.fn(comm, args, o, st); });
-}
-
-// The entries' plain calls (entry.h), arguments in the Python signatures' order:
-// bcast(comm, buf, root, algorithm, *, ranks_per_node, timeout) and
-// reduce(comm, sendbuf, recvbuf, op, root, algorithm, *, commute, ranks_per_node,
-// timeout); `commute` only matters for callables (the general path).
-py::object bcast_plain(const py::handle* a) {
-  return bcast_fast(a[0], a[1], a[2], a[3], a[4], a[5]) ? py::none() : py::object();
-}
-
-py::object reduce_plain(const py::handle* a) {
-  return reduce_fast(a[0], a[1], a[2], a[3], a[4], a[5], a[7], a[8]) ? py::none() : py::object();
+  args.reducer = &g.reducer;
+  const AllreduceAlgorithm& algo = find_allreduce("release_gather", args, g.comm.size());
+  run_call(g.comm, algo.name, [&](Stats& st) { algo.fn(g.comm, args, g.o, st); });
 }
 
 EntrySpec bcast_spec() {
