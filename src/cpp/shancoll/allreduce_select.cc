@@ -1,5 +1,7 @@
 #include "shancoll/allreduce_select.h"
 
+#include <cstring>
+
 #include "shancoll/environment.h"
 #include "shancoll/error.h"
 #include "shancoll/rules.h"
@@ -99,46 +101,15 @@ const char* auto_allreduce(const AllreduceArgs& args, int size) {
 }
 
 const char* auto_split_phase(const AllreduceArgs& args, int size) {
-  const std::string name = auto_allreduce(args, size);
-  return name == "ring" ? "pairwise_exchange" : auto_allreduce(args, size);
+  const char* name = auto_allreduce(args, size);
+  return std::strcmp(name, "ring") == 0 ? "pairwise_exchange" : name;
 }
-
-namespace {
-
-// The choice of "auto" for the last call shapes seen by this thread, so that
-// a loop of like calls reads the rule table once: keyed by everything the
-// choice depends on, and stale once the rules or the environment change.
-struct AutoChoice {
-  AllreduceNeeds needs;
-  int size = 0, nodes = 0;
-  std::uint64_t generation = 0;  // 0: empty
-  const AllreduceAlgorithm* algorithm = nullptr;
-
-  bool holds(const AllreduceNeeds& n, int p, int nn, std::uint64_t g) const {
-    return generation == g && size == p && nodes == nn && needs.bytes == n.bytes &&
-           needs.count == n.count && needs.commutative == n.commutative &&
-           needs.inexact == n.inexact && needs.consistent == n.consistent;
-  }
-};
-
-const AllreduceAlgorithm& auto_choice(const AllreduceArgs& args, int size, int nodes) {
-  thread_local AutoChoice memo[8];
-  const AllreduceNeeds needs = allreduce_needs(args);
-  const std::uint64_t generation = selection_generation();
-  AutoChoice& slot = memo[static_cast<std::uint64_t>(needs.bytes) % 8];
-  if (!slot.holds(needs, size, nodes, generation))
-    slot = {needs, size, nodes, generation,
-            &allreduce_algorithm(choose_allreduce(needs, size, nodes))};
-  return *slot.algorithm;
-}
-
-}  // namespace
 
 const AllreduceAlgorithm& find_allreduce(const std::string& requested, const AllreduceArgs& args,
                                          int size, int nodes) {
   const std::string& name = requested.empty() ? environment().allreduce : requested;
-  const AllreduceAlgorithm& a =
-      name.empty() || name == "auto" ? auto_choice(args, size, nodes) : allreduce_algorithm(name);
+  const AllreduceAlgorithm& a = allreduce_algorithm(
+      name.empty() || name == "auto" ? choose_allreduce(allreduce_needs(args), size, nodes) : name);
   if (!args.reducer->commutative() && !a.rank_order(size)) {
     throw ArgumentError(
         "op: a non-commutative op needs an algorithm that combines in rank "

@@ -162,11 +162,38 @@ std::string active_rules_path() {
   return current_path(a, &how);
 }
 
+namespace {
+
+// The rule a call shape matches, memoised per thread for the last shapes
+// seen: every "auto" call asks, and reading the table takes its lock. An
+// entry keeps the table it points into; it is stale once set_rules or
+// reload_environment changed what is active (the selection generation).
+const Rule* matching_rule(const std::string& coll, std::int64_t bytes, int ranks, int nodes) {
+  struct Memo {
+    std::uint64_t generation = 0;  // 0: empty
+    std::string coll;
+    std::int64_t bytes = 0;
+    int ranks = 0, nodes = 0;
+    std::shared_ptr<const std::vector<Rule>> rules;
+    const Rule* rule = nullptr;
+  };
+  thread_local Memo memo[8];
+  const std::uint64_t generation = selection_generation();
+  Memo& m = memo[(static_cast<std::uint64_t>(bytes) * 0x9E3779B97F4A7C15ull) >> 61];
+  if (m.generation != generation || m.bytes != bytes || m.ranks != ranks || m.nodes != nodes ||
+      m.coll != coll) {
+    auto rules = current_rules();
+    const Rule* rule = rules ? match_rule(*rules, coll, bytes, ranks, nodes) : nullptr;
+    m = {generation, coll, bytes, ranks, nodes, std::move(rules), rule};
+  }
+  return m.rule;
+}
+
+}  // namespace
+
 std::string rule_choice(const std::string& coll, std::int64_t bytes, int ranks, int nodes,
                         const std::function<bool(const std::string&)>& valid) {
-  const auto rules = current_rules();
-  if (!rules) return "";
-  const Rule* r = match_rule(*rules, coll, bytes, ranks, nodes);
+  const Rule* r = matching_rule(coll, bytes, ranks, nodes);
   return r && valid(r->algorithm) ? r->algorithm : "";
 }
 
