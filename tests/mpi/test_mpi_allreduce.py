@@ -477,6 +477,82 @@ def test_shan_pipeline_in_place_many_chunks_in_a_row(comm):
     assert_all(comm, not failures, f"{failures[:5]}")
 
 
+def two_rank_nodes(comm):
+    """The world in pairs of consecutive ranks, each pair one node of two ranks
+    (a lone last rank alone)."""
+    return comm.Split(comm.rank // 2, comm.rank)
+
+
+def test_shan_single_copy_on_two_rank_nodes(comm):
+    """A node of two ranks, from 16 KiB: each rank reads the other's input once
+    (one intra message of m bytes) and reduces the whole message; in place or
+    not, several 256 KiB chunks and a short one, rank order for a
+    non-commutative op, the same bits on both ranks and run to run."""
+    failures: list[str] = []
+    pair = two_rank_nodes(comm)
+    counts = [2048, 3 * 32768 + 5] if REDUCED else [2048, 2049, 3 * 32768 + 5, 1 << 20]
+
+    def single_copied(n: int, what: str) -> None:
+        st = shancoll.last_stats(pair)
+        if (st.intra_messages, st.intra_bytes) != (1, 8 * n):
+            failures.append(f"{what} n={n}: intra {st.intra_messages}, {st.intra_bytes} B")
+
+    def body():
+        if pair.size != 2:
+            return
+        for n in counts:
+            check_case(pair, failures, "shan", MPI.SUM, np.float64, n)
+            single_copied(n, "sum")
+            buf = exact_data(np.float64, n, pair.rank)
+            shancoll.allreduce(pair, MPI.IN_PLACE, buf, MPI.SUM, "shan")
+            single_copied(n, "in place")
+            if not equal(buf, reference(pair, MPI.SUM, np.float64, n)):
+                failures.append(f"in place n={n}")
+        check_case(pair, failures, "shan", MPI.MAX, np.int16, 40001)
+        n = 5000  # complex128, 80 KB: rank order, in place and not
+        out = np.empty(n, np.complex128)
+        shancoll.allreduce(pair, affine_data(n, pair.rank), out, compose_affine, "shan")
+        inout = affine_data(n, pair.rank)
+        shancoll.allreduce(pair, MPI.IN_PLACE, inout, compose_affine, "shan")
+        if not (equal(out, in_rank_order(pair, n)) and equal(inout, out)):
+            failures.append("non-commutative: not in rank order")
+        send = awkward(np.float64, 10001, pair.rank)
+        out, again = np.empty_like(send), np.empty_like(send)
+        shancoll.allreduce(pair, send, out, MPI.SUM, "shan")
+        shancoll.allreduce(pair, send, again, MPI.SUM, "shan")
+        if out.tobytes() != again.tobytes() or len(set(pair.allgather(out.tobytes()))) != 1:
+            failures.append("awkward floats: not the same bits on both ranks and runs")
+
+    run_all(comm, body)
+    pair.Free()
+    assert_all(comm, not failures, f"{failures[:5]}")
+
+
+def test_shan_two_rank_nodes_without_single_copy(comm, monkeypatch):
+    """SHANCOLL_SINGLE_COPY=0 (read when a node first needs it): the pipeline,
+    two copies per chunk of 64 KiB, in place or not."""
+    monkeypatch.setenv("SHANCOLL_SINGLE_COPY", "0")
+    shancoll.reload_environment()
+    failures: list[str] = []
+    pair = two_rank_nodes(comm)
+    n = 5 * 8192 + 77  # doubles: 6 chunks
+
+    def body():
+        if pair.size != 2:
+            return
+        check_case(pair, failures, "shan", MPI.SUM, np.float64, n)
+        buf = exact_data(np.float64, n, pair.rank)
+        shancoll.allreduce(pair, MPI.IN_PLACE, buf, MPI.SUM, "shan")
+        if not equal(buf, reference(pair, MPI.SUM, np.float64, n)):
+            failures.append("in place")
+        if shancoll.last_stats(pair).intra_messages != 2 * 6:
+            failures.append(f"not the pipeline: {shancoll.last_stats(pair)}")
+
+    run_all(comm, body)
+    pair.Free()
+    assert_all(comm, not failures, f"{failures[:5]}")
+
+
 def test_shan_has_no_split_phase(comm):
     raises_all(comm, ValueError, shancoll.iallreduce, comm, np.ones(3), np.empty(3), MPI.SUM,
                "shan", match="algorithm")  # fmt: skip

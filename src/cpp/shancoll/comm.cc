@@ -10,6 +10,7 @@
 #include "shancoll/error.h"
 #include "shancoll/progress.h"
 #include "shancoll/shm/flags.h"
+#include "shancoll/shm/peer_memory.h"
 #include "shancoll/transport/transport.h"
 
 namespace shancoll {
@@ -19,6 +20,7 @@ NodeContext::~NodeContext() {
   for (auto& t : transports) t.reset();
   release_gather.reset();
   shan_pipeline.reset();
+  peer_memory.reset();
   segment.reset();
   free_topology(topo);
 }
@@ -107,6 +109,11 @@ std::string describe_barrier(const std::byte* flags, int local_size, std::uint64
   return text;
 }
 }  // namespace
+
+const PeerMemory& peer_memory(NodeContext& ctx) {
+  if (!ctx.peer_memory) ctx.peer_memory = std::make_unique<PeerMemory>(ctx.topo.node_comm);
+  return *ctx.peer_memory;
+}
 
 void node_barrier(NodeContext& ctx, double timeout) {
   if (ctx.topo.local_size() == 1) return;

@@ -23,7 +23,8 @@
 // unfinished fraction always has all its ranks at it (or on their way).
 // Empty fractions (fewer elements than F) are skipped on every node alike.
 // On a single node the steps run chunk by chunk instead, with flags in place
-// of the barriers (shan_node_pipeline.cc).
+// of the barriers (shan_node_pipeline.cc); on a node of two ranks, large
+// messages go by single-copy reads instead (shan_node_single_copy.cc).
 //
 // Cost model (N nodes of n ranks, F = n; m bytes; X = the inter-node
 // algorithm on N ranks and m/n bytes; alpha, beta, gamma as in
@@ -57,6 +58,7 @@
 #include "shancoll/allreduce_select.h"
 #include "shancoll/coll/allreduce/allreduce.h"
 #include "shancoll/coll/allreduce/shan_node_pipeline.h"
+#include "shancoll/coll/allreduce/shan_node_single_copy.h"
 #include "shancoll/cost.h"
 #include "shancoll/error.h"
 #include "shancoll/shm/flags.h"
@@ -199,6 +201,8 @@ void allreduce_shan(Comm& comm, const AllreduceArgs& args, const Options& option
   check_rank_order(t, args);
   stats.node_count = t.node_count;
   if (args.count == 0) return;
+  if (t.node_count == 1 && shan_single_copy_fits(ctx, args))
+    return shan_node_single_copy(comm, ctx, args, options.wait_timeout(), stats);
   if (t.node_count == 1) return shan_node_pipeline(ctx, args, options.wait_timeout(), stats);
   if (t.node_count > 1 && ctx.fraction_comms.empty()) build_fraction_comms(comm, ctx);
   const double timeout = options.wait_timeout();
