@@ -484,17 +484,21 @@ def two_rank_nodes(comm):
 
 
 def test_shan_single_copy_on_two_rank_nodes(comm):
-    """A node of two ranks, from 16 KiB: each rank reads the other's input once
-    (one intra message of m bytes) and reduces the whole message; in place or
+    """A node of two ranks, from 16 KiB: below 64 KiB each rank reads the
+    other's input once (one intra message of m bytes) and reduces the whole
+    message; from 64 KiB each reads the other's half of its fraction and
+    writes back its result (two messages of a fraction each). In place or
     not, several 256 KiB chunks and a short one, rank order for a
     non-commutative op, the same bits on both ranks and run to run."""
     failures: list[str] = []
     pair = two_rank_nodes(comm)
-    counts = [2048, 3 * 32768 + 5] if REDUCED else [2048, 2049, 3 * 32768 + 5, 1 << 20]
+    counts = [2048, 3 * 32768 + 5] if REDUCED else [2048, 2049, 8191, 8192, 6 * 32768 + 5, 1 << 20]
 
     def single_copied(n: int, what: str) -> None:
         st = shancoll.last_stats(pair)
-        if (st.intra_messages, st.intra_bytes) != (1, 8 * n):
+        fraction = n * (pair.rank + 1) // 2 - n * pair.rank // 2
+        want = (1, 8 * n) if 8 * n < 65536 else (2, 2 * 8 * fraction)
+        if (st.intra_messages, st.intra_bytes) != want:
             failures.append(f"{what} n={n}: intra {st.intra_messages}, {st.intra_bytes} B")
 
     def body():
@@ -509,13 +513,13 @@ def test_shan_single_copy_on_two_rank_nodes(comm):
             if not equal(buf, reference(pair, MPI.SUM, np.float64, n)):
                 failures.append(f"in place n={n}")
         check_case(pair, failures, "shan", MPI.MAX, np.int16, 40001)
-        n = 5000  # complex128, 80 KB: rank order, in place and not
-        out = np.empty(n, np.complex128)
-        shancoll.allreduce(pair, affine_data(n, pair.rank), out, compose_affine, "shan")
-        inout = affine_data(n, pair.rank)
-        shancoll.allreduce(pair, MPI.IN_PLACE, inout, compose_affine, "shan")
-        if not (equal(out, in_rank_order(pair, n)) and equal(inout, out)):
-            failures.append("non-commutative: not in rank order")
+        for n in [1500, 5000]:  # complex128, 24 KB (whole) and 80 KB (split)
+            out = np.empty(n, np.complex128)
+            shancoll.allreduce(pair, affine_data(n, pair.rank), out, compose_affine, "shan")
+            inout = affine_data(n, pair.rank)
+            shancoll.allreduce(pair, MPI.IN_PLACE, inout, compose_affine, "shan")
+            if not (equal(out, in_rank_order(pair, n)) and equal(inout, out)):
+                failures.append(f"non-commutative n={n}: not in rank order")
         send = awkward(np.float64, 10001, pair.rank)
         out, again = np.empty_like(send), np.empty_like(send)
         shancoll.allreduce(pair, send, out, MPI.SUM, "shan")

@@ -23,12 +23,18 @@ bool wanted() {
 }
 
 #ifdef SHANCOLL_HAVE_CMA
-// One process_vm_readv call may copy less than asked (it stops at a fault);
+// One process_vm_readv (writev) call may copy less than asked (it stops at a fault);
 // -1 on error with errno set.
 long read_some(long pid, void* local, const void* remote, std::size_t bytes) {
   iovec l{local, bytes};
   iovec r{const_cast<void*>(remote), bytes};
   return static_cast<long>(process_vm_readv(static_cast<pid_t>(pid), &l, 1, &r, 1, 0));
+}
+
+long write_some(long pid, const void* remote, const void* local, std::size_t bytes) {
+  iovec l{const_cast<void*>(local), bytes};
+  iovec r{const_cast<void*>(remote), bytes};
+  return static_cast<long>(process_vm_writev(static_cast<pid_t>(pid), &l, 1, &r, 1, 0));
 }
 #endif
 
@@ -70,21 +76,33 @@ PeerMemory::PeerMemory(MPI_Comm node_comm) {
 }
 
 void PeerMemory::read(int peer, void* local, const void* remote, std::size_t bytes) const {
+  copy(peer, false, local, remote, bytes);
+}
+
+void PeerMemory::write(int peer, void* remote, const void* local, std::size_t bytes) const {
+  copy(peer, true, const_cast<void*>(local), remote, bytes);
+}
+
+void PeerMemory::copy(int peer, bool to_peer, void* local, const void* remote,
+                      std::size_t bytes) const {
 #ifdef SHANCOLL_HAVE_CMA
-  auto* to = static_cast<std::byte*>(local);
-  auto* from = static_cast<const std::byte*>(remote);
+  auto* mine = static_cast<std::byte*>(local);
+  auto* theirs = static_cast<const std::byte*>(remote);
+  const long pid = pids_[static_cast<std::size_t>(peer)];
   while (bytes > 0) {
-    const long got = read_some(pids_[static_cast<std::size_t>(peer)], to, from, bytes);
-    if (got <= 0) {
-      throw MpiError(std::string("single-copy read from local rank ") + std::to_string(peer) +
-                     " failed: " + (got < 0 ? std::strerror(errno) : "nothing copied"));
+    const long done =
+        to_peer ? write_some(pid, theirs, mine, bytes) : read_some(pid, mine, theirs, bytes);
+    if (done <= 0) {
+      throw MpiError(std::string("single-copy ") + (to_peer ? "write to" : "read from") +
+                     " local rank " + std::to_string(peer) +
+                     " failed: " + (done < 0 ? std::strerror(errno) : "nothing copied"));
     }
-    to += got;
-    from += got;
-    bytes -= static_cast<std::size_t>(got);
+    mine += done;
+    theirs += done;
+    bytes -= static_cast<std::size_t>(done);
   }
 #else
-  (void)peer, (void)local, (void)remote, (void)bytes;
+  (void)peer, (void)to_peer, (void)local, (void)remote, (void)bytes;
   throw MpiError("single-copy reads are not available in this build");
 #endif
 }

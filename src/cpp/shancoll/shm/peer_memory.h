@@ -1,7 +1,8 @@
-// PeerMemory: single-copy reads from the private memory of another rank on
-// the same node, with Linux cross-memory attach (process_vm_readv): the
-// kernel copies straight from the peer's buffer into ours, one copy where a
-// shared segment takes two (in, then out).
+// PeerMemory: single-copy reads from (and writes to) the private memory of
+// another rank on the same node, with Linux cross-memory attach
+// (process_vm_readv, process_vm_writev): the kernel copies straight between
+// the two buffers, one copy where a shared segment takes two (in, then out).
+// Writes let both ranks of a pair copy at once, each half of the data.
 //
 // Why it pays even at two ranks: a buffer the peer only read (its send
 // buffer) is clean in its cache, and reading clean lines across cores ran at
@@ -35,8 +36,14 @@ class PeerMemory {
   // to `local`. The peer must keep that memory unchanged until the caller
   // tells it (through a flag) that the read is over. Throws MpiError.
   void read(int peer, void* local, const void* remote, std::size_t bytes) const;
+  // Copies `bytes` at `local` to `remote` in local rank `peer`'s memory,
+  // which the peer must not use until told (through a flag) that the write
+  // is over. Throws MpiError.
+  void write(int peer, void* remote, const void* local, std::size_t bytes) const;
 
  private:
+  void copy(int peer, bool to_peer, void* local, const void* remote, std::size_t bytes) const;
+
   std::vector<long> pids_;  // by local rank
   bool available_ = false;
 };

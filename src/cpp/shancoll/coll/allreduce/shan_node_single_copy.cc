@@ -1,37 +1,42 @@
-// shan on one node of two ranks, large messages, single copy: each rank
-// reads the peer's whole input straight out of the peer's memory (one
-// cross-memory copy, shm/peer_memory.h) and combines it with its own, in rank
-// order, into recvbuf. Both ranks reduce the whole message; nothing goes
-// through the shared segment.
+// shan on one node of two ranks, single copy: the inputs and results move
+// straight between the two ranks' own buffers (cross-memory attach,
+// shm/peer_memory.h), never through the shared segment.
 //
-// Why not split the message as the pipeline does: at n local ranks the split
-// reads (n - 1)/n m of inputs and (n - 1)/n m of results per rank; at n = 2
-// that is m, exactly what reading the peer's whole input costs, but half of
-// it is lines the peer has just written (slower across cores than the clean
-// lines of an input) and it needs a flag crossing per chunk. From n = 3 on
-// the split reads less ((2 (n - 1)/n m against (n - 1) m), so larger nodes
-// keep the pipeline (shan_node_pipeline.cc).
+//   split (from kSplitMinBytes): the paper's node-local step. The message is
+//     split in two fractions; local rank l reads fraction l of the peer's
+//     input, chunk by chunk, combines it with its own in rank order into its
+//     recvbuf (the chunk still in cache) and writes the result into the
+//     peer's recvbuf. Both cores copy and combine at once, each half.
+//   whole (smaller messages): each rank reads the peer's whole input and
+//     reduces the whole message itself; one system call, no write.
+// In place (recvbuf is the input) works unchanged for split: fraction l of
+// a rank's buffer is read and then overwritten by the other rank only, in
+// that order. For whole, a rank first reads the peer's whole input into
+// scratch and combines only after the peer has read its own.
 //
 // Per call s (the same sequence on both ranks), local rank l:
-//   1. writes the address of its input into its line, then publishes
-//      posted[l] = s + 1;
-//   2. once posted[peer] >= s + 1, reads the peer's input chunk by chunk
-//      (kChunkBytes, so that the combine finds the copy in cache) into
-//      recvbuf and combines it there with its own, x_0 o x_1 on both ranks;
-//      in place its input is recvbuf, which the peer is still reading: it
-//      reads the peer's whole input into scratch first and combines after 4;
-//   3. publishes read[l] = s + 1: its reads of the peer's memory are over;
-//   4. waits until read[peer] >= s + 1: nobody reads its input any more, so
-//      the caller may change it.
+//   1. writes the addresses of its input and recvbuf into its line, then
+//      publishes posted[l] = s + 1;
+//   2. once posted[peer] >= s + 1, runs split or whole;
+//   3. publishes done[l] = s + 1: its reads and writes of the peer's memory
+//      are over;
+//   4. waits until done[peer] >= s + 1: its input is read and its recvbuf
+//      complete, so the call may return.
 //
 // Cost model (m bytes, single-copy bandwidth B_x, gamma per byte combined,
-// f one flag crossing, sigma a system call):
-//   time     m/B_x + gamma m + 2 f + sigma ceil(m/C);
-//   against the pipeline's 2 m/B + gamma m/2 + 3 f ceil(m/C) with copies of
-//   freshly written lines. Measured here (2 ranks, from Python): 64 KiB
-//   7.0 us against 8.1 us, 256 KiB 23.5 against 29.2, 4 MiB 524 against 686.
-// Results: both ranks evaluate x_0 o x_1 with the same kernel: bitwise the
-// same bytes; rank order kept for non-commutative ops.
+// f one flag crossing, sigma a system call, chunks of C bytes):
+//   split  m/(2 B_x) read + gamma m/2 + m/(2 B_x) written, per rank, both
+//          ranks at once; 2 f + 2 sigma ceil(m/(2C));
+//   whole  m/B_x + gamma m + 2 f + sigma;
+//   the shared-segment pipeline (shan_node_pipeline.cc) copies m in and out
+//   through slots the peer has just written (slower across cores than the
+//   clean lines of an input) and waits 3 f per chunk. From n = 3 ranks the
+//   split's share per rank shrinks but each rank would copy from n - 1
+//   peers; larger nodes keep the pipeline (not measurable on 2 cores).
+// Measured (2 ranks, from Python): see kSplitMinBytes; docs/performance.md.
+// Results: every element is x_0 o x_1, computed once (split) or by both
+// ranks with the same kernel (whole): the same bytes on both ranks; rank
+// order for non-commutative ops.
 #include "shancoll/coll/allreduce/shan_node_single_copy.h"
 
 #include <algorithm>
@@ -51,10 +56,16 @@ constexpr std::size_t kChunkBytes = 256 << 10;  // in L2 (2 MiB) with its combin
 // Below this the pipeline is as fast: 8 KiB took 3.1 us either way, 16 KiB
 // 3.3 us against 3.8 us (2 ranks, from Python).
 constexpr std::int64_t kMinBytes = 16 << 10;
+// From here split beats whole (two system calls per chunk instead of one):
+// speedup over MPICH's allreduce, three alternating runs each, split against
+// whole: 16 KiB 2.1-2.7x against 2.7-3.0x, 32-48 KiB even, 64 KiB
+// 2.5-2.7x against 2.2-2.4x, 256 KiB 2.6-3.1x against 1.6-2.5x, 1 MiB
+// 2.5-3.1x against 1.5-1.7x.
+constexpr std::int64_t kSplitMinBytes = 64 << 10;
 
-// Two cache lines per local rank: posted (counter, then the input address)
-// and read.
-enum Line { kPosted, kRead, kLines };
+// Two cache lines per local rank: posted (counter, input address, recvbuf
+// address) and done.
+enum Line { kPosted, kDone, kLines };
 
 struct Step {
   const AllreduceArgs& args;
@@ -63,19 +74,56 @@ struct Step {
   int me, peer;
   std::uint64_t s;  // this call's number + 1
   double timeout;
+  std::size_t esize;
 
   void* line(Line kind, int local) const { return flags + (kind * 2 + local) * kCacheLine; }
+  std::byte** addresses(int local) const {
+    return static_cast<std::byte**>(line(kPosted, local)) + 1;
+  }
   const std::byte* input() const { return args.send ? args.send : args.recv; }
   void wait(Line kind, const char* what) const {
     wait_until([&] { return acquire_load(line(kind, peer)) >= s; }, what, timeout);
   }
+  // out[0, bytes) = x_0 o x_1, where the peer's part is `theirs`.
+  void combine(std::byte* out, const std::byte* mine, const std::byte* theirs, std::size_t bytes,
+               std::byte* tmp) const {
+    const auto count = static_cast<std::int64_t>(bytes / esize);
+    if (me == 0) return args.reducer->combine(out, mine, theirs, count, tmp);
+    args.reducer->combine(out, theirs, mine, count, tmp);
+  }
 };
 
-// recv[0, count) = x_0 o x_1, where the peer's part is `theirs`.
-void combine_in_order(const Step& st, std::byte* out, const std::byte* mine,
-                      const std::byte* theirs, std::int64_t count, std::byte* tmp) {
-  if (st.me == 0) return st.args.reducer->combine(out, mine, theirs, count, tmp);
-  st.args.reducer->combine(out, theirs, mine, count, tmp);
+void run_split(const Step& st, const std::byte* their_input, std::byte* their_recv,
+               std::byte* scratch, std::size_t chunk, Stats& stats) {
+  const std::int64_t count = st.args.count;
+  const std::size_t lo = static_cast<std::size_t>(count * st.me / 2) * st.esize;
+  const std::size_t hi = static_cast<std::size_t>(count * (st.me + 1) / 2) * st.esize;
+  for (std::size_t off = lo; off < hi; off += chunk) {
+    const std::size_t len = std::min(chunk, hi - off);
+    std::byte* out = st.args.recv + off;
+    std::byte* theirs = st.args.send ? out : scratch;  // in place: out holds my input
+    st.peers.read(st.peer, theirs, their_input + off, len);
+    st.combine(out, st.input() + off, theirs, len, scratch + chunk);
+    st.peers.write(st.peer, their_recv + off, out, len);
+  }
+  stats.intra_messages += 2;
+  stats.intra_bytes += static_cast<std::int64_t>(2 * (hi - lo));
+}
+
+void run_whole(const Step& st, const std::byte* their_input, std::byte* scratch, std::size_t chunk,
+               Stats& stats) {
+  const std::size_t bytes = static_cast<std::size_t>(st.args.bytes());
+  if (st.args.send) {  // a chunk into recvbuf, combined there while in cache
+    for (std::size_t off = 0; off < bytes; off += chunk) {
+      const std::size_t len = std::min(chunk, bytes - off);
+      st.peers.read(st.peer, st.args.recv + off, their_input + off, len);
+      st.combine(st.args.recv + off, st.args.send + off, st.args.recv + off, len, scratch);
+    }
+  } else {  // in place: recvbuf is my input until the peer has read it (step 4)
+    st.peers.read(st.peer, scratch, their_input, bytes);
+  }
+  stats.intra_messages += 1;
+  stats.intra_bytes += static_cast<std::int64_t>(bytes);
 }
 
 }  // namespace
@@ -92,38 +140,37 @@ void shan_node_single_copy(Comm& comm, NodeContext& ctx, const AllreduceArgs& ar
     state.single_copy_flags->reserve(kLines * 2 * kCacheLine);
   }
   const int me = ctx.topo.local_rank;
-  const Step st{args,   *ctx.peer_memory, state.single_copy_flags->base(),
-                me,     1 - me,           ++state.single_copy_calls,
-                timeout};
   const std::size_t esize = args.reducer->elem_size();
+  const Step st{args,
+                *ctx.peer_memory,
+                state.single_copy_flags->base(),
+                me,
+                1 - me,
+                ++state.single_copy_calls,
+                timeout,
+                esize};
   const std::size_t bytes = static_cast<std::size_t>(args.bytes());
   const std::size_t chunk = std::max<std::size_t>(1, kChunkBytes / esize) * esize;
+  const bool split = args.bytes() >= kSplitMinBytes;
 
-  auto* address = static_cast<const std::byte**>(st.line(kPosted, me)) + 1;
-  *address = st.input();
-  release_store(st.line(kPosted, me), st.s);  // after the address (flags.h)
-  st.wait(kPosted, "shan allreduce: the peer's input");
-  const std::byte* theirs = *(static_cast<const std::byte* const*>(st.line(kPosted, st.peer)) + 1);
+  st.addresses(me)[0] = const_cast<std::byte*>(st.input());
+  st.addresses(me)[1] = args.recv;
+  release_store(st.line(kPosted, me), st.s);  // after the addresses (flags.h)
+  st.wait(kPosted, "shan allreduce: the peer's buffers");
+  const std::byte* their_input = st.addresses(st.peer)[0];
+  std::byte* their_recv = st.addresses(st.peer)[1];
 
-  if (args.send) {  // read a chunk into recvbuf, combine it there while in cache
-    std::byte* tmp = comm.scratch(chunk);
-    for (std::size_t off = 0; off < bytes; off += chunk) {
-      const std::size_t len = std::min(chunk, bytes - off);
-      st.peers.read(st.peer, args.recv + off, theirs + off, len);
-      combine_in_order(st, args.recv + off, args.send + off, args.recv + off,
-                       static_cast<std::int64_t>(len / esize), tmp);
-    }
-    release_store(st.line(kRead, me), st.s);
-    st.wait(kRead, "shan allreduce: the peer's reads");
-  } else {  // in place: recvbuf is my input until the peer has read it
-    std::byte* copy = comm.scratch(2 * bytes);
-    st.peers.read(st.peer, copy, theirs, bytes);
-    release_store(st.line(kRead, me), st.s);
-    st.wait(kRead, "shan allreduce: the peer's reads");
-    combine_in_order(st, args.recv, args.recv, copy, args.count, copy + bytes);
+  // split: a chunk of the peer's input and a combine's temporary; whole in
+  // place: the peer's whole input and a combine's temporary
+  std::byte* scratch = comm.scratch(split || args.send ? 2 * chunk : 2 * bytes);
+  if (split) {
+    run_split(st, their_input, their_recv, scratch, chunk, stats);
+  } else {
+    run_whole(st, their_input, scratch, chunk, stats);
   }
-  stats.intra_messages += 1;
-  stats.intra_bytes += static_cast<std::int64_t>(bytes);
+  release_store(st.line(kDone, me), st.s);
+  st.wait(kDone, "shan allreduce: the peer's copies");
+  if (!split && !args.send) st.combine(args.recv, args.recv, scratch, bytes, scratch + bytes);
 }
 
 }  // namespace shancoll
