@@ -23,6 +23,7 @@ this times the trees' shape, not a real socket boundary), ``flat``,
 ``left`` / ``right`` (skew), ``no_pipeline`` (one 32 KiB slot),
 ``paper_buffer`` (the paper's 32 KiB in 4 slots at every size),
 ``inline``, ``no_rfp`` (``read_from_parent=False``), ``no_data_copy``,
+``single_copy`` / ``no_single_copy`` (forced on at every size / off),
 ``binomial`` and ``mpi`` (shancoll's other algorithms; ``mpi`` calls the
 same MPI collective from C++: about 1x, its spread is the run's noise).
 ``--series-options "tree=kary,k=2,sockets=2"`` adds a release_gather series
@@ -60,6 +61,8 @@ SERIES: dict[str, tuple[str, dict]] = {
     "inline": ("release_gather", {"inline": True}),
     "no_rfp": ("release_gather", {"read_from_parent": False}),
     "no_data_copy": ("release_gather", {"data_copy": False}),
+    "single_copy": ("release_gather", {"single_copy": True}),
+    "no_single_copy": ("release_gather", {"single_copy": False}),
     "binomial": ("binomial", {}),
     "mpi": ("mpi", {}),
 }

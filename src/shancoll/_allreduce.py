@@ -242,7 +242,7 @@ def allreduce(
         ``release_gather``'s options (``tree``, ``k``, ``skew``,
         ``topology``, their ``bcast_``/``reduce_`` forms for one phase,
         ``sockets``, ``buffer_size``, ``buffers``, ``inline``,
-        ``read_from_parent``, ``data_copy``, ``inter_algorithm``; see
+        ``read_from_parent``, ``data_copy``, ``single_copy``, ``inter_algorithm``; see
         ``shancoll._release_gather``); they imply ``algorithm="release_gather"``.
     Raises
     ------

@@ -54,6 +54,16 @@ each in a cache line of its own. Its optimisations are keyword options of
 ``data_copy``
     The reduce root combines straight into its ``recvbuf`` instead of its
     shared buffer followed by a copy (default True).
+``single_copy``
+    Data move straight between the ranks' own buffers (Linux cross-memory
+    attach: one copy) instead of through the node's shared buffer (the
+    root's copy in, every child's copy out). Bcast: a parent writes a share
+    of each chunk into each child's buffer while the child reads the rest
+    from the parent's. Reduce on a node of two ranks: each rank computes
+    half of the result. Default: from 32 KiB where the node allows it
+    (``SHANCOLL_SINGLE_COPY``; docs/performance.md has the measurement);
+    True: at every size where available; False: never. An addition to the
+    paper.
 ``inter_algorithm``
     Allreduce over several (virtual) nodes: the allreduce algorithm the node
     leaders run among themselves (default ``"auto"``).
@@ -82,7 +92,7 @@ _OPTION_TYPES: dict[str, type] = {
     **_TREE_TYPES,
     **{f"{phase}_{name}": t for phase in ("bcast", "reduce") for name, t in _TREE_TYPES.items()},
     "sockets": object, "buffer_size": int, "buffers": int, "inline": bool,
-    "read_from_parent": bool, "data_copy": bool, "inter_algorithm": str,
+    "read_from_parent": bool, "data_copy": bool, "single_copy": bool, "inter_algorithm": str,
 }  # fmt: skip
 
 

@@ -96,7 +96,7 @@ TRANSPORTS = ("auto", "two_sided", "rma")
 # config fails when it is read, not inside an MPI job.
 ALGORITHM_OPTIONS = (
     "transport", "block_size", "ports", "consistent", "tree", "k", "skew", "buffer_size",
-    "buffers", "inline", "read_from_parent", "data_copy", "inter_algorithm",
+    "buffers", "inline", "read_from_parent", "data_copy", "single_copy", "inter_algorithm",
 )  # fmt: skip
 COLLECTIVES = ("allgatherv", "allgather", "allreduce", "bcast", "reduce", "intergroup")
 # One message of `bytes_per_rank` bytes (regular distribution only; root 0),

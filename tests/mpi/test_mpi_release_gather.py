@@ -214,13 +214,75 @@ def test_alternating_collectives_roots_and_options(comm):
     collective_check(comm, body, "alternating calls")
 
 
+def test_single_copy_every_tree(comm):
+    """Single copy (parents write a share of each 256 KiB chunk into their children's
+    buffers from 64 KiB, children read the rest; reduce on a node of two ranks split
+    between them) over tree kinds, skew, flag mode and topology; below the write
+    threshold, above it over several chunks, and the slots (single_copy=False)."""
+    trees = [{"tree": "flat"}, {"tree": "kary", "k": 2}, {"tree": "knomial", "k": 2},
+             {"tree": "knomial", "k": 4}]  # fmt: skip
+    topologies = [{"topology": "none"}, {"topology": "socket_leader_last", "sockets": 2}]
+    axes = [trees, ["left", "right"], [True, False], topologies]
+
+    def body(failures):
+        for i, (tree, skew, rfp, topology) in enumerate(itertools.product(*axes)):
+            if REDUCED and i % 5:
+                continue
+            opts = dict(tree, skew=skew, read_from_parent=rfp, **topology)
+            root = i % comm.size
+            for nbytes in [20_000, 600_000]:
+                check_bcast(comm, failures, nbytes // 8, root, np.float64, **opts)
+                check_reduce(comm, failures, nbytes // 8, root, MPI.SUM, np.int64,
+                             in_place=bool(i % 2), **opts)  # fmt: skip
+                check_allreduce(comm, failures, nbytes // 4, MPI.MAX, np.int32,
+                                in_place=bool(i % 3), **opts)  # fmt: skip
+            check_bcast(comm, failures, 75_000, root, np.float64, single_copy=i % 2 == 0, **opts)
+
+    collective_check(comm, body, "release_gather single copy")
+
+
+def test_single_copy_shares_on_two_rank_nodes(comm):
+    """A node of two ranks: bcast of 600 000 bytes in chunks of 256 KiB, the root
+    writes half of each (rounded down to 64 bytes), the child reads the rest;
+    reduce: each rank computes half, the non-root reads and writes its half."""
+    pair = comm.Split(comm.rank // 2, comm.rank)
+    failures: list[str] = []
+
+    def body():
+        if pair.size != 2:
+            return
+        nbytes = 600_000
+        chunks = [262_144, 262_144, nbytes - 2 * 262_144]
+        written = sum(c // 2 // 64 * 64 for c in chunks)
+        for root in [0, 1]:
+            check_bcast(pair, failures, nbytes // 8, root, np.float64)
+            st = shancoll.last_stats(pair)
+            want = (3, written) if pair.rank == root else (3, nbytes - written)
+            if (st.intra_messages, st.intra_bytes) != want:
+                failures.append(f"bcast root={root}: {st.intra_messages}, {st.intra_bytes} B")
+            n = nbytes // 8
+            check_reduce(pair, failures, n, root, MPI.SUM, np.int64)
+            st = shancoll.last_stats(pair)
+            half = 8 * (n * (pair.rank + 1) // 2 - n * pair.rank // 2)
+            want = (1, half) if pair.rank == root else (2, 2 * half)
+            if (st.intra_messages, st.intra_bytes) != want:
+                failures.append(f"reduce root={root}: {st.intra_messages}, {st.intra_bytes} B")
+
+    run_all(comm, body)
+    pair.Free()
+    assert_all(comm, not failures, f"{failures[:5]}")
+
+
 @pytest.mark.parametrize(
     "nbytes, options, chunks",
     [
-        (50_000, {}, 7),  # below 64 KiB: the paper's 8 KiB chunks
-        (100_000, {}, 4),  # from 64 KiB: 32 KiB chunks
-        (100_000, {"buffer_size": 32768, "buffers": 4}, 13),  # the paper's, asked for
-        (100_000, {"buffers": 16}, 7),  # 256 KiB in 16 slots: 16 KiB chunks
+        (50_000, {"single_copy": False}, 7),  # below 64 KiB: the paper's 8 KiB chunks
+        (100_000, {"single_copy": False}, 4),  # from 64 KiB: 32 KiB chunks
+        (100_000, {"buffer_size": 32768, "buffers": 4, "single_copy": False}, 13),  # the paper's
+        (100_000, {"buffers": 16, "single_copy": False}, 7),  # 256 KiB in 16 slots: 16 KiB chunks
+        (12_000, {}, 2),  # below 32 KiB: slots, by default
+        (600_000, {}, 3),  # single copy, by default from 32 KiB: 256 KiB chunks
+        (1000, {"single_copy": True}, 1),
     ],
 )
 def test_chunks_counted_in_stats(comm, nbytes, options, chunks):

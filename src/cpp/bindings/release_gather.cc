@@ -112,6 +112,8 @@ ReleaseGatherOptions parse_options(const py::dict& d) {
       o.read_from_parent = py::cast<bool>(v);
     } else if (key == "data_copy") {
       o.data_copy = py::cast<bool>(v);
+    } else if (key == "single_copy") {
+      o.single_copy = py::cast<bool>(v) ? 1 : 0;
     } else if (key == "inter_algorithm") {
       o.inter_algorithm = py::cast<std::string>(v);
     } else if (key.rfind("bcast_", 0) != 0 && key.rfind("reduce_", 0) != 0) {

@@ -134,6 +134,8 @@ bool set_release_gather(ReleaseGatherOptions& o, const std::string& key, const s
     o.read_from_parent = to_bool(key, value);
   } else if (key == "data_copy") {
     o.data_copy = to_bool(key, value);
+  } else if (key == "single_copy") {
+    o.single_copy = to_bool(key, value) ? 1 : 0;
   } else if (key == "inter_algorithm") {
     o.inter_algorithm = value;
   } else {
@@ -162,12 +164,13 @@ const char* valid_keys(Family family) {
     case Family::allreduce:
       return "timeout, ranks_per_node, ports, consistent, and release_gather's tree, k, skew, "
              "topology (and their bcast_/reduce_ forms), sockets, buffer_size, buffers, inline, "
-             "read_from_parent, data_copy, inter_algorithm";
+             "read_from_parent, data_copy, single_copy, inter_algorithm";
     case Family::rooted:
       break;
   }
   return "timeout, ranks_per_node, tree, k, skew, topology (and their bcast_/reduce_ forms), "
-         "sockets, buffer_size, buffers, inline, read_from_parent, data_copy, inter_algorithm";
+         "sockets, buffer_size, buffers, inline, read_from_parent, data_copy, single_copy, "
+         "inter_algorithm";
 }
 
 // Sets one "key=value"; returns the key.

@@ -24,7 +24,7 @@
  *         socket_leader_first|socket_leader_last (each also as bcast_<key>
  *         or reduce_<key> for one phase's tree), sockets=auto|<count> (a
  *         socket per local rank: SHANCOLL_SOCKETS=0,1,...), buffer_size=<bytes>,
- *         buffers=<n>, inline=1|0, read_from_parent=1|0, data_copy=1|0,
+ *         buffers=<n>, inline=1|0, read_from_parent=1|0, data_copy=1|0, single_copy=1|0,
  *         inter_algorithm=<allreduce algorithm among node leaders>.
  *     An unknown key or a bad value is refused with MPI_ERR_ARG.
  *

@@ -17,6 +17,14 @@
 // chunk each (pipelining); a chunk of at most 56 bytes may travel inside the
 // flag's cache line instead (inlining).
 //
+// Single copy (an addition to the paper; release_gather_single_copy.cc): a
+// bcast moves each chunk straight from the parent's buffer into the child's
+// (shm/peer_memory.h), no slots, the parent writing a share of it while the
+// child reads the rest; a reduce on a node of two ranks splits the message
+// between them. A third set of lines, one per rank, carries the buffer
+// addresses a call's peers need (post lines): L release lines | L gather
+// lines | L post lines | buffers.
+//
 // Buffer reuse: each slot remembers the gather count of its last use. A bcast
 // root may refill a slot once its children's gather flags reached that count
 // (the tree gather says their subtrees read it); a reduce writer once its
@@ -65,12 +73,13 @@ struct RgBuffer {
 // The optimisations of Sec. III, each switchable (Python keywords of the same name).
 struct ReleaseGatherOptions {
   RgTreeOptions bcast_tree, reduce_tree;
-  SocketSpec sockets;                    // synthetic socket map; automatic: the topology's (hwloc)
-  std::int64_t buffer_size = 0;          // bytes of one buffer (bcast's, each reduce's); 0: by size
-  int buffers = 0;                       // slots per buffer (chunks in flight); 0: by size
-  bool inline_data = false;              // messages of <= 56 bytes inside the flag's cache line
-  bool read_from_parent = true;          // children read their parent's release flag
-  bool data_copy = true;                 // reduce straight into the root's recvbuf
+  SocketSpec sockets;            // synthetic socket map; automatic: the topology's (hwloc)
+  std::int64_t buffer_size = 0;  // bytes of one buffer (bcast's, each reduce's); 0: by size
+  int buffers = 0;               // slots per buffer (chunks in flight); 0: by size
+  bool inline_data = false;      // messages of <= 56 bytes inside the flag's cache line
+  bool read_from_parent = true;  // children read their parent's release flag
+  bool data_copy = true;         // reduce straight into the root's recvbuf
+  int single_copy = -1;  // bcast: children read their parent's buffer (-1: by size; 0 off; 1 on)
   std::string inter_algorithm = "auto";  // allreduce among node leaders (several nodes)
 
   // The tree for `bytes` of a bcast (reduce = false) or reduce.
@@ -99,6 +108,7 @@ struct RgConfig {  // what a buffer region was laid out for
   std::size_t buffer_bytes = 0;
   bool inline_data = false;
   bool read_from_parent = false;
+  bool single_copy = false;
   bool operator==(const RgConfig& o) const;
 };
 
@@ -118,6 +128,8 @@ struct ReleaseGatherState {
   std::uint64_t gather_state = 0;
   std::uint64_t all_done = 0;  // every local rank's gather flag reached this
   RgRegion bcast, reduce;
+  std::uint64_t single_copy_calls = 0;  // calls that posted their buffers
+  std::vector<std::byte> scratch;       // single-copy reduce: chunks in flight
   bool leaders_made = false;
   MPI_Comm leaders = MPI_COMM_NULL;  // local rank 0 of every node (several nodes), owned
   ~ReleaseGatherState();
@@ -132,13 +144,20 @@ class RgPhase {
   bool root() const { return node_.parent < 0; }
   const pattern::TreeNode& node() const { return node_; }
   bool inlined() const { return config_.inline_data; }
+  bool single_copy() const { return config_.single_copy; }
   std::int64_t chunk_bytes() const { return chunk_; }
 
   // Bcast chunk: the root fills the next slot (waiting for it to be free),
   // then the release step; non-roots then read it. Returns the data.
   const std::byte* bcast_release(const std::byte* root_data, std::size_t bytes);
-  // Bcast gather step: children first (non-roots), then my flag.
-  void bcast_gather();
+  // Single-copy bcast chunk [off, off + bytes) of `buf`, every rank's own
+  // buffer: a non-root gets it from its parent (reading part, the parent
+  // writing the rest), then everyone releases it to its children and writes
+  // them their part.
+  void bcast_single_copy(std::byte* buf, std::size_t off, std::size_t bytes);
+  // Bcast gather step: children first (non-roots; a single-copy root on its
+  // last chunk, as its buffer must outlive its children's reads), then my flag.
+  void bcast_gather(bool last);
   // Reduce chunk, the gather step begins: my slot for this chunk (waits until
   // its last use was consumed); the root with the data-copy optimisation
   // reduces into its recvbuf instead and gets nullptr.
@@ -157,6 +176,9 @@ class RgPhase {
   int next_slot();
   void wait_consumed(std::uint64_t count);
   void signal_children(std::uint64_t r);
+  std::byte* post_line(int r) const;
+  std::byte* child_buffer(std::size_t i);  // single copy: child i's posted buffer
+  std::size_t pushed_share(std::size_t bytes, std::uint64_t children) const;
 
   ReleaseGatherState& st_;
   RgRegion& region_;
@@ -166,8 +188,11 @@ class RgPhase {
   int me_;
   int local_size_;
   std::int64_t chunk_ = 0;
-  int slot_ = 0;                    // this chunk's slot
-  std::vector<int> synthetic_map_;  // the sockets option's map, when given
+  int slot_ = 0;                       // this chunk's slot
+  std::vector<int> synthetic_map_;     // the sockets option's map, when given
+  const PeerMemory* peers_ = nullptr;  // when single_copy
+  std::uint64_t call_ = 0;             // single copy: this call's post number
+  std::vector<std::byte*> child_buffers_;
   double timeout_;
   Stats& stats_;
 };
@@ -182,6 +207,16 @@ void rg_bcast_on_node(NodeContext& ctx, std::byte* buf, std::int64_t bytes, int 
 void rg_reduce_on_node(NodeContext& ctx, const std::byte* send, std::byte* result,
                        std::int64_t count, const Reducer& reducer, int local_root,
                        const ReleaseGatherOptions& o, double timeout, Stats& stats);
+
+// Local rank r's post line (see the layout above).
+std::byte* rg_post_line(const ReleaseGatherState& st, int local_size, int r);
+
+// Reduce by single copy on a node of exactly two ranks, from a size on
+// (release_gather_single_copy.cc); `result` as for rg_reduce_on_node.
+bool rg_reduce_pair_fits(NodeContext& ctx, const ReleaseGatherOptions& o, std::int64_t bytes);
+void rg_reduce_pair(NodeContext& ctx, const std::byte* send, std::byte* result, std::int64_t count,
+                    const Reducer& reducer, int local_root, const ReleaseGatherOptions& o,
+                    double timeout, Stats& stats);
 
 // Several nodes: one rank per node stands for it between nodes (the root on
 // the root's node, the leader elsewhere); trees over nodes are binomial.

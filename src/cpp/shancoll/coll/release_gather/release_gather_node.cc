@@ -5,6 +5,9 @@
 //   bcast:  m/c chunks; per chunk the root copies c bytes in, every other rank
 //           copies c bytes out (in parallel); flags: d hops down, d hops up.
 //           The root waits only when all `buffers` slots are still being read.
+//           Single copy: no copy in; every other rank reads c bytes from its
+//           parent's buffer (a system call each); the root waits for the
+//           last chunk's gather.
 //   reduce: m/c chunks; per chunk every non-root copies (leaf) or combines
 //           (inner rank: its input with its children's slots) c bytes into its
 //           slot; each rank combines its children's slots in turn, the root
@@ -35,12 +38,16 @@ void rg_bcast_on_node(NodeContext& ctx, std::byte* buf, std::int64_t bytes, int 
   RgPhase phase(ctx, o, false, local_root, bytes, 1, timeout, stats);
   for (std::int64_t off = 0; off < bytes; off += phase.chunk_bytes()) {
     const auto n = static_cast<std::size_t>(std::min(phase.chunk_bytes(), bytes - off));
-    const std::byte* data = phase.bcast_release(buf + off, n);
-    if (!phase.root()) std::memcpy(buf + off, data, n);  // after the acquire in the release
-    phase.bcast_gather();
+    if (phase.single_copy()) {
+      phase.bcast_single_copy(buf, static_cast<std::size_t>(off), n);  // counts its copies
+    } else {
+      const std::byte* data = phase.bcast_release(buf + off, n);
+      if (!phase.root()) std::memcpy(buf + off, data, n);  // after the acquire in the release
+      stats.intra_messages += 1;
+      stats.intra_bytes += static_cast<std::int64_t>(n);
+    }
+    phase.bcast_gather(off + phase.chunk_bytes() >= bytes);
     stats.rounds += 2;
-    stats.intra_messages += 1;
-    stats.intra_bytes += static_cast<std::int64_t>(n);
     stats.block_count += 1;
   }
 }
@@ -77,6 +84,8 @@ void rg_reduce_on_node(NodeContext& ctx, const std::byte* send, std::byte* resul
     if (send != result && bytes > 0) std::memcpy(result, send, static_cast<std::size_t>(bytes));
     return;
   }
+  if (rg_reduce_pair_fits(ctx, o, bytes))
+    return rg_reduce_pair(ctx, send, result, count, reducer, local_root, o, timeout, stats);
   RgPhase phase(ctx, o, true, local_root, bytes, elem, timeout, stats);
   const std::int64_t chunk = phase.chunk_bytes() / static_cast<std::int64_t>(elem);
   for (std::int64_t first = 0; first < count; first += chunk) {
