@@ -479,8 +479,12 @@ def test_shan_pipeline_in_place_many_chunks_in_a_row(comm):
 
 def two_rank_nodes(comm):
     """The world in pairs of consecutive ranks, each pair one node of two ranks
-    (a lone last rank alone)."""
+    (a lone last rank alone; calls pass ranks_per_node=PAIR, whatever
+    SHANCOLL_RANKS_PER_NODE says)."""
     return comm.Split(comm.rank // 2, comm.rank)
+
+
+PAIR = 2
 
 
 def test_shan_single_copy_on_two_rank_nodes(comm):
@@ -505,25 +509,27 @@ def test_shan_single_copy_on_two_rank_nodes(comm):
         if pair.size != 2:
             return
         for n in counts:
-            check_case(pair, failures, "shan", MPI.SUM, np.float64, n)
+            check_case(pair, failures, "shan", MPI.SUM, np.float64, n, ranks_per_node=PAIR)
             single_copied(n, "sum")
             buf = exact_data(np.float64, n, pair.rank)
-            shancoll.allreduce(pair, MPI.IN_PLACE, buf, MPI.SUM, "shan")
+            shancoll.allreduce(pair, MPI.IN_PLACE, buf, MPI.SUM, "shan", ranks_per_node=PAIR)
             single_copied(n, "in place")
             if not equal(buf, reference(pair, MPI.SUM, np.float64, n)):
                 failures.append(f"in place n={n}")
-        check_case(pair, failures, "shan", MPI.MAX, np.int16, 40001)
+        check_case(pair, failures, "shan", MPI.MAX, np.int16, 40001, ranks_per_node=PAIR)
         for n in [1500, 5000]:  # complex128, 24 KB (whole) and 80 KB (split)
             out = np.empty(n, np.complex128)
-            shancoll.allreduce(pair, affine_data(n, pair.rank), out, compose_affine, "shan")
+            shancoll.allreduce(pair, affine_data(n, pair.rank), out, compose_affine, "shan",
+                               ranks_per_node=PAIR)  # fmt: skip
             inout = affine_data(n, pair.rank)
-            shancoll.allreduce(pair, MPI.IN_PLACE, inout, compose_affine, "shan")
+            shancoll.allreduce(pair, MPI.IN_PLACE, inout, compose_affine, "shan",
+                               ranks_per_node=PAIR)  # fmt: skip
             if not (equal(out, in_rank_order(pair, n)) and equal(inout, out)):
                 failures.append(f"non-commutative n={n}: not in rank order")
         send = awkward(np.float64, 10001, pair.rank)
         out, again = np.empty_like(send), np.empty_like(send)
-        shancoll.allreduce(pair, send, out, MPI.SUM, "shan")
-        shancoll.allreduce(pair, send, again, MPI.SUM, "shan")
+        shancoll.allreduce(pair, send, out, MPI.SUM, "shan", ranks_per_node=PAIR)
+        shancoll.allreduce(pair, send, again, MPI.SUM, "shan", ranks_per_node=PAIR)
         if out.tobytes() != again.tobytes() or len(set(pair.allgather(out.tobytes()))) != 1:
             failures.append("awkward floats: not the same bits on both ranks and runs")
 
@@ -544,9 +550,9 @@ def test_shan_two_rank_nodes_without_single_copy(comm, monkeypatch):
     def body():
         if pair.size != 2:
             return
-        check_case(pair, failures, "shan", MPI.SUM, np.float64, n)
+        check_case(pair, failures, "shan", MPI.SUM, np.float64, n, ranks_per_node=PAIR)
         buf = exact_data(np.float64, n, pair.rank)
-        shancoll.allreduce(pair, MPI.IN_PLACE, buf, MPI.SUM, "shan")
+        shancoll.allreduce(pair, MPI.IN_PLACE, buf, MPI.SUM, "shan", ranks_per_node=PAIR)
         if not equal(buf, reference(pair, MPI.SUM, np.float64, n)):
             failures.append("in place")
         if shancoll.last_stats(pair).intra_messages != 2 * 6:

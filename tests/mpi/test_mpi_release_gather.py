@@ -242,7 +242,7 @@ def test_single_copy_every_tree(comm):
 
 
 def test_single_copy_shares_on_two_rank_nodes(comm):
-    """A node of two ranks: bcast of 600 000 bytes in chunks of 256 KiB, the root
+    """A node of two ranks (whatever SHANCOLL_RANKS_PER_NODE says): bcast of 600 000 bytes in chunks of 256 KiB, the root
     writes half of each (rounded down to 64 bytes), the child reads the rest;
     reduce: each rank computes half, the non-root reads and writes its half."""
     pair = comm.Split(comm.rank // 2, comm.rank)
@@ -255,13 +255,13 @@ def test_single_copy_shares_on_two_rank_nodes(comm):
         chunks = [262_144, 262_144, nbytes - 2 * 262_144]
         written = sum(c // 2 // 64 * 64 for c in chunks)
         for root in [0, 1]:
-            check_bcast(pair, failures, nbytes // 8, root, np.float64)
+            check_bcast(pair, failures, nbytes // 8, root, np.float64, ranks_per_node=2)
             st = shancoll.last_stats(pair)
             want = (3, written) if pair.rank == root else (3, nbytes - written)
             if (st.intra_messages, st.intra_bytes) != want:
                 failures.append(f"bcast root={root}: {st.intra_messages}, {st.intra_bytes} B")
             n = nbytes // 8
-            check_reduce(pair, failures, n, root, MPI.SUM, np.int64)
+            check_reduce(pair, failures, n, root, MPI.SUM, np.int64, ranks_per_node=2)
             st = shancoll.last_stats(pair)
             half = 8 * (n * (pair.rank + 1) // 2 - n * pair.rank // 2)
             want = (1, half) if pair.rank == root else (2, 2 * half)

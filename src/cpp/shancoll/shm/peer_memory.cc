@@ -59,7 +59,7 @@ PeerMemory::PeerMemory(MPI_Comm node_comm) {
 #endif
   std::vector<Probe> all(static_cast<std::size_t>(size));
   check_mpi(
-      MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, node_comm),
+      PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, node_comm),
       "MPI_Allgather");
 #ifdef SHANCOLL_HAVE_CMA
   for (int j = 0; j < size && ok; ++j) {
@@ -70,7 +70,7 @@ PeerMemory::PeerMemory(MPI_Comm node_comm) {
          read_some(all[j].pid, &seen, remote, sizeof seen) == sizeof seen && seen == kProbeWord;
   }
 #endif
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, node_comm), "MPI_Allreduce");
+  check_mpi(PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, node_comm), "MPI_Allreduce");
   available_ = ok != 0 && size > 1;
   for (const Probe& p : all) pids_.push_back(p.pid);
 }
