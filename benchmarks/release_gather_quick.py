@@ -41,7 +41,7 @@ from mpi4py import MPI
 import shancoll
 from shancoll.bench import format_bytes, parse_sizes, time_calls
 
-SIZES = [8, 64, 512, 4096, 32768, 262144, 1 << 20, 4 << 20]
+SIZES = [8, 64, 512, 4096, 32768, 65536, 262144, 1 << 20, 4 << 20]
 
 # name -> (algorithm, release_gather options)
 SERIES: dict[str, tuple[str, dict]] = {

@@ -242,9 +242,10 @@ def test_single_copy_every_tree(comm):
 
 
 def test_single_copy_shares_on_two_rank_nodes(comm):
-    """A node of two ranks (whatever SHANCOLL_RANKS_PER_NODE says): bcast of 600 000 bytes in chunks of 256 KiB, the root
-    writes half of each (rounded down to 64 bytes), the child reads the rest;
-    reduce: each rank computes half, the non-root reads and writes its half."""
+    """A node of two ranks (whatever SHANCOLL_RANKS_PER_NODE says): bcast of
+    600 000 bytes in chunks of 256 KiB, the root writes half of each (rounded
+    down to 64 bytes), the child reads the rest; reduce: each rank computes
+    half, the non-root reads and writes its half."""
     pair = comm.Split(comm.rank // 2, comm.rank)
     failures: list[str] = []
 
