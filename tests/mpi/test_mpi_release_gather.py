@@ -244,8 +244,9 @@ def test_single_copy_every_tree(comm):
 def test_single_copy_shares_on_two_rank_nodes(comm):
     """A node of two ranks (whatever SHANCOLL_RANKS_PER_NODE says): bcast of
     600 000 bytes in chunks of 256 KiB, the root writes half of each (rounded
-    down to 64 bytes), the child reads the rest; reduce: each rank computes
-    half, the non-root reads and writes its half."""
+    down to 64 bytes), the child reads the rest; reduce: the root computes 60%,
+    the other rank reads and writes the rest; allreduce: each computes half
+    and writes it to the other."""
     pair = comm.Split(comm.rank // 2, comm.rank)
     failures: list[str] = []
 
@@ -264,10 +265,16 @@ def test_single_copy_shares_on_two_rank_nodes(comm):
             n = nbytes // 8
             check_reduce(pair, failures, n, root, MPI.SUM, np.int64, ranks_per_node=2)
             st = shancoll.last_stats(pair)
-            half = 8 * (n * (pair.rank + 1) // 2 - n * pair.rank // 2)
-            want = (1, half) if pair.rank == root else (2, 2 * half)
+            split = n * (60 if root == 0 else 40) // 100  # local rank 0's part
+            part = 8 * (split if pair.rank == 0 else n - split)
+            want = (1, part) if pair.rank == root else (2, 2 * part)
             if (st.intra_messages, st.intra_bytes) != want:
                 failures.append(f"reduce root={root}: {st.intra_messages}, {st.intra_bytes} B")
+        check_allreduce(pair, failures, n, MPI.SUM, np.int64, ranks_per_node=2)
+        st = shancoll.last_stats(pair)
+        half = 8 * (n * (pair.rank + 1) // 2 - n * pair.rank // 2)
+        if (st.intra_messages, st.intra_bytes) != (2, 2 * half):
+            failures.append(f"allreduce: {st.intra_messages}, {st.intra_bytes} B")
 
     run_all(comm, body)
     pair.Free()

@@ -5,6 +5,9 @@
 //      recvbufs, with any of the library's allreduce algorithms
 //      (inter_algorithm, "auto" by default), on a communicator of the leaders;
 //   3. intra-node bcast of the result from local rank 0.
+// One node of two ranks, with single copy: the reduce's two halves are
+// written to both ranks' recvbufs (rg_reduce_pair), no bcast phase: it would
+// only carry back the half the other rank computed.
 // One expression tree per call (the same on every rank): bitwise-identical
 // results everywhere. Commutative ops only (a tree combines in tree order).
 // Cost: reduce + bcast on the node (each m/c chunks) plus the leaders' allreduce.
@@ -57,6 +60,11 @@ void allreduce_release_gather(Comm& comm, const AllreduceArgs& args, const Optio
   rg_check_sockets(ctx.topo, o);
   const double timeout = opt.wait_timeout();
   const std::byte* input = args.send ? args.send : args.recv;
+  if (ctx.topo.node_count == 1 && rg_reduce_pair_fits(ctx, o, args.bytes())) {
+    rg_reduce_pair(ctx, input, args.recv, args.count, *args.reducer, 0, true, o, timeout, stats);
+    stats.node_count = 1;
+    return;
+  }
   rg_reduce_on_node(ctx, input, args.recv, args.count, *args.reducer, 0, o, timeout, stats);
   if (ctx.topo.node_count > 1) {
     MPI_Comm leaders = leaders_comm(comm, ctx, o);

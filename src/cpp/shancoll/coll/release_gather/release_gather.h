@@ -212,11 +212,12 @@ void rg_reduce_on_node(NodeContext& ctx, const std::byte* send, std::byte* resul
 std::byte* rg_post_line(const ReleaseGatherState& st, int local_size, int r);
 
 // Reduce by single copy on a node of exactly two ranks, from a size on
-// (release_gather_single_copy.cc); `result` as for rg_reduce_on_node.
+// (release_gather_single_copy.cc); `result` as for rg_reduce_on_node, or,
+// `everywhere`, on both ranks (allreduce: no bcast phase needed).
 bool rg_reduce_pair_fits(NodeContext& ctx, const ReleaseGatherOptions& o, std::int64_t bytes);
 void rg_reduce_pair(NodeContext& ctx, const std::byte* send, std::byte* result, std::int64_t count,
-                    const Reducer& reducer, int local_root, const ReleaseGatherOptions& o,
-                    double timeout, Stats& stats);
+                    const Reducer& reducer, int local_root, bool everywhere,
+                    const ReleaseGatherOptions& o, double timeout, Stats& stats);
 
 // Several nodes: one rank per node stands for it between nodes (the root on
 // the root's node, the leader elsewhere); trees over nodes are binomial.
