@@ -288,3 +288,48 @@ def test_send_spec_forms(comm):
         out = np.zeros(4 * p, dtype=np.int32)
         run_all(comm, shancoll.allgatherv, comm, send, [out, counts])
         assert_all(comm, same(out, ref), f"send spec {type(send).__name__}")
+
+
+def test_shan_single_copy_on_two_rank_nodes(comm):
+    """A node of two ranks (ranks_per_node=2, whatever the environment says), from
+    64 KiB in all: each block goes straight into the other rank's recvbuf, its
+    first half (in whole cache lines) read by the receiver, the rest written by
+    the owner: two intra messages per rank. Every distribution, odd byte counts,
+    in place, gapped and reversed displacements."""
+    pair = comm.Split(comm.rank // 2, comm.rank)
+    failures: list[str] = []
+
+    def one(counts, displs, length, in_place, what):
+        r = pair.rank
+        mine = fill(np.uint8, counts[r], r, seed=len(what))
+        ref = reference_allgatherv(pair, mine, counts, displs, np.uint8, length, fill_value=7)
+        out = np.full(length, 7, np.uint8)
+        if in_place:
+            out[displs[r] : displs[r] + counts[r]] = mine
+        send = MPI.IN_PLACE if in_place else mine
+        shancoll.allgatherv(pair, send, [out, counts, displs], algorithm="shan", ranks_per_node=2)
+        st = shancoll.last_stats(pair)
+        half = counts[1 - r] // 2 // 64 * 64
+        moved = half + counts[r] - counts[r] // 2 // 64 * 64
+        if not same(out, ref):
+            failures.append(f"{what}: differs from comm.Allgatherv")
+        elif (st.intra_messages, st.intra_bytes, st.node_count) != (2, moved, 1):
+            failures.append(f"{what}: {st.intra_messages} messages, {st.intra_bytes} B")
+
+    def body():
+        if pair.size != 2:
+            return
+        for dist in ["regular", "decreasing", "broadcast", "random"]:
+            for m in [40_011, 300_001]:
+                counts = make_counts(dist, 2, m)
+                if sum(counts) < 64 << 10:
+                    continue
+                for in_place in [False, True]:
+                    one(counts, prefix(counts), sum(counts), in_place, f"{dist} m={m} {in_place}")
+        counts = [60_000, 9_999]  # the second block first, gaps around both
+        displs = [9_999 + 5, 3]
+        one(counts, displs, sum(counts) + 9, False, "gapped reversed")
+
+    run_all(comm, body)
+    pair.Free()
+    assert_all(comm, not failures, f"{failures[:5]}")

@@ -21,6 +21,7 @@ NodeContext::~NodeContext() {
   release_gather.reset();
   shan_pipeline.reset();
   peer_memory.reset();
+  rendezvous.reset();
   segment.reset();
   free_topology(topo);
 }

@@ -62,6 +62,9 @@ struct NodeContext {
   std::unique_ptr<ShanPipelineState> shan_pipeline;
   // Single-copy reads between local ranks; built by peer_memory().
   std::unique_ptr<PeerMemory> peer_memory;
+  // The single-copy calls' handshake lines and calls so far (shm/rendezvous.h).
+  std::unique_ptr<NodeSegment> rendezvous;
+  std::uint64_t rendezvous_calls = 0;
   ~NodeContext();
 };
 

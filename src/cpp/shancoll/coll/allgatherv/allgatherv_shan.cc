@@ -28,6 +28,9 @@
 // block size b: pattern/shan_blocks.h (pipeline_block_size for broadcast-
 // shaped inputs).
 //
+// On one node of two ranks with a private recvbuf, the blocks go straight
+// between the two ranks' buffers instead (allgatherv_shan_single_copy.cc).
+//
 // Safety across calls: the segment is the result; a node writes into its
 // successor only after the successor signalled READY for this call (a
 // zero-byte notification sent after its entry barrier, i.e. after all its
@@ -425,6 +428,8 @@ void gather_in_chunks(Call& c) {
 const std::byte* allgatherv_shan(Comm& comm, const AllgathervArgs& args, const Options& opt,
                                  Stats& stats) {
   NodeContext& ctx = comm.nodes(opt.ranks_per_node);
+  if (shan_single_copy_fits(ctx, args))
+    return shan_single_copy(comm, ctx, args, opt.wait_timeout(), stats);
   Call c{comm, ctx, ctx.topo, args, opt, stats, comm.next_epoch()};
   const std::int64_t max_blocks = std::min<std::int64_t>(1 << 20, comm.tag_ub() - kFirstBlockId);
   std::int64_t largest_node = 0;  // bytes of the node holding the most

@@ -153,11 +153,6 @@ void run_whole(const Pipeline& p, std::uint64_t g, std::int64_t e, Stats& stats)
 
 }  // namespace
 
-ShanPipelineState& shan_pipeline_state(NodeContext& ctx) {
-  if (!ctx.shan_pipeline) ctx.shan_pipeline = std::make_unique<ShanPipelineState>();
-  return *ctx.shan_pipeline;
-}
-
 void shan_node_pipeline(NodeContext& ctx, const AllreduceArgs& args, double timeout, Stats& stats) {
   const Topology& t = ctx.topo;
   const std::size_t esize = args.reducer->elem_size();
@@ -165,7 +160,8 @@ void shan_node_pipeline(NodeContext& ctx, const AllreduceArgs& args, double time
     if (args.send) local_copy(args.recv, args.send, static_cast<std::size_t>(args.bytes()));
     return;
   }
-  ShanPipelineState& s = shan_pipeline_state(ctx);
+  if (!ctx.shan_pipeline) ctx.shan_pipeline = std::make_unique<ShanPipelineState>();
+  ShanPipelineState& s = *ctx.shan_pipeline;
   if (!s.segment) {  // collective over the node, on its first use only
     s.segment = std::make_unique<NodeSegment>(t.node_comm);
     s.segment->reserve(kFlags * t.local_size() * kCacheLine +

@@ -12,16 +12,11 @@ namespace shancoll {
 
 // Kept in the NodeContext across calls: its own segment (flags that count
 // chunks must survive other algorithms' calls) and the chunks done so far,
-// identical on every local rank; likewise the single-copy step's flags and
-// calls (shan_node_single_copy.cc).
+// identical on every local rank.
 struct ShanPipelineState {
   std::unique_ptr<NodeSegment> segment;
   std::uint64_t chunks = 0;
-  std::unique_ptr<NodeSegment> single_copy_flags;
-  std::uint64_t single_copy_calls = 0;
 };
-
-ShanPipelineState& shan_pipeline_state(NodeContext& ctx);
 
 // The whole allreduce when every rank of `comm` is on one node.
 void shan_node_pipeline(NodeContext& ctx, const AllreduceArgs& args, double timeout, Stats& stats);

@@ -14,14 +14,12 @@
 // that order. For whole, a rank first reads the peer's whole input into
 // scratch and combines only after the peer has read its own.
 //
-// Per call s (the same sequence on both ranks), local rank l:
-//   1. writes the addresses of its input and recvbuf into its line, then
-//      publishes posted[l] = s + 1;
-//   2. once posted[peer] >= s + 1, runs split or whole;
-//   3. publishes done[l] = s + 1: its reads and writes of the peer's memory
-//      are over;
-//   4. waits until done[peer] >= s + 1: its input is read and its recvbuf
-//      complete, so the call may return.
+// Per call, local rank l (shm/rendezvous.h):
+//   1. posts the addresses of its input and recvbuf;
+//   2. once the peer posted, runs split or whole;
+//   3. finishes: its reads and writes of the peer's memory are over, and
+//      once the peer's are too, its input is read and its recvbuf complete,
+//      so the call may return.
 //
 // Cost model (m bytes, single-copy bandwidth B_x, gamma per byte combined,
 // f one flag crossing, sigma a system call, chunks of C bytes):
@@ -43,11 +41,9 @@
 #include <cstdint>
 #include <memory>
 
-#include "shancoll/coll/allreduce/shan_node_pipeline.h"
 #include "shancoll/comm.h"
-#include "shancoll/progress.h"
-#include "shancoll/shm/flags.h"
 #include "shancoll/shm/peer_memory.h"
+#include "shancoll/shm/rendezvous.h"
 
 namespace shancoll {
 namespace {
@@ -63,27 +59,13 @@ constexpr std::int64_t kMinBytes = 16 << 10;
 // 2.5-3.1x against 1.5-1.7x.
 constexpr std::int64_t kSplitMinBytes = 64 << 10;
 
-// Two cache lines per local rank: posted (counter, input address, recvbuf
-// address) and done.
-enum Line { kPosted, kDone, kLines };
-
 struct Step {
   const AllreduceArgs& args;
   const PeerMemory& peers;
-  std::byte* flags;
   int me, peer;
-  std::uint64_t s;  // this call's number + 1
-  double timeout;
   std::size_t esize;
 
-  void* line(Line kind, int local) const { return flags + (kind * 2 + local) * kCacheLine; }
-  std::byte** addresses(int local) const {
-    return static_cast<std::byte**>(line(kPosted, local)) + 1;
-  }
   const std::byte* input() const { return args.send ? args.send : args.recv; }
-  void wait(Line kind, const char* what) const {
-    wait_until([&] { return acquire_load(line(kind, peer)) >= s; }, what, timeout);
-  }
   // out[0, bytes) = x_0 o x_1, where the peer's part is `theirs`.
   void combine(std::byte* out, const std::byte* mine, const std::byte* theirs, std::size_t bytes,
                std::byte* tmp) const {
@@ -134,32 +116,17 @@ bool shan_single_copy_fits(NodeContext& ctx, const AllreduceArgs& args) {
 
 void shan_node_single_copy(Comm& comm, NodeContext& ctx, const AllreduceArgs& args, double timeout,
                            Stats& stats) {
-  ShanPipelineState& state = shan_pipeline_state(ctx);
-  if (!state.single_copy_flags) {  // collective over the node, on first use only
-    state.single_copy_flags = std::make_unique<NodeSegment>(ctx.topo.node_comm);
-    state.single_copy_flags->reserve(kLines * 2 * kCacheLine);
-  }
+  Rendezvous meet(ctx, timeout);
   const int me = ctx.topo.local_rank;
   const std::size_t esize = args.reducer->elem_size();
-  const Step st{args,
-                *ctx.peer_memory,
-                state.single_copy_flags->base(),
-                me,
-                1 - me,
-                ++state.single_copy_calls,
-                timeout,
-                esize};
+  const Step st{args, *ctx.peer_memory, me, 1 - me, esize};
   const std::size_t bytes = static_cast<std::size_t>(args.bytes());
   const std::size_t chunk = std::max<std::size_t>(1, kChunkBytes / esize) * esize;
   const bool split = args.bytes() >= kSplitMinBytes;
 
-  st.addresses(me)[0] = const_cast<std::byte*>(st.input());
-  st.addresses(me)[1] = args.recv;
-  release_store(st.line(kPosted, me), st.s);  // after the addresses (flags.h)
-  st.wait(kPosted, "shan allreduce: the peer's buffers");
-  const std::byte* their_input = st.addresses(st.peer)[0];
-  std::byte* their_recv = st.addresses(st.peer)[1];
-
+  meet.post(st.input(), args.recv);
+  const std::byte* their_input = meet.first(st.peer);
+  std::byte* their_recv = meet.second(st.peer);
   // split: a chunk of the peer's input and a combine's temporary; whole in
   // place: the peer's whole input and a combine's temporary
   std::byte* scratch = comm.scratch(split || args.send ? 2 * chunk : 2 * bytes);
@@ -168,8 +135,7 @@ void shan_node_single_copy(Comm& comm, NodeContext& ctx, const AllreduceArgs& ar
   } else {
     run_whole(st, their_input, scratch, chunk, stats);
   }
-  release_store(st.line(kDone, me), st.s);
-  st.wait(kDone, "shan allreduce: the peer's copies");
+  meet.finish();  // the peer has read my input and written my recvbuf
   if (!split && !args.send) st.combine(args.recv, args.recv, scratch, bytes, scratch + bytes);
 }
 
