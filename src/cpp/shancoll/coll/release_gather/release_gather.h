@@ -128,7 +128,7 @@ struct ReleaseGatherState {
   std::uint64_t gather_state = 0;
   std::uint64_t all_done = 0;  // every local rank's gather flag reached this
   RgRegion bcast, reduce;
-  std::uint64_t single_copy_calls = 0;  // calls that posted their buffers
+  std::uint64_t single_copy_calls = 0;  // single-copy bcasts so far (post lines)
   std::vector<std::byte> scratch;       // single-copy reduce: chunks in flight
   bool leaders_made = false;
   MPI_Comm leaders = MPI_COMM_NULL;  // local rank 0 of every node (several nodes), owned

@@ -36,22 +36,21 @@
 #include "shancoll/progress.h"
 #include "shancoll/shm/flags.h"
 #include "shancoll/shm/peer_memory.h"
+#include "shancoll/shm/rendezvous.h"
 
 namespace shancoll {
 namespace {
 
 // Words of a line (8 bytes each). Release line: 0 the counter, 1 my
 // buffer's address, 2 my child count (both written before each release, so
-// never stale). Post line, used by these paths alone (an inlined bcast
-// leaves arbitrary bytes in release lines): 0 the call number, 1 and 2
-// addresses, 3 done (reduce), 4 pushed (bcast: the last chunk I wrote to
-// my children).
+// never stale). Post line, used by the single-copy bcast alone (an inlined
+// bcast leaves arbitrary bytes in release lines): 0 the call number, 1 my
+// buffer's address, 4 pushed (the last chunk I wrote to my children).
 std::atomic<std::uint64_t>& word(std::byte* line, int i) { return flag_at(line + 8 * i); }
 
-void post(std::byte* line, std::uint64_t call, const void* a, const void* b) {
-  word(line, 1).store(reinterpret_cast<std::uint64_t>(a), std::memory_order_relaxed);
-  word(line, 2).store(reinterpret_cast<std::uint64_t>(b), std::memory_order_relaxed);
-  release_store(line, call);  // after the addresses (flags.h)
+void post(std::byte* line, std::uint64_t call, const void* buffer) {
+  word(line, 1).store(reinterpret_cast<std::uint64_t>(buffer), std::memory_order_relaxed);
+  release_store(line, call);  // after the address (flags.h)
 }
 
 std::byte* address(std::byte* line, int i) {
@@ -90,7 +89,7 @@ std::byte* RgPhase::child_buffer(std::size_t i) {
 void RgPhase::bcast_single_copy(std::byte* buf, std::size_t off, std::size_t bytes) {
   const std::uint64_t r = ++st_.release_state;
   if (!root()) {
-    if (off == 0) post(post_line(me_), call_, buf, nullptr);
+    if (off == 0) post(post_line(me_), call_, buf);
     std::byte* parent = release_line(node_.parent);
     wait_flag(config_.read_from_parent ? parent : release_line(me_), r,
               "release_gather: the parent's release");
@@ -127,17 +126,11 @@ void rg_reduce_pair(NodeContext& ctx, const std::byte* send, std::byte* result, 
   const int me = ctx.topo.local_rank, peer = 1 - me;
   const bool keeps = everywhere || me == local_root;  // my recvbuf gets the result
   const bool gives = everywhere || me != local_root;  // the peer's recvbuf gets my part
-  const std::uint64_t call = ++st.single_copy_calls;
   const PeerMemory& peers = *ctx.peer_memory;
-  std::byte* my_line = rg_post_line(st, 2, me);
-  std::byte* their_line = rg_post_line(st, 2, peer);
-  auto wait = [&](std::byte* flag, const char* what) {
-    wait_until([&] { return acquire_load(flag) >= call; }, what, timeout);
-  };
-  post(my_line, call, send, keeps ? result : nullptr);
-  wait(their_line, "release_gather: the other rank's buffers");
-  const std::byte* their_input = address(their_line, 1);
-  std::byte* their_result = address(their_line, 2);
+  Rendezvous meet(ctx, timeout);
+  meet.post(send, keeps ? result : nullptr);
+  const std::byte* their_input = meet.first(peer);
+  std::byte* their_result = meet.second(peer);
 
   const std::size_t chunk = std::max<std::size_t>(1, kPairChunk / esize) * esize;
   if (st.scratch.size() < 2 * chunk) st.scratch.resize(2 * chunk);
@@ -161,8 +154,7 @@ void rg_reduce_pair(NodeContext& ctx, const std::byte* send, std::byte* result, 
   stats.intra_messages += gives ? 2 : 1;
   stats.intra_bytes += static_cast<std::int64_t>((gives ? 2 : 1) * (hi - lo));
   stats.rounds += 1;
-  release_store(my_line + 24, call);  // my reads and writes are over
-  wait(their_line + 24, "release_gather: the other rank's copies");
+  meet.finish();  // my input is read, and my recvbuf written
 }
 
 }  // namespace shancoll
