@@ -378,7 +378,10 @@ def time_calls(
     """Times every call of ``calls`` (each collective over ``comm``), side by side.
 
     Per call: ``warmup`` untimed calls (and, for ``iterations=None``, the
-    count from the slowest rank's median warm-up time), then ``repeats``
+    count from the slowest rank's fastest warm-up call: a first call that
+    builds state, such as a shared segment, takes milliseconds, and with
+    two warm-up calls a median let it shrink the count to one call per
+    repeat, which timed a cold call), then ``repeats``
     repeats of ``iterations`` calls, a barrier before each call. Repeats are
     interleaved: repeat r of every call runs before repeat r+1 of any, so
     that drifts in background load hit all of them alike. Local times are
@@ -403,8 +406,8 @@ def time_calls(
                 call()
                 warm[k] = clock() - t0
             n = iterations
-            if n is None:
-                est = comm.allreduce(float(np.median(warm)), op=MPI.MAX)
+            if n is None:  # from the fastest warm-up call: the first may carry set-up
+                est = comm.allreduce(float(np.min(warm)), op=MPI.MAX)
                 n = max(1, min(max_iterations, int(target_seconds / (repeats * max(est, 1e-7)))))
         except Exception as e:
             results[label] = e
