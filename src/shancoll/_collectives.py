@@ -586,7 +586,10 @@ def topology(comm: MPI.Comm, ranks_per_node: int | None = None) -> dict[str, Any
     hwloc found them), ``socket_of`` (the socket of every local rank of this
     rank's node, as the topology-aware trees see it), ``socket_count`` and
     ``socket_source`` (``"hwloc"``, ``"SHANCOLL_SOCKETS"``, or why one
-    socket is assumed: hwloc missing, or a rank not bound within one socket).
+    socket is assumed: hwloc missing, or a rank not bound within one socket),
+    ``single_copy`` (whether the ranks of this rank's node may copy straight
+    between each other's buffers: Linux cross-memory attach, probed when the
+    layout is built; ``SHANCOLL_SINGLE_COPY=0`` turns it off).
     ``ranks_per_node`` as for :func:`allgatherv`.
     """
     _, rank = _comm_info(comm)

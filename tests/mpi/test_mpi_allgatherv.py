@@ -18,6 +18,7 @@ from _mpi_util import (
     same,
 )
 from mpi4py import MPI
+from test_mpi_allreduce import two_rank_nodes
 
 import shancoll
 
@@ -296,7 +297,7 @@ def test_shan_single_copy_on_two_rank_nodes(comm):
     first half (in whole cache lines) read by the receiver, the rest written by
     the owner: two intra messages per rank. Every distribution, odd byte counts,
     in place, gapped and reversed displacements."""
-    pair = comm.Split(comm.rank // 2, comm.rank)
+    pair = two_rank_nodes(comm)
     failures: list[str] = []
 
     def one(counts, displs, length, in_place, what):

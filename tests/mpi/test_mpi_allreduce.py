@@ -11,6 +11,7 @@ the suite runs oversubscribed).
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 import pytest
@@ -480,8 +481,15 @@ def test_shan_pipeline_in_place_many_chunks_in_a_row(comm):
 def two_rank_nodes(comm):
     """The world in pairs of consecutive ranks, each pair one node of two ranks
     (a lone last rank alone; calls pass ranks_per_node=PAIR, whatever
-    SHANCOLL_RANKS_PER_NODE says)."""
-    return comm.Split(comm.rank // 2, comm.rank)
+    SHANCOLL_RANKS_PER_NODE says). The single-copy tests need Linux
+    cross-memory attach between the processes: this checks it first, so that
+    a machine without it fails with the reason."""
+    pair = comm.Split(comm.rank // 2, comm.rank)
+    usable = pair.size == 1 or shancoll.topology(pair, PAIR)["single_copy"]
+    assert_all(comm, usable or os.environ.get("SHANCOLL_SINGLE_COPY") == "0",
+               "single-copy reads unavailable between these ranks: process_vm_readv refused "
+               "(ptrace permission, a container's seccomp profile?)")  # fmt: skip
+    return pair
 
 
 PAIR = 2
@@ -539,8 +547,8 @@ def test_shan_single_copy_on_two_rank_nodes(comm):
 
 
 def test_shan_two_rank_nodes_without_single_copy(comm, monkeypatch):
-    """SHANCOLL_SINGLE_COPY=0 (read when a node first needs it): the pipeline,
-    two copies per chunk of 64 KiB, in place or not."""
+    """SHANCOLL_SINGLE_COPY=0 (read when a node layout is built): the pipeline,
+    two copies per chunk of 64 KiB, in place or not; topology() says so."""
     monkeypatch.setenv("SHANCOLL_SINGLE_COPY", "0")
     shancoll.reload_environment()
     failures: list[str] = []
@@ -557,6 +565,8 @@ def test_shan_two_rank_nodes_without_single_copy(comm, monkeypatch):
             failures.append("in place")
         if shancoll.last_stats(pair).intra_messages != 2 * 6:
             failures.append(f"not the pipeline: {shancoll.last_stats(pair)}")
+        if shancoll.topology(pair, PAIR)["single_copy"]:
+            failures.append("topology() says single copy")
 
     run_all(comm, body)
     pair.Free()

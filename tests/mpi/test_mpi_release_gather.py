@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from _mpi_util import REDUCED, assert_all, raises_all, run_all
 from mpi4py import MPI
-from test_mpi_allreduce import equal, exact_data, name_of, valid_pairs
+from test_mpi_allreduce import equal, exact_data, name_of, two_rank_nodes, valid_pairs
 
 import shancoll
 
@@ -247,7 +247,7 @@ def test_single_copy_shares_on_two_rank_nodes(comm):
     down to 64 bytes), the child reads the rest; reduce: the root computes 60%,
     the other rank reads and writes the rest; allreduce: each computes half
     and writes it to the other."""
-    pair = comm.Split(comm.rank // 2, comm.rank)
+    pair = two_rank_nodes(comm)
     failures: list[str] = []
 
     def body():

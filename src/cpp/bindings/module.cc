@@ -11,6 +11,7 @@
 #include "shancoll/comm.h"
 #include "shancoll/progress.h"
 #include "shancoll/select.h"
+#include "shancoll/shm/peer_memory.h"
 
 namespace py = pybind11;
 using namespace shancoll;
@@ -176,6 +177,7 @@ PYBIND11_MODULE(_core, m) {
         d["socket_of"] = t.socket_of;
         d["socket_count"] = t.socket_count;
         d["socket_source"] = t.socket_source;
+        d["single_copy"] = c.nodes(ranks_per_node).peer_memory->available();
         return d;
       },
       py::arg("comm"), py::arg("ranks_per_node") = -1);

@@ -75,6 +75,7 @@ NodeContext& Comm::nodes(int ranks_per_node) {
     ctx->topo = build_topology(comm_, ranks_per_node);
     ctx->segment = std::make_unique<NodeSegment>(ctx->topo.node_comm);
     ctx->segment->reserve(segment_header_bytes(ctx->topo));
+    ctx->peer_memory = std::make_unique<PeerMemory>(ctx->topo.node_comm);
     slot = std::move(ctx);
   }
   return *slot;
@@ -110,11 +111,6 @@ std::string describe_barrier(const std::byte* flags, int local_size, std::uint64
   return text;
 }
 }  // namespace
-
-const PeerMemory& peer_memory(NodeContext& ctx) {
-  if (!ctx.peer_memory) ctx.peer_memory = std::make_unique<PeerMemory>(ctx.topo.node_comm);
-  return *ctx.peer_memory;
-}
 
 void node_barrier(NodeContext& ctx, double timeout) {
   if (ctx.topo.local_size() == 1) return;

@@ -60,7 +60,7 @@ struct NodeContext {
   std::vector<std::unique_ptr<Comm>> fraction_comms;
   // shan allreduce on one node: its pipeline's segment and chunk counter.
   std::unique_ptr<ShanPipelineState> shan_pipeline;
-  // Single-copy reads between local ranks; built by peer_memory().
+  // Single-copy reads and writes between local ranks, probed with the layout.
   std::unique_ptr<PeerMemory> peer_memory;
   // The single-copy calls' handshake lines and calls so far (shm/rendezvous.h).
   std::unique_ptr<NodeSegment> rendezvous;
@@ -142,10 +142,6 @@ class Comm {
 // sharing). Algorithms lay out their data after the header.
 std::size_t segment_header_bytes(const Topology& topo);
 std::byte* ready_flag(NodeContext& ctx);
-
-// The node's single-copy reads, probed on first use: collective over the
-// node then, so every local rank must reach its first use in the same call.
-const PeerMemory& peer_memory(NodeContext& ctx);
 
 // Node-local barrier on the header's flags; spin-then-yield waits.
 void node_barrier(NodeContext& ctx, double timeout);

@@ -10,7 +10,8 @@
 // written (a segment slot). Measured on this VM, 128 KiB: copy-in + copy-out
 // through a slot 12 us, one cross-memory read 6 us.
 //
-// Availability is probed once per node, collectively: it needs Linux, ptrace
+// Availability is probed once per node layout, collectively, when the layout
+// is built (Comm::nodes): it needs Linux, ptrace
 // permission over the peer (same user; Yama's ptrace_scope or a container's
 // seccomp profile may forbid it) and real processes (not SimGrid SMPI, whose
 // ranks share one process). SHANCOLL_SINGLE_COPY=0 turns it off. Where it is

@@ -36,8 +36,7 @@ const std::byte* allgatherv_recursive_doubling(Comm&, const AllgathervArgs&, con
 const std::byte* allgatherv_mpi(Comm&, const AllgathervArgs&, const Options&, Stats&);
 
 // shan on one node of two ranks, single copy (allgatherv_shan_single_copy.cc):
-// whether it runs (alike on both ranks; collective on the node's first
-// large call), and the call.
+// whether it runs (alike on both ranks), and the call.
 bool shan_single_copy_fits(NodeContext& ctx, const AllgathervArgs& args);
 const std::byte* shan_single_copy(Comm& comm, NodeContext& ctx, const AllgathervArgs& args,
                                   double timeout, Stats& stats);

@@ -33,7 +33,7 @@ constexpr std::int64_t kMinBytes = 64 << 10;
 
 bool shan_single_copy_fits(NodeContext& ctx, const AllgathervArgs& args) {
   return ctx.topo.node_count == 1 && ctx.topo.local_size() == 2 && args.recv &&
-         args.total() >= kMinBytes && peer_memory(ctx).available();
+         args.total() >= kMinBytes && ctx.peer_memory->available();
 }
 
 const std::byte* shan_single_copy(Comm& comm, NodeContext& ctx, const AllgathervArgs& args,

@@ -111,7 +111,7 @@ void run_whole(const Step& st, const std::byte* their_input, std::byte* scratch,
 }  // namespace
 
 bool shan_single_copy_fits(NodeContext& ctx, const AllreduceArgs& args) {
-  return ctx.topo.local_size() == 2 && args.bytes() >= kMinBytes && peer_memory(ctx).available();
+  return ctx.topo.local_size() == 2 && args.bytes() >= kMinBytes && ctx.peer_memory->available();
 }
 
 void shan_node_single_copy(Comm& comm, NodeContext& ctx, const AllreduceArgs& args, double timeout,

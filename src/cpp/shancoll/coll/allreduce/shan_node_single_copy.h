@@ -7,7 +7,7 @@
 namespace shancoll {
 
 // Whether shan_node_single_copy() runs this call (the same answer on every
-// local rank; collective over the node on the first large call).
+// local rank).
 bool shan_single_copy_fits(NodeContext& ctx, const AllreduceArgs& args);
 
 // The whole allreduce when both ranks of `comm` are on one node.

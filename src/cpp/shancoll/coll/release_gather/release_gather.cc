@@ -202,7 +202,7 @@ RgPhase::RgPhase(NodeContext& ctx, const ReleaseGatherOptions& o, bool reduce, i
   config_.read_from_parent = !reduce && o.read_from_parent;  // reduce has no release flags
   chunk_ = static_cast<std::int64_t>(config_.slot_bytes / elem * elem);
   if (!reduce && !config_.inline_data && o.single_copy != 0 &&
-      bytes >= (o.single_copy > 0 ? 1 : kSingleCopyMinBytes) && peer_memory(ctx).available()) {
+      bytes >= (o.single_copy > 0 ? 1 : kSingleCopyMinBytes) && ctx.peer_memory->available()) {
     config_.single_copy = true;
     peers_ = ctx.peer_memory.get();
     chunk_ = kSingleCopyChunk;

@@ -115,7 +115,7 @@ void RgPhase::bcast_single_copy(std::byte* buf, std::size_t off, std::size_t byt
 
 bool rg_reduce_pair_fits(NodeContext& ctx, const ReleaseGatherOptions& o, std::int64_t bytes) {
   return ctx.topo.local_size() == 2 && o.single_copy != 0 &&
-         bytes >= (o.single_copy > 0 ? 1 : kPairMinBytes) && peer_memory(ctx).available();
+         bytes >= (o.single_copy > 0 ? 1 : kPairMinBytes) && ctx.peer_memory->available();
 }
 
 void rg_reduce_pair(NodeContext& ctx, const std::byte* send, std::byte* result, std::int64_t count,
