@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <random>
 #include <string>
 
 #include "shancoll/environment.h"
@@ -44,13 +45,17 @@ PeerMemory::PeerMemory(MPI_Comm node_comm) {
   int size = 0, rank = 0;
   check_mpi(MPI_Comm_size(node_comm, &size), "MPI_Comm_size");
   check_mpi(MPI_Comm_rank(node_comm, &rank), "MPI_Comm_rank");
-  // Each rank offers a word of its own to be read by everyone else.
+  // Each rank offers a word of its own, a random value, to be read by every
+  // other rank at the address it publishes: reading the same value back
+  // proves the pid names that very process (ranks in different pid
+  // namespaces, or a pid reused by another process, fail the check).
   struct Probe {
     long pid;
     std::uint64_t address;
+    std::uint64_t value;
   };
-  static const std::uint64_t kProbeWord = 0x5348414e434f4c4cULL;
-  Probe mine{0, reinterpret_cast<std::uint64_t>(&kProbeWord)};
+  static const std::uint64_t probe_word = std::random_device{}() * 0x9e3779b97f4a7c15ULL + 1;
+  Probe mine{0, reinterpret_cast<std::uint64_t>(&probe_word), probe_word};
   int ok = wanted() ? 1 : 0;
 #ifdef SHANCOLL_HAVE_CMA
   mine.pid = static_cast<long>(getpid());
@@ -67,7 +72,7 @@ PeerMemory::PeerMemory(MPI_Comm node_comm) {
     std::uint64_t seen = 0;
     const void* remote = reinterpret_cast<const void*>(all[j].address);
     ok = all[j].pid != mine.pid &&
-         read_some(all[j].pid, &seen, remote, sizeof seen) == sizeof seen && seen == kProbeWord;
+         read_some(all[j].pid, &seen, remote, sizeof seen) == sizeof seen && seen == all[j].value;
   }
 #endif
   check_mpi(PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, node_comm), "MPI_Allreduce");
