@@ -27,7 +27,7 @@
 // into scratch and then writes it into the root's recvbuf. Both cores read
 // and combine, against the slots' copy by the child and combine by the
 // root (release_gather_node.cc). Per rank: its part read and combined, the
-// non-root's also written; four flag crossings (two posts, two "done").
+// non-root's also written; the rendezvous's flag crossings (shm/rendezvous.h).
 // Allreduce ("everywhere", halves): both ranks write their half into the
 // other's recvbuf as well, which makes the bcast phase unnecessary.
 #include <algorithm>
