@@ -88,10 +88,10 @@ RgTree ReleaseGatherOptions::tree_for(bool reduce, std::int64_t bytes) const {
 constexpr std::int64_t kLargeMessage = 64 << 10;
 constexpr RgBuffer kSmallBuffer{32 << 10, 4};
 constexpr RgBuffer kLargeBuffer{256 << 10, 8};
-// Single copy (bcast): from this size on by default (below it the slots
-// were as fast or faster: 16 KiB 2.6 us against 3.0 us, 32 KiB 4.4 against
-// 3.3), in chunks of 256 KiB (against 128 KiB and 1 MiB: 1 MiB 26 us
-// against 36-43 and 28-32).
+// Single copy (bcast): from this size on by default (2 ranks, slots against
+// single copy: 16 KiB 2.6 us against 3.0 us, 32 KiB 4.4 us against 3.3 us),
+// in chunks of 256 KiB (1 MiB: 26 us, against 36-43 us in chunks of 128 KiB
+// and 28-32 us in one chunk).
 constexpr std::int64_t kSingleCopyMinBytes = 32 << 10;
 constexpr std::int64_t kSingleCopyChunk = 256 << 10;
 
@@ -217,11 +217,9 @@ std::byte* RgPhase::gather_line(int r) const {
   return st_.segment->base() + kCacheLine * (local_size_ + r);
 }
 
-std::byte* rg_post_line(const ReleaseGatherState& st, int local_size, int r) {
-  return st.segment->base() + kCacheLine * (2 * local_size + r);
+std::byte* RgPhase::post_line(int r) const {
+  return st_.segment->base() + kCacheLine * (2 * local_size_ + r);
 }
-
-std::byte* RgPhase::post_line(int r) const { return rg_post_line(st_, local_size_, r); }
 
 std::byte* RgPhase::slot_of(int r, int slot) const {
   std::byte* buffers = st_.segment->base() + 3 * kCacheLine * local_size_;

@@ -208,9 +208,6 @@ void rg_reduce_on_node(NodeContext& ctx, const std::byte* send, std::byte* resul
                        std::int64_t count, const Reducer& reducer, int local_root,
                        const ReleaseGatherOptions& o, double timeout, Stats& stats);
 
-// Local rank r's post line (see the layout above).
-std::byte* rg_post_line(const ReleaseGatherState& st, int local_size, int r);
-
 // Reduce by single copy on a node of exactly two ranks, from a size on
 // (release_gather_single_copy.cc); `result` as for rg_reduce_on_node, or,
 // `everywhere`, on both ranks (allreduce: no bcast phase needed).
