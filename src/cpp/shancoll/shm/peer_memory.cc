@@ -10,6 +10,7 @@
 #include "shancoll/error.h"
 
 #if defined(__linux__) && !defined(SHANCOLL_SMPI)
+#include <sys/prctl.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #define SHANCOLL_HAVE_CMA 1
@@ -59,6 +60,13 @@ PeerMemory::PeerMemory(MPI_Comm node_comm) {
   int ok = wanted() ? 1 : 0;
 #ifdef SHANCOLL_HAVE_CMA
   mine.pid = static_cast<long>(getpid());
+#if defined(PR_SET_PTRACER) && defined(PR_SET_PTRACER_ANY)
+  // Yama's ptrace_scope=1 (Ubuntu's default) lets only ancestors read a
+  // process; MPI ranks are siblings. Like MPI libraries' own single-copy
+  // paths, each rank lets other processes of its user read it (what holds
+  // without Yama anyway); a kernel without Yama refuses this harmlessly.
+  if (ok) prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+#endif
 #else
   ok = 0;
 #endif

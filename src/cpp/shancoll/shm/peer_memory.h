@@ -11,12 +11,13 @@
 // through a slot 12 us, one cross-memory read 6 us.
 //
 // Availability is probed once per node layout, collectively, when the layout
-// is built (Comm::nodes): it needs Linux, ptrace
-// permission over the peer (same user; Yama's ptrace_scope or a container's
-// seccomp profile may forbid it) and real processes (not SimGrid SMPI, whose
-// ranks share one process). SHANCOLL_SINGLE_COPY=0 turns it off. Where it is
-// unavailable every local rank agrees, and the callers keep their
-// shared-segment paths.
+// is built (Comm::nodes). It needs Linux, real processes (not SimGrid SMPI,
+// whose ranks share one process) and ptrace permission over the peer: the
+// same user; under Yama's ptrace_scope=1 each rank grants it with
+// prctl(PR_SET_PTRACER), as MPI libraries do; ptrace_scope 2 or 3, or a
+// container's seccomp profile, may still forbid it. SHANCOLL_SINGLE_COPY=0
+// turns it off. Where it is unavailable every local rank agrees, and the
+// callers keep their shared-segment paths.
 #pragma once
 
 #include <mpi.h>
