@@ -62,9 +62,11 @@ struct NodeContext {
   std::unique_ptr<ShanPipelineState> shan_pipeline;
   // Single-copy reads and writes between local ranks, probed with the layout.
   std::unique_ptr<PeerMemory> peer_memory;
-  // The single-copy calls' handshake lines and calls so far (shm/rendezvous.h).
+  // The single-copy calls' handshake lines, calls so far and scratch for
+  // chunks in flight (shm/rendezvous.h).
   std::unique_ptr<NodeSegment> rendezvous;
   std::uint64_t rendezvous_calls = 0;
+  std::vector<std::byte> rendezvous_scratch;
   ~NodeContext();
 };
 

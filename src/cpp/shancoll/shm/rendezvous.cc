@@ -1,6 +1,7 @@
 #include "shancoll/shm/rendezvous.h"
 
 #include <memory>
+#include <vector>
 
 #include "shancoll/progress.h"
 #include "shancoll/shm/flags.h"
@@ -15,7 +16,7 @@ std::uint64_t* words(std::byte* line) { return reinterpret_cast<std::uint64_t*>(
 }  // namespace
 
 Rendezvous::Rendezvous(NodeContext& ctx, double timeout)
-    : me_(ctx.topo.local_rank), size_(ctx.topo.local_size()), timeout_(timeout) {
+    : ctx_(ctx), me_(ctx.topo.local_rank), size_(ctx.topo.local_size()), timeout_(timeout) {
   if (!ctx.rendezvous) {  // collective over the node, on the first call only
     ctx.rendezvous = std::make_unique<NodeSegment>(ctx.topo.node_comm);
     ctx.rendezvous->reserve(kKinds * ctx.topo.max_local_size() * kCacheLine);
@@ -48,6 +49,12 @@ std::byte* Rendezvous::first(int peer) const {
 std::byte* Rendezvous::second(int peer) const {
   wait(kPost, peer, "single copy: a local rank's buffers");
   return reinterpret_cast<std::byte*>(words(line(kPost, peer))[1]);
+}
+
+std::byte* Rendezvous::scratch(std::size_t bytes) {
+  std::vector<std::byte>& s = ctx_.rendezvous_scratch;
+  if (s.size() < bytes) s.resize(bytes);
+  return s.data();
 }
 
 void Rendezvous::finish() const {

@@ -32,11 +32,15 @@ class Rendezvous {
   std::byte* second(int peer) const;
   // My copies are over; waits until every local rank's are.
   void finish() const;
+  // At least `bytes` of this rank's scratch for chunks in flight, kept by
+  // the node context across calls.
+  std::byte* scratch(std::size_t bytes);
 
  private:
   std::byte* line(int kind, int local) const;
   void wait(int kind, int peer, const char* what) const;
 
+  NodeContext& ctx_;
   std::byte* base_;
   int me_, size_;
   std::uint64_t call_;

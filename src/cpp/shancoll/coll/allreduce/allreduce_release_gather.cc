@@ -61,7 +61,7 @@ void allreduce_release_gather(Comm& comm, const AllreduceArgs& args, const Optio
   const double timeout = opt.wait_timeout();
   const std::byte* input = args.send ? args.send : args.recv;
   if (ctx.topo.node_count == 1 && rg_reduce_pair_fits(ctx, o, args.bytes())) {
-    rg_reduce_pair(ctx, input, args.recv, args.count, *args.reducer, 0, true, o, timeout, stats);
+    rg_reduce_pair(ctx, input, args.recv, args.count, *args.reducer, 0, true, timeout, stats);
     stats.node_count = 1;
     return;
   }

@@ -202,7 +202,7 @@ void allreduce_shan(Comm& comm, const AllreduceArgs& args, const Options& option
   stats.node_count = t.node_count;
   if (args.count == 0) return;
   if (t.node_count == 1 && shan_single_copy_fits(ctx, args))
-    return shan_node_single_copy(comm, ctx, args, options.wait_timeout(), stats);
+    return shan_node_single_copy(ctx, args, options.wait_timeout(), stats);
   if (t.node_count == 1) return shan_node_pipeline(ctx, args, options.wait_timeout(), stats);
   if (t.node_count > 1 && ctx.fraction_comms.empty()) build_fraction_comms(comm, ctx);
   const double timeout = options.wait_timeout();

@@ -11,7 +11,7 @@ namespace shancoll {
 bool shan_single_copy_fits(NodeContext& ctx, const AllreduceArgs& args);
 
 // The whole allreduce when both ranks of `comm` are on one node.
-void shan_node_single_copy(Comm& comm, NodeContext& ctx, const AllreduceArgs& args, double timeout,
+void shan_node_single_copy(NodeContext& ctx, const AllreduceArgs& args, double timeout,
                            Stats& stats);
 
 }  // namespace shancoll

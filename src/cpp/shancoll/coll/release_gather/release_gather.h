@@ -129,7 +129,6 @@ struct ReleaseGatherState {
   std::uint64_t all_done = 0;  // every local rank's gather flag reached this
   RgRegion bcast, reduce;
   std::uint64_t single_copy_calls = 0;  // single-copy bcasts so far (post lines)
-  std::vector<std::byte> scratch;       // single-copy reduce: chunks in flight
   bool leaders_made = false;
   MPI_Comm leaders = MPI_COMM_NULL;  // local rank 0 of every node (several nodes), owned
   ~ReleaseGatherState();
@@ -213,8 +212,8 @@ void rg_reduce_on_node(NodeContext& ctx, const std::byte* send, std::byte* resul
 // `everywhere`, on both ranks (allreduce: no bcast phase needed).
 bool rg_reduce_pair_fits(NodeContext& ctx, const ReleaseGatherOptions& o, std::int64_t bytes);
 void rg_reduce_pair(NodeContext& ctx, const std::byte* send, std::byte* result, std::int64_t count,
-                    const Reducer& reducer, int local_root, bool everywhere,
-                    const ReleaseGatherOptions& o, double timeout, Stats& stats);
+                    const Reducer& reducer, int local_root, bool everywhere, double timeout,
+                    Stats& stats);
 
 // Several nodes: one rank per node stands for it between nodes (the root on
 // the root's node, the leader elsewhere); trees over nodes are binomial.

@@ -85,7 +85,7 @@ void rg_reduce_on_node(NodeContext& ctx, const std::byte* send, std::byte* resul
     return;
   }
   if (rg_reduce_pair_fits(ctx, o, bytes))
-    return rg_reduce_pair(ctx, send, result, count, reducer, local_root, false, o, timeout, stats);
+    return rg_reduce_pair(ctx, send, result, count, reducer, local_root, false, timeout, stats);
   RgPhase phase(ctx, o, true, local_root, bytes, elem, timeout, stats);
   const std::int64_t chunk = phase.chunk_bytes() / static_cast<std::int64_t>(elem);
   for (std::int64_t first = 0; first < count; first += chunk) {

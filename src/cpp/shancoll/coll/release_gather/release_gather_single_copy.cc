@@ -23,23 +23,20 @@
 // Cost per chunk of c bytes (L children): parent L c/(L + 1) written,
 // child c L/(L + 1) read; flags: d hops down, d up; two system calls.
 //
-// Reduce, node of two ranks (a tree of one edge). The message is split in
-// two parts, 60% for the root (kRootSharePercent); each rank computes its
-// part: reads it from the other rank's input (chunk by chunk) and combines
-// in local rank order, the root straight into its recvbuf, the other rank
-// into scratch and then writes it into the root's recvbuf. Both cores read
-// and combine, against the slots' copy by the child and combine by the
-// root (release_gather_node.cc). Per rank: its part read and combined, the
-// non-root's also written; the rendezvous's flag crossings (shm/rendezvous.h).
-// Allreduce ("everywhere", halves): both ranks write their half into the
-// other's recvbuf as well, which makes the bcast phase unnecessary.
+// Reduce, node of two ranks (a tree of one edge): pair_reduce
+// (coll/pair_reduce.cc) with 60% for the root (kRootSharePercent): the other
+// rank computes the rest and writes it into the root's recvbuf, which is
+// why its part is smaller. Both cores read and combine, against the slots'
+// copy by the child and combine by the root (release_gather_node.cc).
+// Allreduce ("everywhere", halves): both ranks keep the result, so each
+// writes its half into the other's recvbuf and no bcast phase runs.
 #include <algorithm>
 
+#include "shancoll/coll/pair_reduce.h"
 #include "shancoll/coll/release_gather/release_gather.h"
 #include "shancoll/progress.h"
 #include "shancoll/shm/flags.h"
 #include "shancoll/shm/peer_memory.h"
-#include "shancoll/shm/rendezvous.h"
 
 namespace shancoll {
 namespace {
@@ -63,7 +60,6 @@ std::byte* address(std::byte* line, int i) {
 // From here the pair beats the slots (16 KiB even, 32 KiB 4.8 us against
 // 6.7 us, 64 KiB 6.7 against 9.0).
 constexpr std::int64_t kPairMinBytes = 32 << 10;
-constexpr std::size_t kPairChunk = 256 << 10;
 // A reduce's root computes this share of the message, the other rank the
 // rest: the other rank also writes its part into the root's recvbuf, so with
 // a write costing about a read, 2 r = 3 (1 - r) gives r = 0.6. Measured
@@ -126,42 +122,16 @@ bool rg_reduce_pair_fits(NodeContext& ctx, const ReleaseGatherOptions& o, std::i
 }
 
 void rg_reduce_pair(NodeContext& ctx, const std::byte* send, std::byte* result, std::int64_t count,
-                    const Reducer& reducer, int local_root, bool everywhere,
-                    const ReleaseGatherOptions& o, double timeout, Stats& stats) {
-  const std::size_t esize = reducer.elem_size();
-  ReleaseGatherState& st = release_gather_state(ctx, o.buffer_for(count * esize).bytes);
-  const int me = ctx.topo.local_rank, peer = 1 - me;
-  const bool keeps = everywhere || me == local_root;  // my recvbuf gets the result
-  const bool gives = everywhere || me != local_root;  // the peer's recvbuf gets my part
-  const PeerMemory& peers = *ctx.peer_memory;
-  Rendezvous meet(ctx, timeout);
-  meet.post(send, keeps ? result : nullptr);
-  const std::byte* their_input = meet.first(peer);
-  std::byte* their_result = meet.second(peer);
-
-  const std::size_t chunk = std::max<std::size_t>(1, kPairChunk / esize) * esize;
-  if (st.scratch.size() < 2 * chunk) st.scratch.resize(2 * chunk);
-  std::byte* theirs = st.scratch.data();  // a chunk of the other rank's input
-  const std::int64_t first =              // percent of the message local rank 0 computes
+                    const Reducer& reducer, int local_root, bool everywhere, double timeout,
+                    Stats& stats) {
+  const bool keeps = everywhere || ctx.topo.local_rank == local_root;
+  const std::int64_t first =  // percent of the message local rank 0 computes
       everywhere        ? 50
       : local_root == 0 ? kRootSharePercent
                         : 100 - kRootSharePercent;
-  const std::int64_t split = count * first / 100;
-  const std::size_t lo = static_cast<std::size_t>(me == 0 ? 0 : split) * esize;
-  const std::size_t hi = static_cast<std::size_t>(me == 0 ? split : count) * esize;
-  for (std::size_t off = lo; off < hi; off += chunk) {
-    const std::size_t len = std::min(chunk, hi - off);
-    peers.read(peer, theirs, their_input + off, len);
-    std::byte* out = keeps ? result + off : theirs + chunk;
-    const std::byte* a = me == 0 ? send + off : theirs;  // local rank order
-    const std::byte* b = me == 0 ? theirs : send + off;
-    reducer.combine(out, a, b, static_cast<std::int64_t>(len / esize), nullptr);  // commutative
-    if (gives) peers.write(peer, their_result + off, out, len);
-  }
-  stats.intra_messages += gives ? 2 : 1;
-  stats.intra_bytes += static_cast<std::int64_t>((gives ? 2 : 1) * (hi - lo));
+  pair_reduce(ctx, send, keeps ? result : nullptr, count, count * first / 100, reducer, timeout,
+              stats);
   stats.rounds += 1;
-  meet.finish();  // my input is read, and my recvbuf written
 }
 
 }  // namespace shancoll
