@@ -59,8 +59,10 @@ each in a cache line of its own. Its optimisations are keyword options of
     attach: one copy) instead of through the node's shared buffer (the
     root's copy in, every child's copy out). Bcast: a parent writes a share
     of each chunk into each child's buffer while the child reads the rest
-    from the parent's. Reduce on a node of two ranks: each rank computes
-    half of the result. Default: from 32 KiB where the node allows it
+    from the parent's. Reduce on a node of two ranks: the root computes 60%
+    of the result, the other rank the rest (written into the root's
+    ``recvbuf``); allreduce there: each computes half, written to both.
+    Default: from 32 KiB where the node allows it
     (``SHANCOLL_SINGLE_COPY``; docs/performance.md has the measurement);
     True: at every size where available; False: never. An addition to the
     paper.

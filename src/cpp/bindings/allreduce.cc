@@ -156,35 +156,35 @@ enum {
   kTimeout
 };
 
-py::object allreduce_plain(const py::handle* a) {
-  Buffers bufs;
+// The plain call checked and prepared, its buffers held in `bufs`; nothing
+// when the call is not plain. iallreduce has no timeout parameter.
+std::optional<Call> plain_call(const py::handle* a, Buffers& bufs, bool split_phase) {
   DType type{};
   MPI_Op mpi_op = MPI_OP_NULL;
   Knobs k;
+  const py::handle timeout = split_phase ? py::handle(Py_None) : a[kTimeout];
   if (!plain_comm(a[kComm]) || !plain_op(a[kOp], mpi_op) ||
-      !plain_knobs(a[kAlgorithm], a[kPorts], a[kConsistent], a[kRanksPerNode], a[kTimeout], k) ||
+      !plain_knobs(a[kAlgorithm], a[kPorts], a[kConsistent], a[kRanksPerNode], timeout, k) ||
       !plain_arrays(a[kSend], a[kRecv], bufs, type))
-    return py::object();
-  Call c =
-      prepare(mpi_comm_of(a[kComm]), static_cast<const std::byte*>(bufs.send.ptr()),
-              static_cast<std::byte*>(bufs.recv.ptr()), bufs.recv.bytes(), type, mpi_op, k, false);
-  run_blocking(c);
+    return std::nullopt;
+  return prepare(mpi_comm_of(a[kComm]), static_cast<const std::byte*>(bufs.send.ptr()),
+                 static_cast<std::byte*>(bufs.recv.ptr()), bufs.recv.bytes(), type, mpi_op, k,
+                 split_phase);
+}
+
+py::object allreduce_plain(const py::handle* a) {
+  Buffers bufs;
+  std::optional<Call> c = plain_call(a, bufs, false);
+  if (!c) return py::object();
+  run_blocking(*c);
   return py::none();
 }
 
 py::object iallreduce_plain(const py::handle* a) {
   auto r = std::make_unique<PyRequest>();
-  DType type{};
-  MPI_Op mpi_op = MPI_OP_NULL;
-  Knobs k;
-  if (!plain_comm(a[kComm]) || !plain_op(a[kOp], mpi_op) ||
-      !plain_knobs(a[kAlgorithm], a[kPorts], a[kConsistent], a[kRanksPerNode], py::none(), k) ||
-      !plain_arrays(a[kSend], a[kRecv], r->bufs, type))
-    return py::object();
-  Call c = prepare(mpi_comm_of(a[kComm]), static_cast<const std::byte*>(r->bufs.send.ptr()),
-                   static_cast<std::byte*>(r->bufs.recv.ptr()), r->bufs.recv.bytes(), type, mpi_op,
-                   k, true);
-  return start_request(c, std::move(r));
+  std::optional<Call> c = plain_call(a, r->bufs, true);
+  if (!c) return py::object();
+  return start_request(*c, std::move(r));
 }
 
 EntrySpec allreduce_spec(bool split_phase) {

@@ -164,8 +164,8 @@ PYBIND11_MODULE(_core, m) {
   m.def(
       "topology",
       [](py::handle comm, int ranks_per_node) {
-        Comm& c = Comm::of(mpi_comm_of(comm));
-        const Topology& t = c.nodes(ranks_per_node).topo;
+        NodeContext& ctx = Comm::of(mpi_comm_of(comm)).nodes(ranks_per_node);
+        const Topology& t = ctx.topo;
         py::dict d;
         d["node"] = t.node;
         d["local_rank"] = t.local_rank;
@@ -177,7 +177,7 @@ PYBIND11_MODULE(_core, m) {
         d["socket_of"] = t.socket_of;
         d["socket_count"] = t.socket_count;
         d["socket_source"] = t.socket_source;
-        d["single_copy"] = c.nodes(ranks_per_node).peer_memory->available();
+        d["single_copy"] = ctx.peer_memory->available();
         return d;
       },
       py::arg("comm"), py::arg("ranks_per_node") = -1);

@@ -107,9 +107,9 @@ const char* auto_split_phase(const AllreduceArgs& args, int size) {
 
 const AllreduceAlgorithm& find_allreduce(const std::string& requested, const AllreduceArgs& args,
                                          int size, int nodes) {
-  const std::string& name = requested.empty() ? environment().allreduce : requested;
+  const std::string& name = algorithm_name(requested, environment().allreduce);
   const AllreduceAlgorithm& a = allreduce_algorithm(
-      name.empty() || name == "auto" ? choose_allreduce(allreduce_needs(args), size, nodes) : name);
+      name == "auto" ? choose_allreduce(allreduce_needs(args), size, nodes) : name);
   if (!args.reducer->commutative() && !a.rank_order(size)) {
     throw ArgumentError(
         "op: a non-commutative op needs an algorithm that combines in rank "

@@ -48,6 +48,13 @@ std::vector<Cached>& cached_values() {
 
 const Environment& environment() { return current(); }
 
+const std::string& algorithm_name(const std::string& requested,
+                                  const std::string& from_environment) {
+  static const std::string automatic = "auto";
+  if (!requested.empty()) return requested;
+  return from_environment.empty() ? automatic : from_environment;
+}
+
 void reload_environment() {
   current() = read_environment();
   cached_values().clear();

@@ -24,6 +24,11 @@ struct Environment {
 const Environment& environment();
 void reload_environment();
 
+// The algorithm a call runs by name: `requested`, else the environment's
+// SHANCOLL_<COLL>_ALGORITHM (`from_environment`), else "auto".
+const std::string& algorithm_name(const std::string& requested,
+                                  const std::string& from_environment);
+
 // Any other variable (the C API's per-collective ones), read once like the
 // rest; "" when unset. `name` must be a string literal: it is cached by address.
 const char* environment_value(const char* name);

@@ -9,15 +9,6 @@
 namespace shancoll {
 namespace {
 
-// "auto": release_gather, the paper's algorithm, whenever it can run (it
-// composes over several nodes too); for non-commutative ops the MPI library's
-// reduce, which keeps rank order with its best tree. Provisional until the
-// sweeps of docs/performance.md are fitted.
-std::string resolve(const std::string& requested, const std::string& from_environment) {
-  if (!requested.empty()) return requested;
-  return from_environment.empty() ? "auto" : from_environment;
-}
-
 template <class Table>
 [[noreturn]] void unknown(const char* collective, const std::string& name, const Table& table) {
   std::string valid = "auto";
@@ -51,6 +42,10 @@ const std::vector<ReduceAlgorithm>& reduce_algorithms() {
   return table;
 }
 
+// "auto": the rule table's choice, else release_gather, the paper's
+// algorithm, whenever it can run (it composes over several nodes too); for
+// non-commutative ops the MPI library's reduce, which keeps rank order with
+// its best tree.
 std::string choose_bcast(std::int64_t bytes, int ranks, int nodes) {
   const auto valid = [](const std::string& name) {
     for (const auto& a : bcast_algorithms())
@@ -74,7 +69,7 @@ std::string choose_reduce(std::int64_t bytes, bool commutative, int ranks, int n
 
 const BcastAlgorithm& find_bcast(const std::string& requested, std::int64_t bytes, int ranks,
                                  int nodes) {
-  std::string name = resolve(requested, environment().bcast);
+  std::string name = algorithm_name(requested, environment().bcast);
   if (name == "auto") name = choose_bcast(bytes, ranks, nodes);
   for (const auto& a : bcast_algorithms())
     if (name == a.name) return a;
@@ -83,7 +78,7 @@ const BcastAlgorithm& find_bcast(const std::string& requested, std::int64_t byte
 
 const ReduceAlgorithm& find_reduce(const std::string& requested, const ReduceArgs& args, int ranks,
                                    int nodes) {
-  std::string name = resolve(requested, environment().reduce);
+  std::string name = algorithm_name(requested, environment().reduce);
   if (name == "auto") name = choose_reduce(args.bytes(), args.reducer->commutative(), ranks, nodes);
   for (const auto& a : reduce_algorithms()) {
     if (name != a.name) continue;

@@ -57,9 +57,7 @@ int rule_nodes(Comm& comm, int ranks_per_node) {
 
 const AllgathervAlgorithm& find_allgatherv(const std::string& requested, const AllgathervArgs& args,
                                            Comm& comm, int ranks_per_node) {
-  std::string name = requested;
-  if (name.empty()) name = environment().allgatherv;
-  if (name.empty()) name = "auto";
+  std::string name = algorithm_name(requested, environment().allgatherv);
   if (name == "auto") {
     const Topology& topo = comm.nodes(ranks_per_node).topo;
     name = choose_allgatherv(args.total(), args.recv != nullptr, topo.size, topo.node_count);

@@ -77,6 +77,4 @@ std::vector<int> synthetic_socket_map(const SocketSpec& spec, int local_size, in
 Topology build_topology(MPI_Comm comm, int ranks_per_node);
 void free_topology(Topology& topo);
 
-// Virtual node size from SHANCOLL_RANKS_PER_NODE, 0 when unset.
-
 }  // namespace shancoll

@@ -132,9 +132,7 @@ const std::vector<IntergroupAlgorithm>& intergroup_algorithms() {
 }
 
 const IntergroupAlgorithm& find_intergroup(const std::string& requested) {
-  std::string name = requested;
-  if (name.empty()) name = environment().intergroup;
-  if (name.empty()) name = "auto";
+  std::string name = algorithm_name(requested, environment().intergroup);
   if (name == "auto") name = "segmented";  // the paper's algorithms; no measured rule yet
   for (const auto& a : intergroup_algorithms()) {
     if (name == a.name) return a;
