@@ -30,7 +30,7 @@ inline void cpu_relax() {
 // ~50-100 ns); past a few microseconds the peer is probably not running, so
 // give the core away.
 void default_pause(std::uint64_t iteration) {
-  if (iteration < 128) {
+  if (iteration < kSpinPolls) {
     cpu_relax();
   } else {
     sched_yield();

@@ -14,6 +14,9 @@
 
 namespace shancoll {
 
+// Unsuccessful polls a wait spins through before it yields the core.
+constexpr std::uint64_t kSpinPolls = 128;
+
 // Called with the number of unsuccessful polls so far in the current wait.
 using PauseHook = void (*)(std::uint64_t iteration);
 

@@ -10,6 +10,7 @@
 // kAllreduceTagSlots at once.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -27,7 +28,7 @@ class AllreduceRequest {
   AllreduceRequest(const AllreduceRequest&) = delete;
   AllreduceRequest& operator=(const AllreduceRequest&) = delete;
 
-  bool test();                // advances without blocking; true when done
+  bool test();                // advances without blocking; true when done (see .cc: yields)
   void wait(double timeout);  // TimeoutError after `timeout` s; may be called again
   bool done() const { return done_; }
   std::int64_t test_calls() const { return test_calls_; }
@@ -48,6 +49,7 @@ class AllreduceRequest {
   MPI_Request mpi_request_ = MPI_REQUEST_NULL;
   Stats stats_;
   std::int64_t test_calls_ = 0;
+  std::uint64_t idle_tests_ = 0;  // unsuccessful test() calls in a row
   bool done_ = false;
 };
 

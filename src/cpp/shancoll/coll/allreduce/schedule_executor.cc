@@ -70,11 +70,17 @@ void ScheduleExecutor::run_steps(const std::vector<pattern::Step>& steps) {
   }
 }
 
+void ScheduleExecutor::start() {
+  if (started_) return;
+  started_ = true;
+  run_steps(schedule_->setup);
+  if (done()) return;
+  post_round();
+  posted_ = true;
+}
+
 bool ScheduleExecutor::test() {
-  if (!started_) {
-    started_ = true;
-    run_steps(schedule_->setup);
-  }
+  start();
   while (!done()) {
     if (!posted_) {
       post_round();

@@ -39,6 +39,9 @@ class ScheduleExecutor {
   static std::size_t scratch_bytes(const pattern::ReduceSchedule& schedule,
                                    const AllreduceArgs& args);
 
+  // Runs the setup steps and posts the first round's messages (no testing),
+  // so that they travel while a split-phase caller is busy elsewhere.
+  void start();
   // Advances as far as possible without blocking; true when the result is in recv.
   bool test();
   bool done() const { return round_ == schedule_->rounds.size(); }
