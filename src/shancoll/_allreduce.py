@@ -300,7 +300,8 @@ def iallreduce(
     ``ring`` and ``shan`` have no split-phase version (``ValueError`` naming
     ``algorithm``). Several requests may be outstanding
     on one communicator (at most 128); every rank must start them in the
-    same order. The timeout is given to :meth:`AllreduceRequest.wait`.
+    same order. The first round's messages are sent before this returns.
+    The timeout is given to :meth:`AllreduceRequest.wait`.
     """
     req, created = _call(_core.iallreduce, comm, sendbuf, recvbuf, op, algorithm, ports,
                          ranks_per_node, commute, consistent)  # fmt: skip

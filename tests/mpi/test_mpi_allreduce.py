@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 
 import numpy as np
 import pytest
@@ -678,6 +679,40 @@ def test_split_phase_matches_and_counts_tests(comm, algorithm):
 
     run_all(comm, body)
     assert_all(comm, not failures, f"{failures}")
+
+
+def test_split_phase_sends_its_first_round_at_start(comm):
+    """A request's first round leaves when iallreduce returns, before any test().
+
+    Two ranks (one round): rank 0 starts and then makes no MPI call for a
+    second; rank 1 must finish within half of it. (Eager messages of 64
+    bytes need no progress on the sender once posted.) One rank: no rounds,
+    so the request is complete at start.
+    """
+    n = 8
+    send = exact_data(np.float64, n, comm.rank)
+    out = np.zeros(n)
+    if comm.size == 1:
+        req = shancoll.iallreduce(comm, send, out, MPI.SUM, "pairwise_exchange")
+        assert req.done and req.test_calls == 0 and equal(out, send)
+        return
+    pair = comm.Split(0 if comm.rank < 2 else MPI.UNDEFINED, comm.rank)
+    outcome = "done"
+    if pair != MPI.COMM_NULL:
+        pair.Barrier()
+        req = shancoll.iallreduce(pair, send, out, MPI.SUM, "pairwise_exchange")
+        if pair.rank == 0:
+            time.sleep(1.0)
+        else:
+            try:
+                req.wait(timeout=0.5)
+            except TimeoutError:
+                outcome = "rank 1 waited for rank 0's first test()"
+        req.wait()
+        pair.Free()
+    assert_all(comm, outcome == "done", f"{comm.allgather(outcome)}")
+    ok = comm.rank >= 2 or equal(out, send + exact_data(np.float64, n, 1 - comm.rank))
+    assert_all(comm, ok, "result")
 
 
 def test_several_outstanding_requests(comm):

@@ -100,7 +100,9 @@ PyObject* refuse_new(PyTypeObject*, PyObject*, PyObject*) {
 
 PyMethodDef methods[] = {
     {"test", test, METH_NOARGS,
-     "Advances the allreduce without blocking; True when it is complete."},
+     "Advances the allreduce without blocking; True when it is complete. After 128 "
+     "unsuccessful calls in a row each call also yields the core (sched_yield), so a test() "
+     "loop lets the ranks it waits for run where ranks outnumber cores."},
     {"wait", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(wait)),
      METH_FASTCALL | METH_KEYWORDS,
      "wait(timeout=None)\n--\n\nBlocks until complete. TimeoutError after `timeout` seconds "

@@ -28,6 +28,7 @@ AllreduceRequest::AllreduceRequest(Comm& comm, const AllreduceArgs& args,
     executor_ = std::make_unique<ScheduleExecutor>(schedule, args_, comm.mpi(),
                                                    allreduce_tag_base(seq), scratch_.get());
     executor_->start();  // the first round travels while the caller returns to Python
+    done_ = executor_->done();  // no rounds (one rank): complete already
   } else if (std::string(algorithm.name) == "mpi") {
 #if MPI_VERSION >= 4
     check_mpi(PMPI_Iallreduce_c(MPI_IN_PLACE, args_.recv, args_.count, dtype_mpi(reducer_.type()),
