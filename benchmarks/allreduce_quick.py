@@ -1,6 +1,7 @@
 """Allreduce: every shancoll algorithm against mpi4py's ``comm.Allreduce``, side by side.
 
-    .venv/bin/mpiexec -n 2 .venv/bin/python benchmarks/allreduce_quick.py [--op max]
+    .venv/bin/mpiexec -n 2 .venv/bin/python benchmarks/allreduce_quick.py [--op max] \\
+        [--sizes 2040,256KiB] [--algorithms shan,pairwise_exchange] [--split-phase off|only]
 
 Float64 data (int32 for the butterfly paper's "1 int"); the timing of
 ``shancoll.bench.time_calls``: a barrier before every call, the slowest
@@ -20,7 +21,7 @@ import numpy as np
 from mpi4py import MPI
 
 import shancoll
-from shancoll.bench import format_bytes, time_calls
+from shancoll.bench import format_bytes, parse_sizes, time_calls
 
 # bytes per rank; 4 = the butterfly paper's 1 int, 2040 = its 255 doubles
 SIZES = [4, 8, 64, 512, 2040, 2048, 8192, 65536, 262144, 1 << 20, 4 << 20, 16 << 20]
@@ -37,12 +38,16 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--op", default="sum", choices=["sum", "max"])
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="bytes per rank")
+    parser.add_argument("--algorithms", default="", help="default: every algorithm")
+    parser.add_argument("--split-phase", default="on", choices=["on", "off", "only"],
+                        help="the overhead table: also (on), not (off), alone (only)")  # fmt: skip
     args = parser.parse_args()
     comm = MPI.COMM_WORLD
     op = MPI.SUM if args.op == "sum" else MPI.MAX
-    algorithms = shancoll.algorithms("allreduce")
+    algorithms = args.algorithms.split(",") if args.algorithms else shancoll.algorithms("allreduce")
     rows = []
-    for nbytes in SIZES:
+    for nbytes in [] if args.split_phase == "only" else parse_sizes(args.sizes):
         dtype = np.int32 if nbytes == 4 else np.float64
         n = nbytes // np.dtype(dtype).itemsize
         x = np.arange(n, dtype=dtype) % 7 + comm.rank
@@ -60,9 +65,12 @@ def main() -> None:
     if comm.rank == 0:
         library = MPI.Get_library_version().splitlines()[0]
         print(f"allreduce {args.op}, {comm.size} ranks, {library}")
+    if comm.rank == 0 and rows:
         print(" | ".join(["bytes", "native", *algorithms]))
         for row in rows:
             print(" | ".join(row))
+    if args.split_phase == "off":
+        return
     lines = split_phase_overhead(comm, op, args.repeats)
     if comm.rank == 0:
         print(f"\nsplit-phase overhead, 255 doubles, {args.op}")
