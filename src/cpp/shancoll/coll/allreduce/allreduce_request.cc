@@ -27,7 +27,7 @@ AllreduceRequest::AllreduceRequest(Comm& comm, const AllreduceArgs& args,
     scratch_.reset(new std::byte[ScheduleExecutor::scratch_bytes(*schedule, args_)]);
     executor_ = std::make_unique<ScheduleExecutor>(schedule, args_, comm.mpi(),
                                                    allreduce_tag_base(seq), scratch_.get());
-    executor_->start();  // the first round travels while the caller returns to Python
+    executor_->start();         // the first round travels while the caller returns to Python
     done_ = executor_->done();  // no rounds (one rank): complete already
   } else if (std::string(algorithm.name) == "mpi") {
 #if MPI_VERSION >= 4
