@@ -49,7 +49,7 @@ class AllreduceRequest {
   MPI_Request mpi_request_ = MPI_REQUEST_NULL;
   Stats stats_;
   std::int64_t test_calls_ = 0;
-  std::uint64_t idle_tests_ = 0;  // unsuccessful test() calls in a row
+  std::uint64_t idle_tests_ = 0;  // unsuccessful test() calls so far
   bool done_ = false;
 };
 
