@@ -589,7 +589,10 @@ def topology(comm: MPI.Comm, ranks_per_node: int | None = None) -> dict[str, Any
     socket is assumed: hwloc missing, or a rank not bound within one socket),
     ``single_copy`` (whether the ranks of this rank's node may copy straight
     between each other's buffers: Linux cross-memory attach, probed when the
-    layout is built; ``SHANCOLL_SINGLE_COPY=0`` turns it off).
+    layout is built; ``SHANCOLL_SINGLE_COPY=0`` turns it off),
+    ``oversubscribed`` (whether this rank's physical node runs more ranks
+    than CPUs they may use; then every shancoll wait spins 4 polls instead
+    of 128 before it yields the core, in this process from then on).
     ``ranks_per_node`` as for :func:`allgatherv`.
     """
     _, rank = _comm_info(comm)

@@ -16,6 +16,7 @@ independent of the number of ranks per node.
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 import pytest
@@ -29,6 +30,7 @@ from _mpi_util import (
     run_all,
     same,
 )
+from mpi4py import MPI
 
 import shancoll
 
@@ -149,6 +151,20 @@ def test_node_count_and_topology(comm):
             ok = ok and topo["node_count"] == n_nodes and topo["node_of"] == node_of
             ok = ok and all(len(rs) <= rpn for rs in topo["ranks"])
         assert_all(comm, ok, f"rpn={rpn}: topology {topo}, stats {stats}")
+
+
+def test_oversubscribed_as_the_node_is(comm):
+    """``oversubscribed`` is true exactly when this physical node runs more of
+    the ranks than the CPUs they may use, or the launcher put more of the job's
+    ranks here than there are CPUs (virtual nodes change nothing)."""
+    physical = comm.Split_type(MPI.COMM_TYPE_SHARED)
+    cpus = set().union(*physical.allgather(os.sched_getaffinity(0)))
+    launched = int(os.environ.get("MPI_LOCALNRANKS", os.environ.get(
+        "OMPI_COMM_WORLD_LOCAL_SIZE", "0")))  # fmt: skip
+    want = physical.size > len(cpus) or launched > os.cpu_count()
+    physical.Free()
+    got = [shancoll.topology(comm, rpn)["oversubscribed"] for rpn in (None, 1)]
+    assert_all(comm, got == [want, want], f"oversubscribed {got}, want {want}")
 
 
 def test_stats_of_other_algorithms(comm):

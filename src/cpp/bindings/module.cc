@@ -178,6 +178,7 @@ PYBIND11_MODULE(_core, m) {
         d["socket_count"] = t.socket_count;
         d["socket_source"] = t.socket_source;
         d["single_copy"] = ctx.peer_memory->available();
+        d["oversubscribed"] = t.oversubscribed;
         return d;
       },
       py::arg("comm"), py::arg("ranks_per_node") = -1);

@@ -73,6 +73,7 @@ NodeContext& Comm::nodes(int ranks_per_node) {
   if (!slot) {
     auto ctx = std::make_unique<NodeContext>();
     ctx->topo = build_topology(comm_, ranks_per_node);
+    if (ctx->topo.oversubscribed) set_oversubscribed();  // every wait yields sooner
     ctx->segment = std::make_unique<NodeSegment>(ctx->topo.node_comm);
     ctx->segment->reserve(segment_header_bytes(ctx->topo));
     ctx->peer_memory = std::make_unique<PeerMemory>(ctx->topo.node_comm);

@@ -14,8 +14,14 @@
 
 namespace shancoll {
 
-// Unsuccessful polls a wait spins through before it yields the core.
+// Unsuccessful polls a wait spins through before it yields the core; far
+// fewer where ranks outnumber the cores they may run on, since the rank
+// waited for is then seldom running (set_oversubscribed).
 constexpr std::uint64_t kSpinPolls = 128;
+constexpr std::uint64_t kSpinPollsOversubscribed = 4;
+std::uint64_t spin_polls();
+// Called when a node layout shows more ranks than CPUs; stays set.
+void set_oversubscribed();
 
 // Called with the number of unsuccessful polls so far in the current wait.
 using PauseHook = void (*)(std::uint64_t iteration);

@@ -2,6 +2,12 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <vector>
+
+#ifdef __linux__
+#include <sched.h>
+#include <unistd.h>
+#endif
 
 #include "shancoll/error.h"
 #include "shancoll/pattern/socket_tree.h"
@@ -127,6 +133,43 @@ int Topology::max_local_size() const {
   return m;
 }
 
+namespace {
+
+// Whether the ranks of a physical node outnumber the CPUs they may run on:
+// the union of their affinity masks holds fewer CPUs than ranks (unbound
+// ranks: every online CPU; ranks bound to one core: that core), or the
+// launcher placed more of the job's ranks on this node than it has CPUs
+// online (a communicator may hold only some of them). Collective over
+// `physical`.
+bool node_oversubscribed(MPI_Comm physical) {
+#ifdef __linux__
+  int local = 1;
+  MPI_Comm_size(physical, &local);
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  if (sched_getaffinity(0, sizeof mine, &mine) != 0) CPU_ZERO(&mine);
+  std::vector<cpu_set_t> all(static_cast<std::size_t>(local));
+  check_mpi(
+      PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, physical),
+      "MPI_Allgather");
+  cpu_set_t any;
+  CPU_ZERO(&any);
+  for (cpu_set_t& s : all) CPU_OR(&any, &any, &s);
+  const int cpus = CPU_COUNT(&any);
+  if (cpus > 0 && local > cpus) return true;
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  for (const char* name : {"MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE"}) {
+    const char* value = std::getenv(name);  // MPICH's and Intel MPI's, Open MPI's
+    if (value && online > 0 && std::atol(value) > online) return true;
+  }
+#else
+  (void)physical;
+#endif
+  return false;
+}
+
+}  // namespace
+
 Topology build_topology(MPI_Comm comm, int ranks_per_node) {
   const char* env = std::getenv("SHANCOLL_SOCKETS");  // malformed: refused before communicating
   const SocketSpec sockets = parse_socket_spec(env ? env : "", "SHANCOLL_SOCKETS");
@@ -136,6 +179,7 @@ Topology build_topology(MPI_Comm comm, int ranks_per_node) {
   MPI_Comm physical = MPI_COMM_NULL;
   check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, t.rank, MPI_INFO_NULL, &physical),
             "MPI_Comm_split_type");
+  t.oversubscribed = node_oversubscribed(physical);
   if (ranks_per_node > 0) {
     check_mpi(MPI_Comm_split(physical, t.rank / ranks_per_node, t.rank, &t.node_comm),
               "MPI_Comm_split");

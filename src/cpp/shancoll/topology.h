@@ -64,6 +64,8 @@ struct Topology {
   std::vector<int> socket_of;
   int socket_count = 1;
   const char* socket_source = "";  // "hwloc", "SHANCOLL_SOCKETS", or the fallback's reason
+  // More ranks on my physical node than CPUs they may run on (see topology.cc).
+  bool oversubscribed = false;
 };
 
 // The dense socket map of `spec` for a node of `local_size` ranks, where the

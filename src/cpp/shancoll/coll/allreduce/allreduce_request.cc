@@ -75,7 +75,7 @@ bool AllreduceRequest::advance() {
 bool AllreduceRequest::test() {
   ++test_calls_;
   const bool done = comm_.run([&] { return advance(); });
-  if (!done && ++idle_tests_ > kSpinPolls) pause_hook()(idle_tests_);
+  if (!done && ++idle_tests_ > spin_polls()) pause_hook()(idle_tests_);
   return done;
 }
 
