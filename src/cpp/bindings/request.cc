@@ -101,8 +101,8 @@ PyObject* refuse_new(PyTypeObject*, PyObject*, PyObject*) {
 PyMethodDef methods[] = {
     {"test", test, METH_NOARGS,
      "Advances the allreduce without blocking; True when it is complete. After 128 "
-     "unsuccessful calls in a row each call also yields the core (sched_yield), so a test() "
-     "loop lets the ranks it waits for run where ranks outnumber cores."},
+     "unsuccessful calls (4 where ranks outnumber cores) each call also yields the core "
+     "(sched_yield), so a test() loop lets the ranks it waits for run."},
     {"wait", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(wait)),
      METH_FASTCALL | METH_KEYWORDS,
      "wait(timeout=None)\n--\n\nBlocks until complete. TimeoutError after `timeout` seconds "
