@@ -22,11 +22,6 @@
 #include "shancoll/shm/rendezvous.h"
 
 namespace shancoll {
-namespace {
-
-constexpr std::size_t kChunkBytes = 256 << 10;  // in L2 (2 MiB) with its combine
-
-}  // namespace
 
 void pair_reduce(NodeContext& ctx, const std::byte* input, std::byte* result, std::int64_t count,
                  std::int64_t split, const Reducer& reducer, double timeout, Stats& stats) {
@@ -37,7 +32,7 @@ void pair_reduce(NodeContext& ctx, const std::byte* input, std::byte* result, st
   const std::byte* their_input = meet.first(peer);
   std::byte* their_result = meet.second(peer);  // null: the other keeps nothing
 
-  const std::size_t chunk = std::max<std::size_t>(1, kChunkBytes / esize) * esize;
+  const std::size_t chunk = std::max<std::size_t>(1, kPairChunkBytes / esize) * esize;
   std::byte* scratch = meet.scratch(3 * chunk);  // the other's chunk, my part, a temporary
   const std::size_t lo = static_cast<std::size_t>(me == 0 ? 0 : split) * esize;
   const std::size_t hi = static_cast<std::size_t>(me == 0 ? split : count) * esize;
@@ -47,9 +42,8 @@ void pair_reduce(NodeContext& ctx, const std::byte* input, std::byte* result, st
     // read straight into recvbuf unless it holds my input (in place)
     std::byte* theirs = result && result != input ? out : scratch;
     ctx.peer_memory->read(peer, theirs, their_input + off, len);
-    const std::byte* a = me == 0 ? input + off : theirs;  // local rank order
-    const std::byte* b = me == 0 ? theirs : input + off;
-    reducer.combine(out, a, b, static_cast<std::int64_t>(len / esize), scratch + 2 * chunk);
+    combine_in_rank_order(reducer, me, out, input + off, theirs,
+                          static_cast<std::int64_t>(len / esize), scratch + 2 * chunk);
     if (their_result) ctx.peer_memory->write(peer, their_result + off, out, len);
   }
   const int copies = their_result ? 2 : 1;

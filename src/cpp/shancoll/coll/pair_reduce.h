@@ -3,12 +3,28 @@
 // allreduce (release_gather_single_copy.cc): see pair_reduce.cc.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "shancoll/comm.h"
 #include "shancoll/ops.h"
 
 namespace shancoll {
+
+// Bytes per chunk of a two-rank single-copy reduction: one system call each
+// way, and the chunk stays in L2 (2 MiB here) for its combine. Chunks of 32
+// KiB or less were slower (more calls), 64 KiB and 1 MiB no faster
+// (docs/performance.md).
+constexpr std::size_t kPairChunkBytes = 256 << 10;
+
+// out[0, n) = x_0 o x_1, local rank order, from local rank `me`'s own part
+// `mine` and the other's `theirs` (tmp: Reducer::combine's spare buffer).
+inline void combine_in_rank_order(const Reducer& reducer, int me, std::byte* out,
+                                  const std::byte* mine, const std::byte* theirs, std::int64_t n,
+                                  std::byte* tmp) {
+  if (me == 0) return reducer.combine(out, mine, theirs, n, tmp);
+  reducer.combine(out, theirs, mine, n, tmp);
+}
 
 // Collective over the node's two ranks. Local rank 0 computes elements
 // [0, split), local rank 1 [split, count), each of x_0 o x_1 (local rank

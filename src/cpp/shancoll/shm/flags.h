@@ -12,6 +12,8 @@
 #include <atomic>
 #include <cstdint>
 
+#include "shancoll/progress.h"
+
 namespace shancoll {
 
 constexpr std::size_t kCacheLine = 64;
@@ -28,6 +30,13 @@ inline void release_store(void* flag, std::uint64_t value) {
 
 inline std::uint64_t acquire_load(const void* flag) {
   return flag_at(const_cast<void*>(flag)).load(std::memory_order_acquire);
+}
+
+// Waits (wait_until: spin, then yield; TimeoutError naming `what`) until the
+// flag holds at least `value`: flags only grow, so a later value also counts.
+inline void wait_flag_reaches(const void* flag, std::uint64_t value, const char* what,
+                              double timeout) {
+  wait_until([&] { return acquire_load(flag) >= value; }, what, timeout);
 }
 
 // Claims a slot exactly once per epoch across all ranks of a node: the first

@@ -31,7 +31,7 @@ std::byte* Rendezvous::line(int kind, int local) const {
 
 void Rendezvous::wait(int kind, int peer, const char* what) const {
   const std::byte* flag = line(kind, peer) + (kind == kPost ? 16 : 0);
-  wait_until([&] { return acquire_load(flag) >= call_; }, what, timeout_);
+  wait_flag_reaches(flag, call_, what, timeout_);
 }
 
 void Rendezvous::post(const void* first, const void* second) {

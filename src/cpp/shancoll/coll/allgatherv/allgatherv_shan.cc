@@ -411,8 +411,8 @@ void gather_in_chunks(Call& c) {
       const int r = c.t.ranks[c.t.node][lr];
       const std::int64_t n = piece(r, k);
       if (n == 0) continue;
-      wait_until([&] { return acquire_load(c.chunk_flag(lr, k)) >= c.epoch; },
-                 "a chunk of another local rank (shan allgatherv)", c.timeout);
+      wait_flag_reaches(c.chunk_flag(lr, k), c.epoch,
+                        "a chunk of another local rank (shan allgatherv)", c.timeout);
       const std::int64_t at = displs[r] + k * chunk;
       local_copy(c.args.recv + at, data + at, static_cast<std::size_t>(n));
     }

@@ -83,10 +83,8 @@ struct Pipeline {
     return base + kFlags * n * kCacheLine + index * kChunkBytes;
   }
   void wait_all(Flag f, std::uint64_t value, const char* what) const {
-    for (int j = 0; j < n; ++j) {
-      if (j == me) continue;
-      wait_until([&] { return acquire_load(flag(f, j)) >= value; }, what, timeout);
-    }
+    for (int j = 0; j < n; ++j)
+      if (j != me) wait_flag_reaches(flag(f, j), value, what, timeout);
   }
 };
 
@@ -127,8 +125,7 @@ void run_chunk(const Pipeline& p, std::uint64_t g, std::int64_t first, std::int6
 
   for (int j = 0; j < p.n; ++j) {  // 3. the other fractions out
     if (j == p.me) continue;
-    wait_until([&] { return acquire_load(p.flag(kReduced, j)) >= g + 1; },
-               "shan allreduce: results", p.timeout);
+    wait_flag_reaches(p.flag(kReduced, j), g + 1, "shan allreduce: results", p.timeout);
     const std::int64_t ja = lo(e, j, p.n), jb = lo(e, j + 1, p.n);
     p.copy_out(out + ja * p.esize, p.slot(j, g) + ja * p.esize, (jb - ja) * p.esize);
   }

@@ -39,7 +39,6 @@
 namespace shancoll {
 namespace {
 
-constexpr std::size_t kChunkBytes = 256 << 10;  // in L2 (2 MiB) with its combine
 // Below this the pipeline is as fast: 8 KiB took 3.1 us either way, 16 KiB
 // 3.3 us against 3.8 us (2 ranks, from Python).
 constexpr std::int64_t kMinBytes = 16 << 10;
@@ -50,18 +49,11 @@ constexpr std::int64_t kMinBytes = 16 << 10;
 // 2.5-3.1x against 1.5-1.7x.
 constexpr std::int64_t kSplitMinBytes = 64 << 10;
 
-// out[0, n) = x_0 o x_1 where my part is `mine` and the peer's `theirs`.
-void combine_in_order(const AllreduceArgs& args, int me, std::byte* out, const std::byte* mine,
-                      const std::byte* theirs, std::int64_t n, std::byte* tmp) {
-  if (me == 0) return args.reducer->combine(out, mine, theirs, n, tmp);
-  args.reducer->combine(out, theirs, mine, n, tmp);
-}
-
 void run_whole(NodeContext& ctx, const AllreduceArgs& args, double timeout, Stats& stats) {
   const int me = ctx.topo.local_rank, peer = 1 - me;
   const std::size_t esize = args.reducer->elem_size();
   const std::size_t bytes = static_cast<std::size_t>(args.bytes());
-  const std::size_t chunk = std::max<std::size_t>(1, kChunkBytes / esize) * esize;
+  const std::size_t chunk = std::max<std::size_t>(1, kPairChunkBytes / esize) * esize;
   Rendezvous meet(ctx, timeout);
   meet.post(args.send ? args.send : args.recv, nullptr);
   const std::byte* theirs = meet.first(peer);
@@ -71,15 +63,15 @@ void run_whole(NodeContext& ctx, const AllreduceArgs& args, double timeout, Stat
     for (std::size_t off = 0; off < bytes; off += chunk) {
       const std::size_t len = std::min(chunk, bytes - off);
       peers.read(peer, args.recv + off, theirs + off, len);
-      combine_in_order(args, me, args.recv + off, args.send + off, args.recv + off,
-                       static_cast<std::int64_t>(len / esize), tmp);
+      combine_in_rank_order(*args.reducer, me, args.recv + off, args.send + off, args.recv + off,
+                            static_cast<std::int64_t>(len / esize), tmp);
     }
     meet.finish();
   } else {  // in place: recvbuf is my input until the peer has read it
     std::byte* copy = meet.scratch(2 * bytes);
     peers.read(peer, copy, theirs, bytes);
     meet.finish();
-    combine_in_order(args, me, args.recv, args.recv, copy, args.count, copy + bytes);
+    combine_in_rank_order(*args.reducer, me, args.recv, args.recv, copy, args.count, copy + bytes);
   }
   stats.intra_messages += 1;
   stats.intra_bytes += static_cast<std::int64_t>(bytes);

@@ -227,7 +227,7 @@ std::byte* RgPhase::slot_of(int r, int slot) const {
 }
 
 void RgPhase::wait_flag(const std::byte* flag, std::uint64_t value, const char* what) const {
-  wait_until([&] { return acquire_load(flag) >= value; }, what, timeout_);
+  wait_flag_reaches(flag, value, what, timeout_);
 }
 
 // A new configuration of this buffer region: first every local rank finishes
