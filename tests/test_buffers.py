@@ -378,6 +378,28 @@ def test_object_arrays_refused():
         shancoll.allgather(SELF, np.array([None]), np.array([None]))
 
 
+def test_kernel_set_from_the_environment(monkeypatch):
+    kernels = shancoll.reduction_kernels()
+    assert kernels["runnable"][0] == "generic" and kernels["active"] in kernels["runnable"]
+    try:
+        monkeypatch.setenv("SHANCOLL_KERNELS", "generic")
+        shancoll.reload_environment()
+        assert shancoll.reduction_kernels()["active"] == "generic"
+        out = np.zeros(3)
+        shancoll.allreduce(SELF, np.arange(3.0), out)
+        assert out.tolist() == [0.0, 1.0, 2.0]
+        monkeypatch.setenv("SHANCOLL_KERNELS", "sse9")
+        shancoll.reload_environment()
+        with pytest.raises(ValueError, match="SHANCOLL_KERNELS=sse9.*generic"):
+            shancoll.reduce(SELF, np.arange(3.0), out)
+        with pytest.raises(ValueError, match="SHANCOLL_KERNELS=sse9"):
+            shancoll.reduction_kernels()
+    finally:
+        monkeypatch.delenv("SHANCOLL_KERNELS")
+        shancoll.reload_environment()
+    assert shancoll.reduction_kernels() == kernels
+
+
 def test_auto_honours_environment_override(monkeypatch):
     monkeypatch.setenv("SHANCOLL_ALLGATHERV_ALGORITHM", "bruck")
     shancoll.allgatherv(SELF, np.ones(2), np.zeros(2))

@@ -36,7 +36,7 @@ consecutive ranks), ``SHANCOLL_TIMEOUT`` (seconds per wait, default 120),
 from __future__ import annotations
 
 from . import _core
-from ._allreduce import AllreduceRequest, allreduce, iallreduce
+from ._allreduce import AllreduceRequest, allreduce, iallreduce, reduction_kernels
 from ._collectives import (
     Stats,
     algorithms,
@@ -87,6 +87,7 @@ __all__ = [
     "iallreduce",
     "last_stats",
     "reduce",
+    "reduction_kernels",
     "reload_environment",
     "rules_path",
     "set_rules",

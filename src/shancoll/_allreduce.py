@@ -16,7 +16,25 @@ from . import _core
 from ._buffers import ArgumentError, is_in_place, simple_message
 from ._collectives import _comm_info, _rank_error, _rpn
 
-__all__ = ["AllreduceRequest", "allreduce", "iallreduce"]
+__all__ = ["AllreduceRequest", "allreduce", "iallreduce", "reduction_kernels"]
+
+
+def reduction_kernels() -> dict[str, Any]:
+    """The instruction sets of the typed reduction kernels (local, not collective).
+
+    Returns ``{"active": name, "runnable": [names]}``: the set that
+    allreduce, reduce and iallreduce combine with, and every set this build
+    and CPU can run, among ``generic`` (the build's baseline, SSE2 on
+    x86-64), ``avx2`` and ``avx512``. ``active`` is the widest runnable set,
+    or ``$SHANCOLL_KERNELS`` when set (read once; see
+    :func:`reload_environment`). Every set gives bitwise the same results
+    (each element is one IEEE operation); only the speed differs. Complex and
+    long double types always use ``generic``.
+
+    Raises ArgumentError when ``SHANCOLL_KERNELS`` names a set this build or
+    CPU cannot run (so does every reduction then).
+    """
+    return dict(_core.reduction_kernels())
 
 
 def _op_handle(op: Any, commute: bool) -> tuple[MPI.Op, bool]:

@@ -133,6 +133,50 @@ def test_counts_zero_odd_large_and_in_place(comm, algorithm):
     assert_all(comm, not failures, f"differs from comm.Allreduce: {failures[:5]}")
 
 
+def awkward_floats(dtype, n: int, rank: int) -> np.ndarray:
+    """NaN, signed zeros, infinities, subnormals and ordinary values, shifted per rank."""
+    specials = [np.nan, -0.0, 0.0, np.inf, -np.inf, 1e-310, -1e-310, 1.5, -2.25, 3e38]
+    values = np.array(specials, dtype=np.float64).astype(dtype)
+    return np.roll(np.resize(values, n), rank)
+
+
+def test_every_kernel_set_gives_the_same_bits(comm, monkeypatch):
+    """Each instruction set this build and CPU run (reduction_kernels()),
+    forced by SHANCOLL_KERNELS: every op and dtype against comm.Allreduce at
+    counts that leave vector tails, and awkward floats bitwise the same as
+    with the generic loops."""
+    runnable = shancoll.reduction_kernels()["runnable"]
+    failures: list[str] = []
+    generic_bits: dict = {}
+
+    def body():
+        for name in runnable:
+            monkeypatch.setenv("SHANCOLL_KERNELS", name)
+            shancoll.reload_environment()
+            if shancoll.reduction_kernels()["active"] != name:
+                failures.append(f"{name}: not active once forced")
+            wrong: list[str] = []
+            for op, dtype in valid_pairs():
+                for n in [255, 1001]:
+                    check_case(comm, wrong, "binomial", op, dtype, n)
+            failures.extend(f"{name}: {w}" for w in wrong)
+            for op in (MPI.SUM, MPI.PROD, MPI.MIN, MPI.MAX):
+                for dtype in (np.float32, np.float64):
+                    out = np.zeros(1001, dtype)
+                    shancoll.allreduce(comm, awkward_floats(dtype, 1001, comm.rank), out, op,
+                                       "binomial")  # fmt: skip
+                    bits = generic_bits.setdefault((name_of(op), dtype), out.tobytes())
+                    if out.tobytes() != bits:
+                        failures.append(f"{name} {name_of(op)} {np.dtype(dtype)}: other bits")
+
+    try:
+        run_all(comm, body)
+    finally:
+        monkeypatch.delenv("SHANCOLL_KERNELS")
+        shancoll.reload_environment()
+    assert_all(comm, not failures, f"{failures[:5]}")
+
+
 def expected_rounds(algorithm: str, p: int, ports: int | None) -> int:
     if algorithm == "shan":
         return shan_rounds(MPI.COMM_WORLD, None, 5, "nway_dissemination")

@@ -9,6 +9,7 @@
 #include "common.h"
 #include "shancoll/coll/allgatherv/allgatherv.h"
 #include "shancoll/comm.h"
+#include "shancoll/kernels/kernels.h"
 #include "shancoll/progress.h"
 #include "shancoll/select.h"
 #include "shancoll/shm/peer_memory.h"
@@ -182,6 +183,15 @@ PYBIND11_MODULE(_core, m) {
         return d;
       },
       py::arg("comm"), py::arg("ranks_per_node") = -1);
+
+  m.def("reduction_kernels", [] {
+    py::list runnable;
+    for (KernelSet s : runnable_kernel_sets()) runnable.append(kernel_set_name(s));
+    py::dict d;
+    d["active"] = kernel_set_name(active_kernel_set());
+    d["runnable"] = runnable;
+    return d;
+  });
 
   m.def(
       "set_pause",

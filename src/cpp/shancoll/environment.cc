@@ -19,6 +19,7 @@ Environment read_environment() {
   const double timeout = std::atof(text_of("SHANCOLL_TIMEOUT").c_str());
   if (timeout > 0) e.timeout = timeout;
   e.rules = text_of("SHANCOLL_RULES");
+  e.kernels = text_of("SHANCOLL_KERNELS");
   e.allgatherv = text_of("SHANCOLL_ALLGATHERV_ALGORITHM");
   e.allreduce = text_of("SHANCOLL_ALLREDUCE_ALGORITHM");
   e.bcast = text_of("SHANCOLL_BCAST_ALGORITHM");

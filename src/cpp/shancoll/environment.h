@@ -14,6 +14,7 @@ struct Environment {
   int ranks_per_node = 0;  // SHANCOLL_RANKS_PER_NODE; 0: the physical nodes
   double timeout = 120;    // SHANCOLL_TIMEOUT, seconds per wait
   std::string rules;       // SHANCOLL_RULES; empty: not set
+  std::string kernels;     // SHANCOLL_KERNELS; empty: the widest set the CPU runs
   std::string allgatherv;  // SHANCOLL_<COLL>_ALGORITHM; empty: auto
   std::string allreduce;
   std::string bcast;

@@ -1,12 +1,11 @@
 #include "shancoll/ops.h"
 
-#include <complex>
 #include <cstring>
-#include <type_traits>
 #include <vector>
 
 #include "shancoll/cost.h"
 #include "shancoll/error.h"
+#include "shancoll/kernels/kernels.h"
 
 namespace shancoll {
 namespace {
@@ -42,154 +41,6 @@ const std::vector<TypeInfo>& type_table() {
 }
 
 const TypeInfo& info(DType t) { return type_table()[static_cast<std::size_t>(t)]; }
-
-// Integer + and * wrap modulo 2^bits, as in MPI; computed unsigned because
-// signed overflow is undefined in C++.
-template <class T, bool = std::is_integral_v<T>>
-struct Arith {
-  using type = T;
-};
-template <class T>
-struct Arith<T, true> {
-  using type = std::make_unsigned_t<T>;
-};
-template <class T>
-using Wide = typename Arith<T>::type;
-
-struct Sum {
-  template <class T>
-  T operator()(T a, T b) const {
-    return static_cast<T>(static_cast<Wide<T>>(a) + static_cast<Wide<T>>(b));
-  }
-};
-struct Prod {
-  template <class T>
-  T operator()(T a, T b) const {
-    return static_cast<T>(static_cast<Wide<T>>(a) * static_cast<Wide<T>>(b));
-  }
-};
-struct Min {  // MPICH's rule: b when a > b, else a
-  template <class T>
-  T operator()(T a, T b) const {
-    return a > b ? b : a;
-  }
-};
-struct Max {
-  template <class T>
-  T operator()(T a, T b) const {
-    return a < b ? b : a;
-  }
-};
-struct Land {
-  template <class T>
-  T operator()(T a, T b) const {
-    return static_cast<T>((a != T(0)) && (b != T(0)));
-  }
-};
-struct Lor {
-  template <class T>
-  T operator()(T a, T b) const {
-    return static_cast<T>((a != T(0)) || (b != T(0)));
-  }
-};
-struct Lxor {
-  template <class T>
-  T operator()(T a, T b) const {
-    return static_cast<T>((a != T(0)) != (b != T(0)));
-  }
-};
-struct Band {
-  template <class T>
-  T operator()(T a, T b) const {
-    return static_cast<T>(a & b);
-  }
-};
-struct Bor {
-  template <class T>
-  T operator()(T a, T b) const {
-    return static_cast<T>(a | b);
-  }
-};
-struct Bxor {
-  template <class T>
-  T operator()(T a, T b) const {
-    return static_cast<T>(a ^ b);
-  }
-};
-
-template <class T, class F>
-void kernel(void* dst, const void* a, const void* b, std::size_t count) {
-  T* d = static_cast<T*>(dst);
-  const T* x = static_cast<const T*>(a);
-  const T* y = static_cast<const T*>(b);
-  for (std::size_t i = 0; i < count; ++i) d[i] = F{}(x[i], y[i]);
-}
-
-enum class OpClass { kArith, kOrder, kLogical, kBitwise, kOther };
-
-// The kernel of a predefined op on an element type of C++ type T, or nullptr
-// when MPI does not define the op on the type.
-template <class T>
-KernelFn typed_kernel(MPI_Op op) {
-  constexpr bool is_bool = std::is_same_v<T, bool>;
-  constexpr bool is_int = std::is_integral_v<T> && !is_bool;
-  constexpr bool is_real = std::is_arithmetic_v<T> && !is_bool;
-  if constexpr (!is_bool) {
-    if (op == MPI_SUM) return kernel<T, Sum>;
-    if (op == MPI_PROD) return kernel<T, Prod>;
-  }
-  if constexpr (is_real) {
-    if (op == MPI_MIN) return kernel<T, Min>;
-    if (op == MPI_MAX) return kernel<T, Max>;
-  }
-  if constexpr (is_int || is_bool) {
-    if (op == MPI_LAND) return kernel<T, Land>;
-    if (op == MPI_LOR) return kernel<T, Lor>;
-    if (op == MPI_LXOR) return kernel<T, Lxor>;
-  }
-  if constexpr (is_int) {
-    if (op == MPI_BAND) return kernel<T, Band>;
-    if (op == MPI_BOR) return kernel<T, Bor>;
-    if (op == MPI_BXOR) return kernel<T, Bxor>;
-  }
-  return nullptr;
-}
-
-KernelFn find_kernel(MPI_Op op, DType t) {
-  switch (t) {
-    case DType::kBool:
-      return typed_kernel<bool>(op);
-    case DType::kInt8:
-      return typed_kernel<std::int8_t>(op);
-    case DType::kUint8:
-      return typed_kernel<std::uint8_t>(op);
-    case DType::kInt16:
-      return typed_kernel<std::int16_t>(op);
-    case DType::kUint16:
-      return typed_kernel<std::uint16_t>(op);
-    case DType::kInt32:
-      return typed_kernel<std::int32_t>(op);
-    case DType::kUint32:
-      return typed_kernel<std::uint32_t>(op);
-    case DType::kInt64:
-      return typed_kernel<std::int64_t>(op);
-    case DType::kUint64:
-      return typed_kernel<std::uint64_t>(op);
-    case DType::kFloat32:
-      return typed_kernel<float>(op);
-    case DType::kFloat64:
-      return typed_kernel<double>(op);
-    case DType::kLongDouble:
-      return typed_kernel<long double>(op);
-    case DType::kComplex64:
-      return typed_kernel<std::complex<float>>(op);
-    case DType::kComplex128:
-      return typed_kernel<std::complex<double>>(op);
-    case DType::kComplexLongDouble:
-      return typed_kernel<std::complex<long double>>(op);
-  }
-  return nullptr;
-}
 
 bool is_predefined_reduction(MPI_Op op) {
   for (MPI_Op p : {MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX, MPI_LAND, MPI_LOR, MPI_LXOR, MPI_BAND,

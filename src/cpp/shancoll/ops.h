@@ -2,7 +2,8 @@
 // allreduce algorithm.
 //
 // The predefined MPI ops on the NumPy numeric types run as typed C++ loops
-// (the compiler vectorises them; no MPI call, no datatype lookup per call).
+// (the compiler vectorises them, once per instruction set: kernels/kernels.h;
+// no MPI call, no datatype lookup per call).
 // Every other MPI_Op (user-defined ones from MPI_Op_create / mpi4py's
 // MPI.Op.Create included, and predefined ones on types without a kernel)
 // goes through MPI_Reduce_local. Ops MPI does not define on a type (e.g.
