@@ -362,6 +362,13 @@ def allgather(
         raise _translate(e, rank, options) from None
 
 
+# The public functions are builtin entries that run the plain call in C++
+# (ndarrays, or [ndarray, counts(, displs)] with lists of ints, and plain
+# options) and pass any other call, unchanged, to the Python functions above.
+allgatherv = _core.allgatherv_entry(allgatherv)
+allgather = _core.allgather_entry(allgather)
+
+
 # ---------------------------------------------------------------------------
 # shared results
 

@@ -220,6 +220,98 @@ def test_allgather_block(comm, algorithm):
         assert_all(comm, same(out2, ref), f"{algorithm} allgather in place shape {shape}")
 
 
+PLAIN_DTYPES = [np.float64] if REDUCED else [np.float64, np.int32, np.uint8, np.complex64]
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_plain_calls_run_in_cpp_and_match_mpi(comm, algorithm, monkeypatch):
+    """The forms the builtin entries run without the Python layer: ndarrays,
+    [out, counts], [out, counts, displs] and (out, counts, None) with lists of
+    ints, IN_PLACE, options passed as the sweep passes them. Every result as
+    comm.Allgatherv's (gaps untouched), and the Python layer never called."""
+    general: list[int] = []
+    core = shancoll._collectives._core_allgatherv
+
+    def counting(*args, **kwargs):
+        general.append(1)
+        return core(*args, **kwargs)
+
+    monkeypatch.setattr(shancoll._collectives, "_core_allgatherv", counting)
+    p, r = comm.size, comm.rank
+    opts = dict(algorithm=algorithm, ranks_per_node=None, timeout=None, block_size=0)
+    failures: list[str] = []
+
+    def check(what, got, ref):
+        if not same(got, ref):
+            failures.append(what)
+
+    for dtype in PLAIN_DTYPES:
+        for dist in ["regular", "decreasing"]:
+            counts = make_counts(dist, p, 37)
+            displs = [2 * d + 1 for d in prefix(counts)]  # gaps, and none at the start
+            length = displs[-1] + counts[-1] + 3
+            send = fill(dtype, counts[r], r)
+            ref = reference_allgatherv(comm, send, counts, displs, dtype, length, 7)
+            out = np.full(length, 7, dtype)
+            shancoll.allgatherv(comm, send, [out, counts, displs], **opts)
+            check(f"{np.dtype(dtype)} {dist} [out, counts, displs]", out, ref)
+            packed = reference_allgatherv(comm, send, counts, prefix(counts), dtype, sum(counts))
+            for form in ("list", "tuple"):
+                out = np.zeros(sum(counts), dtype)
+                spec = [out, counts] if form == "list" else (out, counts, None)
+                shancoll.allgatherv(comm, send, spec, **opts)
+                check(f"{np.dtype(dtype)} {dist} packed {form}", out, packed)
+            out = np.zeros(sum(counts), dtype)
+            out[prefix(counts)[r] : prefix(counts)[r] + counts[r]] = send
+            shancoll.allgatherv(comm, MPI.IN_PLACE, [out, counts], **opts)
+            check(f"{np.dtype(dtype)} {dist} in place", out, packed)
+        send = fill(dtype, 37, r)
+        ref = np.zeros((p, 37), dtype)
+        comm.Allgather(send, ref)
+        for call in (shancoll.allgatherv, shancoll.allgather):
+            out = np.zeros((p, 37), dtype)
+            call(comm, send, out, **opts)
+            check(f"{np.dtype(dtype)} {call.__name__} even split", out, ref)
+        out = np.zeros((p, 37), dtype)
+        out[r] = send
+        shancoll.allgather(comm, MPI.IN_PLACE, out, **opts)
+        check(f"{np.dtype(dtype)} allgather in place", out, ref)
+    assert_all(comm, not failures, f"{algorithm}: {failures[:4]}")
+    assert_all(comm, not general, f"{len(general)} calls took the Python layer")
+
+
+def test_other_forms_take_the_python_layer(comm, monkeypatch):
+    """What the entries decline (a datatype, counts as an array, an uneven split,
+    an integer timeout) goes to the Python layer, with the same results."""
+    general: list[int] = []
+    core = shancoll._collectives._core_allgatherv
+
+    def counting(*args, **kwargs):
+        general.append(1)
+        return core(*args, **kwargs)
+
+    monkeypatch.setattr(shancoll._collectives, "_core_allgatherv", counting)
+    p, r = comm.size, comm.rank
+    counts = [3] * p
+    send = fill(np.float64, 3, r)
+    ref = reference_allgatherv(comm, send, counts, prefix(counts), np.float64, 3 * p)
+    calls = [
+        lambda o: shancoll.allgatherv(comm, send, [o, counts, None, MPI.DOUBLE]),
+        lambda o: shancoll.allgatherv(comm, send, [o, np.array(counts)]),
+        lambda o: shancoll.allgatherv(comm, send, [o, (counts, prefix(counts))]),
+        lambda o: shancoll.allgatherv(comm, send, o, timeout=30),
+    ]
+    for call in calls:
+        out = np.zeros(3 * p)
+        call(out)
+        assert_all(comm, same(out, ref), "a declined form's result")
+    assert_all(comm, len(general) == len(calls), f"{len(general)} of {len(calls)} in Python")
+    if p > 1:  # mpi4py's even split of 3 p + 1 elements is uneven
+        out = np.zeros(3 * p + 1)
+        shancoll.allgatherv(comm, fill(np.float64, 4 if r == 0 else 3, r), out)
+        assert_all(comm, len(general) == len(calls) + 1, "the uneven split in Python")
+
+
 SPEC_FORMS = [
     "buf",
     "buf_type",
