@@ -223,20 +223,26 @@ def test_allgather_block(comm, algorithm):
 PLAIN_DTYPES = [np.float64] if REDUCED else [np.float64, np.int32, np.uint8, np.complex64]
 
 
+@pytest.fixture
+def python_layer_calls(monkeypatch) -> list[int]:
+    """One entry per call that reached the Python layer's core call."""
+    calls: list[int] = []
+    core = shancoll._collectives._core_allgatherv
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return core(*args, **kwargs)
+
+    monkeypatch.setattr(shancoll._collectives, "_core_allgatherv", counting)
+    return calls
+
+
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
-def test_plain_calls_run_in_cpp_and_match_mpi(comm, algorithm, monkeypatch):
+def test_plain_calls_run_in_cpp_and_match_mpi(comm, algorithm, python_layer_calls):
     """The forms the builtin entries run without the Python layer: ndarrays,
     [out, counts], [out, counts, displs] and (out, counts, None) with lists of
     ints, IN_PLACE, options passed as the sweep passes them. Every result as
     comm.Allgatherv's (gaps untouched), and the Python layer never called."""
-    general: list[int] = []
-    core = shancoll._collectives._core_allgatherv
-
-    def counting(*args, **kwargs):
-        general.append(1)
-        return core(*args, **kwargs)
-
-    monkeypatch.setattr(shancoll._collectives, "_core_allgatherv", counting)
     p, r = comm.size, comm.rank
     opts = dict(algorithm=algorithm, ranks_per_node=None, timeout=None, block_size=0)
     failures: list[str] = []
@@ -277,20 +283,13 @@ def test_plain_calls_run_in_cpp_and_match_mpi(comm, algorithm, monkeypatch):
         shancoll.allgather(comm, MPI.IN_PLACE, out, **opts)
         check(f"{np.dtype(dtype)} allgather in place", out, ref)
     assert_all(comm, not failures, f"{algorithm}: {failures[:4]}")
-    assert_all(comm, not general, f"{len(general)} calls took the Python layer")
+    calls = len(python_layer_calls)
+    assert_all(comm, not calls, f"{calls} calls took the Python layer")
 
 
-def test_other_forms_take_the_python_layer(comm, monkeypatch):
+def test_other_forms_take_the_python_layer(comm, python_layer_calls):
     """What the entries decline (a datatype, counts as an array, an uneven split,
     an integer timeout) goes to the Python layer, with the same results."""
-    general: list[int] = []
-    core = shancoll._collectives._core_allgatherv
-
-    def counting(*args, **kwargs):
-        general.append(1)
-        return core(*args, **kwargs)
-
-    monkeypatch.setattr(shancoll._collectives, "_core_allgatherv", counting)
     p, r = comm.size, comm.rank
     counts = [3] * p
     send = fill(np.float64, 3, r)
@@ -305,6 +304,7 @@ def test_other_forms_take_the_python_layer(comm, monkeypatch):
         out = np.zeros(3 * p)
         call(out)
         assert_all(comm, same(out, ref), "a declined form's result")
+    general = python_layer_calls
     assert_all(comm, len(general) == len(calls), f"{len(general)} of {len(calls)} in Python")
     if p > 1:  # mpi4py's even split of 3 p + 1 elements is uneven
         out = np.zeros(3 * p + 1)

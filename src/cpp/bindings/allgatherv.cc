@@ -170,75 +170,64 @@ bool plain_send(py::handle send, const View& recv, std::int64_t bytes, View& s) 
          std::strcmp(s.get().format, recv.get().format) == 0;
 }
 
-// Blocks of `block` bytes, rank r's at r * block.
-void even_layout(AllgathervArgs& args, int p, std::int64_t block) {
+// allgather's recvbuf (and allgatherv's plain array): an ndarray of P equal
+// blocks, rank r's at r * block; false when not plain (mpi4py's uneven
+// split of allgatherv is the Python layer's).
+bool block_layout(py::handle recv, int p, View& v, AllgathervArgs& args) {
+  if (!plain_recv(recv, v)) return false;
+  const std::int64_t esize = v.get().itemsize, elements = v.bytes() / esize;
+  if (elements % p) return false;
+  const std::int64_t block = elements / p * esize;
   args.counts.assign(static_cast<std::size_t>(p), block);
   args.displs.resize(static_cast<std::size_t>(p));
   for (int r = 0; r < p; ++r) args.displs[static_cast<std::size_t>(r)] = r * block;
+  return true;
 }
 
-// recvbuf: an ndarray (split evenly over the ranks), [ndarray, counts] or
-// [ndarray, counts, displs] with lists of ints (displs None: packed).
-py::object allgatherv_plain(const py::handle* a) {
-  MPI_Comm user = MPI_COMM_NULL;
-  std::string algorithm;
-  Options options;
-  if (!plain_intracomm(a[kComm], user) || !plain_options(a, algorithm, options))
-    return py::object();
-  Comm& comm = Comm::of(user);
-  const int p = comm.size();
-  const py::handle recv = a[kRecv];
+// allgatherv's recvbuf: an ndarray (split evenly over the ranks), [ndarray,
+// counts] or [ndarray, counts, displs] with lists of ints (displs None:
+// packed); false when not plain.
+bool vector_layout(py::handle recv, int p, View& v, AllgathervArgs& args) {
   const bool spec = PyList_CheckExact(recv.ptr()) || PyTuple_CheckExact(recv.ptr());
-  const Py_ssize_t items = spec ? PySequence_Fast_GET_SIZE(recv.ptr()) : 0;
-  if (spec && (items < 2 || items > 3)) return py::object();
-  PyObject** item = spec ? PySequence_Fast_ITEMS(recv.ptr()) : nullptr;
-  View v, s;
-  if (!plain_recv(spec ? py::handle(item[0]) : recv, v)) return py::object();
+  if (!spec) return block_layout(recv, p, v, args);
+  const Py_ssize_t items = PySequence_Fast_GET_SIZE(recv.ptr());
+  if (items < 2 || items > 3) return false;
+  PyObject** item = PySequence_Fast_ITEMS(recv.ptr());
+  if (!plain_recv(item[0], v)) return false;
   const std::int64_t esize = v.get().itemsize;
-  AllgathervArgs args;
-  if (!spec) {
-    const std::int64_t elements = v.bytes() / esize;
-    if (elements % p) return py::object();  // mpi4py's uneven split: the Python layer
-    even_layout(args, p, elements / p * esize);
+  if (!plain_sizes(item[1], p, esize, args.counts)) return false;
+  if (items == 3 && item[2] != Py_None) {
+    if (!plain_sizes(item[2], p, esize, args.displs)) return false;
   } else {
-    if (!plain_sizes(item[1], p, esize, args.counts)) return py::object();
-    if (items == 3 && item[2] != Py_None) {
-      if (!plain_sizes(item[2], p, esize, args.displs)) return py::object();
-    } else {
-      args.displs.resize(static_cast<std::size_t>(p));
-      std::int64_t at = 0;
-      for (int r = 0; r < p; ++r)
-        args.displs[static_cast<std::size_t>(r)] = at, at += args.counts[r];
-    }
-    if (args.extent() > v.bytes()) return py::object();  // the Python layer words it
+    args.displs.resize(static_cast<std::size_t>(p));
+    std::int64_t at = 0;
+    for (int r = 0; r < p; ++r) args.displs[static_cast<std::size_t>(r)] = at, at += args.counts[r];
   }
-  if (!plain_send(a[kSend], v, args.counts[static_cast<std::size_t>(comm.rank())], s))
-    return py::object();
-  args.send = static_cast<const std::byte*>(s.ptr());
-  args.recv = static_cast<std::byte*>(v.ptr());
-  return run_checked(comm, args, v.bytes(), s.bytes(), algorithm, options);
+  return args.extent() <= v.bytes();  // else the Python layer words it
 }
 
-// recvbuf: an ndarray of P equal blocks; sendbuf one block, or IN_PLACE.
-py::object allgather_plain(const py::handle* a) {
+// The plain call once `layout` has read recvbuf: comm and options checked,
+// sendbuf checked against the layout, then the collective.
+template <class Layout>
+py::object run_plain(const py::handle* a, Layout&& layout) {
   MPI_Comm user = MPI_COMM_NULL;
   std::string algorithm;
   Options options;
   if (!plain_intracomm(a[kComm], user) || !plain_options(a, algorithm, options))
     return py::object();
   Comm& comm = Comm::of(user);
-  const int p = comm.size();
   View v, s;
-  if (!plain_recv(a[kRecv], v)) return py::object();
-  const std::int64_t esize = v.get().itemsize, elements = v.bytes() / esize;
-  if (elements % p) return py::object();
   AllgathervArgs args;
-  even_layout(args, p, elements / p * esize);
-  if (!plain_send(a[kSend], v, args.counts[0], s)) return py::object();
+  if (!layout(a[kRecv], comm.size(), v, args) ||
+      !plain_send(a[kSend], v, args.counts[static_cast<std::size_t>(comm.rank())], s))
+    return py::object();
   args.send = static_cast<const std::byte*>(s.ptr());
   args.recv = static_cast<std::byte*>(v.ptr());
   return run_checked(comm, args, v.bytes(), s.bytes(), algorithm, options);
 }
+
+py::object allgatherv_plain(const py::handle* a) { return run_plain(a, vector_layout); }
+py::object allgather_plain(const py::handle* a) { return run_plain(a, block_layout); }
 
 EntrySpec allgather_spec(bool vector) {
   const py::object none = py::none(), automatic = py::str("auto");
