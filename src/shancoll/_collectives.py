@@ -505,6 +505,12 @@ def allgather_shared(
     return flat.reshape(shape)
 
 
+# The same for the node-shared results: an ndarray sendbuf, counts and
+# displs as ints or lists of ints, dtype None.
+allgatherv_shared = _core.allgatherv_shared_entry(allgatherv_shared)
+allgather_shared = _core.allgather_shared_entry(allgather_shared)
+
+
 # ---------------------------------------------------------------------------
 # introspection
 

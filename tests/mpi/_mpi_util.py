@@ -155,3 +155,16 @@ def prefix(counts: list[int]) -> list[int]:
         out.append(acc)
         acc += c
     return out
+
+
+def count_calls(monkeypatch, owner, name: str) -> list[int]:
+    """Wraps ``owner.name``: the returned list gets an entry per call."""
+    calls: list[int] = []
+    wrapped = getattr(owner, name)
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return wrapped(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counting)
+    return calls

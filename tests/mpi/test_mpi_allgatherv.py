@@ -9,6 +9,7 @@ from _mpi_util import (
     DISTRIBUTIONS,
     REDUCED,
     assert_all,
+    count_calls,
     fill,
     make_counts,
     mpi_datatype,
@@ -226,15 +227,7 @@ PLAIN_DTYPES = [np.float64] if REDUCED else [np.float64, np.int32, np.uint8, np.
 @pytest.fixture
 def python_layer_calls(monkeypatch) -> list[int]:
     """One entry per call that reached the Python layer's core call."""
-    calls: list[int] = []
-    core = shancoll._collectives._core_allgatherv
-
-    def counting(*args, **kwargs):
-        calls.append(1)
-        return core(*args, **kwargs)
-
-    monkeypatch.setattr(shancoll._collectives, "_core_allgatherv", counting)
-    return calls
+    return count_calls(monkeypatch, shancoll._collectives, "_core_allgatherv")
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)

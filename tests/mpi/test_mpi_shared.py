@@ -7,6 +7,7 @@ import pytest
 from _mpi_util import (
     REDUCED,
     assert_all,
+    count_calls,
     fill,
     make_counts,
     prefix,
@@ -131,3 +132,42 @@ def test_shared_rejects_in_place(comm):
         match="IN_PLACE",
     )
     raises_all(comm, ValueError, shancoll.allgather_shared, comm, MPI.IN_PLACE)
+
+
+def test_plain_calls_run_in_cpp(comm, monkeypatch):
+    """allgatherv_shared with counts and displs as ints or lists of ints (or
+    displs None), and allgather_shared of an ndarray, run by the builtin
+    entries without the Python layer: the same views as mpi4py's result."""
+    calls = count_calls(monkeypatch, shancoll._collectives, "_core_allgatherv_shared")
+    p, r = comm.size, comm.rank
+    failures: list[str] = []
+
+    def blocks_match(view, ref, counts, displs) -> bool:  # gaps hold whatever the segment held
+        return view.size == ref.size and all(
+            same(view[d : d + c], ref[d : d + c]) for c, d in zip(counts, displs, strict=True)
+        )
+
+    for dtype in (np.float64, np.int16):
+        counts = make_counts("decreasing", p, 37)
+        send = fill(dtype, counts[r], r)
+        gapped = [3 * d for d in prefix(counts)]
+        for displs in (None, gapped):
+            want = prefix(counts) if displs is None else displs
+            extent = max((d + c for c, d in zip(counts, want, strict=True) if c), default=0)
+            ref = reference_allgatherv(comm, send, counts, want, dtype, extent)
+            view = shancoll.allgatherv_shared(comm, send, counts, displs, ranks_per_node=None)
+            if not blocks_match(view, ref, counts, want) or view.flags.writeable:
+                failures.append(f"{np.dtype(dtype)} displs {displs is not None}")
+        send = fill(dtype, 5, r)
+        strided = [8 * i for i in range(p)]
+        ref = reference_allgatherv(comm, send, [5] * p, strided, dtype, 8 * p - 3)
+        view = shancoll.allgatherv_shared(comm, send, 5, 8, timeout=None)  # a count, a stride
+        if not blocks_match(view, ref, [5] * p, strided):
+            failures.append(f"{np.dtype(dtype)} int count and stride")
+        block = fill(dtype, 6, r).reshape(2, 3)
+        ref = np.zeros((p, 2, 3), dtype)
+        comm.Allgather(block, ref)
+        if not same(shancoll.allgather_shared(comm, block), ref):
+            failures.append(f"{np.dtype(dtype)} allgather_shared shape (P, 2, 3)")
+    assert_all(comm, not failures, f"{failures[:4]}")
+    assert_all(comm, not calls, f"{len(calls)} calls took the Python layer")

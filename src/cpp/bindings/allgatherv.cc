@@ -122,16 +122,14 @@ bool plain_intracomm(py::handle h, MPI_Comm& out) {
          !inter;
 }
 
-// The options as the Python layer would pass them on: ranks_per_node None
-// or >= 0, intra_algorithm "auto".
-bool plain_options(const py::handle* a, std::string& algorithm, Options& options) {
-  std::string transport, intra;
+// block_size, transport, ranks_per_node and timeout (four handles in a row)
+// as the Python layer would pass them on: ranks_per_node None or >= 0.
+bool plain_options(const py::handle* o, Options& options) {
+  std::string transport;
   int block_size = 0, rpn = -1;
   double timeout = 0;
-  if (!plain_algorithm(a[kAlgorithm], algorithm) || !plain_int(a[kBlockSize], block_size, 0) ||
-      !plain_algorithm(a[kTransport], transport) || !plain_int(a[kRanksPerNode], rpn, -1) ||
-      !plain_timeout(a[kTimeout], timeout) || !plain_algorithm(a[kIntra], intra) ||
-      !intra.empty() || (!a[kRanksPerNode].is_none() && rpn < 0))
+  if (!plain_int(o[0], block_size, 0) || !plain_algorithm(o[1], transport) ||
+      !plain_int(o[2], rpn, -1) || !plain_timeout(o[3], timeout) || (!o[2].is_none() && rpn < 0))
     return false;
   options = make_options(block_size, transport.empty() ? "auto" : transport, rpn, timeout);
   return true;
@@ -170,6 +168,35 @@ bool plain_send(py::handle send, const View& recv, std::int64_t bytes, View& s) 
          std::strcmp(s.get().format, recv.get().format) == 0;
 }
 
+// An exact non-negative int, times `scale`, for every rank (a counts or a
+// stride), or a list as plain_sizes; `stride`: rank r gets r times the int.
+bool plain_sizes_or_int(py::handle h, int p, std::int64_t scale, bool stride,
+                        std::vector<std::int64_t>& out) {
+  if (!PyLong_CheckExact(h.ptr())) return plain_sizes(h, p, scale, out);
+  const long long v = PyLong_AsLongLong(h.ptr());
+  if (v < 0 || v > std::numeric_limits<std::int64_t>::max() / scale / std::max(p, 1)) {
+    PyErr_Clear();
+    return false;
+  }
+  out.resize(static_cast<std::size_t>(p));
+  for (int r = 0; r < p; ++r) out[static_cast<std::size_t>(r)] = v * scale * (stride ? r : 1);
+  return true;
+}
+
+// Exclusive prefix sum of args.counts.
+void packed_displs(AllgathervArgs& args) {
+  args.displs.resize(args.counts.size());
+  std::int64_t at = 0;
+  for (std::size_t r = 0; r < args.counts.size(); ++r) args.displs[r] = at, at += args.counts[r];
+}
+
+// P blocks of `block` bytes, rank r's at r * block.
+void even_blocks(AllgathervArgs& args, int p, std::int64_t block) {
+  args.counts.assign(static_cast<std::size_t>(p), block);
+  args.displs.resize(static_cast<std::size_t>(p));
+  for (int r = 0; r < p; ++r) args.displs[static_cast<std::size_t>(r)] = r * block;
+}
+
 // allgather's recvbuf (and allgatherv's plain array): an ndarray of P equal
 // blocks, rank r's at r * block; false when not plain (mpi4py's uneven
 // split of allgatherv is the Python layer's).
@@ -177,10 +204,7 @@ bool block_layout(py::handle recv, int p, View& v, AllgathervArgs& args) {
   if (!plain_recv(recv, v)) return false;
   const std::int64_t esize = v.get().itemsize, elements = v.bytes() / esize;
   if (elements % p) return false;
-  const std::int64_t block = elements / p * esize;
-  args.counts.assign(static_cast<std::size_t>(p), block);
-  args.displs.resize(static_cast<std::size_t>(p));
-  for (int r = 0; r < p; ++r) args.displs[static_cast<std::size_t>(r)] = r * block;
+  even_blocks(args, p, elements / p * esize);
   return true;
 }
 
@@ -199,9 +223,7 @@ bool vector_layout(py::handle recv, int p, View& v, AllgathervArgs& args) {
   if (items == 3 && item[2] != Py_None) {
     if (!plain_sizes(item[2], p, esize, args.displs)) return false;
   } else {
-    args.displs.resize(static_cast<std::size_t>(p));
-    std::int64_t at = 0;
-    for (int r = 0; r < p; ++r) args.displs[static_cast<std::size_t>(r)] = at, at += args.counts[r];
+    packed_displs(args);
   }
   return args.extent() <= v.bytes();  // else the Python layer words it
 }
@@ -211,9 +233,11 @@ bool vector_layout(py::handle recv, int p, View& v, AllgathervArgs& args) {
 template <class Layout>
 py::object run_plain(const py::handle* a, Layout&& layout) {
   MPI_Comm user = MPI_COMM_NULL;
-  std::string algorithm;
+  std::string algorithm, intra;
   Options options;
-  if (!plain_intracomm(a[kComm], user) || !plain_options(a, algorithm, options))
+  if (!plain_intracomm(a[kComm], user) || !plain_algorithm(a[kAlgorithm], algorithm) ||
+      !plain_algorithm(a[kIntra], intra) || !intra.empty() ||
+      !plain_options(a + kBlockSize, options))
     return py::object();
   Comm& comm = Comm::of(user);
   View v, s;
@@ -228,6 +252,65 @@ py::object run_plain(const py::handle* a, Layout&& layout) {
 
 py::object allgatherv_plain(const py::handle* a) { return run_plain(a, vector_layout); }
 py::object allgather_plain(const py::handle* a) { return run_plain(a, block_layout); }
+
+// The node-shared calls: allgatherv_shared(comm, sendbuf, counts, displs, *,
+// dtype, block_size, transport, ranks_per_node, timeout) and
+// allgather_shared(comm, sendbuf, *, dtype, ...), for a C-contiguous ndarray
+// of a plain numeric dtype, dtype None, counts and displs as ints or lists of
+// ints. The result as the Python layer builds it: numpy.frombuffer of the
+// segment's read-only view with the send array's dtype.
+enum { kSharedSend = 1, kSharedCounts = 2, kSharedDispls = 3 };
+
+template <class Layout>
+py::object run_shared(const py::handle* a, int dtype_index, Layout&& layout) {
+  MPI_Comm user = MPI_COMM_NULL;
+  Options options;
+  const py::handle send = a[kSharedSend];
+  View s;
+  char kind = 0;
+  if (!plain_intracomm(a[kComm], user) || !a[dtype_index].is_none() ||
+      !plain_options(a + dtype_index + 1, options) || !is_ndarray(send) ||
+      !s.acquire(send, PyBUF_FORMAT) || !numpy_kind(s.get().format, kind))
+    return py::object();
+  Comm& comm = Comm::of(user);
+  AllgathervArgs args;
+  if (!layout(a, comm.size(), s, args) ||
+      args.counts[static_cast<std::size_t>(comm.rank())] != s.bytes())
+    return py::object();
+  args.send = static_cast<const std::byte*>(s.ptr());
+  py::object view = run_checked(comm, args, 0, s.bytes(), "shan", options);
+  static const py::handle frombuffer =  // kept for the module's life
+      py::object(py::module_::import("numpy").attr("frombuffer")).release();
+  return frombuffer(view, send.attr("dtype"));
+}
+
+py::object allgatherv_shared_plain(const py::handle* a) {
+  return run_shared(a, 4, [](const py::handle* h, int p, const View& s, AllgathervArgs& args) {
+    const std::int64_t esize = s.get().itemsize;
+    if (!plain_sizes_or_int(h[kSharedCounts], p, esize, false, args.counts)) return false;
+    if (h[kSharedDispls].is_none()) {
+      packed_displs(args);
+      return true;
+    }
+    return plain_sizes_or_int(h[kSharedDispls], p, esize, true, args.displs);
+  });
+}
+
+py::object allgather_shared_plain(const py::handle* a) {
+  py::object flat =
+      run_shared(a, 2, [](const py::handle*, int p, const View& s, AllgathervArgs& args) {
+        even_blocks(args, p, s.bytes());
+        return true;
+      });
+  if (!flat) return flat;
+  int p = 0;
+  MPI_Comm_size(*PyMPIComm_Get(a[kComm].ptr()), &p);
+  const py::tuple send_shape = a[kSharedSend].attr("shape");
+  py::tuple shape(send_shape.size() + 1);  // (P, *sendbuf.shape)
+  shape[0] = p;
+  for (std::size_t i = 0; i < send_shape.size(); ++i) shape[i + 1] = send_shape[i];
+  return flat.attr("reshape")(shape);
+}
 
 EntrySpec allgather_spec(bool vector) {
   const py::object none = py::none(), automatic = py::str("auto");
@@ -244,6 +327,19 @@ EntrySpec allgather_spec(bool vector) {
           vector ? allgatherv_plain : allgather_plain};
 }
 
+EntrySpec shared_spec(bool vector) {
+  const py::object none = py::none();
+  std::vector<EntryParam> params = {{"comm", py::object()}, {"sendbuf", py::object()}};
+  if (vector) params.insert(params.end(), {{"counts", py::object()}, {"displs", none}});
+  params.insert(params.end(), {{"dtype", none},
+                               {"block_size", py::int_(0)},
+                               {"transport", py::str("auto")},
+                               {"ranks_per_node", none},
+                               {"timeout", none}});
+  return {std::move(params), vector ? 4 : 2,
+          vector ? allgatherv_shared_plain : allgather_shared_plain};
+}
+
 }  // namespace
 
 void bind_allgatherv(py::module_& m) {
@@ -257,6 +353,14 @@ void bind_allgatherv(py::module_& m) {
       "allgather_entry",
       [](py::function impl) { return make_entry(std::move(impl), allgather_spec(false)); },
       "The builtin entry for shancoll.allgather with `impl` as its general path.");
+  m.def(
+      "allgatherv_shared_entry",
+      [](py::function impl) { return make_entry(std::move(impl), shared_spec(true)); },
+      "The builtin entry for shancoll.allgatherv_shared with `impl` as its general path.");
+  m.def(
+      "allgather_shared_entry",
+      [](py::function impl) { return make_entry(std::move(impl), shared_spec(false)); },
+      "The builtin entry for shancoll.allgather_shared with `impl` as its general path.");
 
   m.def(
       "allgatherv",
