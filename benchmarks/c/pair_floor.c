@@ -20,7 +20,7 @@
  *   cc -O3 -march=native -o /tmp/pair_floor benchmarks/c/pair_floor.c && /tmp/pair_floor
  *
  * (-O3 -march=native: the add vectorised for this CPU, as shancoll's
- * kernels are; at -O2 it stays scalar and the allreduce floor is 20-30% slower.)
+ * kernels are; at -O2 it stays scalar and the 256 KiB allreduce took 22 us against 16-18.)
  *
  * Output: per collective and size, the median over 15 blocks of the mean
  * microseconds per call, and the range of the blocks.
