@@ -26,24 +26,12 @@ using namespace shancoll::bindings;
 
 namespace {
 
-struct Buffer {
-  py::buffer_info info;
-  std::byte* ptr() const { return static_cast<std::byte*>(info.ptr); }
-  std::int64_t bytes() const { return info.size * info.itemsize; }
-};
-
-Buffer contiguous(py::handle obj, const char* name, bool writable) {
-  py::buffer buf = py::reinterpret_borrow<py::buffer>(obj);
-  Buffer b{buf.request(writable)};
-  // request() succeeds on strided views; the core needs C-contiguous bytes.
-  std::int64_t stride = b.info.itemsize;
-  for (int i = static_cast<int>(b.info.ndim) - 1; i >= 0; --i) {
-    if (b.info.shape[i] > 1 && b.info.strides[i] != stride) {
-      throw ArgumentError(std::string(name) + ": buffer is not C-contiguous");
-    }
-    stride *= b.info.shape[i];
-  }
-  return b;
+// A C-contiguous buffer of the general path (the Python layer has checked
+// it already), or ArgumentError naming it.
+void acquire_or_throw(View& v, py::handle obj, const char* name, int flags) {
+  if (!v.acquire(obj, flags))
+    throw ArgumentError(std::string(name) + ": not a C-contiguous" +
+                        (flags & PyBUF_WRITABLE ? " writable" : "") + " buffer");
 }
 
 // Checks `args` (byte counts and displacements; send set, or null: in
@@ -99,12 +87,12 @@ py::object run_general(py::handle comm_obj, py::object send, std::byte* recv,
   args.counts = std::move(counts);
   args.displs = std::move(displs);
   args.recv = recv;
-  Buffer send_buf{};
+  View s;
   if (!send.is_none()) {
-    send_buf = contiguous(send, "sendbuf", false);
-    args.send = send_buf.ptr();
+    acquire_or_throw(s, send, "sendbuf", PyBUF_SIMPLE);
+    args.send = static_cast<const std::byte*>(s.ptr());
   }
-  return run_checked(comm, args, recv_bytes, send_buf.bytes(), algorithm, options);
+  return run_checked(comm, args, recv_bytes, s.bytes(), algorithm, options);
 }
 
 // The plain calls: allgatherv(comm, sendbuf, recvbuf, *, algorithm,
@@ -135,20 +123,26 @@ bool plain_options(const py::handle* o, Options& options) {
   return true;
 }
 
-// p non-negative exact ints from an exact list, each times `scale`.
+// A non-negative exact int times `scale`, no overflow beyond `limit`.
+bool plain_size(PyObject* item, std::int64_t scale, std::int64_t limit, std::int64_t& out) {
+  if (!PyLong_CheckExact(item)) return false;
+  const long long v = PyLong_AsLongLong(item);
+  if (v < 0 || v > limit / scale) {
+    PyErr_Clear();
+    return false;
+  }
+  out = v * scale;
+  return true;
+}
+
+constexpr std::int64_t kMaxBytes = std::numeric_limits<std::int64_t>::max();
+
+// p sizes from an exact list, each times `scale`.
 bool plain_sizes(py::handle list, int p, std::int64_t scale, std::vector<std::int64_t>& out) {
   if (!PyList_CheckExact(list.ptr()) || PyList_GET_SIZE(list.ptr()) != p) return false;
   out.resize(static_cast<std::size_t>(p));
-  for (int r = 0; r < p; ++r) {
-    PyObject* item = PyList_GET_ITEM(list.ptr(), r);
-    if (!PyLong_CheckExact(item)) return false;
-    const long long v = PyLong_AsLongLong(item);
-    if (v < 0 || v > std::numeric_limits<std::int64_t>::max() / scale) {
-      PyErr_Clear();
-      return false;
-    }
-    out[static_cast<std::size_t>(r)] = v * scale;
-  }
+  for (int r = 0; r < p; ++r)
+    if (!plain_size(PyList_GET_ITEM(list.ptr(), r), scale, kMaxBytes, out[r])) return false;
   return true;
 }
 
@@ -168,18 +162,15 @@ bool plain_send(py::handle send, const View& recv, std::int64_t bytes, View& s) 
          std::strcmp(s.get().format, recv.get().format) == 0;
 }
 
-// An exact non-negative int, times `scale`, for every rank (a counts or a
-// stride), or a list as plain_sizes; `stride`: rank r gets r times the int.
+// One size for every rank (a count), or rank r's r times it (a stride), or
+// a list as plain_sizes.
 bool plain_sizes_or_int(py::handle h, int p, std::int64_t scale, bool stride,
                         std::vector<std::int64_t>& out) {
+  std::int64_t one = 0;
   if (!PyLong_CheckExact(h.ptr())) return plain_sizes(h, p, scale, out);
-  const long long v = PyLong_AsLongLong(h.ptr());
-  if (v < 0 || v > std::numeric_limits<std::int64_t>::max() / scale / std::max(p, 1)) {
-    PyErr_Clear();
-    return false;
-  }
+  if (!plain_size(h.ptr(), scale, kMaxBytes / std::max(p, 1), one)) return false;
   out.resize(static_cast<std::size_t>(p));
-  for (int r = 0; r < p; ++r) out[static_cast<std::size_t>(r)] = v * scale * (stride ? r : 1);
+  for (int r = 0; r < p; ++r) out[static_cast<std::size_t>(r)] = one * (stride ? r : 1);
   return true;
 }
 
@@ -261,6 +252,12 @@ py::object allgather_plain(const py::handle* a) { return run_plain(a, block_layo
 // segment's read-only view with the send array's dtype.
 enum { kSharedSend = 1, kSharedCounts = 2, kSharedDispls = 3 };
 
+py::object shared_array(py::object view, py::handle send) {
+  static const py::handle frombuffer =  // kept for the module's life
+      py::object(py::module_::import("numpy").attr("frombuffer")).release();
+  return frombuffer(view, send.attr("dtype"));
+}
+
 template <class Layout>
 py::object run_shared(const py::handle* a, int dtype_index, Layout&& layout) {
   MPI_Comm user = MPI_COMM_NULL;
@@ -278,10 +275,7 @@ py::object run_shared(const py::handle* a, int dtype_index, Layout&& layout) {
       args.counts[static_cast<std::size_t>(comm.rank())] != s.bytes())
     return py::object();
   args.send = static_cast<const std::byte*>(s.ptr());
-  py::object view = run_checked(comm, args, 0, s.bytes(), "shan", options);
-  static const py::handle frombuffer =  // kept for the module's life
-      py::object(py::module_::import("numpy").attr("frombuffer")).release();
-  return frombuffer(view, send.attr("dtype"));
+  return shared_array(run_checked(comm, args, 0, s.bytes(), "shan", options), send);
 }
 
 py::object allgatherv_shared_plain(const py::handle* a) {
@@ -297,14 +291,14 @@ py::object allgatherv_shared_plain(const py::handle* a) {
 }
 
 py::object allgather_shared_plain(const py::handle* a) {
+  int p = 0;
   py::object flat =
-      run_shared(a, 2, [](const py::handle*, int p, const View& s, AllgathervArgs& args) {
+      run_shared(a, 2, [&p](const py::handle*, int size, const View& s, AllgathervArgs& args) {
+        p = size;
         even_blocks(args, p, s.bytes());
         return true;
       });
   if (!flat) return flat;
-  int p = 0;
-  MPI_Comm_size(*PyMPIComm_Get(a[kComm].ptr()), &p);
   const py::tuple send_shape = a[kSharedSend].attr("shape");
   py::tuple shape(send_shape.size() + 1);  // (P, *sendbuf.shape)
   shape[0] = p;
@@ -368,9 +362,10 @@ void bind_allgatherv(py::module_& m) {
          std::vector<std::int64_t> displs, const std::string& algorithm, std::int64_t block_size,
          const std::string& transport, int ranks_per_node, double timeout) {
         Options o = make_options(block_size, transport, ranks_per_node, timeout);
-        Buffer r = contiguous(recv, "recvbuf", true);
-        return run_general(comm, send, r.ptr(), r.bytes(), std::move(counts), std::move(displs),
-                           algorithm, o);
+        View r;
+        acquire_or_throw(r, recv, "recvbuf", PyBUF_WRITABLE);
+        return run_general(comm, send, static_cast<std::byte*>(r.ptr()), r.bytes(),
+                           std::move(counts), std::move(displs), algorithm, o);
       },
       py::arg("comm"), py::arg("send"), py::arg("recv"), py::arg("counts"), py::arg("displs"),
       py::arg("algorithm") = "", py::arg("block_size") = 0, py::arg("transport") = "two_sided",

@@ -7,7 +7,6 @@
 #include <pybind11/stl.h>
 
 #include "common.h"
-#include "shancoll/coll/allgatherv/allgatherv.h"
 #include "shancoll/comm.h"
 #include "shancoll/kernels/kernels.h"
 #include "shancoll/progress.h"
@@ -16,7 +15,6 @@
 
 namespace py = pybind11;
 using namespace shancoll;
-using bindings::make_options;
 using bindings::mpi_comm_of;
 using bindings::stats_dict;
 
