@@ -394,6 +394,18 @@ void shan_block_size_tests() {
   check(choose_block_size(4096, counts, 1 << 20, b32) == 4096, "shan block: requested wins");
   check(choose_block_size(0, counts, 1 << 20) == kDefaultBlockSize, "shan block: default");
   check(choose_block_size(0, counts, 4 + 8, b32) == MiB / 8, "shan block: raised to fit the ids");
+  // working_rank inverts Listing 3: every block's owner holds it in its share.
+  for (std::int64_t blocks = 0; blocks <= 40; ++blocks) {
+    for (int n = 1; n <= 9; ++n) {
+      for (std::int64_t i = 0; i < blocks; ++i) {
+        const int l = working_rank(blocks, n, i);
+        const std::int64_t begin = working_offset(blocks, n, l);
+        check(l >= 0 && l < n && i >= begin && i < begin + working_blocks(blocks, n, l),
+              "shan working_rank: block " + std::to_string(i) + " of " + std::to_string(blocks) +
+                  " over " + std::to_string(n));
+      }
+    }
+  }
 }
 
 int main() {

@@ -33,6 +33,16 @@ inline std::int64_t working_offset(std::int64_t node_blocks, int n, int l) {
   return offset;
 }
 
+// The local rank of `n` whose working share holds block `index` of the
+// node's `node_blocks` (index < node_blocks): the inverse of Listing 3.
+inline int working_rank(std::int64_t node_blocks, int n, std::int64_t index) {
+  int l = 0;
+  for (std::int64_t end = working_blocks(node_blocks, n, 0); index >= end;
+       end += working_blocks(node_blocks, n, ++l)) {
+  }
+  return l;
+}
+
 // The block size when the caller asks for none and the input is not
 // broadcast-shaped.
 constexpr std::int64_t kDefaultBlockSize = 256 * 1024;

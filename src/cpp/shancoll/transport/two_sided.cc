@@ -2,8 +2,9 @@
 //
 // Receives are posted at begin(), before the node signals READY, so data
 // lands straight in the segment with no unexpected-message copy. Tag = id,
-// source = any (the forwarding rank is decided at run time); a notification
-// id is received by local rank id % local_size of the target node. Messages
+// source = the rank the algorithm names (see Expected: never any-source); a
+// notification id is received by local rank id % local_size of the target
+// node, which is also the rank that forwards it. Messages
 // cannot match a wrong call: senders wait for the target node's READY, which
 // it sends only after all its ranks finished the previous call.
 #include <cstring>
@@ -41,7 +42,7 @@ class TwoSided final : public Transport {
       const Expected& e = expected[i];
       recv_ids_[i] = e.id;
       check_mpi(MPI_Irecv(segment_.base() + e.offset, static_cast<int>(e.bytes), MPI_BYTE,
-                          MPI_ANY_SOURCE, e.id, comm_, &recvs_[i]),
+                          e.source, e.id, comm_, &recvs_[i]),
                 "MPI_Irecv (two_sided transport)");
     }
     pending_recvs_ = static_cast<int>(expected.size());

@@ -227,13 +227,26 @@ void load_balance(Call& c) {
   node_barrier(c.ctx, c.timeout);
 }
 
+// The rank of the previous node that sends block b here: the owner of its
+// working share if the block started there, else the rank that received it
+// there (with receives posted, the receiver forwards: catch_and_forward).
+int sender_of(const Call& c, const Transport& tr, std::int64_t b) {
+  const int prev = c.t.prev_node();
+  const std::int64_t begin = c.node_first_block(prev);
+  const std::int64_t end = c.node_first_block(prev + 1);
+  if (b < begin || b >= end) return tr.receiver(prev, kFirstBlockId + static_cast<int>(b));
+  return c.t.ranks[prev][shan::working_rank(end - begin, c.t.local_size_of(prev), b - begin)];
+}
+
 // The notifications this rank receives itself (two_sided posts receives
-// straight into the segment for them): READY on the node's receiver of id 0,
+// straight into the segment for them), each with its sender: READY on the
+// node's receiver of id 0 (sent by the next node's leader, signal_ready),
 // and the foreign blocks whose id falls on it.
 std::vector<Expected> expected_here(const Call& c, const Transport& tr) {
   std::vector<Expected> out;
   const int me = c.comm.rank();
-  if (tr.receiver(c.t.node, kReadyId) == me) out.push_back({kReadyId, c.layout.notify, 0});
+  if (tr.receiver(c.t.node, kReadyId) == me)
+    out.push_back({kReadyId, c.layout.notify, 0, c.t.leader_of(c.t.next_node())});
   const std::int64_t mine_begin = c.node_first_block(c.t.node);
   const std::int64_t mine_end = c.node_first_block(c.t.node + 1);
   for (std::int64_t b = 0; b < c.blocks; ++b) {
@@ -243,7 +256,7 @@ std::vector<Expected> expected_here(const Call& c, const Transport& tr) {
     if (tr.receiver(c.t.node, id) != me) continue;
     const shan::Block blk = c.locate(b);
     out.push_back({id, c.layout.data + static_cast<std::size_t>(blk.offset),
-                   static_cast<std::size_t>(blk.bytes)});
+                   static_cast<std::size_t>(blk.bytes), sender_of(c, tr, b)});
   }
   return out;
 }
@@ -275,9 +288,17 @@ std::vector<std::int64_t> foreign_blocks(const Call& c) {
   return ids;
 }
 
+// Whether this rank forwards block b, which has arrived: as in the paper,
+// the local rank that claims it first; where the transport posts receives,
+// the next node must know the sender in advance, so its receiver does.
+bool forwards(Call& c, const Transport& tr, std::int64_t b) {
+  if (!tr.posts_receives()) return claim(c.claim_word(b), c.epoch);
+  return tr.receiver(c.t.node, kFirstBlockId + static_cast<int>(b)) == c.comm.rank();
+}
+
 // Lines 13-19 of Algorithm 1: catch any notification for this node; the
-// rank that claims it first forwards the block, unless the next node is
-// where the block started. Returns true once every foreign block is here.
+// rank that forwards() it sends it on, unless the next node is where the
+// block started. Returns true once every foreign block is here.
 bool catch_and_forward(Call& c, Transport& tr, std::vector<std::int64_t>& pending) {
   const int next = c.t.next_node();
   const std::int64_t next_begin = c.node_first_block(next);
@@ -289,7 +310,7 @@ bool catch_and_forward(Call& c, Transport& tr, std::vector<std::int64_t>& pendin
       continue;
     }
     const bool came_from_next = b >= next_begin && b < next_end;
-    if (!came_from_next && claim(c.claim_word(b), c.epoch)) {
+    if (!came_from_next && forwards(c, tr, b)) {
       send_block(c, tr, b);
       c.stats.forwarded += 1;
     }
