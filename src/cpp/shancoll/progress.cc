@@ -8,7 +8,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #include "shancoll/environment.h"
 
@@ -17,6 +19,9 @@ namespace {
 
 PauseHook g_pause = default_pause;
 std::atomic<std::uint64_t> g_spin_polls{kSpinPolls};
+
+std::mutex g_active_mutex;
+std::vector<Active*> g_active;  // guarded by g_active_mutex
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -58,6 +63,34 @@ void sleeping_pause(std::uint64_t iteration) {
 void set_pause_hook(PauseHook hook) { g_pause = hook ? hook : default_pause; }
 
 PauseHook pause_hook() { return g_pause; }
+
+void register_active(Active* work) {
+  std::lock_guard<std::mutex> lock(g_active_mutex);
+  g_active.push_back(work);
+}
+
+void unregister_active(Active* work) {
+  std::lock_guard<std::mutex> lock(g_active_mutex);
+  g_active.erase(std::remove(g_active.begin(), g_active.end(), work), g_active.end());
+}
+
+// Holds the registry while it advances, so an Active's owner cannot free it
+// meanwhile (unregister_active waits); a thread that finds the registry busy
+// skips it: another thread is advancing the same work.
+void drive_progress() {
+  if (std::unique_lock<std::mutex> lock(g_active_mutex, std::try_to_lock); lock) {
+    g_active.erase(std::remove_if(g_active.begin(), g_active.end(),
+                                  [](Active* work) { return work->advance_elsewhere(); }),
+                   g_active.end());
+  }
+  int initialized = 0;
+  int finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized) return;
+  int flag = 0;
+  PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+}
 
 double default_timeout() { return environment().timeout; }
 

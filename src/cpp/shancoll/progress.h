@@ -5,6 +5,18 @@
 // then yields the core (necessary when ranks outnumber cores, the normal case
 // on small machines). Under a simulator (SimGrid SMPI) the hook must sleep so
 // that simulated time advances; set_pause_hook() installs such a hook.
+//
+// Progress, the rule no wait may bypass: data that MPI moves may need this
+// process to call MPI while it waits (a rendezvous send completes only when
+// its sender's progress engine runs: under MPICH with UCX or OFI, a 4 MiB
+// MPI_Isend to another node never completed while its sender only polled
+// memory), and MPI's progress rule says a nonblocking collective completes
+// once every rank waits, whatever each waits on first. So once a wait's spin
+// is over, every pause also calls drive_progress(): it advances every active
+// split-phase request of this process (Active, below), then pokes the MPI
+// library's progress engine (MPI_Iprobe on MPI_COMM_WORLD, which progresses
+// MPICH and Open MPI; on MPI_COMM_SELF it does not under MPICH). The spin
+// itself polls memory only, so a flag that arrives in time costs no MPI call.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +51,29 @@ double now_seconds();
 
 [[noreturn]] void throw_timeout(const char* what, double timeout);
 
+// Work in flight that advances without blocking: a split-phase request that
+// its owner tests or waits on when it chooses. While registered, every wait
+// of the process advances it too (drive_progress). Thread rule: the registry
+// is process-wide and guarded by a mutex taken only outside the fast path
+// (registration, and waits past their spin); advance_elsewhere() may thus run
+// on another thread than the owner's, so an Active guards its own state
+// (try_advance: whoever holds it advances, the other one skips).
+class Active {
+ public:
+  virtual ~Active() = default;
+  // Advances without blocking and never throws (an error is kept for the
+  // owner's next test or wait); true once the work is complete, when the
+  // registry lets go of it.
+  virtual bool advance_elsewhere() noexcept = 0;
+};
+
+void register_active(Active* work);
+void unregister_active(Active* work);  // no-op if not registered (or already dropped)
+
+// Advances every registered Active, then pokes MPI's progress engine. Called
+// by every wait past its spin; also callable on its own.
+void drive_progress();
+
 // Polls `done` until it returns true. Between polls it calls `poll` (e.g. to
 // drive MPI progress) and the pause hook. `what` names the wait in errors.
 template <class Done, class Poll>
@@ -46,10 +81,12 @@ void wait_until(Done&& done, Poll&& poll, const char* what, double timeout) {
   if (done()) return;
   const double deadline = now_seconds() + timeout;
   PauseHook pause = pause_hook();
+  const std::uint64_t spins = spin_polls();
   for (std::uint64_t i = 0;; ++i) {
     poll();
     if (done()) return;
     pause(i);
+    if (i >= spins) drive_progress();
     if ((i & 255) == 255 && now_seconds() > deadline) throw_timeout(what, timeout);
   }
 }

@@ -2,6 +2,7 @@
 
 #include <climits>
 #include <string>
+#include <utility>
 
 #include "shancoll/error.h"
 #include "shancoll/progress.h"
@@ -44,16 +45,41 @@ AllreduceRequest::AllreduceRequest(Comm& comm, const AllreduceArgs& args,
     throw ArgumentError(std::string("algorithm: '") + algorithm.name +
                         "' has no split-phase version");
   }
-  if (done_) finish();
+  if (done_) {
+    finish();
+  } else {
+    register_active(this);
+    registered_ = true;
+  }
 }
 
 AllreduceRequest::~AllreduceRequest() {
+  if (registered_) unregister_active(this);  // waits while another thread advances it
   // An abandoned MPI request cannot be cancelled (collectives): freed, MPI
   // completes it. An abandoned executor cancels its own receives.
   if (mpi_request_ != MPI_REQUEST_NULL) MPI_Request_free(&mpi_request_);
 }
 
-bool AllreduceRequest::advance() {
+namespace {
+
+// Holds an atomic flag for one step, or reports that another thread does.
+class Hold {
+ public:
+  explicit Hold(std::atomic<bool>& busy)
+      : busy_(busy), held_(!busy.exchange(true, std::memory_order_acquire)) {}
+  ~Hold() {
+    if (held_) busy_.store(false, std::memory_order_release);
+  }
+  explicit operator bool() const { return held_; }
+
+ private:
+  std::atomic<bool>& busy_;
+  bool held_;
+};
+
+}  // namespace
+
+bool AllreduceRequest::step() {
   if (done_) return true;
   if (executor_) {
     done_ = executor_->test();
@@ -62,8 +88,32 @@ bool AllreduceRequest::advance() {
     check_mpi(MPI_Test(&mpi_request_, &flag, MPI_STATUS_IGNORE), "MPI_Test (iallreduce)");
     done_ = flag != 0;
   }
-  if (done_) finish();
   return done_;
+}
+
+bool AllreduceRequest::advance() {
+  bool done = false;
+  if (Hold hold(busy_); hold) {
+    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+    done = step();
+  }
+  if (done && !recorded_) finish();  // on the owner's thread: the communicator's stats
+  return done;
+}
+
+// Another wait of the process advances this request: an error is kept for
+// the owner (its test or wait raises it), and the request is then dropped
+// from the registry, as it is once complete.
+bool AllreduceRequest::advance_elsewhere() noexcept {
+  Hold hold(busy_);
+  if (!hold) return false;
+  if (error_) return true;
+  try {
+    return step();
+  } catch (...) {
+    error_ = std::current_exception();
+    return true;
+  }
 }
 
 // A caller polling test() in a loop waits where the library cannot see it.
@@ -71,11 +121,16 @@ bool AllreduceRequest::advance() {
 // (a sched_yield): with more ranks than cores, the ranks being waited for
 // get the core. Without it a test() loop took 6-10 ms per 255-double call
 // at 4 ranks on 2 cores under MPICH, whose MPI_Testall never yields,
-// against 55 us for wait().
+// against 55 us for wait(). Like any wait past its spin, it then also
+// drives the process's progress (progress.h): a test() loop on one request
+// must not starve another that a peer is waiting on.
 bool AllreduceRequest::test() {
   ++test_calls_;
   const bool done = comm_.run([&] { return advance(); });
-  if (!done && ++idle_tests_ > spin_polls()) pause_hook()(idle_tests_);
+  if (!done && ++idle_tests_ > spin_polls()) {
+    pause_hook()(idle_tests_);
+    drive_progress();
+  }
   return done;
 }
 
@@ -85,6 +140,7 @@ void AllreduceRequest::wait(double timeout) {
 }
 
 void AllreduceRequest::finish() {
+  recorded_ = true;
   if (executor_) executor_->count(topo_, stats_);
   if (!executor_ && args_.count > 0) stats_.rounds = 1;
   comm_.last_stats = stats_;

@@ -1,6 +1,9 @@
 // Split-phase allreduce (the GASPI_TEST idea of End et al.): start() posts
 // the first round, test() advances the schedule without blocking, wait()
-// blocks with a timeout. Progress happens only inside these calls, no thread.
+// blocks with a timeout. No thread: progress happens inside these calls and,
+// by MPI's progress rule, inside every other wait of the process: while in
+// flight, the request is registered as Active (progress.h), so a rank that
+// waits on another request or collective first still advances this one.
 //
 // Schedule-driven algorithms run the same ScheduleExecutor as the blocking
 // call; 'mpi' is MPI_Iallreduce. Each request owns its scratch memory (the
@@ -10,21 +13,24 @@
 // kAllreduceTagSlots at once.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <vector>
 
 #include "shancoll/allreduce_select.h"
 #include "shancoll/coll/allreduce/schedule_executor.h"
+#include "shancoll/progress.h"
 
 namespace shancoll {
 
-class AllreduceRequest {
+class AllreduceRequest final : public Active {
  public:
   // args.reducer is copied: the caller's Reducer need not outlive the request.
   AllreduceRequest(Comm& comm, const AllreduceArgs& args, const AllreduceAlgorithm& algorithm,
                    const Options& options);
-  ~AllreduceRequest();
+  ~AllreduceRequest() override;
   AllreduceRequest(const AllreduceRequest&) = delete;
   AllreduceRequest& operator=(const AllreduceRequest&) = delete;
 
@@ -35,8 +41,11 @@ class AllreduceRequest {
   const Stats& stats() const { return stats_; }
   const char* algorithm() const { return algorithm_.name; }
 
+  bool advance_elsewhere() noexcept override;
+
  private:
-  bool advance();
+  bool advance();  // the owner's step: rethrows an error kept by advance_elsewhere
+  bool step();     // one step; the caller holds busy_
   void finish();
 
   Comm& comm_;
@@ -50,7 +59,11 @@ class AllreduceRequest {
   Stats stats_;
   std::int64_t test_calls_ = 0;
   std::uint64_t idle_tests_ = 0;  // unsuccessful test() calls so far
-  bool done_ = false;
+  std::atomic<bool> done_{false};
+  bool registered_ = false;
+  bool recorded_ = false;          // stats given to the communicator (the owner's thread)
+  std::atomic<bool> busy_{false};  // a thread is in step(); the other one skips
+  std::exception_ptr error_;       // from advance_elsewhere, for the owner (under busy_)
 };
 
 }  // namespace shancoll
