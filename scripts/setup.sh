@@ -84,6 +84,20 @@ else
   rm -f "$apt_log"
 fi
 
+# Two real MPI nodes on one machine: hydra treats each distinct host name as
+# a node (MPI_Comm_split_type then gives two nodes, and MPICH's network
+# module carries the traffic between them); names that resolve to this
+# machine are started locally. The test suite's real-node runs need them.
+real_hosts=(shancoll-node-a shancoll-node-b)
+if getent hosts "${real_hosts[@]}" >/dev/null 2>&1; then
+  note "real-node host names resolve: ${real_hosts[*]}"
+elif [[ "$(id -u)" -eq 0 && -w /etc/hosts ]]; then
+  echo "127.0.0.1 ${real_hosts[*]}" >>/etc/hosts
+  note "added to /etc/hosts: 127.0.0.1 ${real_hosts[*]} (the real-node test runs)"
+else
+  warn "not root: the real-node test runs will be skipped until /etc/hosts maps ${real_hosts[*]} to 127.0.0.1"
+fi
+
 # --------------------------------------------------------------------------
 step "2/6 Python virtualenv at .venv"
 # --------------------------------------------------------------------------

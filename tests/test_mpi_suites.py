@@ -6,8 +6,12 @@ rank's stack through faulthandler_timeout before that).
 
 The machine this runs on may have fewer cores than ranks (CI: 2 cores), so
 the matrix is lean: the full suite at 1-4 ranks, a reduced one (smaller
-messages, fewer dtypes/layouts) at 5 and 8, and virtual nodes
-(SHANCOLL_RANKS_PER_NODE) with uneven last nodes.
+messages, fewer dtypes/layouts) at 5 and 8, virtual nodes
+(SHANCOLL_RANKS_PER_NODE) with uneven last nodes, and two real MPI nodes:
+hydra's host list names two hosts that resolve to this machine
+(scripts/setup.sh adds them to /etc/hosts), so MPI sees two nodes and its
+network module (UCX, or OFI's tcp provider) carries the traffic between
+them, with its own progress rules, as on a cluster.
 
 Environment knobs:
   SHANCOLL_TEST_SUITE_TIMEOUT   seconds per run (default 300)
@@ -19,6 +23,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -41,19 +46,32 @@ FAULTHANDLER_TIMEOUT = max(10, int(min(120, SUITE_TIMEOUT / 2)))
 # A single wait inside shancoll longer than this is a CollectiveTimeout.
 CORE_TIMEOUT = "60"
 
-# (ranks, SHANCOLL_RANKS_PER_NODE or None, mode)
+# The two real nodes' host names (scripts/setup.sh maps them to 127.0.0.1).
+REAL_HOSTS = ("shancoll-node-a", "shancoll-node-b")
+# MPICH's network module between real nodes: environment per name.
+NETMODS = {
+    "ucx": {"MPIR_CVAR_CH4_NETMOD": "ucx"},
+    "ofi": {"MPIR_CVAR_CH4_NETMOD": "ofi", "FI_PROVIDER": "tcp"},
+}
+
+# (ranks, SHANCOLL_RANKS_PER_NODE or None, mode, network module between two
+# real nodes or None for one machine as one node)
 RUNS = [
-    (1, None, "full"),
-    (2, None, "full"),
-    (3, None, "full"),
-    (4, None, "full"),
-    (2, 1, "full"),  # two single-rank nodes
-    (3, 2, "full"),  # nodes of 2 + 1 (uneven last node)
-    (4, 3, "reduced"),  # 3 + 1
-    (5, None, "reduced"),
-    (5, 2, "reduced"),  # 2 + 2 + 1
-    (8, None, "reduced"),
-    (8, 3, "reduced"),  # 3 + 3 + 2
+    (1, None, "full", None),
+    (2, None, "full", None),
+    (3, None, "full", None),
+    (4, None, "full", None),
+    (2, 1, "full", None),  # two single-rank nodes
+    (3, 2, "full", None),  # nodes of 2 + 1 (uneven last node)
+    (4, 3, "reduced", None),  # 3 + 1
+    (5, None, "reduced", None),
+    (5, 2, "reduced", None),  # 2 + 2 + 1
+    (8, None, "reduced", None),
+    (8, 3, "reduced", None),  # 3 + 3 + 2
+    (2, None, "full", "ucx"),  # two real nodes of one rank
+    (4, None, "reduced", "ucx"),  # two real nodes of two ranks
+    (2, None, "full", "ofi"),
+    (4, None, "reduced", "ofi"),
 ]
 
 
@@ -62,8 +80,22 @@ def under_mpi_launcher() -> bool:
 
 
 def run_id(run) -> str:
-    ranks, rpn, mode = run
-    return f"n{ranks}" + (f"-rpn{rpn}" if rpn else "") + f"-{mode}"
+    ranks, rpn, mode, netmod = run
+    hosts = f"-hosts2-{netmod}" if netmod else ""
+    return f"n{ranks}" + (f"-rpn{rpn}" if rpn else "") + hosts + f"-{mode}"
+
+
+def real_hosts_missing() -> str | None:
+    """Why the real-node runs cannot run here, or None."""
+    try:
+        for host in REAL_HOSTS:
+            socket.gethostbyname(host)
+    except OSError:
+        return (
+            f"host names {', '.join(REAL_HOSTS)} do not resolve: run scripts/setup.sh as "
+            "root (it maps them to 127.0.0.1 in /etc/hosts)"
+        )
+    return None
 
 
 def find_mpiexec() -> str | None:
@@ -121,12 +153,20 @@ def hang_summary(text: str) -> str:
 def test_mpi_suite(run):
     if not selected(run):
         pytest.skip("not selected by SHANCOLL_TEST_RUNS")
-    ranks, rpn, mode = run
+    ranks, rpn, mode, netmod = run
     mpiexec = find_mpiexec()
     if mpiexec is None:
         pytest.skip("mpiexec not found")
+    hosts = []
+    if netmod:
+        missing = real_hosts_missing()
+        if missing:
+            pytest.skip(missing)
+        per_host = ranks // len(REAL_HOSTS)
+        hosts = ["-hosts", ",".join(f"{h}:{per_host}" for h in REAL_HOSTS)]
     env = dict(os.environ)
     env.update(MPI_ENV)
+    env.update(NETMODS.get(netmod, {}))
     env["SHANCOLL_TEST_MODE"] = mode
     env.setdefault("SHANCOLL_TIMEOUT", CORE_TIMEOUT)
     env.pop("SHANCOLL_RANKS_PER_NODE", None)
@@ -139,7 +179,7 @@ def test_mpi_suite(run):
         env["SHANCOLL_RANKS_PER_NODE"] = str(rpn)
     env["PYTHONFAULTHANDLER"] = "1"
     cmd = [
-        mpiexec, "-n", str(ranks),
+        mpiexec, *hosts, "-n", str(ranks),
         sys.executable, "-m", "pytest", str(MPI_SUITE),
         "-x", "-v", "-p", "no:cacheprovider", "-rfE",
         "-o", f"faulthandler_timeout={FAULTHANDLER_TIMEOUT}",

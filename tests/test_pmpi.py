@@ -104,6 +104,17 @@ def test_preload_routes_and_falls_back(ranks, ranks_per_node):
     _check_summary(output)
 
 
+@pytest.mark.parametrize("algorithm", ["auto", "dissemination"])
+def test_nonblocking_progress_in_any_order(algorithm):
+    """MPI's progress rule under the preload: 2000 outstanding MPI_Iallreduce
+    (shancoll's) and MPI_Ibcast (the library's) on 4 communicators, completed
+    by each of 3 ranks in its own order: a rank blocked on one request still
+    advances the others (it hung when only the tested request advanced)."""
+    output = _run(3, "100", binary="shancoll_pmpi_progress",
+                  SHANCOLL_IALLREDUCE_ALGORITHM=algorithm)  # fmt: skip
+    assert _lines(output, "MPI_Iallreduce", "routed to shancoll"), output[-3000:]
+
+
 def _check_summary(output: str) -> None:
     """SHANCOLL_PMPI_SUMMARY=1: a table at MPI_Finalize, routed and fallback rows."""
     rows = SUMMARY_ROW.findall(output)

@@ -168,3 +168,9 @@ def count_calls(monkeypatch, owner, name: str) -> list[int]:
 
     monkeypatch.setattr(owner, name, counting)
     return calls
+
+
+def physical_node(comm: MPI.Comm) -> MPI.Comm:
+    """The ranks of ``comm`` on this rank's physical node (all of them on one
+    machine; one node's in the real-node runs), for tests of one-node paths."""
+    return comm.Split_type(MPI.COMM_TYPE_SHARED, comm.rank)

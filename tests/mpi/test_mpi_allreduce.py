@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 import pytest
-from _mpi_util import REDUCED, assert_all, raises_all, run_all
+from _mpi_util import REDUCED, assert_all, physical_node, raises_all, run_all
 from mpi4py import MPI
 
 import shancoll
@@ -524,12 +524,15 @@ def test_shan_pipeline_in_place_many_chunks_in_a_row(comm):
 
 
 def two_rank_nodes(comm):
-    """The world in pairs of consecutive ranks, each pair one node of two ranks
-    (a lone last rank alone; calls pass ranks_per_node=PAIR, whatever
+    """Each physical node's ranks in pairs of consecutive ranks, each pair one
+    node of two ranks (a lone last rank alone, as on nodes of one rank in the
+    real-node runs; calls pass ranks_per_node=PAIR, whatever
     SHANCOLL_RANKS_PER_NODE says). The single-copy tests need Linux
     cross-memory attach between the processes: this checks it first, so that
     a machine without it fails with the reason."""
-    pair = comm.Split(comm.rank // 2, comm.rank)
+    node = physical_node(comm)
+    pair = node.Split(node.rank // 2, comm.rank)
+    node.Free()
     usable = pair.size == 1 or shancoll.topology(pair, PAIR)["single_copy"]
     assert_all(comm, usable or os.environ.get("SHANCOLL_SINGLE_COPY") == "0",
                "single-copy reads unavailable between these ranks: process_vm_readv refused "
@@ -642,7 +645,8 @@ def test_consistent_false_lets_auto_pick_rank_varying_algorithms(comm):
 def test_auto_on_one_node_goes_through_shared_memory(comm):
     """shan at every size and for non-commutative ops; rank-consistent, so
     consistent=False changes nothing. (One node whatever the suite's
-    SHANCOLL_RANKS_PER_NODE: the layout is given.)"""
+    SHANCOLL_RANKS_PER_NODE: the layout is given, on one physical node.)"""
+    comm = physical_node(comm)
     alone = comm.size == 1
     for n, want in [(4, "shan"), (1 << 15, "shan")]:
         for consistent in [True, False]:

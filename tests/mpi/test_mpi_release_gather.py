@@ -14,7 +14,7 @@ import itertools
 
 import numpy as np
 import pytest
-from _mpi_util import REDUCED, assert_all, raises_all, run_all
+from _mpi_util import REDUCED, assert_all, physical_node, raises_all, run_all
 from mpi4py import MPI
 from test_mpi_allreduce import equal, exact_data, name_of, two_rank_nodes, valid_pairs
 
@@ -294,6 +294,7 @@ def test_single_copy_shares_on_two_rank_nodes(comm):
     ],
 )
 def test_chunks_counted_in_stats(comm, nbytes, options, chunks):
+    comm = physical_node(comm)  # the chunks of one node's bcast
     buf = np.zeros(nbytes, np.uint8)
     shancoll.bcast(comm, buf, 0, "release_gather", ranks_per_node=0, **options)
     stats = shancoll.last_stats(comm)
