@@ -74,11 +74,9 @@ RUNS = [
     (8, None, "reduced", None),
     (8, 3, "reduced", None),  # 3 + 3 + 2
     (2, None, "full", "ucx"),  # two real nodes of one rank
+    (4, None, "reduced", "ucx"),  # two real nodes of two ranks
     (2, None, "full", "ofi"),
-    # Two real nodes of two ranks are not in the matrix yet: every test
-    # passes (UCX and OFI), but after test_mpi_errors (or _intergroup) and
-    # test_mpi_release_gather the job hangs in MPI_Finalize, the two ranks of
-    # one node in MPI_Win_free of different node windows (issue 19's note).
+    (4, None, "reduced", "ofi"),
 ]
 
 

@@ -220,3 +220,29 @@ def test_timeout_is_an_error_not_a_hang(comm):
         # the communicator may be out of step now: free it, never reuse it
         c.Free()
     valid_call_works(comm)
+
+
+@pytest.mark.parametrize("algorithm", ["ring", "bruck", "recursive_doubling"])
+def test_point_to_point_allgatherv_timeout_is_an_error(comm, algorithm):
+    """Only rank 0 enters a point-to-point allgatherv: it raises TimeoutError
+    naming the wait and the peer instead of hanging in a blocking
+    MPI_Sendrecv; the others then catch up. (Nodes of one rank, as above: a
+    rank whose call failed keeps its node segment, so a node-mate freeing
+    the communicator would wait for it in MPI_Win_free.)"""
+    if comm.size < 2:
+        pytest.skip("needs 2 ranks")
+    c = comm.Dup()
+    opts = dict(algorithm=algorithm, ranks_per_node=1)
+    try:
+        run_all(comm, shancoll.allgather, c, np.ones(1), np.zeros(c.size), **opts)
+        err = None
+        if comm.rank == 0:
+            try:
+                shancoll.allgather(c, np.ones(1), np.zeros(c.size), timeout=0.5, **opts)
+            except TimeoutError as e:
+                err = e
+        ok = comm.rank != 0 or (isinstance(err, TimeoutError) and "rank" in str(err))
+        assert_all(comm, ok, f"rank 0 alone: expected TimeoutError, got {err!r}")
+    finally:
+        c.Free()  # out of step now: never reused
+    valid_call_works(comm)

@@ -11,6 +11,7 @@
 #include "shancoll/progress.h"
 #include "shancoll/shm/flags.h"
 #include "shancoll/shm/peer_memory.h"
+#include "shancoll/transport/p2p.h"
 #include "shancoll/transport/transport.h"
 
 namespace shancoll {
@@ -64,7 +65,7 @@ Comm::~Comm() {
     return;
   }
   nodes_.clear();
-  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+  free_drained(comm_);
 }
 
 NodeContext& Comm::nodes(int ranks_per_node) {

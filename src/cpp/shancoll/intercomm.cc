@@ -4,6 +4,7 @@
 
 #include "shancoll/attached.h"
 #include "shancoll/error.h"
+#include "shancoll/transport/p2p.h"
 
 namespace shancoll {
 namespace {
@@ -67,7 +68,7 @@ InterComm::~InterComm() {
     return;
   }
   local_.reset();
-  if (inter_ != MPI_COMM_NULL) MPI_Comm_free(&inter_);
+  free_drained(inter_);
 }
 
 std::byte* InterComm::scratch(std::size_t bytes) {

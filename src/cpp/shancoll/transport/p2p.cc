@@ -4,6 +4,7 @@
 #include <climits>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "shancoll/error.h"
 #include "shancoll/progress.h"
@@ -83,6 +84,23 @@ void irecv_bytes(std::byte* buf, std::int64_t bytes, int peer, int tag, MPI_Comm
   if (bytes > INT_MAX) throw ArgumentError("recvbuf: messages over 2^31-1 bytes need MPI-4");
   check_mpi(MPI_Irecv(buf, static_cast<int>(bytes), MPI_BYTE, peer, tag, comm, req), "MPI_Irecv");
 #endif
+}
+
+void free_drained(MPI_Comm& comm) {
+  if (comm == MPI_COMM_NULL) return;
+  std::vector<std::byte> sink;
+  for (;;) {
+    int arrived = 0;
+    MPI_Status status;
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &arrived, &status);
+    if (!arrived) break;
+    MPI_Count bytes = 0;
+    MPI_Get_elements_x(&status, MPI_BYTE, &bytes);
+    sink.resize(static_cast<std::size_t>(bytes));
+    MPI_Recv(sink.data(), static_cast<int>(bytes), MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG,
+             comm, MPI_STATUS_IGNORE);
+  }
+  MPI_Comm_free(&comm);
 }
 
 void count_message(const Topology& topo, int peer, std::int64_t bytes, Stats& stats) {

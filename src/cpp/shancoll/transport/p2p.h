@@ -23,6 +23,16 @@ void sendrecv(const std::byte* sbuf, std::int64_t sbytes, int dest, std::byte* r
               std::int64_t rbytes, int source, int tag, MPI_Comm comm, const char* what,
               double timeout);
 
+// Frees an internal communicator that carried point-to-point messages, after
+// receiving and dropping every message that has already arrived on it. Such
+// a message comes from a peer's call that failed (a timeout): nothing will
+// receive it, and once the context id is reused by a later communicator
+// (MPI's own included), it would match a receive there. Seen: on two real
+// nodes of two ranks, a READY left by a timed-out shan call matched inside a
+// later MPI_Win_free, which then hung at MPI_Finalize. Without such messages
+// it costs one MPI_Iprobe.
+void free_drained(MPI_Comm& comm);
+
 // Non-blocking send/receive of a byte range (MPI-4 large counts; else at
 // most INT_MAX bytes, larger ones refused with ArgumentError).
 // Blocks until `req` completes, through wait_until (TimeoutError naming `what`).

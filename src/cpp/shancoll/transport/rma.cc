@@ -12,6 +12,7 @@
 #include "shancoll/error.h"
 #include "shancoll/progress.h"
 #include "shancoll/shm/flags.h"
+#include "shancoll/transport/p2p.h"
 #include "shancoll/transport/transport.h"
 
 namespace shancoll {
@@ -25,7 +26,7 @@ class Rma final : public Transport {
 
   ~Rma() override {
     free_window();
-    MPI_Comm_free(&comm_);
+    free_drained(comm_);
   }
 
   void begin(std::uint64_t epoch, std::size_t notify_offset) override {

@@ -12,6 +12,7 @@
 #include "shancoll/error.h"
 #include "shancoll/progress.h"
 #include "shancoll/shm/flags.h"
+#include "shancoll/transport/p2p.h"
 #include "shancoll/transport/transport.h"
 
 namespace shancoll {
@@ -26,7 +27,7 @@ class TwoSided final : public Transport {
 
   // Nothing is pending here: end() completed every request, and after a
   // failed call the Comm keeps its transports alive (see ~Comm).
-  ~TwoSided() override { MPI_Comm_free(&comm_); }
+  ~TwoSided() override { free_drained(comm_); }
 
   void begin(std::uint64_t epoch, std::size_t notify_offset) override {
     epoch_ = epoch;
@@ -41,8 +42,8 @@ class TwoSided final : public Transport {
     for (std::size_t i = 0; i < expected.size(); ++i) {
       const Expected& e = expected[i];
       recv_ids_[i] = e.id;
-      check_mpi(MPI_Irecv(segment_.base() + e.offset, static_cast<int>(e.bytes), MPI_BYTE,
-                          e.source, e.id, comm_, &recvs_[i]),
+      check_mpi(MPI_Irecv(segment_.base() + e.offset, static_cast<int>(e.bytes), MPI_BYTE, e.source,
+                          e.id, comm_, &recvs_[i]),
                 "MPI_Irecv (two_sided transport)");
     }
     pending_recvs_ = static_cast<int>(expected.size());
