@@ -4,8 +4,11 @@
 // The object is deleted with the communicator (MPI calls the keyval's delete
 // function from MPI_Comm_free); whatever is still attached at MPI_Finalize
 // is deleted first thing in MPI_Finalize, through an attribute on
-// MPI_COMM_SELF, while MPI is still usable (the objects free windows and
-// dups). One keyval per T.
+// MPI_COMM_SELF. There the objects make no collective calls (window and
+// communicator frees; in_mpi_finalize()): a rank whose call failed keeps its
+// windows (Comm::~Comm), so a healthy rank freeing its own would wait for it
+// forever, and MPI_Finalize with them. MPI_Finalize and the process's exit
+// release what is left. One keyval per T.
 #pragma once
 
 #include <mpi.h>
@@ -15,6 +18,14 @@
 #include "shancoll/error.h"
 
 namespace shancoll {
+
+namespace detail {
+inline bool g_in_mpi_finalize = false;
+}
+
+// True once MPI_Finalize has begun deleting the attached objects (not during
+// release_all()): their destructors then skip every collective free.
+inline bool in_mpi_finalize() { return detail::g_in_mpi_finalize; }
 
 template <class T>
 class Attached {
@@ -34,7 +45,9 @@ class Attached {
   // longer allowed (SimGrid SMPI 3.32 aborts in MPI_Comm_delete_attr then).
   static void release_all() {
     if (finalize_keyval_ == MPI_KEYVAL_INVALID) return;
+    releasing_ = true;
     MPI_Comm_delete_attr(MPI_COMM_SELF, finalize_keyval_);  // calls on_finalize
+    releasing_ = false;
     MPI_Comm_free_keyval(&finalize_keyval_);
   }
 
@@ -54,6 +67,7 @@ class Attached {
   }
 
   static int on_finalize(MPI_Comm, int, void*, void*) {
+    if (!releasing_) detail::g_in_mpi_finalize = true;  // called by MPI_Finalize
     while (!users_.empty()) {
       MPI_Comm user = *users_.begin();
       MPI_Comm_delete_attr(user, keyval_);  // calls on_delete
@@ -76,6 +90,7 @@ class Attached {
   static inline int keyval_ = MPI_KEYVAL_INVALID;
   static inline int finalize_keyval_ = MPI_KEYVAL_INVALID;
   static inline std::set<MPI_Comm> users_;  // user communicators holding a T
+  static inline bool releasing_ = false;    // inside release_all()
 };
 
 }  // namespace shancoll

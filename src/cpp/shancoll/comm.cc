@@ -54,12 +54,14 @@ Comm::Comm(MPI_Comm user) {
 }
 
 Comm::~Comm() {
-  if (broken_) {
+  if (broken_ || in_mpi_finalize()) {
     // A failed call may have left MPI operations in flight: receives posted
     // into the segments, sends nobody will match, puts. Freeing would let
     // them land in reused memory or match a later communicator that reuses
     // the context id, so the internal communicators and segments of a broken
-    // Comm are kept (leaked) until MPI_Finalize.
+    // Comm are kept (leaked) until MPI_Finalize. In MPI_Finalize no Comm
+    // frees them (attached.h): window frees are collective, and the ranks
+    // whose Comm broke never make theirs.
     for (auto& entry : nodes_) entry.second.release();
     return;
   }

@@ -4,8 +4,9 @@
 // lifetime of its own) and caches everything expensive: the topology, the
 // node segment and the transports, per virtual-node layout. It is attached
 // to the user's communicator with an attribute keyval and freed with it;
-// whatever is still alive at MPI_Finalize is freed first thing in
-// MPI_Finalize (through an attribute on MPI_COMM_SELF).
+// whatever is still alive at MPI_Finalize is deleted first thing in
+// MPI_Finalize (through an attribute on MPI_COMM_SELF), without the
+// collective frees of its windows and communicators (attached.h).
 //
 // The core calls the MPI collectives that libshancoll_pmpi.so interposes
 // (MPI_Allgather(v), MPI_Allreduce, MPI_Iallreduce, MPI_Bcast, MPI_Reduce)

@@ -60,9 +60,10 @@ InterComm::InterComm(MPI_Comm user) {
 }
 
 InterComm::~InterComm() {
-  if (local_->broken()) {
+  if (local_->broken() || in_mpi_finalize()) {
     // As for Comm: operations of the failed call may still be in flight on
-    // the dup; keep it (leak it) until MPI_Finalize. The local Comm leaks its own.
+    // the dup; keep it (leak it) until MPI_Finalize, and free nothing
+    // collectively in MPI_Finalize. The local Comm leaks its own.
     local_.reset();
     return;
   }
