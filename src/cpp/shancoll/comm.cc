@@ -29,6 +29,7 @@ NodeContext::~NodeContext() {
 Comm& Comm::of(MPI_Comm user) {
   if (user == MPI_COMM_NULL) throw ArgumentError("comm: the communicator is null (freed?)");
   if (Comm* known = find(user)) return *known;  // the hot path: already set up
+  check_on_error();  // at the first call on a communicator, before any communication
   int inter = 0;
   check_mpi(MPI_Comm_test_inter(user, &inter), "MPI_Comm_test_inter");
   if (inter) {
@@ -67,6 +68,14 @@ Comm::~Comm() {
   }
   nodes_.clear();
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+void Comm::refuse_broken(const CallSite& site) const {
+  const std::string why = "comm: an earlier shancoll call on this communicator failed (" +
+                          broken_why_ +
+                          "); its state is undefined: use a new communicator (e.g. comm.Dup())";
+  if (site.collective) on_failure(site.collective, site.algorithm, why.c_str());
+  throw MpiError(why);
 }
 
 NodeContext& Comm::nodes(int ranks_per_node) {

@@ -74,14 +74,17 @@ bool AllreduceRequest::advance() {
 // against 55 us for wait().
 bool AllreduceRequest::test() {
   ++test_calls_;
-  const bool done = comm_.run([&] { return advance(); });
+  const bool done = comm_.run({"iallreduce", algorithm_.name}, [&] { return advance(); });
   if (!done && ++idle_tests_ > spin_polls()) pause_hook()(idle_tests_);
   return done;
 }
 
 void AllreduceRequest::wait(double timeout) {
-  // A timeout leaves the request intact (resumable): not a broken communicator.
-  wait_until([&] { return advance(); }, "iallreduce wait: messages of a round", timeout);
+  // A timeout leaves the request intact (resumable): not a broken
+  // communicator; but SHANCOLL_ON_ERROR=abort ends the job as for any timeout.
+  comm_.run({"iallreduce", algorithm_.name, true}, [&] {
+    wait_until([&] { return advance(); }, "iallreduce wait: messages of a round", timeout);
+  });
 }
 
 void AllreduceRequest::finish() {
