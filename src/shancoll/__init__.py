@@ -30,7 +30,9 @@ default), ``root_gather`` and ``mpi``. Errors: :class:`ArgumentError` (a ``Value
 Environment: ``SHANCOLL_RANKS_PER_NODE`` (virtual nodes of that many
 consecutive ranks), ``SHANCOLL_TIMEOUT`` (seconds per wait, default 120),
 ``SHANCOLL_ALLGATHERV_ALGORITHM`` (what ``algorithm="auto"`` runs),
-``SHANCOLL_INTERGROUP_ALGORITHM`` (the same on an inter-communicator).
+``SHANCOLL_INTERGROUP_ALGORITHM`` (the same on an inter-communicator),
+``SHANCOLL_ON_ERROR`` (``raise``, the default, or ``abort``: a collective that
+fails during communication aborts the job; :func:`set_on_error`).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from ._collectives import (
     last_stats,
     topology,
 )
+from ._on_error import on_error, set_on_error
 from ._release_gather import bcast, reduce
 from ._rules import reload_environment, rules_path, set_rules
 
@@ -86,10 +89,12 @@ __all__ = [
     "bcast",
     "iallreduce",
     "last_stats",
+    "on_error",
     "reduce",
     "reduction_kernels",
     "reload_environment",
     "rules_path",
+    "set_on_error",
     "set_rules",
     "topology",
 ]

@@ -37,9 +37,9 @@ void acquire_or_throw(View& v, py::handle obj, const char* name, int flags) {
 // Checks `args` (byte counts and displacements; send set, or null: in
 // place) against the buffers and runs one allgatherv; args.recv == nullptr
 // leaves the result in the node segment, returned as a read-only memoryview.
-py::object run_checked(Comm& comm, AllgathervArgs& args, std::int64_t recv_bytes,
-                       std::int64_t send_bytes, const std::string& algorithm,
-                       const Options& options) {
+py::object run_checked(const char* collective, Comm& comm, AllgathervArgs& args,
+                       std::int64_t recv_bytes, std::int64_t send_bytes,
+                       const std::string& algorithm, const Options& options) {
   const int p = comm.size();
   if (static_cast<int>(args.counts.size()) != p) {
     throw ArgumentError("counts: expected " + std::to_string(p) + " entries (one per rank), got " +
@@ -71,15 +71,16 @@ py::object run_checked(Comm& comm, AllgathervArgs& args, std::int64_t recv_bytes
                         std::string(algo.name) + "'");
   }
   const std::byte* result = nullptr;
-  run_call(comm, algo.name, [&](Stats& stats) { result = algo.fn(comm, args, options, stats); });
+  run_call(comm, collective, algo.name,
+           [&](Stats& stats) { result = algo.fn(comm, args, options, stats); });
   if (args.recv) return py::none();
   return py::memoryview::from_memory(const_cast<std::byte*>(result),
                                      static_cast<py::ssize_t>(args.extent()), true);
 }
 
 // The general call: counts and displacements in bytes; send None: in place.
-py::object run_general(py::handle comm_obj, py::object send, std::byte* recv,
-                       std::int64_t recv_bytes, std::vector<std::int64_t> counts,
+py::object run_general(const char* collective, py::handle comm_obj, py::object send,
+                       std::byte* recv, std::int64_t recv_bytes, std::vector<std::int64_t> counts,
                        std::vector<std::int64_t> displs, const std::string& algorithm,
                        const Options& options) {
   Comm& comm = Comm::of(mpi_comm_of(comm_obj));
@@ -92,7 +93,7 @@ py::object run_general(py::handle comm_obj, py::object send, std::byte* recv,
     acquire_or_throw(s, send, "sendbuf", PyBUF_SIMPLE);
     args.send = static_cast<const std::byte*>(s.ptr());
   }
-  return run_checked(comm, args, recv_bytes, s.bytes(), algorithm, options);
+  return run_checked(collective, comm, args, recv_bytes, s.bytes(), algorithm, options);
 }
 
 // The plain calls: allgatherv(comm, sendbuf, recvbuf, *, algorithm,
@@ -222,7 +223,7 @@ bool vector_layout(py::handle recv, int p, View& v, AllgathervArgs& args) {
 // The plain call once `layout` has read recvbuf: comm and options checked,
 // sendbuf checked against the layout, then the collective.
 template <class Layout>
-py::object run_plain(const py::handle* a, Layout&& layout) {
+py::object run_plain(const char* collective, const py::handle* a, Layout&& layout) {
   MPI_Comm user = MPI_COMM_NULL;
   std::string algorithm, intra;
   Options options;
@@ -238,11 +239,13 @@ py::object run_plain(const py::handle* a, Layout&& layout) {
     return py::object();
   args.send = static_cast<const std::byte*>(s.ptr());
   args.recv = static_cast<std::byte*>(v.ptr());
-  return run_checked(comm, args, v.bytes(), s.bytes(), algorithm, options);
+  return run_checked(collective, comm, args, v.bytes(), s.bytes(), algorithm, options);
 }
 
-py::object allgatherv_plain(const py::handle* a) { return run_plain(a, vector_layout); }
-py::object allgather_plain(const py::handle* a) { return run_plain(a, block_layout); }
+py::object allgatherv_plain(const py::handle* a) {
+  return run_plain("allgatherv", a, vector_layout);
+}
+py::object allgather_plain(const py::handle* a) { return run_plain("allgather", a, block_layout); }
 
 // The node-shared calls: allgatherv_shared(comm, sendbuf, counts, displs, *,
 // dtype, block_size, transport, ranks_per_node, timeout) and
@@ -259,7 +262,8 @@ py::object shared_array(py::object view, py::handle send) {
 }
 
 template <class Layout>
-py::object run_shared(const py::handle* a, int dtype_index, Layout&& layout) {
+py::object run_shared(const char* collective, const py::handle* a, int dtype_index,
+                      Layout&& layout) {
   MPI_Comm user = MPI_COMM_NULL;
   Options options;
   const py::handle send = a[kSharedSend];
@@ -275,29 +279,32 @@ py::object run_shared(const py::handle* a, int dtype_index, Layout&& layout) {
       args.counts[static_cast<std::size_t>(comm.rank())] != s.bytes())
     return py::object();
   args.send = static_cast<const std::byte*>(s.ptr());
-  return shared_array(run_checked(comm, args, 0, s.bytes(), "shan", options), send);
+  return shared_array(run_checked(collective, comm, args, 0, s.bytes(), "shan", options), send);
 }
 
 py::object allgatherv_shared_plain(const py::handle* a) {
-  return run_shared(a, 4, [](const py::handle* h, int p, const View& s, AllgathervArgs& args) {
-    const std::int64_t esize = s.get().itemsize;
-    if (!plain_sizes_or_int(h[kSharedCounts], p, esize, false, args.counts)) return false;
-    if (h[kSharedDispls].is_none()) {
-      packed_displs(args);
-      return true;
-    }
-    return plain_sizes_or_int(h[kSharedDispls], p, esize, true, args.displs);
-  });
+  return run_shared("allgatherv_shared", a, 4,
+                    [](const py::handle* h, int p, const View& s, AllgathervArgs& args) {
+                      const std::int64_t esize = s.get().itemsize;
+                      if (!plain_sizes_or_int(h[kSharedCounts], p, esize, false, args.counts))
+                        return false;
+                      if (h[kSharedDispls].is_none()) {
+                        packed_displs(args);
+                        return true;
+                      }
+                      return plain_sizes_or_int(h[kSharedDispls], p, esize, true, args.displs);
+                    });
 }
 
 py::object allgather_shared_plain(const py::handle* a) {
   int p = 0;
   py::object flat =
-      run_shared(a, 2, [&p](const py::handle*, int size, const View& s, AllgathervArgs& args) {
-        p = size;
-        even_blocks(args, p, s.bytes());
-        return true;
-      });
+      run_shared("allgather_shared", a, 2,
+                 [&p](const py::handle*, int size, const View& s, AllgathervArgs& args) {
+                   p = size;
+                   even_blocks(args, p, s.bytes());
+                   return true;
+                 });
   if (!flat) return flat;
   const py::tuple send_shape = a[kSharedSend].attr("shape");
   py::tuple shape(send_shape.size() + 1);  // (P, *sendbuf.shape)
@@ -364,7 +371,7 @@ void bind_allgatherv(py::module_& m) {
         Options o = make_options(block_size, transport, ranks_per_node, timeout);
         View r;
         acquire_or_throw(r, recv, "recvbuf", PyBUF_WRITABLE);
-        return run_general(comm, send, static_cast<std::byte*>(r.ptr()), r.bytes(),
+        return run_general("allgatherv", comm, send, static_cast<std::byte*>(r.ptr()), r.bytes(),
                            std::move(counts), std::move(displs), algorithm, o);
       },
       py::arg("comm"), py::arg("send"), py::arg("recv"), py::arg("counts"), py::arg("displs"),
@@ -378,7 +385,8 @@ void bind_allgatherv(py::module_& m) {
          std::vector<std::int64_t> displs, std::int64_t block_size, const std::string& transport,
          int ranks_per_node, double timeout) {
         Options o = make_options(block_size, transport, ranks_per_node, timeout);
-        return run_general(comm, send, nullptr, 0, std::move(counts), std::move(displs), "shan", o);
+        return run_general("allgatherv_shared", comm, send, nullptr, 0, std::move(counts),
+                           std::move(displs), "shan", o);
       },
       py::arg("comm"), py::arg("send"), py::arg("counts"), py::arg("displs"),
       py::arg("block_size") = 0, py::arg("transport") = "two_sided", py::arg("ranks_per_node") = -1,

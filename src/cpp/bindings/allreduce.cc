@@ -80,14 +80,15 @@ Call prepare(MPI_Comm user, const std::byte* send, std::byte* recv, std::int64_t
 
 void run_blocking(Call& c) {
   c.args.reducer = &c.reducer;  // c was moved out of prepare()
-  run_call(*c.comm, c.algorithm->name,
+  run_call(*c.comm, "allreduce", c.algorithm->name,
            [&](Stats& stats) { c.algorithm->fn(*c.comm, c.args, c.options, stats); });
 }
 
 py::object start_request(Call& c, std::unique_ptr<PyRequest> r) {
   c.args.reducer = &c.reducer;
-  r->req = c.comm->run(
-      [&] { return std::make_unique<AllreduceRequest>(*c.comm, c.args, *c.algorithm, c.options); });
+  r->req = c.comm->run({"iallreduce", c.algorithm->name}, [&] {
+    return std::make_unique<AllreduceRequest>(*c.comm, c.args, *c.algorithm, c.options);
+  });
   return request_object(std::move(r));
 }
 

@@ -65,13 +65,14 @@ inline Options make_options(std::int64_t block_size, const std::string& transpor
 
 // Runs one collective (body(stats)) on a Comm or Intercomm without the GIL
 // (user ops re-acquire it: mpi4py's "with gil") and records what ran for
-// shancoll.last_stats().
+// shancoll.last_stats(). `collective` and `algorithm` name the call if it
+// fails under SHANCOLL_ON_ERROR=abort.
 template <class C, class F>
-void run_call(C& comm, const char* algorithm, F&& body) {
+void run_call(C& comm, const char* collective, const char* algorithm, F&& body) {
   Stats stats;
   {
     pybind11::gil_scoped_release release;
-    comm.run([&] { body(stats); });
+    comm.run({collective, algorithm}, [&] { body(stats); });
   }
   comm.last_stats = stats;
   comm.last_algorithm = algorithm;

@@ -91,7 +91,8 @@ void inter_allgatherv(py::handle comm_obj, py::handle send, py::handle recv,
   MPI_Comm_remote_size(user, &remote_size);
   check_layout(args, remote_size, recv_bytes);
   InterComm& ic = InterComm::of(user);  // collective on first use
-  run_call(ic, algo.name, [&](Stats& stats) { algo.fn(ic, args, options, stats); });
+  run_call(ic, regular ? "allgather" : "allgatherv", algo.name,
+           [&](Stats& stats) { algo.fn(ic, args, options, stats); });
 }
 
 py::dict inter_stats(py::handle comm) {

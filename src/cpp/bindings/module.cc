@@ -9,6 +9,7 @@
 #include "common.h"
 #include "shancoll/comm.h"
 #include "shancoll/kernels/kernels.h"
+#include "shancoll/on_error.h"
 #include "shancoll/progress.h"
 #include "shancoll/select.h"
 #include "shancoll/shm/peer_memory.h"
@@ -24,6 +25,25 @@ void bind_intergroup(py::module_& m);      // bindings/intergroup.cc
 void bind_release_gather(py::module_& m);  // bindings/release_gather.cc
 void bind_rules(py::module_& m);           // bindings/rules.cc
 
+namespace {
+// Before SHANCOLL_ON_ERROR=abort ends the job: what the program printed is
+// still in Python's own buffers (a pipe under mpiexec: block-buffered).
+void flush_python_streams() {
+  if (!Py_IsInitialized()) return;
+  const PyGILState_STATE gil = PyGILState_Ensure();
+  for (const char* name : {"stdout", "stderr"}) {
+    PyObject* stream = PySys_GetObject(name);  // borrowed
+    if (!stream || stream == Py_None) continue;
+    PyObject* result = PyObject_CallMethod(stream, "flush", nullptr);
+    if (result)
+      Py_DECREF(result);
+    else
+      PyErr_Clear();
+  }
+  PyGILState_Release(gil);
+}
+}  // namespace
+
 PYBIND11_MODULE(_core, m) {
   m.doc() = "shancoll C++ core (internal; use the shancoll package)";
   if (import_mpi4py() < 0) throw py::error_already_set();  // once: it costs ~10 us
@@ -35,6 +55,19 @@ PYBIND11_MODULE(_core, m) {
   bind_intergroup(m);
   bind_release_gather(m);
   bind_rules(m);
+  set_abort_hook(flush_python_streams);
+
+  m.def(
+      "set_on_error", [](const std::string& mode) { set_on_error(mode); }, py::arg("mode"),
+      "What a collective does when it fails during communication: 'raise' or 'abort' "
+      "('': back to SHANCOLL_ON_ERROR).");
+  m.def(
+      "on_error",
+      [] {
+        check_on_error();
+        return std::string(on_error_name(on_error()));
+      },
+      "The active on-error mode: 'raise' or 'abort'.");
 
   m.def(
       "last_stats",

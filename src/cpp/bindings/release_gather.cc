@@ -176,7 +176,7 @@ void run_bcast(Comm& comm, std::byte* buf, std::int64_t bytes, int root,
   args.bytes = bytes;
   const BcastAlgorithm& algo =
       find_bcast(algorithm, args.bytes, comm.size(), rule_nodes(comm, o.ranks_per_node));
-  run_call(comm, algo.name, [&](Stats& s) { algo.fn(comm, args, o, s); });
+  run_call(comm, "bcast", algo.name, [&](Stats& s) { algo.fn(comm, args, o, s); });
 }
 
 void bcast(py::handle comm_obj, py::object buf, int root, const std::string& algorithm,
@@ -227,7 +227,7 @@ void run_reduce(Comm& comm, const std::byte* send, std::int64_t send_bytes, std:
   args.reducer = &reducer;
   const ReduceAlgorithm& algo =
       find_reduce(algorithm, args, comm.size(), rule_nodes(comm, o.ranks_per_node));
-  run_call(comm, algo.name, [&](Stats& st) { algo.fn(comm, args, o, st); });
+  run_call(comm, "reduce", algo.name, [&](Stats& st) { algo.fn(comm, args, o, st); });
 }
 
 // What the general reduce and allreduce entries share: the options parsed,
@@ -317,7 +317,7 @@ void allreduce_with_options(py::handle comm_obj, py::object send, py::object rec
     throw ArgumentError("sendbuf: its length differs from recvbuf's");
   args.reducer = &g.reducer;
   const AllreduceAlgorithm& algo = find_allreduce("release_gather", args, g.comm.size());
-  run_call(g.comm, algo.name, [&](Stats& st) { algo.fn(g.comm, args, g.o, st); });
+  run_call(g.comm, "allreduce", algo.name, [&](Stats& st) { algo.fn(g.comm, args, g.o, st); });
 }
 
 EntrySpec bcast_spec() {

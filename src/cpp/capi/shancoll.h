@@ -46,15 +46,19 @@
  *     (non-commutative ones only with algorithms that combine in rank order);
  *   - MPI_IN_PLACE where MPI allows it.
  *
- * Errors: the functions never throw and never abort. They return MPI_SUCCESS
- * or an MPI error class, and shancoll_last_error() describes the last error
- * of the calling thread:
+ * Errors: the functions never throw, and abort only as SHANCOLL_ON_ERROR=abort
+ * asks (below). They return MPI_SUCCESS or an MPI error class, and
+ * shancoll_last_error() describes the last error of the calling thread:
  *   MPI_ERR_COMM, MPI_ERR_TYPE, MPI_ERR_OP, MPI_ERR_ARG, MPI_ERR_COUNT,
  *   MPI_ERR_ROOT, MPI_ERR_BUFFER, MPI_ERR_REQUEST: refused before any communication (the same
  *     arguments on every rank are refused on every rank);
  *   MPI_ERR_OTHER: failed during the collective (timeout, MPI error); the
  *     communicator's shancoll state is then undefined and later shancoll
- *     calls on it are refused: use a new communicator.
+ *     calls on it are refused: use a new communicator. With the environment
+ *     variable SHANCOLL_ON_ERROR=abort such a failure (in shancoll_test and
+ *     shancoll_wait too, a wait's timeout included) instead prints one line
+ *     to stderr and calls MPI_Abort(MPI_COMM_WORLD, 1): the call does not
+ *     return. An invalid SHANCOLL_ON_ERROR is refused with MPI_ERR_ARG.
  *
  * Threads: one thread at a time may call shancoll (MPI_THREAD_SERIALIZED
  * use): its per-communicator caches (topology, shared segments, scratch) are

@@ -168,11 +168,12 @@ std::string name_or_env(const char* algorithm, const char* env_name) {
   return environment_value(env_name);
 }
 
-// Runs a resolved algorithm and records what ran.
+// Runs a resolved algorithm and records what ran (`collective` and `name`
+// also name the call if it fails under SHANCOLL_ON_ERROR=abort).
 template <class F>
-void run_algorithm(Comm& comm, const char* name, F&& body) {
+void run_algorithm(Comm& comm, const char* collective, const char* name, F&& body) {
   Stats stats;
-  comm.run([&] { body(stats); });
+  comm.run({collective, name}, [&] { body(stats); });
   comm.last_stats = stats;
   comm.last_algorithm = name;
   t_last_algorithm = name;
@@ -187,8 +188,8 @@ std::byte* receive_pointer(void* recvbuf) {
   return recvbuf ? static_cast<std::byte*>(recvbuf) : &empty;
 }
 
-void allgatherv_bytes(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                      void* recvbuf, std::vector<std::int64_t> counts,
+void allgatherv_bytes(const char* collective, const void* sendbuf, MPI_Count sendcount,
+                      MPI_Datatype sendtype, void* recvbuf, std::vector<std::int64_t> counts,
                       std::vector<std::int64_t> displs, MPI_Comm comm_handle,
                       const std::string& algorithm, const CallOptions& options) {
   Comm& comm = Comm::of(comm_handle);
@@ -208,7 +209,7 @@ void allgatherv_bytes(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sen
   args.recv = receive_pointer(recvbuf);
   const Options o = options.resolved();
   const AllgathervAlgorithm& algo = find_allgatherv(algorithm, args, comm, o.ranks_per_node);
-  run_algorithm(comm, algo.name, [&](Stats& s) { algo.fn(comm, args, o, s); });
+  run_algorithm(comm, collective, algo.name, [&](Stats& s) { algo.fn(comm, args, o, s); });
 }
 
 // The arguments of an allreduce, checked; `reducer` must outlive them.
@@ -344,8 +345,9 @@ int shancoll_allgather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype 
     MPI_Comm_size(comm, &size);
     std::vector<std::int64_t> counts(size, block), displs(size);
     for (int r = 0; r < size; ++r) displs[r] = r * block;
-    allgatherv_bytes(sendbuf, sendcount, sendtype, recvbuf, std::move(counts), std::move(displs),
-                     comm, name_or_env(algorithm, "SHANCOLL_ALLGATHER_ALGORITHM"), o);
+    allgatherv_bytes("allgather", sendbuf, sendcount, sendtype, recvbuf, std::move(counts),
+                     std::move(displs), comm,
+                     name_or_env(algorithm, "SHANCOLL_ALLGATHER_ALGORITHM"), o);
   });
 }
 
@@ -367,8 +369,8 @@ int shancoll_allgatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype
       counts[r] = recvcounts[r] * elem;
       offsets[r] = displs[r] * elem;
     }
-    allgatherv_bytes(sendbuf, sendcount, sendtype, recvbuf, std::move(counts), std::move(offsets),
-                     comm, name_of(algorithm), o);
+    allgatherv_bytes("allgatherv", sendbuf, sendcount, sendtype, recvbuf, std::move(counts),
+                     std::move(offsets), comm, name_of(algorithm), o);
   });
 }
 
@@ -383,7 +385,7 @@ int shancoll_allreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MP
     const Options resolved = o.resolved();
     const int nodes = c.nodes(resolved.ranks_per_node).topo.node_count;
     const AllreduceAlgorithm& algo = find_allreduce(name_of(algorithm), args, c.size(), nodes);
-    run_algorithm(c, algo.name, [&](Stats& s) { algo.fn(c, args, resolved, s); });
+    run_algorithm(c, "allreduce", algo.name, [&](Stats& s) { algo.fn(c, args, resolved, s); });
   });
 }
 
@@ -403,8 +405,9 @@ int shancoll_iallreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count,
     const Options resolved = o.resolved();
     auto started = std::make_unique<shancoll_request_s>();
     started->timeout = resolved.timeout;
-    started->request =
-        c.run([&] { return std::make_unique<AllreduceRequest>(c, args, algo, resolved); });
+    started->request = c.run({"iallreduce", algo.name}, [&] {
+      return std::make_unique<AllreduceRequest>(c, args, algo, resolved);
+    });
     t_last_algorithm = algo.name;
     *request = started.release();
   });
@@ -453,7 +456,7 @@ int shancoll_bcast_c(void* buffer, MPI_Count count, MPI_Datatype datatype, int r
     const Options resolved = o.resolved();
     const BcastAlgorithm& algo = find_bcast(name_of(algorithm), args.bytes, c.size(),
                                             rule_nodes(c, resolved.ranks_per_node));
-    run_algorithm(c, algo.name, [&](Stats& s) { algo.fn(c, args, resolved, s); });
+    run_algorithm(c, "bcast", algo.name, [&](Stats& s) { algo.fn(c, args, resolved, s); });
   });
 }
 
@@ -480,7 +483,7 @@ int shancoll_reduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_D
     const Options resolved = o.resolved();
     const ReduceAlgorithm& algo =
         find_reduce(name_of(algorithm), args, c.size(), rule_nodes(c, resolved.ranks_per_node));
-    run_algorithm(c, algo.name, [&](Stats& s) { algo.fn(c, args, resolved, s); });
+    run_algorithm(c, "reduce", algo.name, [&](Stats& s) { algo.fn(c, args, resolved, s); });
   });
 }
 

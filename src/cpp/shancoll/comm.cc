@@ -30,6 +30,7 @@ NodeContext::~NodeContext() {
 Comm& Comm::of(MPI_Comm user) {
   if (user == MPI_COMM_NULL) throw ArgumentError("comm: the communicator is null (freed?)");
   if (Comm* known = find(user)) return *known;  // the hot path: already set up
+  check_on_error();  // at the first call on a communicator, before any communication
   int inter = 0;
   check_mpi(MPI_Comm_test_inter(user, &inter), "MPI_Comm_test_inter");
   if (inter) {
@@ -54,18 +55,49 @@ Comm::Comm(MPI_Comm user) {
   if (found) tag_ub_ = *static_cast<int*>(value);
 }
 
+// Whether no member's calls on this communicator failed, agreed by every
+// member (a nonblocking allreduce on the dup's collective context, which a
+// failed call's stray point-to-point messages cannot match), with the
+// deadline of a wait. If any failed, nobody frees collectively: the failed
+// rank keeps its windows, so a healthy one would wait in MPI_Win_free
+// forever (measured: a job whose collective timed out on one rank hung in
+// MPI_Finalize, caught or not; so did comm.Free() after it).
+bool Comm::healthy_everywhere() {
+  auto* healthy = new int(broken_ ? 0 : 1);  // leaked if the wait fails: MPI may still write it
+  MPI_Request req = MPI_REQUEST_NULL;
+  if (PMPI_Iallreduce(MPI_IN_PLACE, healthy, 1, MPI_INT, MPI_MIN, comm_, &req) != MPI_SUCCESS)
+    return false;
+  try {
+    wait_request(req, "every rank to free the communicator", default_timeout());
+  } catch (const std::exception&) {
+    return false;
+  }
+  const bool all = *healthy == 1;
+  delete healthy;
+  return all;
+}
+
 Comm::~Comm() {
-  if (broken_) {
+  if (comm_ == MPI_COMM_NULL) return;
+  if (!healthy_everywhere()) {
     // A failed call may have left MPI operations in flight: receives posted
     // into the segments, sends nobody will match, puts. Freeing would let
     // them land in reused memory or match a later communicator that reuses
-    // the context id, so the internal communicators and segments of a broken
-    // Comm are kept (leaked) until MPI_Finalize.
-    for (auto& entry : nodes_) entry.second.release();
+    // the context id, so the internal communicators and segments are kept
+    // (leaked) until MPI_Finalize, on every member (see above).
+    for (auto& entry : nodes_) (void)entry.second.release();
     return;
   }
   nodes_.clear();
   free_drained(comm_);
+}
+
+void Comm::refuse_broken(const CallSite& site) const {
+  const std::string why = "comm: an earlier shancoll call on this communicator failed (" +
+                          broken_why_ +
+                          "); its state is undefined: use a new communicator (e.g. comm.Dup())";
+  if (site.collective) on_failure(site.collective, site.algorithm, why.c_str());
+  throw MpiError(why);
 }
 
 NodeContext& Comm::nodes(int ranks_per_node) {

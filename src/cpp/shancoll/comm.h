@@ -4,8 +4,9 @@
 // lifetime of its own) and caches everything expensive: the topology, the
 // node segment and the transports, per virtual-node layout. It is attached
 // to the user's communicator with an attribute keyval and freed with it;
-// whatever is still alive at MPI_Finalize is freed first thing in
-// MPI_Finalize (through an attribute on MPI_COMM_SELF).
+// whatever is still alive at MPI_Finalize is deleted first thing in
+// MPI_Finalize (through an attribute on MPI_COMM_SELF), without the
+// collective frees of its windows and communicators (attached.h).
 //
 // The core calls the MPI collectives that libshancoll_pmpi.so interposes
 // (MPI_Allgather(v), MPI_Allreduce, MPI_Iallreduce, MPI_Bcast, MPI_Reduce)
@@ -20,9 +21,11 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "shancoll/error.h"
+#include "shancoll/on_error.h"
 #include "shancoll/options.h"
 #include "shancoll/shm/segment.h"
 #include "shancoll/topology.h"
@@ -34,6 +37,15 @@ class Transport;
 struct ReleaseGatherState;  // coll/release_gather/release_gather.h
 struct ShanPipelineState;   // coll/allreduce/shan_node_pipeline.h
 class Comm;
+
+// What Comm::run reports when a call fails under SHANCOLL_ON_ERROR=abort.
+struct CallSite {
+  const char* collective = nullptr;  // null: inside another collective, which decides
+  const char* algorithm = "";
+  // A split-phase wait: its timeout leaves the request, and so the
+  // communicator, intact (the caller may wait again).
+  bool resumable_timeout = false;
+};
 
 // Everything that depends on the node layout.
 struct NodeContext {
@@ -99,21 +111,30 @@ class Comm {
   // Runs one collective. After a timeout or MPI error the ranks may be in
   // different calls, with receives still posted: the communicator's shancoll
   // state is undefined, so later calls are refused instead of corrupting data.
+  // `site` names the call for SHANCOLL_ON_ERROR=abort (on_error.h), which
+  // ends the job here instead of throwing; a call inside another collective
+  // (no site) leaves that to the outer call. Bad arguments (ArgumentError,
+  // raised before any communication) pass through and break nothing.
   template <class F>
-  auto run(F&& collective) {
-    if (broken_) {
-      throw MpiError("comm: an earlier shancoll call on this communicator failed (" + broken_why_ +
-                     "); its state is undefined: use a new communicator (e.g. comm.Dup())");
-    }
+  auto run(const CallSite& site, F&& collective) {
+    if (broken_) refuse_broken(site);
     try {
       return collective();
     } catch (const ArgumentError&) {
       throw;  // checked before any communication: nothing to undo
+    } catch (const TimeoutError& e) {
+      if (!site.resumable_timeout) mark_broken(e.what());
+      if (site.collective) on_failure(site.collective, site.algorithm, e.what());
+      throw;
     } catch (const std::exception& e) {
-      broken_ = true;
-      broken_why_ = e.what();
+      mark_broken(e.what());
+      if (site.collective) on_failure(site.collective, site.algorithm, e.what());
       throw;
     }
+  }
+  template <class F>
+  auto run(F&& collective) {
+    return run(CallSite{}, std::forward<F>(collective));
   }
 
   // Sequence number of the current collective call, identical on all ranks.
@@ -127,6 +148,7 @@ class Comm {
   std::byte* scratch(std::size_t bytes);
 
  private:
+  bool healthy_everywhere();  // collective, see comm.cc
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
   int size_ = 1;
@@ -136,6 +158,12 @@ class Comm {
   std::vector<std::byte> scratch_;
   bool broken_ = false;
   std::string broken_why_;
+
+  void mark_broken(const char* why) {
+    broken_ = true;
+    broken_why_ = why;
+  }
+  [[noreturn]] void refuse_broken(const CallSite& site) const;
 };
 
 // Every node segment starts with a fixed header: one barrier flag per local

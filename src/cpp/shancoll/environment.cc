@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "shancoll/on_error.h"
+
 namespace shancoll {
 namespace {
 
@@ -20,6 +22,7 @@ Environment read_environment() {
   if (timeout > 0) e.timeout = timeout;
   e.rules = text_of("SHANCOLL_RULES");
   e.kernels = text_of("SHANCOLL_KERNELS");
+  e.on_error = text_of("SHANCOLL_ON_ERROR");
   e.allgatherv = text_of("SHANCOLL_ALLGATHERV_ALGORITHM");
   e.allreduce = text_of("SHANCOLL_ALLREDUCE_ALGORITHM");
   e.bcast = text_of("SHANCOLL_BCAST_ALGORITHM");
@@ -60,6 +63,7 @@ void reload_environment() {
   current() = read_environment();
   cached_values().clear();
   bump_selection_generation();
+  check_on_error();
 }
 
 const char* environment_value(const char* name) {

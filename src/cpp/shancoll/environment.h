@@ -15,6 +15,7 @@ struct Environment {
   double timeout = 120;    // SHANCOLL_TIMEOUT, seconds per wait
   std::string rules;       // SHANCOLL_RULES; empty: not set
   std::string kernels;     // SHANCOLL_KERNELS; empty: the widest set the CPU runs
+  std::string on_error;    // SHANCOLL_ON_ERROR (on_error.h); empty: raise
   std::string allgatherv;  // SHANCOLL_<COLL>_ALGORITHM; empty: auto
   std::string allreduce;
   std::string bcast;
@@ -23,6 +24,8 @@ struct Environment {
 };
 
 const Environment& environment();
+// Reads them again; ArgumentError naming SHANCOLL_ON_ERROR if it is invalid
+// (the new values are in effect all the same).
 void reload_environment();
 
 // The algorithm a call runs by name: `requested`, else the environment's

@@ -4,6 +4,7 @@
 
 #include "shancoll/attached.h"
 #include "shancoll/error.h"
+#include "shancoll/on_error.h"
 #include "shancoll/transport/p2p.h"
 
 namespace shancoll {
@@ -37,6 +38,7 @@ MPI_Comm local_group_comm(MPI_Comm inter, bool* holds_merged_rank0) {
 InterComm& InterComm::of(MPI_Comm user) {
   if (user == MPI_COMM_NULL) throw ArgumentError("comm: the communicator is null (freed?)");
   if (InterComm* known = find(user)) return *known;
+  check_on_error();  // at the first call on a communicator, before any communication
   int inter = 0;
   check_mpi(MPI_Comm_test_inter(user, &inter), "MPI_Comm_test_inter");
   if (!inter) throw ArgumentError("comm: expected an inter-communicator");
@@ -63,7 +65,8 @@ InterComm::InterComm(MPI_Comm user) {
 InterComm::~InterComm() {
   if (local_->broken()) {
     // As for Comm: operations of the failed call may still be in flight on
-    // the dup; keep it (leak it) until MPI_Finalize. The local Comm leaks its own.
+    // the dup; keep it (leak it) until MPI_Finalize. The local Comm decides
+    // for its own.
     local_.reset();
     return;
   }

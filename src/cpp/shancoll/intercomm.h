@@ -48,8 +48,8 @@ class InterComm {
   // Runs one collective; a failed call breaks the local Comm and with it
   // this InterComm (see Comm::run).
   template <class F>
-  auto run(F&& collective) {
-    return local_->run(std::forward<F>(collective));
+  auto run(const CallSite& site, F&& collective) {
+    return local_->run(site, std::forward<F>(collective));
   }
 
   // Scratch memory of the intergroup algorithms, grown, never per call; apart

@@ -126,7 +126,7 @@ bool AllreduceRequest::advance_elsewhere() noexcept {
 // must not starve another that a peer is waiting on.
 bool AllreduceRequest::test() {
   ++test_calls_;
-  const bool done = comm_.run([&] { return advance(); });
+  const bool done = comm_.run({"iallreduce", algorithm_.name}, [&] { return advance(); });
   if (!done && ++idle_tests_ > spin_polls()) {
     pause_hook()(idle_tests_);
     drive_progress();
@@ -135,8 +135,11 @@ bool AllreduceRequest::test() {
 }
 
 void AllreduceRequest::wait(double timeout) {
-  // A timeout leaves the request intact (resumable): not a broken communicator.
-  wait_until([&] { return advance(); }, "iallreduce wait: messages of a round", timeout);
+  // A timeout leaves the request intact (resumable): not a broken
+  // communicator; but SHANCOLL_ON_ERROR=abort ends the job as for any timeout.
+  comm_.run({"iallreduce", algorithm_.name, true}, [&] {
+    wait_until([&] { return advance(); }, "iallreduce wait: messages of a round", timeout);
+  });
 }
 
 void AllreduceRequest::finish() {
