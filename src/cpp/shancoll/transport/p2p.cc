@@ -2,30 +2,67 @@
 
 #include <algorithm>
 #include <climits>
+#include <limits>
+#include <string>
 
 #include "shancoll/error.h"
 #include "shancoll/progress.h"
 
 namespace shancoll {
 
-void sendrecv_bytes(const std::byte* sbuf, std::int64_t sbytes, int dest, std::byte* rbuf,
-                    std::int64_t rbytes, int source, int tag, MPI_Comm comm) {
-  if (sbytes == 0 && rbytes == 0) return;
+namespace {
+
+// The most bytes one MPI call takes.
 #if MPI_VERSION >= 4
-  check_mpi(
-      MPI_Sendrecv_c(sbuf, sbytes, MPI_BYTE, sbytes > 0 ? dest : MPI_PROC_NULL, tag, rbuf, rbytes,
-                     MPI_BYTE, rbytes > 0 ? source : MPI_PROC_NULL, tag, comm, MPI_STATUS_IGNORE),
-      "MPI_Sendrecv_c");
+constexpr std::int64_t kMaxMessage = std::numeric_limits<std::int64_t>::max();
 #else
+constexpr std::int64_t kMaxMessage = INT_MAX;
+#endif
+
+// For the timeout message: the peers, and which side is still pending.
+std::string describe_exchange(MPI_Request (&reqs)[2], int dest, int source) {
+  std::string text;
+  const char* sides[2] = {"receiving from rank ", "sending to rank "};
+  const int peers[2] = {source, dest};
+  for (int i = 0; i < 2; ++i) {
+    if (reqs[i] == MPI_REQUEST_NULL) continue;
+    int done = 0;
+    MPI_Request_get_status(reqs[i], &done, MPI_STATUS_IGNORE);
+    text +=
+        "; " + std::string(sides[i]) + std::to_string(peers[i]) + (done ? ": done" : ": pending");
+  }
+  return text;
+}
+
+// Waits for the receive and the send of one exchange (either may be null).
+void wait_exchange(MPI_Request (&reqs)[2], int dest, int source, const char* what, double timeout) {
+  try {
+    wait_until(
+        [&] {
+          int done = 0;
+          check_mpi(MPI_Testall(2, reqs, &done, MPI_STATUSES_IGNORE), "MPI_Testall");
+          return done != 0;
+        },
+        what, timeout);
+  } catch (const TimeoutError& e) {
+    throw TimeoutError(e.what() + describe_exchange(reqs, dest, source));
+  }
+}
+
+}  // namespace
+
+void sendrecv(const std::byte* sbuf, std::int64_t sbytes, int dest, std::byte* rbuf,
+              std::int64_t rbytes, int source, int tag, MPI_Comm comm, const char* what,
+              double timeout) {
   while (sbytes > 0 || rbytes > 0) {
-    const int s = static_cast<int>(std::min<std::int64_t>(sbytes, INT_MAX));
-    const int r = static_cast<int>(std::min<std::int64_t>(rbytes, INT_MAX));
-    check_mpi(MPI_Sendrecv(sbuf, s, MPI_BYTE, s > 0 ? dest : MPI_PROC_NULL, tag, rbuf, r, MPI_BYTE,
-                           r > 0 ? source : MPI_PROC_NULL, tag, comm, MPI_STATUS_IGNORE),
-              "MPI_Sendrecv");
+    const std::int64_t s = std::min(sbytes, kMaxMessage);
+    const std::int64_t r = std::min(rbytes, kMaxMessage);
+    MPI_Request reqs[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};  // receive, send
+    if (r > 0) irecv_bytes(rbuf, r, source, tag, comm, &reqs[0]);
+    if (s > 0) isend_bytes(sbuf, s, dest, tag, comm, &reqs[1]);
+    wait_exchange(reqs, dest, source, what, timeout);
     sbuf += s, sbytes -= s, rbuf += r, rbytes -= r;
   }
-#endif
 }
 
 void isend_bytes(const std::byte* buf, std::int64_t bytes, int peer, int tag, MPI_Comm comm,

@@ -1,5 +1,6 @@
 // Point-to-point helpers of the flat algorithms (ring, bruck,
-// recursive_doubling): byte exchanges of any length and their statistics.
+// recursive_doubling, the trees, ...): byte messages of any length, waited on
+// with a deadline, and their statistics.
 #pragma once
 
 #include <mpi.h>
@@ -14,10 +15,13 @@
 namespace shancoll {
 
 // One exchange of byte ranges of any length (MPI-4 large counts, else chunks
-// of at most INT_MAX). A side with no bytes is skipped (MPI_PROC_NULL); both
-// sides know the counts, so they agree on it.
-void sendrecv_bytes(const std::byte* sbuf, std::int64_t sbytes, int dest, std::byte* rbuf,
-                    std::int64_t rbytes, int source, int tag, MPI_Comm comm);
+// of at most INT_MAX): a nonblocking receive and send, waited on together
+// through wait_until, so that a peer that never comes is a TimeoutError
+// naming `what` (and the peers) after `timeout` seconds, not a hang. A side
+// with no bytes is skipped; both sides know the counts, so they agree on it.
+void sendrecv(const std::byte* sbuf, std::int64_t sbytes, int dest, std::byte* rbuf,
+              std::int64_t rbytes, int source, int tag, MPI_Comm comm, const char* what,
+              double timeout);
 
 // Non-blocking send/receive of a byte range (MPI-4 large counts; else at
 // most INT_MAX bytes, larger ones refused with ArgumentError).

@@ -2,7 +2,8 @@
 //
 // Cost model (alpha: latency per message, beta: time per byte, gamma: memcpy
 // time per byte, m_i: bytes of rank i, M = sum m_i):
-//   rounds            ceil(log2 P), one MPI_Sendrecv each;
+//   rounds            ceil(log2 P), one exchange each (a nonblocking send and
+//                     receive, waited on with the call's timeout);
 //   bytes sent        at step s the first n_s = min(2^s, P - 2^s) blocks of
 //                     the rotated buffer, so relative block j is sent at every
 //                     step with n_s > j (the own block ceil(log2 P) times):
@@ -67,12 +68,14 @@ const std::byte* allgatherv_bruck(Comm& comm, const AllgathervArgs& args, const 
   std::byte* tmp = comm.scratch(static_cast<std::size_t>(offset[p]));
   copy_bytes(tmp, args.recv + args.displs[r], args.counts[r]);
 
+  const double timeout = options.wait_timeout();
   for (int step = 0; step < pattern::bruck_rounds(p); ++step) {
     const int d = pattern::bruck_distance(step);
     const int n = pattern::bruck_block_count(p, step);
     const int to = pattern::bruck_send_to(r, p, step);
-    sendrecv_bytes(tmp, offset[n], to, tmp + offset[d], offset[d + n] - offset[d],
-                   pattern::bruck_recv_from(r, p, step), kTag, comm.mpi());
+    sendrecv(tmp, offset[n], to, tmp + offset[d], offset[d + n] - offset[d],
+             pattern::bruck_recv_from(r, p, step), kTag, comm.mpi(),
+             "allgatherv 'bruck': a round's blocks", timeout);
     count_message(topo, to, offset[n], stats);
   }
   for (int j = 1; j < p; ++j) {

@@ -104,28 +104,28 @@ void unpack(Comm& comm, const AllgathervArgs& args, const Packed& pk) {
 
 // Before the exchange: an extra rank hands its block to its odd partner.
 void fold(Comm& comm, const pattern::RecursiveDoubling& rd, const Packed& pk, const Topology& topo,
-          Stats& stats) {
+          double timeout, Stats& stats) {
   const int partner = rd.fold_partner();
   if (rd.is_extra()) {
     const pattern::BlockRange mine{rd.rank, 1};
-    sendrecv_bytes(pk.work + pk.begin(mine), pk.bytes(mine), partner, nullptr, 0, MPI_PROC_NULL,
-                   kTag, comm.mpi());
+    sendrecv(pk.work + pk.begin(mine), pk.bytes(mine), partner, nullptr, 0, MPI_PROC_NULL, kTag,
+             comm.mpi(), "allgatherv 'recursive_doubling': the fold into a partner", timeout);
     count_message(topo, partner, pk.bytes(mine), stats);
   } else {
     const pattern::BlockRange theirs{partner, 1};
-    sendrecv_bytes(nullptr, 0, MPI_PROC_NULL, pk.work + pk.begin(theirs), pk.bytes(theirs), partner,
-                   kTag, comm.mpi());
+    sendrecv(nullptr, 0, MPI_PROC_NULL, pk.work + pk.begin(theirs), pk.bytes(theirs), partner, kTag,
+             comm.mpi(), "allgatherv 'recursive_doubling': the fold into a partner", timeout);
   }
 }
 
 // The core ranks: log2(2^k) exchanges of doubling contiguous ranges.
 void exchange(Comm& comm, const pattern::RecursiveDoubling& rd, const Packed& pk,
-              const Topology& topo, Stats& stats) {
+              const Topology& topo, double timeout, Stats& stats) {
   for (int step = 0; step < rd.rounds; ++step) {
     const pattern::BlockRange out = rd.send_blocks(step), in = rd.recv_blocks(step);
     const int peer = rd.peer(step);
-    sendrecv_bytes(pk.work + pk.begin(out), pk.bytes(out), peer, pk.work + pk.begin(in),
-                   pk.bytes(in), peer, kTag, comm.mpi());
+    sendrecv(pk.work + pk.begin(out), pk.bytes(out), peer, pk.work + pk.begin(in), pk.bytes(in),
+             peer, kTag, comm.mpi(), "allgatherv 'recursive_doubling': an exchange", timeout);
     count_message(topo, peer, pk.bytes(out), stats);
   }
 }
@@ -133,17 +133,17 @@ void exchange(Comm& comm, const pattern::RecursiveDoubling& rd, const Packed& pk
 // After the exchange: the core rank sends its extra partner the blocks before
 // and after the extra's own (two ranges, so the own block is not sent back).
 void unfold(Comm& comm, const pattern::RecursiveDoubling& rd, const Packed& pk,
-            const Topology& topo, Stats& stats) {
+            const Topology& topo, double timeout, Stats& stats) {
   const int extra = rd.is_extra() ? rd.rank : rd.fold_partner();
   const pattern::BlockRange parts[2] = {{0, extra}, {extra + 1, rd.size - extra - 1}};
   for (const auto& part : parts) {
     std::byte* at = pk.work + pk.begin(part);
     if (rd.is_extra()) {
-      sendrecv_bytes(nullptr, 0, MPI_PROC_NULL, at, pk.bytes(part), rd.fold_partner(), kTag,
-                     comm.mpi());
+      sendrecv(nullptr, 0, MPI_PROC_NULL, at, pk.bytes(part), rd.fold_partner(), kTag, comm.mpi(),
+               "allgatherv 'recursive_doubling': the unfold to a partner", timeout);
     } else {
-      sendrecv_bytes(at, pk.bytes(part), rd.fold_partner(), nullptr, 0, MPI_PROC_NULL, kTag,
-                     comm.mpi());
+      sendrecv(at, pk.bytes(part), rd.fold_partner(), nullptr, 0, MPI_PROC_NULL, kTag, comm.mpi(),
+               "allgatherv 'recursive_doubling': the unfold to a partner", timeout);
       count_message(topo, rd.fold_partner(), pk.bytes(part), stats);
     }
   }
@@ -167,9 +167,10 @@ const std::byte* allgatherv_recursive_doubling(Comm& comm, const AllgathervArgs&
   }
   const Packed pk = make_packed(comm, args);
   const bool folded = rd.fold_partner() >= 0;
-  if (folded) fold(comm, rd, pk, topo, stats);
-  if (!rd.is_extra()) exchange(comm, rd, pk, topo, stats);
-  if (folded) unfold(comm, rd, pk, topo, stats);
+  const double timeout = options.wait_timeout();
+  if (folded) fold(comm, rd, pk, topo, timeout, stats);
+  if (!rd.is_extra()) exchange(comm, rd, pk, topo, timeout, stats);
+  if (folded) unfold(comm, rd, pk, topo, timeout, stats);
   if (!pk.in_recv) unpack(comm, args, pk);
   return args.recv;
 }

@@ -2,7 +2,9 @@
 //
 // Cost model (alpha: latency per message, beta: time per byte, m_i: bytes of
 // rank i, M = sum m_i):
-//   rounds            P - 1, each one MPI_Sendrecv with both neighbours;
+//   rounds            P - 1, each one exchange with both neighbours (a
+//                     nonblocking send and receive, waited on with the
+//                     call's timeout: a missing neighbour is a TimeoutError);
 //   bytes sent        M - m_{(r+1) mod P} by rank r (every block but the one
 //                     it receives last), which is bandwidth optimal;
 //   time              sum over steps s of (alpha + beta * max_i m_i in flight)
@@ -44,12 +46,14 @@ const std::byte* allgatherv_ring(Comm& comm, const AllgathervArgs& args, const O
   const int r = comm.rank();
   const int next = pattern::ring_send_to(r, p);
   const int prev = pattern::ring_recv_from(r, p);
+  const double timeout = options.wait_timeout();
   copy_own_block(comm, args);
   for (int step = 0; step < pattern::ring_rounds(p); ++step) {
     const int sb = pattern::ring_send_block(r, p, step);
     const int rb = pattern::ring_recv_block(r, p, step);
-    sendrecv_bytes(args.recv + args.displs[sb], args.counts[sb], next, args.recv + args.displs[rb],
-                   args.counts[rb], prev, kTag, comm.mpi());
+    sendrecv(args.recv + args.displs[sb], args.counts[sb], next, args.recv + args.displs[rb],
+             args.counts[rb], prev, kTag, comm.mpi(), "allgatherv 'ring': a round's blocks",
+             timeout);
     count_message(topo, next, args.counts[sb], stats);
   }
   stats.rounds = pattern::ring_rounds(p);
