@@ -590,8 +590,19 @@ def last_stats(comm: MPI.Comm) -> Stats:
         raise _rank_error(e, rank) from None
 
 
-def topology(comm: MPI.Comm, ranks_per_node: int | None = None) -> dict[str, Any]:
-    """The node layout shancoll uses on ``comm`` (collective on first use of a layout).
+def topology(
+    comm: MPI.Comm, ranks_per_node: int | None = None, *, timeout: float | None = None
+) -> dict[str, Any]:
+    """The node layout shancoll uses on ``comm``.
+
+    Collective: every rank of ``comm`` must call it the first time a layout
+    (``ranks_per_node``) is used on ``comm``, or the first time shancoll sees
+    ``comm`` at all; the layout is built then, and afterwards cached. Like
+    every collective it obeys the deadline: the build waits at most
+    ``timeout`` seconds (None: ``SHANCOLL_TIMEOUT``, else 120 s) for every
+    rank to join, and a rank that does not come is a
+    :class:`shancoll.CollectiveTimeout` (a ``TimeoutError``) naming the wait,
+    never a hang; shancoll then refuses further calls on ``comm``.
 
     Returns a dict: ``node`` (this rank's node), ``local_rank``,
     ``node_count``, ``node_of`` (node of every rank), ``ranks`` (ranks of
@@ -606,11 +617,12 @@ def topology(comm: MPI.Comm, ranks_per_node: int | None = None) -> dict[str, Any
     ``oversubscribed`` (whether this rank's physical node runs more ranks
     than CPUs they may use; then every shancoll wait spins 4 polls instead
     of 128 before it yields the core, in this process from then on).
-    ``ranks_per_node`` as for :func:`allgatherv`.
+    ``ranks_per_node`` and ``timeout`` as for :func:`allgatherv`.
     """
     _, rank = _comm_info(comm)
     try:
-        return dict(_core.topology(comm, _rpn(ranks_per_node)))
+        _check_options("auto", 0, "auto", ranks_per_node, timeout)
+        return dict(_core.topology(comm, _rpn(ranks_per_node), 0.0 if timeout is None else timeout))
     except ArgumentError as e:
         raise _rank_error(e, rank) from None
 

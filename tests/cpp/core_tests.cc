@@ -33,6 +33,7 @@
 #include "shancoll/pattern/bruck.h"
 #include "shancoll/pattern/recursive_doubling.h"
 #include "shancoll/pattern/ring.h"
+#include "shancoll/progress.h"
 #include "shancoll/select.h"
 
 using namespace shancoll;
@@ -323,7 +324,7 @@ std::string check_stats(const Config& cfg, const Comm& comm, const AllgathervArg
 
 // Runs one configuration on one input; "" or the first problem on this rank.
 std::string run_case(const Config& cfg, const Input& in, MPI_Comm user) {
-  Comm& comm = Comm::of(user);
+  Comm& comm = Comm::of(user, default_timeout());
   const int p = comm.size(), r = comm.rank();
   AllgathervArgs args;
   args.counts = in.counts;
@@ -431,7 +432,7 @@ void algorithm_tests(MPI_Comm comm, const char* comm_name, bool full) {
 
 // The flat algorithms' traffic goes where the topology says.
 void stats_placement_tests(MPI_Comm comm) {
-  Comm& c = Comm::of(comm);
+  Comm& c = Comm::of(comm, default_timeout());
   const int p = c.size();
   for (const char* name : {"ring", "bruck", "recursive_doubling"}) {
     if (!selected(name)) continue;
@@ -461,7 +462,7 @@ void stats_placement_tests(MPI_Comm comm) {
 
 // An empty result needs no buffer: recv == nullptr is accepted then.
 void empty_tests(MPI_Comm comm) {
-  Comm& c = Comm::of(comm);
+  Comm& c = Comm::of(comm, default_timeout());
   for (const char* name : {"ring", "bruck", "recursive_doubling"}) {
     if (!selected(name)) continue;
     std::string error;
@@ -481,7 +482,7 @@ void empty_tests(MPI_Comm comm) {
 
 // Opt-in: one block over INT_MAX bytes, checked against the fill pattern.
 void large_tests(MPI_Comm comm) {
-  Comm& c = Comm::of(comm);
+  Comm& c = Comm::of(comm, default_timeout());
   const int p = c.size(), r = c.rank();
   const std::int64_t big = (std::int64_t{1} << 31) + 13;
   for (const char* name : {"ring", "bruck", "recursive_doubling", "mpi"}) {

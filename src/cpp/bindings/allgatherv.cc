@@ -83,7 +83,7 @@ py::object run_general(const char* collective, py::handle comm_obj, py::object s
                        std::byte* recv, std::int64_t recv_bytes, std::vector<std::int64_t> counts,
                        std::vector<std::int64_t> displs, const std::string& algorithm,
                        const Options& options) {
-  Comm& comm = Comm::of(mpi_comm_of(comm_obj));
+  Comm& comm = Comm::of(mpi_comm_of(comm_obj), options.timeout);
   AllgathervArgs args;
   args.counts = std::move(counts);
   args.displs = std::move(displs);
@@ -231,7 +231,7 @@ py::object run_plain(const char* collective, const py::handle* a, Layout&& layou
       !plain_algorithm(a[kIntra], intra) || !intra.empty() ||
       !plain_options(a + kBlockSize, options))
     return py::object();
-  Comm& comm = Comm::of(user);
+  Comm& comm = Comm::of(user, options.timeout);
   View v, s;
   AllgathervArgs args;
   if (!layout(a[kRecv], comm.size(), v, args) ||
@@ -273,7 +273,7 @@ py::object run_shared(const char* collective, const py::handle* a, int dtype_ind
       !plain_options(a + dtype_index + 1, options) || !is_ndarray(send) ||
       !s.acquire(send, PyBUF_FORMAT) || !numpy_kind(s.get().format, kind))
     return py::object();
-  Comm& comm = Comm::of(user);
+  Comm& comm = Comm::of(user, options.timeout);
   AllgathervArgs args;
   if (!layout(a, comm.size(), s, args) ||
       args.counts[static_cast<std::size_t>(comm.rank())] != s.bytes())

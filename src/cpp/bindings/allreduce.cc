@@ -63,7 +63,7 @@ Call prepare(MPI_Comm user, const std::byte* send, std::byte* recv, std::int64_t
   Options o;
   o.ranks_per_node = k.ranks_per_node;
   o.timeout = k.timeout > 0 ? k.timeout : default_timeout();
-  Call c{&Comm::of(user), Reducer(op, type), {}, o, nullptr};
+  Call c{&Comm::of(user, o.timeout), Reducer(op, type), {}, o, nullptr};
   c.args.send = send;
   c.args.recv = recv;
   c.args.count = bytes / static_cast<std::int64_t>(dtype_size(type));

@@ -90,7 +90,7 @@ void inter_allgatherv(py::handle comm_obj, py::handle send, py::handle recv,
   int remote_size = 0;
   MPI_Comm_remote_size(user, &remote_size);
   check_layout(args, remote_size, recv_bytes);
-  InterComm& ic = InterComm::of(user);  // collective on first use
+  InterComm& ic = InterComm::of(user, options.timeout);  // collective on first use
   run_call(ic, regular ? "allgather" : "allgatherv", algo.name,
            [&](Stats& stats) { algo.fn(ic, args, options, stats); });
 }

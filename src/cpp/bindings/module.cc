@@ -89,8 +89,10 @@ PYBIND11_MODULE(_core, m) {
 
   m.def(
       "topology",
-      [](py::handle comm, int ranks_per_node) {
-        NodeContext& ctx = Comm::of(mpi_comm_of(comm)).nodes(ranks_per_node);
+      [](py::handle comm, int ranks_per_node, double timeout) {
+        if (timeout < 0) throw ArgumentError("timeout: must be >= 0 seconds");
+        NodeContext& ctx = Comm::of(mpi_comm_of(comm), timeout > 0 ? timeout : default_timeout())
+                               .nodes(ranks_per_node);
         const Topology& t = ctx.topo;
         py::dict d;
         d["node"] = t.node;
@@ -107,7 +109,9 @@ PYBIND11_MODULE(_core, m) {
         d["oversubscribed"] = t.oversubscribed;
         return d;
       },
-      py::arg("comm"), py::arg("ranks_per_node") = -1);
+      py::arg("comm"), py::arg("ranks_per_node") = -1, py::arg("timeout") = 0.0,
+      "The node layout of comm (collective when it is built: waits at most timeout, 0: the "
+      "default, for every rank).");
 
   m.def("reduction_kernels", [] {
     py::list runnable;

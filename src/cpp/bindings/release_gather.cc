@@ -183,7 +183,7 @@ void bcast(py::handle comm_obj, py::object buf, int root, const std::string& alg
            const py::dict& options, int ranks_per_node, double timeout) {
   const ReleaseGatherOptions rg = parse_options(options);
   const Options o = make_options(rg, ranks_per_node, timeout);
-  Comm& comm = Comm::of(mpi_comm_of(comm_obj));
+  Comm& comm = Comm::of(mpi_comm_of(comm_obj), o.timeout);
   const auto b = buffer_of(buf, comm.rank() != root);
   run_bcast(comm, ptr(b), b ? b->size * b->itemsize : 0, root, algorithm, o);
 }
@@ -200,11 +200,11 @@ py::object bcast_plain(const py::handle* a) {
       !plain_algorithm(a[kAlgorithm], name) || !plain_int(a[kRanksPerNode], rpn, -1) ||
       !plain_timeout(a[kTimeout], seconds))
     return py::object();
-  Comm& comm = Comm::of(mpi_comm_of(a[kComm]));
+  const Options o = make_options(kPaperDefaults, rpn, seconds);
+  Comm& comm = Comm::of(mpi_comm_of(a[kComm]), o.timeout);
   View b;
   if (!b.acquire(a[kBuf], comm.rank() != r ? PyBUF_WRITABLE : PyBUF_SIMPLE)) return py::object();
-  run_bcast(comm, static_cast<std::byte*>(b.ptr()), b.bytes(), r, name,
-            make_options(kPaperDefaults, rpn, seconds));
+  run_bcast(comm, static_cast<std::byte*>(b.ptr()), b.bytes(), r, name, o);
   return py::none();
 }
 
@@ -245,7 +245,7 @@ struct GeneralReduction {
       : rg(parse_options(options)),
         o(make_options(rg, ranks_per_node, timeout)),
         reducer(mpi_op_of(op), dtype_of(kind, itemsize)),
-        comm(Comm::of(mpi_comm_of(comm_obj))),
+        comm(Comm::of(mpi_comm_of(comm_obj), o.timeout)),
         send(buffer_of(send_obj, false)),
         recv(buffer_of(recv_obj, true)) {}
 
@@ -281,7 +281,8 @@ py::object reduce_plain(const py::handle* a) {
       !plain_algorithm(a[kAlgorithm], name) || !plain_int(a[kRanksPerNode], rpn, -1) ||
       !plain_timeout(a[kTimeout], seconds))
     return py::object();
-  Comm& comm = Comm::of(mpi_comm_of(a[kComm]));
+  const Options o = make_options(kPaperDefaults, rpn, seconds);
+  Comm& comm = Comm::of(mpi_comm_of(a[kComm]), o.timeout);
   const bool at_root = comm.rank() == r;
   const py::handle send = a[kSend], recv = a[kRecv];
   View s, v;
@@ -299,8 +300,7 @@ py::object reduce_plain(const py::handle* a) {
   const std::int64_t bytes = at_root ? v.bytes() : s.bytes();
   run_reduce(comm, static_cast<const std::byte*>(s.ptr()), s.bytes(),
              static_cast<std::byte*>(v.ptr()), v.bytes(),
-             bytes / static_cast<std::int64_t>(typed.itemsize), reducer, r, name,
-             make_options(kPaperDefaults, rpn, seconds));
+             bytes / static_cast<std::int64_t>(typed.itemsize), reducer, r, name, o);
   return py::none();
 }
 

@@ -192,7 +192,8 @@ void allgatherv_bytes(const char* collective, const void* sendbuf, MPI_Count sen
                       MPI_Datatype sendtype, void* recvbuf, std::vector<std::int64_t> counts,
                       std::vector<std::int64_t> displs, MPI_Comm comm_handle,
                       const std::string& algorithm, const CallOptions& options) {
-  Comm& comm = Comm::of(comm_handle);
+  const Options o = options.resolved();
+  Comm& comm = Comm::of(comm_handle, o.timeout);
   AllgathervArgs args;
   args.counts = std::move(counts);
   args.displs = std::move(displs);
@@ -207,7 +208,6 @@ void allgatherv_bytes(const char* collective, const void* sendbuf, MPI_Count sen
   }
   if (!recvbuf && args.extent() > 0) refuse(MPI_ERR_BUFFER, "recvbuf: NULL");
   args.recv = receive_pointer(recvbuf);
-  const Options o = options.resolved();
   const AllgathervAlgorithm& algo = find_allgatherv(algorithm, args, comm, o.ranks_per_node);
   run_algorithm(comm, collective, algo.name, [&](Stats& s) { algo.fn(comm, args, o, s); });
 }
@@ -381,8 +381,8 @@ int shancoll_allreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MP
     const CallOptions o = parse_options(options, "SHANCOLL_ALLREDUCE_OPTIONS", Family::allreduce);
     const Reducer reducer(op, reduction_type(datatype), datatype);
     const AllreduceArgs args = allreduce_args(sendbuf, recvbuf, count, reducer, o);
-    Comm& c = Comm::of(comm);
     const Options resolved = o.resolved();
+    Comm& c = Comm::of(comm, resolved.timeout);
     const int nodes = c.nodes(resolved.ranks_per_node).topo.node_count;
     const AllreduceAlgorithm& algo = find_allreduce(name_of(algorithm), args, c.size(), nodes);
     run_algorithm(c, "allreduce", algo.name, [&](Stats& s) { algo.fn(c, args, resolved, s); });
@@ -399,10 +399,10 @@ int shancoll_iallreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count,
     const CallOptions o = parse_options(options, "SHANCOLL_IALLREDUCE_OPTIONS", Family::allreduce);
     const Reducer reducer(op, reduction_type(datatype), datatype);  // copied by the request
     const AllreduceArgs args = allreduce_args(sendbuf, recvbuf, count, reducer, o);
-    Comm& c = Comm::of(comm);
+    const Options resolved = o.resolved();
+    Comm& c = Comm::of(comm, resolved.timeout);
     const AllreduceAlgorithm& algo = split_phase_algorithm(
         name_or_env(algorithm, "SHANCOLL_IALLREDUCE_ALGORITHM"), args, c.size());
-    const Options resolved = o.resolved();
     auto started = std::make_unique<shancoll_request_s>();
     started->timeout = resolved.timeout;
     started->request = c.run({"iallreduce", algo.name}, [&] {
@@ -449,11 +449,11 @@ int shancoll_bcast_c(void* buffer, MPI_Count count, MPI_Datatype datatype, int r
     BcastArgs args;
     args.bytes = count * plain_size(datatype, "datatype");
     if (!buffer && args.bytes > 0) refuse(MPI_ERR_BUFFER, "buffer: NULL");
-    Comm& c = Comm::of(comm);
+    const Options resolved = o.resolved();
+    Comm& c = Comm::of(comm, resolved.timeout);
     check_root(root, c);
     args.buf = static_cast<std::byte*>(buffer);
     args.root = root;
-    const Options resolved = o.resolved();
     const BcastAlgorithm& algo = find_bcast(name_of(algorithm), args.bytes, c.size(),
                                             rule_nodes(c, resolved.ranks_per_node));
     run_algorithm(c, "bcast", algo.name, [&](Stats& s) { algo.fn(c, args, resolved, s); });
@@ -468,7 +468,8 @@ int shancoll_reduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_D
     check_count(count, "count");
     const CallOptions o = parse_options(options, "SHANCOLL_REDUCE_OPTIONS", Family::rooted);
     const Reducer reducer(op, reduction_type(datatype), datatype);
-    Comm& c = Comm::of(comm);
+    const Options resolved = o.resolved();
+    Comm& c = Comm::of(comm, resolved.timeout);
     check_root(root, c);
     const bool at_root = c.rank() == root;
     if (sendbuf == MPI_IN_PLACE && !at_root)
@@ -480,7 +481,6 @@ int shancoll_reduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_D
     args.count = count;
     args.reducer = &reducer;
     args.root = root;
-    const Options resolved = o.resolved();
     const ReduceAlgorithm& algo =
         find_reduce(name_of(algorithm), args, c.size(), rule_nodes(c, resolved.ranks_per_node));
     run_algorithm(c, "reduce", algo.name, [&](Stats& s) { algo.fn(c, args, resolved, s); });

@@ -8,6 +8,7 @@
 #include "shancoll/coll/release_gather/release_gather.h"
 #include "shancoll/environment.h"
 #include "shancoll/error.h"
+#include "shancoll/handshake.h"
 #include "shancoll/progress.h"
 #include "shancoll/shm/flags.h"
 #include "shancoll/shm/peer_memory.h"
@@ -15,6 +16,8 @@
 #include "shancoll/transport/transport.h"
 
 namespace shancoll {
+
+NodeContext::NodeContext(const double& call_timeout) : call_timeout(call_timeout) {}
 
 NodeContext::~NodeContext() {
   fraction_comms.clear();
@@ -27,9 +30,12 @@ NodeContext::~NodeContext() {
   free_topology(topo);
 }
 
-Comm& Comm::of(MPI_Comm user) {
+Comm& Comm::of(MPI_Comm user, double timeout) {
   if (user == MPI_COMM_NULL) throw ArgumentError("comm: the communicator is null (freed?)");
-  if (Comm* known = find(user)) return *known;  // the hot path: already set up
+  if (Comm* known = find(user)) {  // the hot path: already set up
+    known->call_timeout_ = timeout;
+    return *known;
+  }
   check_on_error();  // at the first call on a communicator, before any communication
   int inter = 0;
   check_mpi(MPI_Comm_test_inter(user, &inter), "MPI_Comm_test_inter");
@@ -38,17 +44,25 @@ Comm& Comm::of(MPI_Comm user) {
         "comm: inter-communicators are supported by allgather and allgatherv only, not by this "
         "collective");
   }
-  return Attached<Comm>::attach(user, new Comm(user));
+  Comm& comm = Attached<Comm>::attach(user, new Comm(user, timeout));
+  comm.run([&] {
+    handshake(user, "the communicator (the first shancoll call on it)", timeout);
+    comm.set_up(user);
+  });
+  return comm;
 }
 
 Comm* Comm::find(MPI_Comm user) { return Attached<Comm>::find(user); }
 
 void Comm::release_all() { Attached<Comm>::release_all(); }
 
-Comm::Comm(MPI_Comm user) {
-  check_mpi(MPI_Comm_dup(user, &comm_), "MPI_Comm_dup");
-  MPI_Comm_rank(comm_, &rank_);
-  MPI_Comm_size(comm_, &size_);
+Comm::Comm(MPI_Comm comm, double timeout) : call_timeout_(timeout) {
+  MPI_Comm_rank(comm, &rank_);
+  MPI_Comm_size(comm, &size_);
+}
+
+void Comm::set_up(MPI_Comm comm) {
+  check_mpi(MPI_Comm_dup(comm, &comm_), "MPI_Comm_dup");
   void* value = nullptr;
   int found = 0;
   MPI_Comm_get_attr(comm_, MPI_TAG_UB, &value, &found);
@@ -77,6 +91,12 @@ bool Comm::healthy_everywhere() {
   return all;
 }
 
+std::unique_ptr<Comm> Comm::of_sub(MPI_Comm comm, double timeout) {
+  auto sub = std::make_unique<Comm>(comm, timeout);
+  sub->set_up(comm);
+  return sub;
+}
+
 Comm::~Comm() {
   if (comm_ == MPI_COMM_NULL) return;
   if (!healthy_everywhere()) {
@@ -100,24 +120,39 @@ void Comm::refuse_broken(const CallSite& site) const {
   throw MpiError(why);
 }
 
+// Through run() even where no collective runs yet (the selection of `auto`
+// builds layouts too): refused on a broken Comm, and a failure breaks it.
 NodeContext& Comm::nodes(int ranks_per_node) {
   if (ranks_per_node < 0) ranks_per_node = environment().ranks_per_node;
   auto& slot = nodes_[ranks_per_node];
-  if (!slot) {
-    auto ctx = std::make_unique<NodeContext>();
-    ctx->topo = build_topology(comm_, ranks_per_node);
-    if (ctx->topo.oversubscribed) set_oversubscribed();  // every wait yields sooner
-    ctx->segment = std::make_unique<NodeSegment>(ctx->topo.node_comm);
-    ctx->segment->reserve(segment_header_bytes(ctx->topo));
-    ctx->peer_memory = std::make_unique<PeerMemory>(ctx->topo.node_comm);
-    slot = std::move(ctx);
-  }
+  if (!slot) slot = run([&] { return make_nodes(ranks_per_node); });
   return *slot;
+}
+
+std::unique_ptr<NodeContext> Comm::make_nodes(int ranks_per_node) {
+  handshake(comm_,
+            ranks_per_node > 0
+                ? "the node layout of " + std::to_string(ranks_per_node) + " ranks per node"
+                : std::string("the node layout of the physical nodes"),
+            call_timeout_);
+  auto ctx = std::make_unique<NodeContext>(call_timeout_);
+  ctx->topo = build_topology(comm_, ranks_per_node);
+  if (ctx->topo.oversubscribed) set_oversubscribed();  // every wait yields sooner
+  // Every node grows this segment in the same call (the layouts of shan and
+  // shan allreduce are identical on every node), and the rma transport's
+  // window spans it: its growth is collective over the whole communicator.
+  ctx->segment = std::make_unique<NodeSegment>(ctx->topo.node_comm, comm_, call_timeout_);
+  ctx->segment->reserve(segment_header_bytes(ctx->topo));
+  ctx->peer_memory = std::make_unique<PeerMemory>(ctx->topo.node_comm);
+  return ctx;
 }
 
 Transport& Comm::transport(NodeContext& ctx, TransportKind kind) {
   auto& slot = ctx.transports[static_cast<int>(kind)];
-  if (!slot) slot = make_transport(kind, comm_, ctx.topo, *ctx.segment);
+  if (!slot) {
+    handshake(comm_, std::string("the ") + transport_name(kind) + " transport", call_timeout_);
+    slot = make_transport(kind, comm_, ctx.topo, *ctx.segment);
+  }
   return *slot;
 }
 

@@ -49,6 +49,10 @@ struct CallSite {
 
 // Everything that depends on the node layout.
 struct NodeContext {
+  explicit NodeContext(const double& call_timeout);
+  // The owning Comm's call timeout (Comm::set_call_timeout): the deadline of
+  // the handshake before a segment of this layout is allocated or grows.
+  const double& call_timeout;
   Topology topo;
   std::unique_ptr<NodeSegment> segment;
   std::unique_ptr<Transport> transports[2];  // by TransportKind
@@ -84,8 +88,12 @@ struct NodeContext {
 
 class Comm {
  public:
-  // The Comm of a user communicator, created on first use (collective then).
-  static Comm& of(MPI_Comm user);
+  // The Comm of a user communicator, created on first use: collective then,
+  // behind a handshake (handshake.h) that waits at most `timeout` for every
+  // rank; a set-up that fails leaves it attached and broken, so that later
+  // calls are refused, not matched against a stray barrier. `timeout`
+  // becomes the call timeout (set_call_timeout).
+  static Comm& of(MPI_Comm user, double timeout);
   // The Comm of a user communicator if it has one (not collective).
   static Comm* find(MPI_Comm user);
   // Frees every Comm now (not collective; no Comm may be in use), as
@@ -93,7 +101,13 @@ class Comm {
   // MPI_Finalize no longer allows the MPI calls that freeing needs.
   static void release_all();
 
-  explicit Comm(MPI_Comm user);
+  // A Comm not set up yet: the rank and size of `comm`, mpi() null.
+  Comm(MPI_Comm comm, double timeout);
+  // Dups `comm`. Collective: every rank of `comm` must be here, which a
+  // handshake on `comm` or on a communicator it was split from ensures.
+  void set_up(MPI_Comm comm);
+  // A set-up Comm of a sub-communicator (collective, as set_up).
+  static std::unique_ptr<Comm> of_sub(MPI_Comm comm, double timeout);
   ~Comm();
   Comm(const Comm&) = delete;
   Comm& operator=(const Comm&) = delete;
@@ -104,8 +118,17 @@ class Comm {
   int tag_ub() const { return tag_ub_; }
   bool broken() const { return broken_; }  // an earlier call failed (see run)
 
-  // The node layout for `ranks_per_node` (-1: from the environment).
+  // The timeout of the call in progress: the deadline of the set-up it
+  // starts lazily (a node layout, a transport, a segment that grows, a
+  // sub-communicator), whose handshakes run deep inside the algorithms.
+  // Comm::of sets it on every call; a caller running a collective on a
+  // sub-communicator sets it first.
+  void set_call_timeout(double timeout) { call_timeout_ = timeout; }
+
+  // The node layout for `ranks_per_node` (-1: from the environment); built
+  // on first use, collectively, behind a handshake.
   NodeContext& nodes(int ranks_per_node);
+  // Built on first use, collectively, behind a handshake.
   Transport& transport(NodeContext& ctx, TransportKind kind);
 
   // Runs one collective. After a timeout or MPI error the ranks may be in
@@ -148,11 +171,14 @@ class Comm {
   std::byte* scratch(std::size_t bytes);
 
  private:
+  std::unique_ptr<NodeContext> make_nodes(int ranks_per_node);
+
   bool healthy_everywhere();  // collective, see comm.cc
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
   int size_ = 1;
   int tag_ub_ = 32767;
+  double call_timeout_;
   std::uint64_t epoch_ = 0;
   std::map<int, std::unique_ptr<NodeContext>> nodes_;
   std::vector<std::byte> scratch_;

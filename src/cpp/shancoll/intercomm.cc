@@ -4,6 +4,7 @@
 
 #include "shancoll/attached.h"
 #include "shancoll/error.h"
+#include "shancoll/handshake.h"
 #include "shancoll/on_error.h"
 #include "shancoll/transport/p2p.h"
 
@@ -35,28 +36,40 @@ MPI_Comm local_group_comm(MPI_Comm inter, bool* holds_merged_rank0) {
 
 }  // namespace
 
-InterComm& InterComm::of(MPI_Comm user) {
+InterComm& InterComm::of(MPI_Comm user, double timeout) {
   if (user == MPI_COMM_NULL) throw ArgumentError("comm: the communicator is null (freed?)");
-  if (InterComm* known = find(user)) return *known;
+  if (InterComm* known = find(user)) {
+    known->local_->set_call_timeout(timeout);
+    return *known;
+  }
   check_on_error();  // at the first call on a communicator, before any communication
   int inter = 0;
   check_mpi(MPI_Comm_test_inter(user, &inter), "MPI_Comm_test_inter");
   if (!inter) throw ArgumentError("comm: expected an inter-communicator");
-  return Attached<InterComm>::attach(user, new InterComm(user));
+  InterComm& ic = Attached<InterComm>::attach(user, new InterComm(user, timeout));
+  ic.run(CallSite{}, [&] {  // a failure breaks the local Comm, and with it ic (see Comm::of)
+    handshake(user, "the inter-communicator (its dup and local group)", timeout);
+    ic.set_up(user);
+  });
+  return ic;
 }
 
 InterComm* InterComm::find(MPI_Comm user) { return Attached<InterComm>::find(user); }
 
-InterComm::InterComm(MPI_Comm user) {
+InterComm::InterComm(MPI_Comm user, double timeout)
+    : local_(std::make_unique<Comm>(user, timeout)) {  // of an inter-communicator: the local group
+  MPI_Comm_remote_size(user, &remote_size_);
+}
+
+void InterComm::set_up(MPI_Comm user) {
   check_mpi(MPI_Comm_dup(user, &inter_), "MPI_Comm_dup");
   // Errors (a truncated receive after diverging counts) must come back as
   // exceptions, never abort the job.
   MPI_Comm_set_errhandler(inter_, MPI_ERRORS_RETURN);
-  MPI_Comm_remote_size(inter_, &remote_size_);
   bool first = false;
   MPI_Comm local = local_group_comm(inter_, &first);
   MPI_Comm_set_errhandler(local, MPI_ERRORS_RETURN);
-  local_ = std::make_unique<Comm>(local);  // its own dup
+  local_->set_up(local);  // its own dup
   MPI_Comm_free(&local);
   const int n = local_->size();
   in_a_ = n > remote_size_ || (n == remote_size_ && first);

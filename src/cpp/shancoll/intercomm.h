@@ -25,13 +25,15 @@ namespace shancoll {
 
 class InterComm {
  public:
-  // The InterComm of a user inter-communicator, created on first use
-  // (collective over both groups then).
-  static InterComm& of(MPI_Comm user);
+  // The InterComm of a user inter-communicator, created on first use:
+  // collective over both groups then, behind a handshake with deadline
+  // `timeout`, as Comm::of. `timeout` becomes the local Comm's call timeout.
+  static InterComm& of(MPI_Comm user, double timeout);
   // The InterComm of a user communicator if it has one (not collective).
   static InterComm* find(MPI_Comm user);
 
-  explicit InterComm(MPI_Comm user);
+  // Not set up yet: the local group's rank and size, the remote size.
+  InterComm(MPI_Comm user, double timeout);
   ~InterComm();
   InterComm(const InterComm&) = delete;
   InterComm& operator=(const InterComm&) = delete;
@@ -60,6 +62,9 @@ class InterComm {
   const char* last_algorithm = "";
 
  private:
+  // Dups `user` and makes the local group's Comm (collective over both groups).
+  void set_up(MPI_Comm user);
+
   MPI_Comm inter_ = MPI_COMM_NULL;
   std::unique_ptr<Comm> local_;
   int remote_size_ = 0;

@@ -348,7 +348,7 @@ void fill(std::byte* p, std::int64_t n, int r) {
 }
 
 void bench_allgatherv(const Config& cfg, MPI_Comm user) {
-  Comm& comm = Comm::of(user);
+  Comm& comm = Comm::of(user, cfg.options.timeout);
   const int p = comm.size(), r = comm.rank();
   const int rpn = comm.nodes(cfg.options.ranks_per_node).topo.max_local_size();
   if (r == 0 && !cfg.check) std::printf("%s", kHeader);
@@ -412,7 +412,7 @@ void bench_allgatherv(const Config& cfg, MPI_Comm user) {
 }
 
 void bench_allreduce(const Config& cfg, MPI_Comm user) {
-  Comm& comm = Comm::of(user);
+  Comm& comm = Comm::of(user, cfg.options.timeout);
   const int p = comm.size(), r = comm.rank();
   const int rpn = comm.nodes(cfg.options.ranks_per_node).topo.max_local_size();
   const DType type = cfg.dtype == "int" ? DType::kInt32 : DType::kFloat64;
@@ -523,7 +523,7 @@ void bench_intergroup(const Config& cfg) {
   MPI_Comm local, inter;
   MPI_Comm_split(MPI_COMM_WORLD, color, rank, &local);
   MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, color == 0 ? first : 0, 7, &inter);
-  InterComm& ic = InterComm::of(inter);
+  InterComm& ic = InterComm::of(inter, cfg.options.timeout);
   const int n_remote = ic.remote_size();
   const bool remote_in_a = !ic.in_a();
   const std::string dist = "setting" + std::to_string(cfg.setting) + "_p" + std::to_string(ic.p()) +

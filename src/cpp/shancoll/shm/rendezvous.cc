@@ -18,7 +18,8 @@ std::uint64_t* words(std::byte* line) { return reinterpret_cast<std::uint64_t*>(
 Rendezvous::Rendezvous(NodeContext& ctx, double timeout)
     : ctx_(ctx), me_(ctx.topo.local_rank), size_(ctx.topo.local_size()), timeout_(timeout) {
   if (!ctx.rendezvous) {  // collective over the node, on the first call only
-    ctx.rendezvous = std::make_unique<NodeSegment>(ctx.topo.node_comm);
+    ctx.rendezvous =
+        std::make_unique<NodeSegment>(ctx.topo.node_comm, ctx.topo.node_comm, ctx.call_timeout);
     ctx.rendezvous->reserve(kKinds * ctx.topo.max_local_size() * kCacheLine);
   }
   base_ = ctx.rendezvous->base();

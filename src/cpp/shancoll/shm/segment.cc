@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "shancoll/error.h"
+#include "shancoll/handshake.h"
 
 namespace shancoll {
 
@@ -20,6 +21,10 @@ void NodeSegment::reserve(std::size_t bytes) {
 }
 
 void NodeSegment::renew(std::size_t want) {
+  handshake(grown_by_,
+            grown_by_ == node_comm_ ? "a shared-memory segment of the node"
+                                    : "a shared-memory segment of every node",
+            timeout_);
   int local_rank = 0;
   MPI_Comm_rank(node_comm_, &local_rank);
   MPI_Info info;

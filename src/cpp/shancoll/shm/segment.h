@@ -6,7 +6,9 @@
 // plus offsets (SimGrid SMPI returns the same base for every rank, so
 // per-rank bases cannot be relied on). Growing is collective over the node and
 // keeps the old allocation alive until the segment is destroyed, so a shared
-// result view a user still holds never points at freed memory.
+// result view a user still holds never points at freed memory. Every
+// allocation starts with a handshake (handshake.h): a rank missing from it is
+// a TimeoutError, not a hang in MPI_Win_allocate_shared.
 #pragma once
 
 #include <mpi.h>
@@ -19,12 +21,17 @@ namespace shancoll {
 
 class NodeSegment {
  public:
-  explicit NodeSegment(MPI_Comm node_comm) : node_comm_(node_comm) {}
+  // `grown_by`: the ranks that allocate it together, node_comm or, for a
+  // segment that every node grows in the same call, the whole communicator.
+  // `timeout`: the deadline of the handshake, read when it grows (the owning
+  // Comm's call timeout, so the call's own).
+  NodeSegment(MPI_Comm node_comm, MPI_Comm grown_by, const double& timeout)
+      : node_comm_(node_comm), grown_by_(grown_by), timeout_(timeout) {}
   ~NodeSegment();
   NodeSegment(const NodeSegment&) = delete;
   NodeSegment& operator=(const NodeSegment&) = delete;
 
-  // Collective over the node (with identical `bytes` on every local rank):
+  // Collective over grown_by (with identical `bytes` on all its ranks):
   // makes the segment at least `bytes` long, zero-filled when new.
   void reserve(std::size_t bytes);
   // Like reserve(), but always a new zero-filled segment.
@@ -37,6 +44,8 @@ class NodeSegment {
 
  private:
   MPI_Comm node_comm_;
+  MPI_Comm grown_by_;
+  const double& timeout_;
   MPI_Win win_ = MPI_WIN_NULL;
   std::vector<MPI_Win> retired_;
   std::byte* base_ = nullptr;

@@ -17,27 +17,36 @@
 #include "shancoll/coll/allreduce/allreduce.h"
 #include "shancoll/coll/release_gather/release_gather.h"
 #include "shancoll/error.h"
+#include "shancoll/handshake.h"
 
 namespace shancoll {
 namespace {
 
-// The node leaders' communicator, made once per node layout (collective over
-// the whole communicator: every rank reaches it in the same call).
-MPI_Comm leaders_comm(Comm& comm, NodeContext& ctx, const ReleaseGatherOptions& o) {
+// The node leaders' Comm (null on the other ranks), made once per node
+// layout behind a handshake (collective over the whole communicator: every
+// rank reaches it in the same call). Kept by the layout, so that a failed
+// call that breaks the communicator keeps it too (Comm::~Comm).
+Comm* leaders_comm(Comm& comm, NodeContext& ctx, const ReleaseGatherOptions& o, double timeout) {
   ReleaseGatherState& st = release_gather_state(ctx, o.buffer_for(0).bytes);
   if (!st.leaders_made) {
+    handshake(comm.mpi(), "release_gather's communicator of the node leaders", timeout);
     const int color = ctx.topo.local_rank == 0 ? 0 : MPI_UNDEFINED;
-    check_mpi(MPI_Comm_split(comm.mpi(), color, comm.rank(), &st.leaders), "MPI_Comm_split");
+    MPI_Comm split = MPI_COMM_NULL;
+    check_mpi(MPI_Comm_split(comm.mpi(), color, comm.rank(), &split), "MPI_Comm_split");
+    if (split != MPI_COMM_NULL) {
+      st.leaders = Comm::of_sub(split, timeout);  // its own dup
+      MPI_Comm_free(&split);
+    }
     st.leaders_made = true;
   }
-  return st.leaders;
+  return st.leaders.get();
 }
 
-void allreduce_leaders(MPI_Comm leaders, const AllreduceArgs& args, const ReleaseGatherOptions& o,
+void allreduce_leaders(Comm& lc, const AllreduceArgs& args, const ReleaseGatherOptions& o,
                        const Options& opt, Stats& stats) {
   if (o.inter_algorithm == "release_gather")
     throw ArgumentError("inter_algorithm: release_gather cannot be its own inter-node step");
-  Comm& lc = Comm::of(leaders);
+  lc.set_call_timeout(opt.wait_timeout());
   AllreduceArgs in_place = args;
   in_place.send = nullptr;
   const AllreduceAlgorithm& algo = find_allreduce(o.inter_algorithm, in_place, lc.size());
@@ -67,8 +76,8 @@ void allreduce_release_gather(Comm& comm, const AllreduceArgs& args, const Optio
   }
   rg_reduce_on_node(ctx, input, args.recv, args.count, *args.reducer, 0, o, timeout, stats);
   if (ctx.topo.node_count > 1) {
-    MPI_Comm leaders = leaders_comm(comm, ctx, o);
-    if (ctx.topo.local_rank == 0) allreduce_leaders(leaders, args, o, opt, stats);
+    Comm* leaders = leaders_comm(comm, ctx, o, timeout);
+    if (leaders) allreduce_leaders(*leaders, args, o, opt, stats);
   }
   rg_bcast_on_node(ctx, args.recv, args.bytes(), 0, o, timeout, stats);
   stats.node_count = ctx.topo.node_count;

@@ -61,6 +61,7 @@
 #include "shancoll/coll/allreduce/shan_node_single_copy.h"
 #include "shancoll/cost.h"
 #include "shancoll/error.h"
+#include "shancoll/handshake.h"
 #include "shancoll/shm/flags.h"
 
 namespace shancoll {
@@ -103,16 +104,18 @@ struct Fractions {
 
 bool takes(const Topology& t, int fraction) { return fraction % t.local_size() == t.local_rank; }
 
-// Built once per node layout: F splits of the whole communicator.
-void build_fraction_comms(Comm& comm, NodeContext& ctx) {
+// Built once per node layout: F splits of the whole communicator, behind a
+// handshake (the splits block until every rank comes).
+void build_fraction_comms(Comm& comm, NodeContext& ctx, double timeout) {
   const Topology& t = ctx.topo;
+  handshake(comm.mpi(), "shan allreduce's inter-node communicators", timeout);
   std::vector<std::unique_ptr<Comm>> comms(static_cast<std::size_t>(t.max_local_size()));
   for (int j = 0; j < t.max_local_size(); ++j) {
     MPI_Comm split = MPI_COMM_NULL;
     check_mpi(MPI_Comm_split(comm.mpi(), takes(t, j) ? 0 : MPI_UNDEFINED, t.node, &split),
               "MPI_Comm_split (shan allreduce)");
     if (split == MPI_COMM_NULL) continue;
-    comms[j] = std::make_unique<Comm>(split);  // its own dup
+    comms[j] = Comm::of_sub(split, timeout);  // its own dup
     MPI_Comm_free(&split);
   }
   ctx.fraction_comms = std::move(comms);
@@ -180,6 +183,7 @@ void allreduce_between_nodes(Call& c, int j) {
   const AllreduceAlgorithm& algorithm = allreduce_algorithm(auto_allreduce(inner, peers.size()));
   Options options = c.options;
   options.ranks_per_node = 1;  // every peer is on another node
+  peers.set_call_timeout(options.wait_timeout());
   Stats s;
   algorithm.fn(peers, inner, options, s);
   c.stats.rounds += s.rounds;
@@ -204,8 +208,8 @@ void allreduce_shan(Comm& comm, const AllreduceArgs& args, const Options& option
   if (t.node_count == 1 && shan_single_copy_fits(ctx, args))
     return shan_node_single_copy(ctx, args, options.wait_timeout(), stats);
   if (t.node_count == 1) return shan_node_pipeline(ctx, args, options.wait_timeout(), stats);
-  if (t.node_count > 1 && ctx.fraction_comms.empty()) build_fraction_comms(comm, ctx);
   const double timeout = options.wait_timeout();
+  if (t.node_count > 1 && ctx.fraction_comms.empty()) build_fraction_comms(comm, ctx, timeout);
   const Layout layout = reserve_layout(ctx, args.bytes(), timeout);
   const Fractions fractions{args.count, t.max_local_size()};
   Call c{ctx, t, args, options, stats, layout, fractions, ctx.segment->base()};

@@ -169,7 +169,7 @@ void shan_node_pipeline(NodeContext& ctx, const AllreduceArgs& args, double time
   if (!ctx.shan_pipeline) ctx.shan_pipeline = std::make_unique<ShanPipelineState>();
   ShanPipelineState& s = *ctx.shan_pipeline;
   if (!s.segment) {  // collective over the node, on its first use only
-    s.segment = std::make_unique<NodeSegment>(t.node_comm);
+    s.segment = std::make_unique<NodeSegment>(t.node_comm, t.node_comm, ctx.call_timeout);
     s.segment->reserve(kFlags * t.local_size() * kCacheLine +
                        t.local_size() * kSlots * kChunkBytes);
   }

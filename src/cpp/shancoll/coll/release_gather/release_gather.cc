@@ -39,11 +39,6 @@ std::size_t segment_bytes(int local_size, std::size_t buffer) {
 
 }  // namespace
 
-ReleaseGatherState::~ReleaseGatherState() {
-  segment.reset();
-  if (leaders != MPI_COMM_NULL) MPI_Comm_free(&leaders);
-}
-
 bool RgConfig::operator==(const RgConfig& o) const {
   return root == o.root && tree.kind == o.tree.kind && tree.k == o.tree.k &&
          tree.right_skew == o.tree.right_skew && topology == o.topology && sockets == o.sockets &&
@@ -151,7 +146,8 @@ const ReleaseGatherOptions& release_gather_options(const Options& opt) {
 ReleaseGatherState& release_gather_state(NodeContext& ctx, std::size_t buffer) {
   if (!ctx.release_gather) {
     ctx.release_gather = std::make_unique<ReleaseGatherState>();
-    ctx.release_gather->segment = std::make_unique<NodeSegment>(ctx.topo.node_comm);
+    ctx.release_gather->segment =
+        std::make_unique<NodeSegment>(ctx.topo.node_comm, ctx.topo.node_comm, ctx.call_timeout);
   }
   ReleaseGatherState& st = *ctx.release_gather;
   st.segment->reserve(segment_bytes(ctx.topo.local_size(), buffer));

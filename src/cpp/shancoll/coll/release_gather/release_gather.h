@@ -130,8 +130,8 @@ struct ReleaseGatherState {
   RgRegion bcast, reduce;
   std::uint64_t single_copy_calls = 0;  // single-copy bcasts so far (post lines)
   bool leaders_made = false;
-  MPI_Comm leaders = MPI_COMM_NULL;  // local rank 0 of every node (several nodes), owned
-  ~ReleaseGatherState();
+  // Local rank 0 of every node (several nodes); null on the other ranks.
+  std::unique_ptr<Comm> leaders;
 };
 
 // One rank's view of one phase (a bcast or a reduce) on its node.

@@ -1,0 +1,280 @@
+"""Every wait has a deadline: a rank missing from a collective is a TimeoutError on the
+ranks that wait for it, within the timeout (plus slack) and naming what they waited
+for, in every algorithm and every phase, the first call on a fresh communicator
+included (its set-up runs blocking MPI calls, behind a handshake); never a hang.
+
+Each case runs on a fresh communicator. The ranks but one (the missing rank) call with
+a short timeout; once they have failed, every rank whose shancoll state is still intact
+(the missing rank, and any rank that finished without waiting for it) abandons the
+communicator with a call that times out too (``abandon``: a new node layout, whose
+two-round handshake lets no latecomer through). Otherwise it would free its shared
+segments at MPI_Finalize (MPI_Win_free is collective) and wait there for the ranks that
+failed, which keep theirs. The communicators are never freed: messages of the failed
+calls may still be in flight on them.
+
+Only at 2-4 ranks (each case waits out a timeout) and once per rank count: the calls
+name their node layout (``ranks_per_node``), so SHANCOLL_RANKS_PER_NODE runs add nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+from _mpi_util import REDUCED, assert_all
+from mpi4py import MPI
+
+import shancoll
+
+WORLD = MPI.COMM_WORLD
+pytestmark = pytest.mark.skipif(
+    not 2 <= WORLD.size <= 4 or REDUCED or "SHANCOLL_RANKS_PER_NODE" in os.environ,
+    reason="deadline cases run at 2-4 ranks, in the runs without virtual nodes by environment",
+)
+
+TIMEOUT = 0.5  # of the calls that must fail
+SLACK = 5.0  # they fail within TIMEOUT + SLACK
+ABANDON_TIMEOUT = 0.05
+LAST = WORLD.size - 1
+N = 4  # elements per rank
+
+
+@dataclass
+class Case:
+    call: Callable  # call(comm, timeout)
+    expect: tuple[str, ...]  # the TimeoutError names one of these
+    warm: Callable | None = None  # warm(comm), on every rank first: a later call's phase
+    absent: tuple[int, ...] = (LAST,)  # the ranks that do not call
+    waiters: tuple[int, ...] | None = None  # must time out (None: every rank that calls);
+    # the other callers may finish instead
+    inter: bool = False  # runs on an inter-communicator between ranks < LAST and LAST
+
+
+def allgather(algorithm, rpn, elements=1, **kw):
+    def call(c, timeout=None):
+        shancoll.allgather(c, np.ones(elements), np.zeros(elements * c.size), algorithm=algorithm,
+                           ranks_per_node=rpn, timeout=timeout, **kw)  # fmt: skip
+
+    return call
+
+
+def allreduce(algorithm, rpn):
+    def call(c, timeout=None):
+        shancoll.allreduce(c, np.ones(N), np.zeros(N), MPI.SUM, algorithm, ranks_per_node=rpn,
+                           timeout=timeout)  # fmt: skip
+
+    return call
+
+
+def bcast(algorithm, rpn, root=LAST):
+    def call(c, timeout=None):
+        shancoll.bcast(c, np.ones(N), root, algorithm, ranks_per_node=rpn, timeout=timeout)
+
+    return call
+
+
+def reduce(algorithm, rpn, root=0):
+    def call(c, timeout=None):
+        shancoll.reduce(c, np.ones(N), np.zeros(N), MPI.SUM, root, algorithm, ranks_per_node=rpn,
+                        timeout=timeout)  # fmt: skip
+
+    return call
+
+
+def inter_allgatherv(algorithm):
+    def call(c, timeout=None):
+        shancoll.allgatherv(c, np.ones(N), np.zeros(N * c.remote_size), algorithm=algorithm,
+                            timeout=timeout)  # fmt: skip
+
+    return call
+
+
+FIRST_CALL = ("set-up of the communicator",)
+ALLGATHERV = ["shan", "ring", "bruck", "recursive_doubling"]
+ALLREDUCE_P2P = ["dissemination", "nway_dissemination", "bruck", "pairwise_exchange", "binomial"]
+ALLREDUCE = ALLREDUCE_P2P + ["ring", "release_gather", "shan"]
+ROOTED = ["release_gather", "binomial"]
+INTERGROUP = ["segmented", "root_gather"]
+
+
+def cases() -> dict[str, Case]:
+    c: dict[str, Case] = {}
+    # The first call on a fresh communicator, through every entry.
+    for a in ALLGATHERV:
+        c[f"allgatherv-{a}-first-call"] = Case(allgather(a, 0), FIRST_CALL)
+    for a in ALLREDUCE:
+        c[f"allreduce-{a}-first-call"] = Case(allreduce(a, 0), FIRST_CALL)
+    for a in ROOTED:
+        c[f"bcast-{a}-first-call"] = Case(bcast(a, 0), FIRST_CALL)
+        c[f"reduce-{a}-first-call"] = Case(reduce(a, 0), FIRST_CALL)
+    for a in INTERGROUP:
+        c[f"intergroup-{a}-first-call"] = Case(
+            inter_allgatherv(a), ("set-up of the inter-communicator",), inter=True
+        )
+    # A later call: the set-up is done, the algorithm's own waits.
+    for a in ["ring", "bruck", "recursive_doubling"]:
+        f = allgather(a, 1)
+        c[f"allgatherv-{a}-later-call"] = Case(f, (f"allgatherv '{a}'",), warm=f)
+    for rpn in (0, 1):
+        f = allgather("shan", rpn)
+        c[f"allgatherv-shan-rpn{rpn}-later-call"] = Case(
+            f, ("shan allgatherv", "node barrier", "transport"), warm=f
+        )
+    for a in ALLREDUCE_P2P + ["ring"]:
+        f = allreduce(a, 1)
+        c[f"allreduce-{a}-later-call"] = Case(f, (f"allreduce '{a}'",), warm=f)
+    f = allreduce("release_gather", 0)
+    c["allreduce-release_gather-later-call"] = Case(f, ("release_gather:",), warm=f)
+    f = allreduce("shan", 0)  # one node: the node pipeline
+    c["allreduce-shan-rpn0-later-call"] = Case(f, ("shan allreduce",), warm=f)
+    f = allreduce("shan", 1)  # one rank per node: the fractions' allreduce between nodes
+    c["allreduce-shan-rpn1-later-call"] = Case(f, ("allreduce '",), warm=f)
+    for a, expect in (("release_gather", "release_gather:"), ("binomial", "a peer of the tree")):
+        f = bcast(a, 0)
+        c[f"bcast-{a}-later-call"] = Case(f, (expect,), warm=f)
+        f = reduce(a, 0)  # only the root surely waits for the missing rank (a leaf)
+        c[f"reduce-{a}-later-call"] = Case(f, (expect,), warm=f, waiters=(0,))
+    for a in INTERGROUP:
+        f = inter_allgatherv(a)
+        c[f"intergroup-{a}-later-call"] = Case(f, ("group",), warm=f, inter=True)
+    # Set-up started by a later call: each behind its own handshake.
+    c["new-node-layout"] = Case(
+        allgather("ring", 2), ("set-up of the node layout",), warm=allgather("ring", 1)
+    )
+    c["shan-rma-transport"] = Case(
+        allgather("shan", 1, transport="rma"), ("set-up of the rma transport",),
+        warm=allgather("shan", 1),
+    )  # fmt: skip
+    c["shan-segment-grows"] = Case(  # one node; below the two-rank single-copy size
+        allgather("shan", 0, elements=2048), ("set-up of a shared-memory segment",),
+        warm=allgather("shan", 0),
+    )  # fmt: skip
+    c["shan-rma-window-grows"] = Case(  # the window spans every node's segment
+        allgather("shan", 1, elements=2048, transport="rma"),
+        ("set-up of a shared-memory segment of every node",),
+        warm=allgather("shan", 1, transport="rma"),
+    )  # fmt: skip
+    c["release_gather-segment"] = Case(
+        bcast("release_gather", 0), ("set-up of a shared-memory segment",),
+        warm=allgather("ring", 0),
+    )  # fmt: skip
+    c["shan-allreduce-fraction-communicators"] = Case(
+        allreduce("shan", 1), ("set-up of shan allreduce's inter-node communicators",),
+        warm=allreduce("ring", 1),
+    )  # fmt: skip
+    c["release_gather-leaders-communicator"] = Case(
+        allreduce("release_gather", 1), ("communicator of the node leaders",),
+        warm=allreduce("ring", 1),
+    )  # fmt: skip
+    return c
+
+
+CASES = cases()
+
+
+def fresh(case: Case) -> MPI.Comm:
+    """A new communicator of every rank; with case.inter, an inter-communicator between
+    the ranks below LAST and LAST, alone in its group (so that it keeps no shared state
+    with the others: an inter-communicator cannot be abandoned through topology())."""
+    if not case.inter:
+        return WORLD.Dup()
+    color = int(WORLD.rank == LAST)
+    local = WORLD.Split(color, WORLD.rank)
+    return local.Create_intercomm(0, WORLD, 0 if color else LAST, tag=31)
+
+
+def fails_in_time(call, c, expect) -> str | None:
+    """None if call(c, TIMEOUT) raises TimeoutError in time naming one of `expect`, else
+    what happened instead ("finished" when it returned)."""
+    start = time.monotonic()
+    try:
+        call(c, TIMEOUT)
+    except TimeoutError as e:
+        took, text = time.monotonic() - start, str(e)
+        if took > TIMEOUT + SLACK:
+            return f"TimeoutError after {took:.1f} s, more than {TIMEOUT} + {SLACK}: {text}"
+        if "waited more than" not in text or not any(x in text for x in expect):
+            return f"TimeoutError naming none of {expect}: {text}"
+        return None
+    except Exception as e:
+        return f"{type(e).__name__}: {e}"
+    return "finished"
+
+
+def abandon(c: MPI.Comm) -> str | None:
+    """Breaks this rank's shancoll state of `c`: a new node layout whose handshake cannot
+    complete, the others having left (or being about to leave) `c`."""
+    try:
+        shancoll.topology(c, ranks_per_node=1000, timeout=ABANDON_TIMEOUT)
+    except TimeoutError:
+        return None
+    except Exception as e:
+        return f"abandon: {type(e).__name__}: {e}"
+    return "abandon: topology() returned"
+
+
+def missing_rank(case: Case) -> None:
+    c = fresh(case)
+    if case.warm:
+        case.warm(c)
+    calls = WORLD.rank not in case.absent
+    outcome = fails_in_time(case.call, c, case.expect) if calls else None
+    outcomes = WORLD.allgather(outcome)  # the absent ranks wait here
+    intact = not calls or outcome == "finished"
+    problem = abandon(c) if intact and not case.inter else None
+    waiters = case.waiters or [r for r in range(WORLD.size) if r not in case.absent]
+    bad = {r: o for r, o in enumerate(outcomes) if o and (r in waiters or o != "finished")}
+    bad.update({r: p for r, p in enumerate(WORLD.allgather(problem)) if p is not None})
+    assert_all(WORLD, not bad, f"ranks {case.absent} missing: {bad}")
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_missing_rank_times_out(name):
+    missing_rank(CASES[name])
+
+
+ALONE = tuple(range(1, WORLD.size))  # every rank but 0 is missing
+TOPOLOGY_CASES = {
+    "fresh-communicator": Case(
+        lambda c, t: shancoll.topology(c, timeout=t), FIRST_CALL, absent=ALONE
+    ),
+    "new-layout": Case(
+        lambda c, t: shancoll.topology(c, ranks_per_node=1, timeout=t),
+        ("set-up of the node layout",),
+        warm=lambda c: shancoll.topology(c, ranks_per_node=0),
+        absent=ALONE,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(TOPOLOGY_CASES))
+def test_topology_on_one_rank_times_out(name):
+    """topology() is collective where it builds a layout: called by rank 0 alone, on a
+    fresh communicator or for a new layout of a known one, it times out."""
+    missing_rank(TOPOLOGY_CASES[name])
+
+
+def test_failed_set_up_refuses_later_calls():
+    """A set-up that timed out leaves the communicator refused (RuntimeError naming the
+    timeout), not set up again: a second handshake would match the first one's stale
+    barrier on the ranks that come late."""
+    c = WORLD.Dup()
+    problem = None
+    if WORLD.rank == 0:
+        problem = fails_in_time(allgather("ring", 0), c, FIRST_CALL)
+        try:
+            allgather("ring", 0)(c, TIMEOUT)
+            problem = problem or "the second call returned"
+        except RuntimeError as e:
+            if "earlier shancoll call" not in str(e) or FIRST_CALL[0] not in str(e):
+                problem = problem or f"RuntimeError not naming the first failure: {e}"
+        except Exception as e:
+            problem = problem or f"{type(e).__name__}: {e}"
+    WORLD.Barrier()  # rank 0 is done: the others abandon c
+    if WORLD.rank != 0:
+        problem = abandon(c)
+    assert_all(WORLD, problem is None, str(problem))
