@@ -72,7 +72,9 @@ void Comm::set_up(MPI_Comm comm) {
 // Whether no member's calls on this communicator failed, agreed by every
 // member (a nonblocking allreduce on the dup's collective context, which a
 // failed call's stray point-to-point messages cannot match), with the
-// deadline of a wait. If any failed, nobody frees collectively: the failed
+// deadline of the last call's waits. A rank whose set-up failed has no dup
+// and keeps everything (~Comm); a member that does not come in time counts
+// as failed. If any failed, nobody frees collectively: the failed
 // rank keeps its windows, so a healthy one would wait in MPI_Win_free
 // forever (measured: a job whose collective timed out on one rank hung in
 // MPI_Finalize, caught or not; so did comm.Free() after it).
@@ -82,7 +84,7 @@ bool Comm::healthy_everywhere() {
   if (PMPI_Iallreduce(MPI_IN_PLACE, healthy, 1, MPI_INT, MPI_MIN, comm_, &req) != MPI_SUCCESS)
     return false;
   try {
-    wait_request(req, "every rank to free the communicator", default_timeout());
+    wait_request(req, "every rank to free the communicator", call_timeout_);
   } catch (const std::exception&) {
     return false;
   }
