@@ -127,17 +127,21 @@ def cases() -> dict[str, Case]:
     for a in ALLREDUCE_P2P + ["ring"]:
         f = allreduce(a, 1)
         c[f"allreduce-{a}-later-call"] = Case(f, (f"allreduce '{a}'",), warm=f)
+    # release_gather on several physical nodes (the real-node runs) waits
+    # in its step between the node leaders too, named after its algorithm.
     f = allreduce("release_gather", 0)
-    c["allreduce-release_gather-later-call"] = Case(f, ("release_gather:",), warm=f)
+    c["allreduce-release_gather-later-call"] = Case(f, ("release_gather:", "allreduce '"), warm=f)
     f = allreduce("shan", 0)  # one node: the node pipeline
-    c["allreduce-shan-rpn0-later-call"] = Case(f, ("shan allreduce",), warm=f)
+    # (on several physical nodes: or the fractions' allreduce between them)
+    c["allreduce-shan-rpn0-later-call"] = Case(f, ("shan allreduce", "allreduce '"), warm=f)
     f = allreduce("shan", 1)  # one rank per node: the fractions' allreduce between nodes
     c["allreduce-shan-rpn1-later-call"] = Case(f, ("allreduce '",), warm=f)
-    for a, expect in (("release_gather", "release_gather:"), ("binomial", "a peer of the tree")):
+    tree = "a peer of the tree"
+    for a, expect in (("release_gather", ("release_gather:", tree)), ("binomial", (tree,))):
         f = bcast(a, 0)
-        c[f"bcast-{a}-later-call"] = Case(f, (expect,), warm=f)
+        c[f"bcast-{a}-later-call"] = Case(f, expect, warm=f)
         f = reduce(a, 0)  # only the root surely waits for the missing rank (a leaf)
-        c[f"reduce-{a}-later-call"] = Case(f, (expect,), warm=f, waiters=(0,))
+        c[f"reduce-{a}-later-call"] = Case(f, expect, warm=f, waiters=(0,))
     for a in INTERGROUP:
         f = inter_allgatherv(a)
         c[f"intergroup-{a}-later-call"] = Case(f, ("group",), warm=f, inter=True)
@@ -158,8 +162,8 @@ def cases() -> dict[str, Case]:
         ("set-up of a shared-memory segment of every node",),
         warm=allgather("shan", 1, transport="rma"),
     )  # fmt: skip
-    c["release_gather-segment"] = Case(
-        bcast("release_gather", 0), ("set-up of a shared-memory segment",),
+    c["release_gather-segment"] = Case(  # on real nodes of one rank: the tree between nodes
+        bcast("release_gather", 0), ("set-up of a shared-memory segment", "a peer of the tree"),
         warm=allgather("ring", 0),
     )  # fmt: skip
     c["shan-allreduce-fraction-communicators"] = Case(
