@@ -632,7 +632,7 @@ _algorithms_cache: dict[tuple[str, bool], list[str]] = {}
 
 def algorithms(collective: str, *, inter: bool = False) -> list[str]:
     """Names of the algorithms registered for ``collective`` (``"allgatherv"``,
-    ``"allgather"``, ``"allreduce"``, ``"bcast"``, ``"reduce"``).
+    ``"allgather"``, ``"allreduce"``, ``"iallreduce"``, ``"bcast"``, ``"reduce"``).
 
     ``inter=True``: the algorithms for inter-communicators (``segmented``,
     ``root_gather``, ``mpi``); the intragroup phase of ``segmented`` runs any
@@ -647,13 +647,7 @@ def algorithms(collective: str, *, inter: bool = False) -> list[str]:
             raise ArgumentError(f"collective: expected a string, got {collective!r}")
         if inter and collective not in ("allgatherv", "allgather"):
             raise ArgumentError(f"inter: {collective} has no inter-communicator algorithms")
-        if collective == "allreduce":
-            names = [name for name, _summary in _core.allreduce_algorithms()]
-        elif collective in ("bcast", "reduce"):
-            table = _core.bcast_algorithms if collective == "bcast" else _core.reduce_algorithms
-            names = [name for name, _summary in table()]
-        else:
-            intra = [name for name, _summary in _core.algorithms(collective)]  # checks the name
-            names = _intergroup.algorithms() if inter else intra
+        listed = "intergroup" if inter else collective
+        names = [name for name, _summary in _core.algorithms(listed)]  # checks the name
         _algorithms_cache[key] = names
     return list(names)

@@ -105,4 +105,4 @@ def last_stats(comm: MPI.Intercomm) -> dict[str, Any]:
 
 def algorithms() -> list[str]:
     """Names of the intergroup algorithms (``auto`` not listed)."""
-    return [name for name, _summary in _core.inter_algorithms()]
+    return [name for name, _summary in _core.algorithms("intergroup")]

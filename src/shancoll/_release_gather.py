@@ -89,51 +89,6 @@ from ._collectives import _comm_info, _rank_error, _rpn
 
 __all__ = ["bcast", "reduce"]
 
-_TREE_TYPES: dict[str, type] = {"tree": str, "k": int, "skew": str, "topology": str}
-_OPTION_TYPES: dict[str, type] = {
-    **_TREE_TYPES,
-    **{f"{phase}_{name}": t for phase in ("bcast", "reduce") for name, t in _TREE_TYPES.items()},
-    "sockets": object, "buffer_size": int, "buffers": int, "inline": bool,
-    "read_from_parent": bool, "data_copy": bool, "single_copy": bool, "inter_algorithm": str,
-}  # fmt: skip
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-
-
-def _sockets(value: Any) -> str | int | list[int]:
-    """The ``sockets`` option: "auto", a socket count, or a socket per local rank."""
-    if isinstance(value, str):
-        return value  # "auto", or the SHANCOLL_SOCKETS syntax: parsed by the core
-    if _is_int(value):
-        return int(value)
-    if isinstance(value, (list, tuple, np.ndarray)) and all(_is_int(v) for v in value):
-        return [int(v) for v in value]
-    raise ArgumentError(
-        f"sockets: expected 'auto', a socket count or a list of sockets per local rank, "
-        f"got {value!r}"
-    )
-
-
-def _options(options: dict[str, Any]) -> dict[str, Any]:
-    """The release_gather options, their names and types checked."""
-    checked = {}
-    for name, value in options.items():
-        want = _OPTION_TYPES.get(name)
-        if want is None:
-            raise ArgumentError(
-                f"{name}: unknown option (release_gather takes {', '.join(_OPTION_TYPES)})"
-            )
-        if name == "sockets":
-            value = _sockets(value)
-        elif want is int and not _is_int(value):
-            raise ArgumentError(f"{name}: expected an integer, got {value!r}")
-        elif want is not int and not isinstance(value, want):
-            raise ArgumentError(f"{name}: expected a {want.__name__}, got {value!r}")
-        checked[name] = int(value) if want is int else value
-    return checked
-
 
 def _check_common(algorithm: Any, root: Any, timeout: Any) -> None:
     if not isinstance(algorithm, str):
@@ -142,14 +97,6 @@ def _check_common(algorithm: Any, root: Any, timeout: Any) -> None:
         raise ArgumentError(f"root: expected a rank (an integer), got {root!r}")
     if timeout is not None and not isinstance(timeout, (int, float)):
         raise ArgumentError(f"timeout: expected seconds as a number, got {timeout!r}")
-
-
-def _core_algorithm(algorithm: str, options: dict) -> str:
-    if options and algorithm not in ("auto", "release_gather"):
-        raise ArgumentError(
-            f"algorithm: options {sorted(options)} belong to release_gather, not {algorithm!r}"
-        )
-    return "" if algorithm == "auto" else algorithm
 
 
 def bcast(
@@ -202,7 +149,7 @@ def bcast(
         arr, el, count, offset = simple_message(buf, "buf", rank != root)
         data = _flat(arr, el, count, offset).view(np.uint8)
         _core.bcast(
-            comm, data, int(root), _core_algorithm(algorithm, options), _options(options),
+            comm, data, int(root), algorithm, options,
             _rpn(ranks_per_node), 0.0 if timeout is None else float(timeout),
         )  # fmt: skip
     except (ArgumentError, TypeError) as e:
@@ -261,7 +208,7 @@ def reduce(
         base = el.base if el.shape else el
         _core.reduce(
             comm, send, recv, base.kind, base.itemsize, count, handle, int(root),
-            _core_algorithm(algorithm, options), _options(options), _rpn(ranks_per_node),
+            algorithm, options, _rpn(ranks_per_node),
             0.0 if timeout is None else float(timeout),
         )  # fmt: skip
     except (ArgumentError, TypeError) as e:
@@ -277,18 +224,15 @@ def allreduce_with_options(comm, sendbuf, recvbuf, op, algorithm, commute, ranks
     _, rank = _comm_info(comm)
     handle, created = None, False
     try:
-        if algorithm not in ("auto", "release_gather"):
-            raise ArgumentError(
-                f"algorithm: options {sorted(options)} belong to release_gather, not "
-                f"{algorithm!r}"
-            )
+        if not isinstance(algorithm, str):
+            raise ArgumentError(f"algorithm: expected a string, got {algorithm!r}")
         if timeout is not None and not isinstance(timeout, (int, float)):
             raise ArgumentError(f"timeout: expected seconds as a number, got {timeout!r}")
         send, recv, el = _buffers(sendbuf, recvbuf, rank)
         handle, created = _op_handle(op, commute)
         base = el.base if el.shape else el
         _core.allreduce_release_gather(
-            comm, send, recv, base.kind, base.itemsize, handle, _options(options),
+            comm, send, recv, base.kind, base.itemsize, handle, algorithm, options,
             _rpn(ranks_per_node), 0.0 if timeout is None else float(timeout),
         )  # fmt: skip
     except (ArgumentError, TypeError) as e:

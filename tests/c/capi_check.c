@@ -182,7 +182,7 @@ static void options(void) {
   expect(memcmp(all_got, all_want, sizeof(int) * g_size * N) == 0, "allgather options result",
          NULL);
   free(all_got), free(all_want);
-  const char* bad[][2] = {{"ports=2", "unknown key 'ports'"},
+  const char* bad[][2] = {{"ports=2", "ports: unknown option of bcast"},
                           {"timeout=-1", "timeout"},
                           {"tree=oak", "unknown tree"},
                           {"k=2", "needs tree=kary"},

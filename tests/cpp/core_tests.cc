@@ -34,7 +34,6 @@
 #include "shancoll/pattern/recursive_doubling.h"
 #include "shancoll/pattern/ring.h"
 #include "shancoll/progress.h"
-#include "shancoll/select.h"
 
 using namespace shancoll;
 
@@ -368,7 +367,7 @@ bool selected(const std::string& name) {
 
 std::vector<Config> make_configs() {
   std::vector<Config> out;
-  for (const auto& a : allgatherv_algorithms()) {
+  for (const auto& a : allgatherv_registry().all()) {
     if (!selected(a.name)) continue;
     Options o;
     o.timeout = 15;  // a hang fails the case instead of the run
@@ -447,7 +446,7 @@ void stats_placement_tests(MPI_Comm comm) {
         Options o;
         o.ranks_per_node = rpn;
         Stats st;
-        find_allgatherv(name, args, c, o.ranks_per_node).fn(c, args, o, st);
+        allgatherv_registry().at(name).fn(c, args, o, st);
         if (rpn == 1 && st.intra_messages != 0) error = "intra-node messages on 1-rank nodes";
         if (rpn == p && st.inter_messages != 0) error = "inter-node messages on one node";
         if (p > 1 && st.intra_messages + st.inter_messages == 0) error = "no messages counted";
@@ -471,7 +470,7 @@ void empty_tests(MPI_Comm comm) {
       args.counts.assign(c.size(), 0);
       args.displs.assign(c.size(), 0);
       Stats st;
-      find_allgatherv(name, args, c, -1).fn(c, args, Options{}, st);
+      allgatherv_registry().at(name).fn(c, args, Options{}, st);
       if (st.intra_messages + st.inter_messages != 0) error = "messages sent for nothing";
     } catch (const std::exception& e) {
       error = e.what();
@@ -498,7 +497,7 @@ void large_tests(MPI_Comm comm) {
         buf[args.displs[r] + j] = pattern_byte(r, j, 1);
       args.recv = buf.data();  // in place
       Stats st;
-      find_allgatherv(name, args, c, -1).fn(c, args, Options{}, st);
+      allgatherv_registry().at(name).fn(c, args, Options{}, st);
       for (int i = 0; i < p && error.empty(); ++i)
         for (std::int64_t j = 0; j < args.counts[i]; j += (i == 0 ? 4093 : 1))
           if (buf[args.displs[i] + j] != pattern_byte(i, j, 1)) {

@@ -308,6 +308,7 @@ def test_non_commutative_reduce_keeps_rank_order(comm):
     op = MPI.Op.Create(lambda a, b, t: np.copyto(np.frombuffer(b, "f8"), np.frombuffer(a, "f8")),
                        commute=False)  # fmt: skip
     try:
+
         def body(failures):
             for algorithm, root in itertools.product(["binomial", "mpi", "auto"], roots(comm)):
                 check_reduce(comm, failures, 5, root, op, np.float64, algorithm)
@@ -360,3 +361,19 @@ def test_bad_input_names_the_argument(comm):
     failures: list[str] = []
     run_all(comm, check_bcast, comm, failures, 9, 0)
     assert_all(comm, not failures, f"bcast after refused calls: {failures}")
+
+
+@pytest.mark.parametrize("inter", ["bogus", "release_gather"])
+def test_inter_algorithm_refused_before_any_communication(comm, inter):
+    """inter_algorithm runs on the node leaders only, after the node's reduce:
+    it must be refused on every rank before anything is sent, or the other
+    ranks would wait in the node's bcast. Needs a node with a non-leader
+    (3 ranks, nodes of 2)."""
+    if comm.size < 3:
+        pytest.skip("needs a node leader and a non-leader on two nodes")
+    x, out = np.ones(4), np.zeros(4)
+    raises_all(comm, ValueError, shancoll.allreduce, comm, x, out, MPI.SUM, "release_gather",
+               inter_algorithm=inter, ranks_per_node=2, timeout=5,
+               match="inter_algorithm")  # fmt: skip
+    run_all(comm, shancoll.allreduce, comm, x, out, MPI.SUM, "release_gather", ranks_per_node=2)
+    assert_all(comm, np.array_equal(out, np.full(4, float(comm.size))), "allreduce after refusal")

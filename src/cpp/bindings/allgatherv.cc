@@ -17,8 +17,8 @@
 #include "common.h"
 #include "entry.h"
 #include "fast_args.h"
+#include "options.h"
 #include "shancoll/comm.h"
-#include "shancoll/select.h"
 
 namespace py = pybind11;
 using namespace shancoll;
@@ -35,55 +35,54 @@ void acquire_or_throw(View& v, py::handle obj, const char* name, int flags) {
 }
 
 // Checks `args` (byte counts and displacements; send set, or null: in
-// place) against the buffers and runs one allgatherv; args.recv == nullptr
-// leaves the result in the node segment, returned as a read-only memoryview.
-py::object run_checked(const char* collective, Comm& comm, AllgathervArgs& args,
+// place) against the buffers and runs one allgatherv through the door;
+// args.recv == nullptr leaves the result in the node segment, returned as a
+// read-only memoryview.
+py::object run_checked(const char* collective, MPI_Comm comm, AllgathervArgs& args,
                        std::int64_t recv_bytes, std::int64_t send_bytes,
-                       const std::string& algorithm, const Options& options) {
-  const int p = comm.size();
-  if (static_cast<int>(args.counts.size()) != p) {
-    throw ArgumentError("counts: expected " + std::to_string(p) + " entries (one per rank), got " +
-                        std::to_string(args.counts.size()));
-  }
-  if (static_cast<int>(args.displs.size()) != p) {
-    throw ArgumentError("displs: expected " + std::to_string(p) + " entries, got " +
-                        std::to_string(args.displs.size()));
-  }
-  for (int r = 0; r < p; ++r) {
-    if (args.counts[r] < 0)
-      throw ArgumentError("counts: negative count for rank " + std::to_string(r));
-    if (args.displs[r] < 0)
-      throw ArgumentError("displs: negative displacement for rank " + std::to_string(r));
-  }
-  if (args.recv && args.extent() > recv_bytes) {
-    throw ArgumentError("recvbuf: too small: needs " + std::to_string(args.extent()) +
-                        " bytes, has " + std::to_string(recv_bytes));
-  }
-  if (args.send && send_bytes < args.counts[comm.rank()]) {
-    throw ArgumentError("sendbuf: has " + std::to_string(send_bytes) + " bytes, counts[" +
-                        std::to_string(comm.rank()) + "] needs " +
-                        std::to_string(args.counts[comm.rank()]));
+                       const std::string& algorithm, const CallOptions* options) {
+  const auto p = static_cast<std::size_t>(size_of(comm));
+  if (args.counts.size() == p && args.displs.size() == p) {  // else the door words it
+    if (args.recv && args.extent() > recv_bytes)
+      throw ArgumentError("recvbuf: too small: needs " + std::to_string(args.extent()) +
+                          " bytes, has " + std::to_string(recv_bytes));
+    const int rank = rank_of(comm);
+    if (args.send && send_bytes < args.counts[rank])
+      throw ArgumentError("sendbuf: has " + std::to_string(send_bytes) + " bytes, counts[" +
+                          std::to_string(rank) + "] needs " + std::to_string(args.counts[rank]));
   }
   if (!args.send && !args.recv) throw ArgumentError("sendbuf: MPI.IN_PLACE needs a receive buffer");
-  const AllgathervAlgorithm& algo = find_allgatherv(algorithm, args, comm, options.ranks_per_node);
-  if (!args.recv && std::string(algo.name) != "shan") {
-    throw ArgumentError("algorithm: a node-shared result needs algorithm 'shan', not '" +
-                        std::string(algo.name) + "'");
-  }
+  AllgathervCall call;
+  call.comm = comm;
+  call.args = std::move(args);
+  call.allgather = std::string_view(collective).rfind("allgatherv", 0) != 0;
+  call.algorithm = algorithm;
+  call.options = options;
   const std::byte* result = nullptr;
-  run_call(comm, collective, algo.name,
-           [&](Stats& stats) { result = algo.fn(comm, args, options, stats); });
-  if (args.recv) return py::none();
+  {
+    py::gil_scoped_release release;
+    result = allgatherv(call).data;
+  }
+  if (call.args.recv) return py::none();
   return py::memoryview::from_memory(const_cast<std::byte*>(result),
-                                     static_cast<py::ssize_t>(args.extent()), true);
+                                     static_cast<py::ssize_t>(call.args.extent()), true);
+}
+
+// The options the entries took: block_size (0: not given), transport
+// ("" or "auto": not given), ranks_per_node (-1: not given), timeout (0: not given).
+void set_options(PythonOptions& o, std::int64_t block_size, const std::string& transport,
+                 int ranks_per_node, double timeout) {
+  if (block_size) o.set("block_size", block_size);
+  if (!transport.empty() && transport != "auto") o.set("transport", transport);
+  if (ranks_per_node >= 0) o.set("ranks_per_node", std::int64_t{ranks_per_node});
+  if (timeout) o.set("timeout", timeout);
 }
 
 // The general call: counts and displacements in bytes; send None: in place.
 py::object run_general(const char* collective, py::handle comm_obj, py::object send,
                        std::byte* recv, std::int64_t recv_bytes, std::vector<std::int64_t> counts,
                        std::vector<std::int64_t> displs, const std::string& algorithm,
-                       const Options& options) {
-  Comm& comm = Comm::of(mpi_comm_of(comm_obj), options.timeout);
+                       const CallOptions* options) {
   AllgathervArgs args;
   args.counts = std::move(counts);
   args.displs = std::move(displs);
@@ -93,7 +92,8 @@ py::object run_general(const char* collective, py::handle comm_obj, py::object s
     acquire_or_throw(s, send, "sendbuf", PyBUF_SIMPLE);
     args.send = static_cast<const std::byte*>(s.ptr());
   }
-  return run_checked(collective, comm, args, recv_bytes, s.bytes(), algorithm, options);
+  return run_checked(collective, mpi_comm_of(comm_obj), args, recv_bytes, s.bytes(), algorithm,
+                     options);
 }
 
 // The plain calls: allgatherv(comm, sendbuf, recvbuf, *, algorithm,
@@ -113,14 +113,14 @@ bool plain_intracomm(py::handle h, MPI_Comm& out) {
 
 // block_size, transport, ranks_per_node and timeout (four handles in a row)
 // as the Python layer would pass them on: ranks_per_node None or >= 0.
-bool plain_options(const py::handle* o, Options& options) {
+bool plain_options(const py::handle* o, PythonOptions& options) {
   std::string transport;
   int block_size = 0, rpn = -1;
   double timeout = 0;
   if (!plain_int(o[0], block_size, 0) || !plain_algorithm(o[1], transport) ||
       !plain_int(o[2], rpn, -1) || !plain_timeout(o[3], timeout) || (!o[2].is_none() && rpn < 0))
     return false;
-  options = make_options(block_size, transport.empty() ? "auto" : transport, rpn, timeout);
+  set_options(options, block_size, transport, rpn, timeout);
   return true;
 }
 
@@ -226,20 +226,20 @@ template <class Layout>
 py::object run_plain(const char* collective, const py::handle* a, Layout&& layout) {
   MPI_Comm user = MPI_COMM_NULL;
   std::string algorithm, intra;
-  Options options;
+  PythonOptions options(std::string_view(collective) == "allgather" ? Collective::allgather
+                                                                    : Collective::allgatherv);
   if (!plain_intracomm(a[kComm], user) || !plain_algorithm(a[kAlgorithm], algorithm) ||
       !plain_algorithm(a[kIntra], intra) || !intra.empty() ||
       !plain_options(a + kBlockSize, options))
     return py::object();
-  Comm& comm = Comm::of(user, options.timeout);
   View v, s;
   AllgathervArgs args;
-  if (!layout(a[kRecv], comm.size(), v, args) ||
-      !plain_send(a[kSend], v, args.counts[static_cast<std::size_t>(comm.rank())], s))
+  if (!layout(a[kRecv], size_of(user), v, args) ||
+      !plain_send(a[kSend], v, args.counts[static_cast<std::size_t>(rank_of(user))], s))
     return py::object();
   args.send = static_cast<const std::byte*>(s.ptr());
   args.recv = static_cast<std::byte*>(v.ptr());
-  return run_checked(collective, comm, args, v.bytes(), s.bytes(), algorithm, options);
+  return run_checked(collective, user, args, v.bytes(), s.bytes(), algorithm, options.get());
 }
 
 py::object allgatherv_plain(const py::handle* a) {
@@ -265,7 +265,7 @@ template <class Layout>
 py::object run_shared(const char* collective, const py::handle* a, int dtype_index,
                       Layout&& layout) {
   MPI_Comm user = MPI_COMM_NULL;
-  Options options;
+  PythonOptions options(Collective::allgatherv);
   const py::handle send = a[kSharedSend];
   View s;
   char kind = 0;
@@ -273,13 +273,13 @@ py::object run_shared(const char* collective, const py::handle* a, int dtype_ind
       !plain_options(a + dtype_index + 1, options) || !is_ndarray(send) ||
       !s.acquire(send, PyBUF_FORMAT) || !numpy_kind(s.get().format, kind))
     return py::object();
-  Comm& comm = Comm::of(user, options.timeout);
   AllgathervArgs args;
-  if (!layout(a, comm.size(), s, args) ||
-      args.counts[static_cast<std::size_t>(comm.rank())] != s.bytes())
+  if (!layout(a, size_of(user), s, args) ||
+      args.counts[static_cast<std::size_t>(rank_of(user))] != s.bytes())
     return py::object();
   args.send = static_cast<const std::byte*>(s.ptr());
-  return shared_array(run_checked(collective, comm, args, 0, s.bytes(), "shan", options), send);
+  return shared_array(run_checked(collective, user, args, 0, s.bytes(), "shan", options.get()),
+                      send);
 }
 
 py::object allgatherv_shared_plain(const py::handle* a) {
@@ -368,11 +368,12 @@ void bind_allgatherv(py::module_& m) {
       [](py::handle comm, py::object send, py::object recv, std::vector<std::int64_t> counts,
          std::vector<std::int64_t> displs, const std::string& algorithm, std::int64_t block_size,
          const std::string& transport, int ranks_per_node, double timeout) {
-        Options o = make_options(block_size, transport, ranks_per_node, timeout);
+        PythonOptions o(Collective::allgatherv);
+        set_options(o, block_size, transport, ranks_per_node, timeout);
         View r;
         acquire_or_throw(r, recv, "recvbuf", PyBUF_WRITABLE);
         return run_general("allgatherv", comm, send, static_cast<std::byte*>(r.ptr()), r.bytes(),
-                           std::move(counts), std::move(displs), algorithm, o);
+                           std::move(counts), std::move(displs), algorithm, o.get());
       },
       py::arg("comm"), py::arg("send"), py::arg("recv"), py::arg("counts"), py::arg("displs"),
       py::arg("algorithm") = "", py::arg("block_size") = 0, py::arg("transport") = "two_sided",
@@ -384,9 +385,10 @@ void bind_allgatherv(py::module_& m) {
       [](py::handle comm, py::object send, std::vector<std::int64_t> counts,
          std::vector<std::int64_t> displs, std::int64_t block_size, const std::string& transport,
          int ranks_per_node, double timeout) {
-        Options o = make_options(block_size, transport, ranks_per_node, timeout);
+        PythonOptions o(Collective::allgatherv);
+        set_options(o, block_size, transport, ranks_per_node, timeout);
         return run_general("allgatherv_shared", comm, send, nullptr, 0, std::move(counts),
-                           std::move(displs), "shan", o);
+                           std::move(displs), "shan", o.get());
       },
       py::arg("comm"), py::arg("send"), py::arg("counts"), py::arg("displs"),
       py::arg("block_size") = 0, py::arg("transport") = "two_sided", py::arg("ranks_per_node") = -1,

@@ -10,6 +10,8 @@
 //   (src/shancoll/_allreduce.py) then parses buffer specs and callables and
 //   words the errors;
 // - the general entry takes what that layer parsed.
+#include "shancoll/coll/allreduce/allreduce.h"
+
 #include <mpi.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -22,13 +24,12 @@
 #include "common.h"
 #include "entry.h"
 #include "fast_args.h"
+#include "options.h"
 #include "request.h"
-#include "shancoll/allreduce_select.h"
 #include "shancoll/coll/allreduce/allreduce_request.h"
 #include "shancoll/comm.h"
 #include "shancoll/pattern/nway_dissemination.h"
 #include "shancoll/progress.h"
-#include "shancoll/select.h"
 
 namespace py = pybind11;
 using namespace shancoll;
@@ -36,7 +37,7 @@ using namespace shancoll::bindings;
 
 namespace {
 
-// The caller's choices, checked by prepare().
+// The caller's choices as the entries parsed them ("" / -1 / 0: not given).
 struct Knobs {
   std::string algorithm;  // "" = auto (the environment may override)
   int ports = 0;
@@ -45,50 +46,39 @@ struct Knobs {
   bool consistent = true;
 };
 
-// One call, checked, with its algorithm resolved; no communication except
-// the communicator's first use.
+// One call for the door, its options held alongside.
 struct Call {
-  Comm* comm;
-  Reducer reducer;
-  AllreduceArgs args;
-  Options options;
-  const AllreduceAlgorithm* algorithm;
+  AllreduceCall call;
+  PythonOptions options;
+  std::string algorithm;
+  explicit Call(Collective c) : options(c) {}
+  Call(const Call&) = delete;
 };
 
-Call prepare(MPI_Comm user, const std::byte* send, std::byte* recv, std::int64_t bytes, DType type,
-             MPI_Op op, const Knobs& k, bool split_phase) {
-  if (k.ports < 0)
-    throw ArgumentError("ports: must be >= 0 (0 chooses), got " + std::to_string(k.ports));
-  if (k.timeout < 0) throw ArgumentError("timeout: must be >= 0 seconds");
-  Options o;
-  o.ranks_per_node = k.ranks_per_node;
-  o.timeout = k.timeout > 0 ? k.timeout : default_timeout();
-  Call c{&Comm::of(user, o.timeout), Reducer(op, type), {}, o, nullptr};
-  c.args.send = send;
-  c.args.recv = recv;
-  c.args.count = bytes / static_cast<std::int64_t>(dtype_size(type));
-  c.args.ports = k.ports;
-  c.args.consistent = k.consistent;
-  c.args.reducer = &c.reducer;
-  std::string name = k.algorithm;
-  if (split_phase && (name.empty() || name == "auto"))
-    name = auto_split_phase(c.args, c.comm->size());
-  const int nodes = c.comm->nodes(k.ranks_per_node).topo.node_count;
-  c.algorithm = &find_allreduce(name, c.args, c.comm->size(), nodes);
-  return c;
+void prepare(Call& c, MPI_Comm user, const std::byte* send, std::byte* recv, std::int64_t bytes,
+             DType type, MPI_Op op, const Knobs& k) {
+  if (k.ports) c.options.set("ports", std::int64_t{k.ports});
+  if (k.ranks_per_node >= 0) c.options.set("ranks_per_node", std::int64_t{k.ranks_per_node});
+  if (k.timeout) c.options.set("timeout", k.timeout);
+  if (!k.consistent) c.options.set("consistent", false);
+  c.algorithm = k.algorithm;
+  c.call.comm = user;
+  c.call.send = send;
+  c.call.recv = recv;
+  c.call.count = bytes / static_cast<std::int64_t>(dtype_size(type));
+  c.call.type = type;
+  c.call.op = op;
+  c.call.algorithm = c.algorithm;
+  c.call.options = c.options.get();
 }
 
 void run_blocking(Call& c) {
-  c.args.reducer = &c.reducer;  // c was moved out of prepare()
-  run_call(*c.comm, "allreduce", c.algorithm->name,
-           [&](Stats& stats) { c.algorithm->fn(*c.comm, c.args, c.options, stats); });
+  py::gil_scoped_release release;  // user ops re-acquire it (mpi4py's "with gil")
+  allreduce(c.call);
 }
 
 py::object start_request(Call& c, std::unique_ptr<PyRequest> r) {
-  c.args.reducer = &c.reducer;
-  r->req = c.comm->run({"iallreduce", c.algorithm->name}, [&] {
-    return std::make_unique<AllreduceRequest>(*c.comm, c.args, *c.algorithm, c.options);
-  });
+  r->req = iallreduce(c.call);
   return request_object(std::move(r));
 }
 
@@ -117,9 +107,8 @@ bool plain_arrays(py::handle send, py::handle recv, Buffers& bufs, DType& type) 
 
 // The general entry's buffers: flat, contiguous, already matched in type and
 // length by the Python layer; checked again here to stay memory-safe.
-Call prepare_general(py::handle comm, py::handle send, py::handle recv, Buffers& bufs,
-                     const std::string& kind, int itemsize, py::handle op, const Knobs& k,
-                     bool split_phase) {
+void prepare_general(Call& c, py::handle comm, py::handle send, py::handle recv, Buffers& bufs,
+                     const std::string& kind, int itemsize, py::handle op, const Knobs& k) {
   const DType type = dtype_of(kind, itemsize);
   const MPI_Op mpi_op = mpi_op_of(op);
   const MPI_Comm user = mpi_comm_of(comm);
@@ -136,8 +125,8 @@ Call prepare_general(py::handle comm, py::handle send, py::handle recv, Buffers&
       throw ArgumentError("sendbuf: " + std::to_string(bufs.send.bytes()) +
                           " bytes, but recvbuf has " + std::to_string(bytes));
   }
-  return prepare(user, static_cast<const std::byte*>(bufs.send.ptr()),
-                 static_cast<std::byte*>(bufs.recv.ptr()), bytes, type, mpi_op, k, split_phase);
+  prepare(c, user, static_cast<const std::byte*>(bufs.send.ptr()),
+          static_cast<std::byte*>(bufs.recv.ptr()), bytes, type, mpi_op, k);
 }
 
 // The plain calls of the entries (entry.h): allreduce(comm, sendbuf, recvbuf,
@@ -157,9 +146,9 @@ enum {
   kTimeout
 };
 
-// The plain call checked and prepared, its buffers held in `bufs`; nothing
+// The plain call checked and prepared, its buffers held in `bufs`; false
 // when the call is not plain. iallreduce has no timeout parameter.
-std::optional<Call> plain_call(const py::handle* a, Buffers& bufs, bool split_phase) {
+bool plain_call(Call& c, const py::handle* a, Buffers& bufs, bool split_phase) {
   DType type{};
   MPI_Op mpi_op = MPI_OP_NULL;
   Knobs k;
@@ -167,25 +156,25 @@ std::optional<Call> plain_call(const py::handle* a, Buffers& bufs, bool split_ph
   if (!plain_comm(a[kComm]) || !plain_op(a[kOp], mpi_op) ||
       !plain_knobs(a[kAlgorithm], a[kPorts], a[kConsistent], a[kRanksPerNode], timeout, k) ||
       !plain_arrays(a[kSend], a[kRecv], bufs, type))
-    return std::nullopt;
-  return prepare(mpi_comm_of(a[kComm]), static_cast<const std::byte*>(bufs.send.ptr()),
-                 static_cast<std::byte*>(bufs.recv.ptr()), bufs.recv.bytes(), type, mpi_op, k,
-                 split_phase);
+    return false;
+  prepare(c, mpi_comm_of(a[kComm]), static_cast<const std::byte*>(bufs.send.ptr()),
+          static_cast<std::byte*>(bufs.recv.ptr()), bufs.recv.bytes(), type, mpi_op, k);
+  return true;
 }
 
 py::object allreduce_plain(const py::handle* a) {
   Buffers bufs;
-  std::optional<Call> c = plain_call(a, bufs, false);
-  if (!c) return py::object();
-  run_blocking(*c);
+  Call c(Collective::allreduce);
+  if (!plain_call(c, a, bufs, false)) return py::object();
+  run_blocking(c);
   return py::none();
 }
 
 py::object iallreduce_plain(const py::handle* a) {
   auto r = std::make_unique<PyRequest>();
-  std::optional<Call> c = plain_call(a, r->bufs, true);
-  if (!c) return py::object();
-  return start_request(*c, std::move(r));
+  Call c(Collective::iallreduce);
+  if (!plain_call(c, a, r->bufs, true)) return py::object();
+  return start_request(c, std::move(r));
 }
 
 EntrySpec allreduce_spec(bool split_phase) {
@@ -213,8 +202,9 @@ void bind_allreduce(py::module_& m) {
          py::handle op, const std::string& algorithm, int ports, int ranks_per_node, double timeout,
          bool consistent) {
         Buffers bufs;
-        Call c = prepare_general(comm, send, recv, bufs, kind, itemsize, op,
-                                 {algorithm, ports, ranks_per_node, timeout, consistent}, false);
+        Call c(Collective::allreduce);
+        prepare_general(c, comm, send, recv, bufs, kind, itemsize, op,
+                        {algorithm, ports, ranks_per_node, timeout, consistent});
         run_blocking(c);
       },
       py::arg("comm"), py::arg("send"), py::arg("recv"), py::arg("kind"), py::arg("itemsize"),
@@ -230,8 +220,9 @@ void bind_allreduce(py::module_& m) {
          py::handle op, const std::string& algorithm, int ports, int ranks_per_node,
          bool consistent) {
         auto r = std::make_unique<PyRequest>();
-        Call c = prepare_general(comm, send, recv, r->bufs, kind, itemsize, op,
-                                 {algorithm, ports, ranks_per_node, 0.0, consistent}, true);
+        Call c(Collective::iallreduce);
+        prepare_general(c, comm, send, recv, r->bufs, kind, itemsize, op,
+                        {algorithm, ports, ranks_per_node, 0.0, consistent});
         return start_request(c, std::move(r));
       },
       py::arg("comm"), py::arg("send"), py::arg("recv"), py::arg("kind"), py::arg("itemsize"),
@@ -266,10 +257,4 @@ void bind_allreduce(py::module_& m) {
       },
       "The builtin entry for shancoll.allreduce (split_phase: iallreduce) with `impl` as "
       "its general path.");
-
-  m.def("allreduce_algorithms", [] {
-    std::vector<std::pair<std::string, std::string>> out;
-    for (const auto& a : allreduce_algorithms()) out.emplace_back(a.name, a.summary);
-    return out;
-  });
 }

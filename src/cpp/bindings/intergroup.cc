@@ -10,15 +10,14 @@
 #include <string>
 
 #include "common.h"
+#include "options.h"
 #include "shancoll/intercomm.h"
 #include "shancoll/progress.h"
-#include "shancoll/select.h"
 
 namespace py = pybind11;
 using namespace shancoll;
-using bindings::make_options;
 using bindings::mpi_comm_of;
-using bindings::run_call;
+using bindings::PythonOptions;
 using bindings::stats_dict;
 
 namespace {
@@ -36,63 +35,29 @@ std::pair<std::byte*, std::int64_t> bytes_of(py::handle obj, const char* name, b
   return {static_cast<std::byte*>(info.ptr), info.size * info.itemsize};
 }
 
-void check_layout(const InterAllgathervArgs& args, int remote_size, std::int64_t recv_bytes) {
-  if (static_cast<int>(args.counts.size()) != remote_size ||
-      static_cast<int>(args.displs.size()) != remote_size) {
-    throw ArgumentError("counts: expected " + std::to_string(remote_size) +
-                        " entries (one per process of the remote group), got " +
-                        std::to_string(args.counts.size()));
-  }
-  for (int r = 0; r < remote_size; ++r) {
-    if (args.counts[r] < 0) {
-      throw ArgumentError("counts: negative count for remote rank " + std::to_string(r));
-    }
-    if (args.displs[r] < 0) {
-      throw ArgumentError("displs: negative displacement for remote rank " + std::to_string(r));
-    }
-    if (args.counts[r] > 0 && args.displs[r] + args.counts[r] > recv_bytes) {
-      throw ArgumentError("recvbuf: too small for remote rank " + std::to_string(r));
-    }
-  }
-}
-
-void check_intra_algorithm(const std::string& name) {
-  if (name.empty() || name == "auto") return;
-  std::string valid = "auto";
-  for (const auto& a : allgatherv_algorithms()) {
-    if (name == a.name) return;
-    valid += std::string(", ") + a.name;
-  }
-  throw ArgumentError("intra_algorithm: unknown allgatherv algorithm '" + name +
-                      "' (valid: " + valid + ")");
-}
-
 void inter_allgatherv(py::handle comm_obj, py::handle send, py::handle recv,
                       std::vector<std::int64_t> counts, std::vector<std::int64_t> displs,
                       bool regular, const std::string& algorithm,
                       const std::string& intra_algorithm, std::int64_t block_size,
                       const std::string& transport, int ranks_per_node, double timeout) {
-  const Options options = make_options(block_size, transport, ranks_per_node, timeout);
-  check_intra_algorithm(intra_algorithm);
-  const IntergroupAlgorithm& algo = find_intergroup(algorithm);
-  InterAllgathervArgs args;
-  std::tie(args.send, args.send_bytes) = bytes_of(send, "sendbuf", false);
-  std::int64_t recv_bytes = 0;
-  std::tie(args.recv, recv_bytes) = bytes_of(recv, "recvbuf", true);
-  args.counts = std::move(counts);
-  args.displs = std::move(displs);
-  args.regular = regular;
-  args.intra_algorithm = intra_algorithm;
-  MPI_Comm user = mpi_comm_of(comm_obj);
-  int inter = 0;
-  check_mpi(MPI_Comm_test_inter(user, &inter), "MPI_Comm_test_inter");
-  if (!inter) throw ArgumentError("comm: expected an inter-communicator");
-  int remote_size = 0;
-  MPI_Comm_remote_size(user, &remote_size);
-  check_layout(args, remote_size, recv_bytes);
-  InterComm& ic = InterComm::of(user, options.timeout);  // collective on first use
-  run_call(ic, regular ? "allgather" : "allgatherv", algo.name,
-           [&](Stats& stats) { algo.fn(ic, args, options, stats); });
+  PythonOptions o(Collective::intergroup);
+  if (!intra_algorithm.empty() && intra_algorithm != "auto")
+    o.set("intra_algorithm", intra_algorithm);
+  if (block_size) o.set("block_size", block_size);
+  if (!transport.empty() && transport != "auto") o.set("transport", transport);
+  if (ranks_per_node >= 0) o.set("ranks_per_node", std::int64_t{ranks_per_node});
+  if (timeout) o.set("timeout", timeout);
+  IntergroupCall call;
+  call.comm = mpi_comm_of(comm_obj);
+  std::tie(call.args.send, call.args.send_bytes) = bytes_of(send, "sendbuf", false);
+  std::tie(call.args.recv, call.recv_bytes) = bytes_of(recv, "recvbuf", true);
+  call.args.counts = std::move(counts);
+  call.args.displs = std::move(displs);
+  call.args.regular = regular;
+  call.algorithm = algorithm;
+  call.options = o.get();
+  py::gil_scoped_release release;
+  intergroup_allgatherv(call);
 }
 
 py::dict inter_stats(py::handle comm) {
@@ -114,9 +79,4 @@ void bind_intergroup(py::module_& m) {
         "regular: allgather. Statistics: inter_last_stats(comm).");
   m.def("inter_last_stats", &inter_stats, py::arg("comm"),
         "Statistics of the last intergroup collective this process ran on comm (local).");
-  m.def("inter_algorithms", [] {
-    std::vector<std::pair<std::string, std::string>> out;
-    for (const auto& a : intergroup_algorithms()) out.emplace_back(a.name, a.summary);
-    return out;
-  });
 }

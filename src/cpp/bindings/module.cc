@@ -1,17 +1,19 @@
-// The only pybind11 code: mpi4py communicator -> MPI_Comm (through mpi4py's C
-// API), Python buffers -> (pointer, bytes). Everything else is in the core.
-// Argument checking that needs Python knowledge (buffer specs, dtypes) is done
-// in src/shancoll; here we check what the core needs to stay memory-safe.
+// The extension module shancoll._core: the module-wide functions (statistics,
+// topology, algorithm listings, environment, kernels) and the bind_*() of the
+// collectives' binding files. The bindings (src/cpp/bindings, the only
+// pybind11 code) turn mpi4py communicators and Python buffers into the
+// core's calls; each collective then goes through its door
+// (shancoll/coll/<coll>/<coll>.h, docs/design.md).
 #include <mpi.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include "common.h"
+#include "shancoll/coll/registry.h"
 #include "shancoll/comm.h"
 #include "shancoll/kernels/kernels.h"
 #include "shancoll/on_error.h"
 #include "shancoll/progress.h"
-#include "shancoll/select.h"
 #include "shancoll/shm/peer_memory.h"
 
 namespace py = pybind11;
@@ -78,12 +80,11 @@ PYBIND11_MODULE(_core, m) {
       },
       py::arg("comm"), "Statistics of the last collective this rank ran on comm.");
 
+  // Every collective's listing, the one the C API and the PMPI library use.
   m.def("algorithms", [](const std::string& collective) {
-    if (collective != "allgatherv" && collective != "allgather") {
-      throw ArgumentError("collective: unknown collective '" + collective + "'");
-    }
     std::vector<std::pair<std::string, std::string>> out;
-    for (const auto& a : allgatherv_algorithms()) out.emplace_back(a.name, a.summary);
+    for (const AlgorithmInfo& a : algorithm_listing(collective))
+      out.emplace_back(a.name, a.summary);
     return out;
   });
 

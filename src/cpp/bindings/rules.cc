@@ -6,11 +6,11 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include "shancoll/allreduce_select.h"
+#include "shancoll/coll/allgatherv/allgatherv.h"
+#include "shancoll/coll/allreduce/allreduce.h"
+#include "shancoll/coll/rooted.h"
 #include "shancoll/environment.h"
 #include "shancoll/error.h"
-#include "shancoll/rooted_select.h"
-#include "shancoll/select.h"
 
 namespace py = pybind11;
 using namespace shancoll;

@@ -4,13 +4,16 @@
  * in <site-packages>/shancoll/include) and the MPI library shancoll was built
  * with. Every function is collective on `comm` and takes the arguments of the
  * MPI function of the same name, plus
- *   `algorithm`: a shancoll algorithm name ("ring", "release_gather", ...), or
- *     NULL / "" for the environment variable SHANCOLL_<COLL>_ALGORITHM, else
- *     "auto" (allgather: SHANCOLL_ALLGATHER_ALGORITHM, else
+ *   `algorithm`: a shancoll algorithm name ("ring", "release_gather", ...;
+ *     shancoll_algorithms lists them), or NULL / "" / "auto" for the
+ *     environment variable SHANCOLL_<COLL>_ALGORITHM, else shancoll's choice
+ *     (allgather: SHANCOLL_ALLGATHER_ALGORITHM, else
  *     SHANCOLL_ALLGATHERV_ALGORITHM);
- *   `options`: "key=value,key=value", or NULL / "" for the environment
- *     variable SHANCOLL_<COLL>_OPTIONS, else the defaults. The keys (the
- *     Python keywords of the same name):
+ *   `options`: "key=value,key=value" (NULL or "": none), over the
+ *     environment variable SHANCOLL_<COLL>_OPTIONS in the same form (a key
+ *     given in the call wins), over the defaults. The same keys, checked by
+ *     the same table and refused in the same words, as the Python keywords
+ *     of the same name:
  *       all collectives: timeout=<seconds per wait> (default SHANCOLL_TIMEOUT
  *         or 120), ranks_per_node=<n> (virtual nodes of n consecutive ranks;
  *         0: the physical nodes; default SHANCOLL_RANKS_PER_NODE);
@@ -22,11 +25,14 @@
  *       bcast, reduce, and allreduce's release_gather: tree=auto|flat|kary|
  *         knomial, k=<n>, skew=auto|left|right, topology=auto|none|
  *         socket_leader_first|socket_leader_last (each also as bcast_<key>
- *         or reduce_<key> for one phase's tree), sockets=auto|<count> (a
- *         socket per local rank: SHANCOLL_SOCKETS=0,1,...), buffer_size=<bytes>,
- *         buffers=<n>, inline=1|0, read_from_parent=1|0, data_copy=1|0, single_copy=1|0,
- *         inter_algorithm=<allreduce algorithm among node leaders>.
- *     An unknown key or a bad value is refused with MPI_ERR_ARG.
+ *         or reduce_<key> for one phase's tree, which wins over the plain
+ *         key), sockets=auto|<count>|<socket per local rank, e.g. 0,1,0,1>,
+ *         buffer_size=<bytes>, buffers=<n>, inline=1|0, read_from_parent=1|0,
+ *         data_copy=1|0, single_copy=1|0 (none of them with
+ *         another algorithm named in `algorithm`);
+ *       allreduce only: inter_algorithm=<allreduce algorithm among node leaders>;
+ *     An unknown key or a bad value is refused with MPI_ERR_ARG, before any
+ *     communication, on every rank.
  *
  * From Fortran: bind the functions with ISO_C_BINDING (strings end with
  * c_null_char, NULL is c_null_ptr). With MPICH and its derivatives the
@@ -147,6 +153,13 @@ const char* shancoll_last_error(void);
 
 /* The algorithm the calling thread's last successful call ran ("" if none). */
 const char* shancoll_last_algorithm(void);
+
+/* The algorithms of `collective` ("allgather", "allgatherv", "allreduce",
+ * "iallreduce", "bcast", "reduce"), comma-separated, in the order Python's
+ * shancoll.algorithms() lists them ("auto" not listed); NULL for an unknown
+ * collective (shancoll_last_error says why). Valid until the calling
+ * thread's next call of this function. Local: no communication. */
+const char* shancoll_algorithms(const char* collective);
 
 #ifdef __cplusplus
 }

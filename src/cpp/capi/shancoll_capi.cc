@@ -10,22 +10,22 @@
 #include <vector>
 
 #include "capi_internal.h"
-#include "capi_options.h"
 #include "shancoll.h"
-#include "shancoll/allreduce_select.h"
+#include "shancoll/call_options.h"
+#include "shancoll/coll/allgatherv/allgatherv.h"
+#include "shancoll/coll/allreduce/allreduce.h"
 #include "shancoll/coll/allreduce/allreduce_request.h"
+#include "shancoll/coll/registry.h"
+#include "shancoll/coll/rooted.h"
 #include "shancoll/comm.h"
-#include "shancoll/environment.h"
 #include "shancoll/progress.h"
-#include "shancoll/rooted_select.h"
-#include "shancoll/select.h"
 
 namespace shancoll::capi {
 namespace {
 
 thread_local bool t_inside = false;
 thread_local std::string t_last_error;
-thread_local std::string t_last_algorithm;
+thread_local const char* t_last_algorithm = "";  // a registry name (static)
 thread_local TreeUsed t_last_trees[2];  // bcast, reduce (plain data: a cheap copy per call)
 
 // A refusal with its MPI error class, raised before any communication.
@@ -154,31 +154,23 @@ DType reduction_type(MPI_Datatype type) {
          "type (shancoll reduces only those)");
 }
 
-void check_root(int root, const Comm& comm) {
-  if (root < 0 || root >= comm.size())
-    refuse(MPI_ERR_ROOT, "root: " + std::to_string(root) + " is not a rank of the communicator");
+// The options of a call: SHANCOLL_<COLL>_OPTIONS with `text` over it
+// (completed in `storage`), or nullptr when there is no text (the door then
+// takes the defaults, parsed once).
+const CallOptions* call_options(Collective c, const char* text, CallOptions& storage) {
+  if (!text || !*text) return nullptr;
+  storage = default_options(c);
+  storage.set_text(c, text, "options");
+  storage.complete();
+  return &storage;
 }
 
-std::string name_of(const char* algorithm) { return algorithm ? algorithm : ""; }
-
-// NULL / "": the environment variable, else "" (the core then reads its own
-// variable or picks "auto").
-std::string name_or_env(const char* algorithm, const char* env_name) {
-  if (algorithm && *algorithm) return algorithm;
-  return environment_value(env_name);
-}
-
-// Runs a resolved algorithm and records what ran (`collective` and `name`
-// also name the call if it fails under SHANCOLL_ON_ERROR=abort).
-template <class F>
-void run_algorithm(Comm& comm, const char* collective, const char* name, F&& body) {
-  Stats stats;
-  comm.run({collective, name}, [&] { body(stats); });
-  comm.last_stats = stats;
-  comm.last_algorithm = name;
-  t_last_algorithm = name;
-  t_last_trees[0] = stats.bcast_tree;
-  t_last_trees[1] = stats.reduce_tree;
+// Records what the door ran, for shancoll_last_algorithm and the PMPI
+// library's verbose report.
+void record(const Comm& comm) {
+  t_last_algorithm = comm.last_algorithm;
+  t_last_trees[0] = comm.last_stats.bcast_tree;
+  t_last_trees[1] = comm.last_stats.reduce_tree;
 }
 
 // A non-null receive pointer for an empty result (the core reads a null
@@ -188,54 +180,53 @@ std::byte* receive_pointer(void* recvbuf) {
   return recvbuf ? static_cast<std::byte*>(recvbuf) : &empty;
 }
 
-void allgatherv_bytes(const char* collective, const void* sendbuf, MPI_Count sendcount,
+void allgatherv_bytes(Collective which, const void* sendbuf, MPI_Count sendcount,
                       MPI_Datatype sendtype, void* recvbuf, std::vector<std::int64_t> counts,
-                      std::vector<std::int64_t> displs, MPI_Comm comm_handle,
-                      const std::string& algorithm, const CallOptions& options) {
-  const Options o = options.resolved();
-  Comm& comm = Comm::of(comm_handle, o.timeout);
-  AllgathervArgs args;
-  args.counts = std::move(counts);
-  args.displs = std::move(displs);
+                      std::vector<std::int64_t> displs, MPI_Comm comm, const char* algorithm,
+                      const char* options) {
+  CallOptions storage;
+  AllgathervCall call;
+  call.comm = comm;
+  call.allgather = which == Collective::allgather;
+  call.options = call_options(which, options, storage);
+  call.algorithm = algorithm ? algorithm : "";
+  call.args.counts = std::move(counts);
+  call.args.displs = std::move(displs);
   if (sendbuf != MPI_IN_PLACE) {
     check_count(sendcount, "sendcount");
-    const std::int64_t send_bytes = sendcount * plain_size(sendtype, "sendtype");
-    if (send_bytes != args.counts[comm.rank()])
-      refuse(MPI_ERR_TRUNCATE, "sendcount: sends " + std::to_string(send_bytes) +
-                                   " bytes, recvcounts[" + std::to_string(comm.rank()) +
-                                   "] expects " + std::to_string(args.counts[comm.rank()]));
-    args.send = static_cast<const std::byte*>(sendbuf);
+    call.send_bytes = sendcount * plain_size(sendtype, "sendtype");
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    const std::int64_t expected = call.args.counts[rank];
+    if (call.send_bytes != expected)
+      refuse(MPI_ERR_TRUNCATE, "sendcount: sends " + std::to_string(call.send_bytes) +
+                                   " bytes, recvcounts[" + std::to_string(rank) + "] expects " +
+                                   std::to_string(expected));
+    call.args.send = static_cast<const std::byte*>(sendbuf);
   }
-  if (!recvbuf && args.extent() > 0) refuse(MPI_ERR_BUFFER, "recvbuf: NULL");
-  args.recv = receive_pointer(recvbuf);
-  const AllgathervAlgorithm& algo = find_allgatherv(algorithm, args, comm, o.ranks_per_node);
-  run_algorithm(comm, collective, algo.name, [&](Stats& s) { algo.fn(comm, args, o, s); });
+  if (!recvbuf && call.args.extent() > 0) refuse(MPI_ERR_BUFFER, "recvbuf: NULL");
+  call.args.recv = receive_pointer(recvbuf);
+  record(allgatherv(call).comm);
 }
 
-// The arguments of an allreduce, checked; `reducer` must outlive them.
-AllreduceArgs allreduce_args(const void* sendbuf, void* recvbuf, MPI_Count count,
-                             const Reducer& reducer, const CallOptions& options) {
+// An allreduce's call, checked; `storage` holds its options.
+AllreduceCall allreduce_call(Collective which, const void* sendbuf, void* recvbuf, MPI_Count count,
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const char* algorithm,
+                             const char* options, CallOptions& storage) {
+  check_intracomm(comm);
   check_count(count, "count");
   if (!recvbuf && count > 0) refuse(MPI_ERR_BUFFER, "recvbuf: NULL");
-  AllreduceArgs args;
-  args.send = sendbuf == MPI_IN_PLACE ? nullptr : static_cast<const std::byte*>(sendbuf);
-  args.recv = static_cast<std::byte*>(recvbuf);
-  args.count = count;
-  args.reducer = &reducer;
-  args.ports = options.ports;
-  args.consistent = options.consistent;
-  return args;
-}
-
-// The split-phase algorithm for a name ("" and "auto": the split-phase rule).
-const AllreduceAlgorithm& split_phase_algorithm(const std::string& name, const AllreduceArgs& args,
-                                                int size) {
-  const std::string chosen = name.empty() || name == "auto" ? auto_split_phase(args, size) : name;
-  const AllreduceAlgorithm& algo = find_allreduce(chosen, args, size);
-  if (!algo.schedule && chosen != "mpi")
-    refuse(MPI_ERR_ARG, "algorithm: '" + chosen +
-                            "' has no split-phase version (schedule-driven algorithms and mpi do)");
-  return algo;
+  AllreduceCall call;
+  call.comm = comm;
+  call.send = sendbuf == MPI_IN_PLACE ? nullptr : sendbuf;
+  call.recv = recvbuf;
+  call.count = count;
+  call.type = reduction_type(datatype);
+  call.datatype = datatype;
+  call.op = op;
+  call.algorithm = algorithm ? algorithm : "";
+  call.options = call_options(which, options, storage);
+  return call;
 }
 
 }  // namespace
@@ -339,15 +330,13 @@ int shancoll_allgather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype 
   return guarded([&] {
     check_intracomm(comm);
     check_count(recvcount, "recvcount");
-    const CallOptions o = parse_options(options, "SHANCOLL_ALLGATHER_OPTIONS", Family::allgather);
     const std::int64_t block = recvcount * plain_size(recvtype, "recvtype");
     int size = 0;
     MPI_Comm_size(comm, &size);
     std::vector<std::int64_t> counts(size, block), displs(size);
     for (int r = 0; r < size; ++r) displs[r] = r * block;
-    allgatherv_bytes("allgather", sendbuf, sendcount, sendtype, recvbuf, std::move(counts),
-                     std::move(displs), comm,
-                     name_or_env(algorithm, "SHANCOLL_ALLGATHER_ALGORITHM"), o);
+    allgatherv_bytes(Collective::allgather, sendbuf, sendcount, sendtype, recvbuf,
+                     std::move(counts), std::move(displs), comm, algorithm, options);
   });
 }
 
@@ -359,7 +348,6 @@ int shancoll_allgatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype
     check_intracomm(comm);
     const std::int64_t elem = plain_size(recvtype, "recvtype");
     if (!recvcounts || !displs) refuse(MPI_ERR_ARG, "recvcounts/displs: NULL");
-    const CallOptions o = parse_options(options, "SHANCOLL_ALLGATHERV_OPTIONS", Family::allgather);
     int size = 0;
     MPI_Comm_size(comm, &size);
     std::vector<std::int64_t> counts(size), offsets(size);
@@ -369,23 +357,17 @@ int shancoll_allgatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype
       counts[r] = recvcounts[r] * elem;
       offsets[r] = displs[r] * elem;
     }
-    allgatherv_bytes("allgatherv", sendbuf, sendcount, sendtype, recvbuf, std::move(counts),
-                     std::move(offsets), comm, name_of(algorithm), o);
+    allgatherv_bytes(Collective::allgatherv, sendbuf, sendcount, sendtype, recvbuf,
+                     std::move(counts), std::move(offsets), comm, algorithm, options);
   });
 }
 
 int shancoll_allreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
                          MPI_Op op, MPI_Comm comm, const char* algorithm, const char* options) {
   return guarded([&] {
-    check_intracomm(comm);
-    const CallOptions o = parse_options(options, "SHANCOLL_ALLREDUCE_OPTIONS", Family::allreduce);
-    const Reducer reducer(op, reduction_type(datatype), datatype);
-    const AllreduceArgs args = allreduce_args(sendbuf, recvbuf, count, reducer, o);
-    const Options resolved = o.resolved();
-    Comm& c = Comm::of(comm, resolved.timeout);
-    const int nodes = c.nodes(resolved.ranks_per_node).topo.node_count;
-    const AllreduceAlgorithm& algo = find_allreduce(name_of(algorithm), args, c.size(), nodes);
-    run_algorithm(c, "allreduce", algo.name, [&](Stats& s) { algo.fn(c, args, resolved, s); });
+    CallOptions storage;
+    record(allreduce(allreduce_call(Collective::allreduce, sendbuf, recvbuf, count, datatype, op,
+                                    comm, algorithm, options, storage)));
   });
 }
 
@@ -395,20 +377,12 @@ int shancoll_iallreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count,
   return guarded([&] {
     if (!request) refuse(MPI_ERR_REQUEST, "request: NULL");
     *request = SHANCOLL_REQUEST_NULL;
-    check_intracomm(comm);
-    const CallOptions o = parse_options(options, "SHANCOLL_IALLREDUCE_OPTIONS", Family::allreduce);
-    const Reducer reducer(op, reduction_type(datatype), datatype);  // copied by the request
-    const AllreduceArgs args = allreduce_args(sendbuf, recvbuf, count, reducer, o);
-    const Options resolved = o.resolved();
-    Comm& c = Comm::of(comm, resolved.timeout);
-    const AllreduceAlgorithm& algo = split_phase_algorithm(
-        name_or_env(algorithm, "SHANCOLL_IALLREDUCE_ALGORITHM"), args, c.size());
+    CallOptions storage;
     auto started = std::make_unique<shancoll_request_s>();
-    started->timeout = resolved.timeout;
-    started->request = c.run({"iallreduce", algo.name}, [&] {
-      return std::make_unique<AllreduceRequest>(c, args, algo, resolved);
-    });
-    t_last_algorithm = algo.name;
+    started->request = iallreduce(allreduce_call(Collective::iallreduce, sendbuf, recvbuf, count,
+                                                 datatype, op, comm, algorithm, options, storage));
+    started->timeout = started->request->timeout();
+    t_last_algorithm = started->request->algorithm();
     *request = started.release();
   });
 }
@@ -445,18 +419,16 @@ int shancoll_bcast_c(void* buffer, MPI_Count count, MPI_Datatype datatype, int r
   return guarded([&] {
     check_intracomm(comm);
     check_count(count, "count");
-    const CallOptions o = parse_options(options, "SHANCOLL_BCAST_OPTIONS", Family::rooted);
-    BcastArgs args;
-    args.bytes = count * plain_size(datatype, "datatype");
-    if (!buffer && args.bytes > 0) refuse(MPI_ERR_BUFFER, "buffer: NULL");
-    const Options resolved = o.resolved();
-    Comm& c = Comm::of(comm, resolved.timeout);
-    check_root(root, c);
-    args.buf = static_cast<std::byte*>(buffer);
-    args.root = root;
-    const BcastAlgorithm& algo = find_bcast(name_of(algorithm), args.bytes, c.size(),
-                                            rule_nodes(c, resolved.ranks_per_node));
-    run_algorithm(c, "bcast", algo.name, [&](Stats& s) { algo.fn(c, args, resolved, s); });
+    CallOptions storage;
+    BcastCall call;
+    call.comm = comm;
+    call.bytes = count * plain_size(datatype, "datatype");
+    if (!buffer && call.bytes > 0) refuse(MPI_ERR_BUFFER, "buffer: NULL");
+    call.buf = buffer;
+    call.root = root;
+    call.algorithm = algorithm ? algorithm : "";
+    call.options = call_options(Collective::bcast, options, storage);
+    record(bcast(call));
   });
 }
 
@@ -466,29 +438,40 @@ int shancoll_reduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_D
   return guarded([&] {
     check_intracomm(comm);
     check_count(count, "count");
-    const CallOptions o = parse_options(options, "SHANCOLL_REDUCE_OPTIONS", Family::rooted);
-    const Reducer reducer(op, reduction_type(datatype), datatype);
-    const Options resolved = o.resolved();
-    Comm& c = Comm::of(comm, resolved.timeout);
-    check_root(root, c);
-    const bool at_root = c.rank() == root;
-    if (sendbuf == MPI_IN_PLACE && !at_root)
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    if (sendbuf == MPI_IN_PLACE && rank != root)
       refuse(MPI_ERR_BUFFER, "sendbuf: MPI_IN_PLACE is only valid at the root");
-    if (at_root && !recvbuf && count > 0) refuse(MPI_ERR_BUFFER, "recvbuf: NULL at the root");
-    ReduceArgs args;
-    args.send = sendbuf == MPI_IN_PLACE ? nullptr : static_cast<const std::byte*>(sendbuf);
-    args.recv = at_root ? static_cast<std::byte*>(recvbuf) : nullptr;
-    args.count = count;
-    args.reducer = &reducer;
-    args.root = root;
-    const ReduceAlgorithm& algo =
-        find_reduce(name_of(algorithm), args, c.size(), rule_nodes(c, resolved.ranks_per_node));
-    run_algorithm(c, "reduce", algo.name, [&](Stats& s) { algo.fn(c, args, resolved, s); });
+    if (rank == root && !recvbuf && count > 0) refuse(MPI_ERR_BUFFER, "recvbuf: NULL at the root");
+    CallOptions storage;
+    ReduceCall call;
+    call.comm = comm;
+    call.send = sendbuf == MPI_IN_PLACE ? nullptr : sendbuf;
+    call.recv = recvbuf;
+    call.count = count;
+    call.type = reduction_type(datatype);
+    call.datatype = datatype;
+    call.op = op;
+    call.root = root;
+    call.algorithm = algorithm ? algorithm : "";
+    call.options = call_options(Collective::reduce, options, storage);
+    record(reduce(call));
   });
 }
 
 const char* shancoll_last_error(void) { return t_last_error.c_str(); }
 
-const char* shancoll_last_algorithm(void) { return t_last_algorithm.c_str(); }
+const char* shancoll_last_algorithm(void) { return t_last_algorithm; }
+
+const char* shancoll_algorithms(const char* collective) {
+  thread_local std::string listing;
+  const int rc = guarded([&] {
+    if (!collective) refuse(MPI_ERR_ARG, "collective: NULL");
+    listing.clear();
+    for (const AlgorithmInfo& a : algorithm_listing(collective))
+      listing += (listing.empty() ? "" : ",") + a.name;
+  });
+  return rc == MPI_SUCCESS ? listing.c_str() : nullptr;
+}
 
 }  // extern "C"

@@ -1,11 +1,10 @@
 #include "shancoll/comm.h"
 
 #include <algorithm>
+#include <atomic>
 #include <string>
 
 #include "shancoll/attached.h"
-#include "shancoll/coll/allreduce/shan_node_pipeline.h"
-#include "shancoll/coll/release_gather/release_gather.h"
 #include "shancoll/environment.h"
 #include "shancoll/error.h"
 #include "shancoll/handshake.h"
@@ -19,11 +18,14 @@ namespace shancoll {
 
 NodeContext::NodeContext(const double& call_timeout) : call_timeout(call_timeout) {}
 
+std::size_t NodeContext::next_state_slot() {
+  static std::atomic<std::size_t> slots{0};
+  return slots.fetch_add(1);
+}
+
 NodeContext::~NodeContext() {
-  fraction_comms.clear();
+  while (!states_.empty()) states_.pop_back();  // the algorithms' first, newest first
   for (auto& t : transports) t.reset();
-  release_gather.reset();
-  shan_pipeline.reset();
   peer_memory.reset();
   rendezvous.reset();
   segment.reset();

@@ -34,9 +34,14 @@ namespace shancoll {
 
 class PeerMemory;  // shm/peer_memory.h
 class Transport;
-struct ReleaseGatherState;  // coll/release_gather/release_gather.h
-struct ShanPipelineState;   // coll/allreduce/shan_node_pipeline.h
 class Comm;
+
+// What an algorithm keeps per node layout across calls (its segment,
+// counters, sub-communicators), in a slot of its own: NodeContext::state<T>().
+// The communicator knows no algorithm.
+struct LayoutState {
+  virtual ~LayoutState() = default;
+};
 
 // What Comm::run reports when a call fails under SHANCOLL_ON_ERROR=abort.
 struct CallSite {
@@ -57,25 +62,10 @@ struct NodeContext {
   std::unique_ptr<NodeSegment> segment;
   std::unique_ptr<Transport> transports[2];  // by TransportKind
   std::uint64_t barrier_count = 0;
-  // shan's layout capacities (blocks, result bytes): the segment layout only
-  // changes with them, and then on a fresh zeroed segment, so flags never
-  // land on stale bytes of an earlier layout.
-  std::int64_t shan_blocks = -1;
-  std::int64_t shan_extent = -1;
-  // release_gather's flags, counters and buffers (a segment of its own: its
-  // flags hold counters that must survive other algorithms' calls).
-  std::unique_ptr<ReleaseGatherState> release_gather;
-  // Where shan allgatherv's layout ends (identical on every node); other
-  // users of the segment lay out their data after it, so they never write
-  // over its notification and claim words.
-  std::size_t shan_end = 0;
-  std::int64_t shan_allreduce_slot = 0;  // shan allreduce: bytes per input slot
-  // shan allreduce: fraction j's inter-node communicator (one rank per node,
-  // ordered by node), null where this rank does not take part; built on
-  // first use.
-  std::vector<std::unique_ptr<Comm>> fraction_comms;
-  // shan allreduce on one node: its pipeline's segment and chunk counter.
-  std::unique_ptr<ShanPipelineState> shan_pipeline;
+  // Where the segment's growing layout ends (shan allgatherv's: its blocks'
+  // notification and claim words, identical on every node); other users of
+  // the segment lay out their data after it, so they never write over it.
+  std::size_t segment_reserved = 0;
   // Single-copy reads and writes between local ranks, probed with the layout.
   std::unique_ptr<PeerMemory> peer_memory;
   // The single-copy calls' handshake lines, calls so far and scratch for
@@ -83,7 +73,22 @@ struct NodeContext {
   std::unique_ptr<NodeSegment> rendezvous;
   std::uint64_t rendezvous_calls = 0;
   std::vector<std::byte> rendezvous_scratch;
+
+  // The state of type T (a LayoutState) an algorithm keeps for this layout,
+  // made on first use: each T has a slot of its own, found by index.
+  template <class T>
+  T& state() {
+    static const std::size_t slot = next_state_slot();
+    if (slot >= states_.size()) states_.resize(slot + 1);
+    std::unique_ptr<LayoutState>& s = states_[slot];
+    if (!s) s = std::make_unique<T>();
+    return static_cast<T&>(*s);
+  }
   ~NodeContext();
+
+ private:
+  static std::size_t next_state_slot();
+  std::vector<std::unique_ptr<LayoutState>> states_;
 };
 
 class Comm {

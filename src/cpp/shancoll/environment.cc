@@ -23,7 +23,9 @@ Environment read_environment() {
   e.rules = text_of("SHANCOLL_RULES");
   e.kernels = text_of("SHANCOLL_KERNELS");
   e.on_error = text_of("SHANCOLL_ON_ERROR");
+  e.allgather = text_of("SHANCOLL_ALLGATHER_ALGORITHM");
   e.allgatherv = text_of("SHANCOLL_ALLGATHERV_ALGORITHM");
+  e.iallreduce = text_of("SHANCOLL_IALLREDUCE_ALGORITHM");
   e.allreduce = text_of("SHANCOLL_ALLREDUCE_ALGORITHM");
   e.bcast = text_of("SHANCOLL_BCAST_ALGORITHM");
   e.reduce = text_of("SHANCOLL_REDUCE_ALGORITHM");

@@ -16,8 +16,10 @@ struct Environment {
   std::string rules;       // SHANCOLL_RULES; empty: not set
   std::string kernels;     // SHANCOLL_KERNELS; empty: the widest set the CPU runs
   std::string on_error;    // SHANCOLL_ON_ERROR (on_error.h); empty: raise
-  std::string allgatherv;  // SHANCOLL_<COLL>_ALGORITHM; empty: auto
+  std::string allgather;   // SHANCOLL_<COLL>_ALGORITHM; empty: auto (allgather:
+  std::string allgatherv;  // allgatherv's)
   std::string allreduce;
+  std::string iallreduce;
   std::string bcast;
   std::string reduce;
   std::string intergroup;

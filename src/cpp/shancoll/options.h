@@ -51,6 +51,18 @@ struct Stats {
   std::int64_t remote_recv_messages = 0;
   std::int64_t remote_recv_bytes = 0;
   TreeUsed bcast_tree, reduce_tree;  // release_gather's phases
+
+  // Every counter by name, in declaration order (then the trees, described):
+  // what every front end reports (Python's shancoll.Stats, tests/test_stats_fields).
+  template <class Visit>
+  void visit(Visit&& f) const {
+    f("rounds", rounds), f("inter_messages", inter_messages), f("inter_bytes", inter_bytes);
+    f("intra_messages", intra_messages), f("intra_bytes", intra_bytes);
+    f("forwarded", forwarded), f("node_count", node_count), f("block_count", block_count);
+    f("remote_sent_messages", remote_sent_messages), f("remote_sent_bytes", remote_sent_bytes);
+    f("remote_recv_messages", remote_recv_messages), f("remote_recv_bytes", remote_recv_bytes);
+    f("bcast_tree", describe(bcast_tree)), f("reduce_tree", describe(reduce_tree));
+  }
 };
 
 const char* transport_name(TransportKind kind);

@@ -72,14 +72,15 @@
 #include <string>
 #include <vector>
 
-#include "shancoll/allreduce_select.h"
+#include "shancoll/call_options.h"
+#include "shancoll/coll/allgatherv/allgatherv.h"
+#include "shancoll/coll/allreduce/allreduce.h"
 #include "shancoll/coll/intergroup/intergroup.h"
 #include "shancoll/comm.h"
 #include "shancoll/cost.h"
 #include "shancoll/error.h"
 #include "shancoll/ops.h"
 #include "shancoll/progress.h"
-#include "shancoll/select.h"
 
 using namespace shancoll;
 
@@ -93,7 +94,8 @@ struct Config {
   int iters = 100;
   int warmup = 10;
   int repeats = 5;
-  Options options;
+  std::string option_text;  // key=value,... (--options and the flags that set one key)
+  CallOptions options;      // from option_text, completed
   bool shared = false;
   int setting = 1;                 // intergroup
   int first_group = -1;            // intergroup: ranks of the first group (-1: from the setting)
@@ -123,18 +125,24 @@ std::int64_t parse_int(const std::string& text, const char* what) {
   return v;
 }
 
+void option_text_append(std::string& text, const std::string& more) {
+  text += (text.empty() ? "" : ",") + more;
+}
+
 const char* kUsage =
     "usage: shancoll_bench --coll allgatherv --algorithms shan,mpi,ring --sizes 1024,65536 "
     "--dist regular|decreasing|bcast --iters N --warmup W --repeats R [--ranks-per-node K] "
     "[--transport rma|two_sided] [--shared] [--block-size B] [--check] "
-    "[--timing barrier|global] [--intra-overhead-us X] | --coll allreduce --sizes 1,255 "
+    "[--timing barrier|global] [--intra-overhead-us X] [--options key=value,...] | --coll "
+    "allreduce --sizes 1,255 "
     "--dtype int|double --op sum|max [--check] | --coll intergroup --setting 1..8 "
     "[--first-group N]";
 
 Config parse(int argc, char** argv) {
   Config c;
-  c.options.ranks_per_node = -1;
-  c.options.timeout = default_timeout();  // SHANCOLL_TIMEOUT or 120 s per wait
+  const auto option = [&](const char* key, const std::string& value) {
+    c.option_text += std::string(c.option_text.empty() ? "" : ",") + key + "=" + value;
+  };
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&]() -> std::string {
@@ -157,11 +165,13 @@ Config parse(int argc, char** argv) {
     } else if (arg == "--repeats") {
       c.repeats = static_cast<int>(parse_int(value(), "--repeats"));
     } else if (arg == "--ranks-per-node") {
-      c.options.ranks_per_node = static_cast<int>(parse_int(value(), "--ranks-per-node"));
+      option("ranks_per_node", value());
     } else if (arg == "--block-size") {
-      c.options.block_size = parse_int(value(), "--block-size");
+      option("block_size", value());
     } else if (arg == "--transport") {
-      c.options.transport = parse_transport(value());
+      option("transport", value());
+    } else if (arg == "--options") {
+      option_text_append(c.option_text, value());
     } else if (arg == "--setting") {
       c.setting = static_cast<int>(parse_int(value(), "--setting"));
     } else if (arg == "--first-group") {
@@ -206,6 +216,12 @@ Config parse(int argc, char** argv) {
   if (c.intra_overhead_us != 0) throw ArgumentError("--intra-overhead-us: SMPI builds only");
 #endif
   if (c.intra_overhead_us < 0) throw ArgumentError("--intra-overhead-us: not negative");
+  const Collective which = c.coll == "allreduce"    ? Collective::allreduce
+                           : c.coll == "intergroup" ? Collective::intergroup
+                                                    : Collective::allgatherv;
+  c.options = default_options(which);
+  c.options.set_text(which, c.option_text, "options");
+  c.options.complete();
   return c;
 }
 
@@ -348,9 +364,9 @@ void fill(std::byte* p, std::int64_t n, int r) {
 }
 
 void bench_allgatherv(const Config& cfg, MPI_Comm user) {
-  Comm& comm = Comm::of(user, cfg.options.timeout);
+  Comm& comm = Comm::of(user, cfg.options.resolved().timeout);
   const int p = comm.size(), r = comm.rank();
-  const int rpn = comm.nodes(cfg.options.ranks_per_node).topo.max_local_size();
+  const int rpn = comm.nodes(cfg.options.options.ranks_per_node).topo.max_local_size();
   if (r == 0 && !cfg.check) std::printf("%s", kHeader);
   for (std::int64_t size : cfg.sizes) {
     AllgathervArgs args;
@@ -372,23 +388,25 @@ void bench_allgatherv(const Config& cfg, MPI_Comm user) {
                      MPI_BYTE, comm.mpi());
     }
     for (const std::string& name : cfg.algorithms) {
-      const AllgathervAlgorithm& algo =
-          find_allgatherv(name, args, comm, cfg.options.ranks_per_node);
-      const bool shan = std::string(algo.name) == "shan";
-      args.send = send.data();
-      args.recv = shan && cfg.shared ? nullptr : recv.data();
-      Stats stats;
+      // Through the door, as every front end calls it.
+      const bool shan = name == "shan";
+      AllgathervCall call;
+      call.comm = user;
+      call.args = args;
+      call.args.send = send.data();
+      call.args.recv = shan && cfg.shared ? nullptr : recv.data();
+      call.algorithm = name;
+      call.options = &cfg.options;
       if (cfg.check) {
         std::memset(recv.data(), 0, total);
-        const std::byte* got = algo.fn(comm, args, cfg.options, stats);
+        const std::byte* got = allgatherv(call).data;
         const bool ok = total == 0 || std::memcmp(got, expect.data(), total) == 0;
-        report_check(comm.mpi(), "allgatherv", algo.name, cfg.dist, p, rpn, size, ok);
+        report_check(comm.mpi(), "allgatherv", comm.last_algorithm, cfg.dist, p, rpn, size, ok);
         continue;
       }
-      const Summary s =
-          time_calls(cfg, comm.mpi(), [&] { algo.fn(comm, args, cfg.options, stats); });
+      const Summary s = time_calls(cfg, comm.mpi(), [&] { allgatherv(call); });
       if (r == 0) {
-        print_row("allgatherv", algo.name, shan ? transport_name(cfg.options.transport) : "-",
+        print_row("allgatherv", name, shan ? transport_name(cfg.options.options.transport) : "-",
                   cfg.dist, p, rpn, size, s);
       }
     }
@@ -412,9 +430,9 @@ void bench_allgatherv(const Config& cfg, MPI_Comm user) {
 }
 
 void bench_allreduce(const Config& cfg, MPI_Comm user) {
-  Comm& comm = Comm::of(user, cfg.options.timeout);
+  Comm& comm = Comm::of(user, cfg.options.resolved().timeout);
   const int p = comm.size(), r = comm.rank();
-  const int rpn = comm.nodes(cfg.options.ranks_per_node).topo.max_local_size();
+  const int rpn = comm.nodes(cfg.options.options.ranks_per_node).topo.max_local_size();
   const DType type = cfg.dtype == "int" ? DType::kInt32 : DType::kFloat64;
   const Reducer reducer(cfg.op == "sum" ? MPI_SUM : MPI_MAX, type);
   const std::string dist = cfg.dtype + "_" + cfg.op;
@@ -440,21 +458,26 @@ void bench_allreduce(const Config& cfg, MPI_Comm user) {
                     reducer.op(), comm.mpi());
     }
     for (const std::string& name : cfg.algorithms) {
-      const AllreduceAlgorithm& algo = find_allreduce(name, args, p);
-      args.send = send.data();
-      args.recv = recv.data();
-      Stats stats;
+      // Through the door, as every front end calls it.
+      AllreduceCall call;
+      call.comm = user;
+      call.send = send.data();
+      call.recv = recv.data();
+      call.count = count;
+      call.type = type;
+      call.op = reducer.op();
+      call.algorithm = name;
+      call.options = &cfg.options;
       if (cfg.check) {
         std::memset(recv.data(), 0, bytes);
-        algo.fn(comm, args, cfg.options, stats);
+        allreduce(call);
         const bool ok = bytes == 0 || std::memcmp(recv.data(), expect.data(), bytes) == 0;
-        report_check(comm.mpi(), "allreduce", algo.name, dist, p, rpn,
+        report_check(comm.mpi(), "allreduce", comm.last_algorithm, dist, p, rpn,
                      static_cast<std::int64_t>(bytes), ok);
         continue;
       }
-      const Summary s =
-          time_calls(cfg, comm.mpi(), [&] { algo.fn(comm, args, cfg.options, stats); });
-      if (r == 0) print_row("allreduce", algo.name, "-", dist, p, rpn, bytes, s);
+      const Summary s = time_calls(cfg, comm.mpi(), [&] { allreduce(call); });
+      if (r == 0) print_row("allreduce", name, "-", dist, p, rpn, bytes, s);
     }
   }
 }
@@ -523,7 +546,7 @@ void bench_intergroup(const Config& cfg) {
   MPI_Comm local, inter;
   MPI_Comm_split(MPI_COMM_WORLD, color, rank, &local);
   MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, color == 0 ? first : 0, 7, &inter);
-  InterComm& ic = InterComm::of(inter, cfg.options.timeout);
+  InterComm& ic = InterComm::of(inter, cfg.options.resolved().timeout);
   const int n_remote = ic.remote_size();
   const bool remote_in_a = !ic.in_a();
   const std::string dist = "setting" + std::to_string(cfg.setting) + "_p" + std::to_string(ic.p()) +
@@ -545,13 +568,15 @@ void bench_intergroup(const Config& cfg) {
     args.send = send.data();
     args.recv = recv.data();
     for (const std::string& name : cfg.algorithms) {
-      const IntergroupAlgorithm& algo = find_intergroup(name);
-      Stats stats;
-      const Summary s =
-          time_calls(cfg, MPI_COMM_WORLD, [&] { algo.fn(ic, args, cfg.options, stats); });
+      IntergroupCall call;  // through the door, as every front end calls it
+      call.comm = inter;
+      call.args = args;
+      call.algorithm = name;
+      call.options = &cfg.options;
+      const Summary s = time_calls(cfg, MPI_COMM_WORLD, [&] { intergroup_allgatherv(call); });
       if (rank == 0) {
-        print_row(args.regular ? "intergroup_allgather" : "intergroup_allgatherv", algo.name, "-",
-                  dist, size, 0, c, s);
+        print_row(args.regular ? "intergroup_allgather" : "intergroup_allgatherv", name, "-", dist,
+                  size, 0, c, s);
       }
     }
   }

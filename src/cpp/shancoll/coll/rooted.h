@@ -1,15 +1,21 @@
 // Rooted collectives: bcast (the root's buffer to every rank) and reduce
 // (every rank's contribution combined elementwise into the root's recvbuf).
-// Every algorithm of a collective has the same signature; the registry is
-// rooted_select.h. Also the blocking point-to-point helpers they share
-// (every wait has the call's timeout: a missing peer is an error, not a hang).
+// Every algorithm of a collective has the same signature; the registries
+// are bcast/bcast_select.cc and reduce/reduce_select.cc, the doors every
+// front end calls bcast/bcast.cc and reduce/reduce.cc. Also the blocking
+// point-to-point helpers they share (every wait has the call's timeout: a
+// missing peer is an error, not a hang).
 #pragma once
 
 #include <mpi.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <string_view>
 
+#include "shancoll/call_options.h"
+#include "shancoll/coll/registry.h"
 #include "shancoll/comm.h"
 #include "shancoll/ops.h"
 #include "shancoll/options.h"
@@ -41,6 +47,61 @@ void bcast_mpi(Comm&, const BcastArgs&, const Options&, Stats&);
 void reduce_release_gather(Comm&, const ReduceArgs&, const Options&, Stats&);
 void reduce_binomial(Comm&, const ReduceArgs&, const Options&, Stats&);
 void reduce_mpi(Comm&, const ReduceArgs&, const Options&, Stats&);
+
+// ---------------------------------------------------------------------------
+// The registries and "auto"
+
+struct BcastAlgorithm {
+  const char* name;
+  BcastFn fn;
+  const char* summary;
+};
+
+struct ReduceAlgorithm {
+  const char* name;
+  ReduceFn fn;
+  bool rank_order;  // combines in rank order: non-commutative ops allowed
+  const char* summary;
+};
+
+const Registry<BcastAlgorithm>& bcast_registry();
+const Registry<ReduceAlgorithm>& reduce_registry();
+
+// "auto" of each: the active rule table (rules.h) for a call on `ranks`
+// ranks and `nodes` nodes (<= 0: not known), else the built-in rule. Pure.
+std::string choose_bcast(std::int64_t bytes, int ranks, int nodes);
+std::string choose_reduce(std::int64_t bytes, bool commutative, int ranks, int nodes);
+
+// ---------------------------------------------------------------------------
+// The doors: bcast and reduce from every front end (Python, the C API, the
+// PMPI library, the bench). Resolve the options and the algorithm
+// (SHANCOLL_BCAST_ALGORITHM, SHANCOLL_REDUCE_ALGORITHM), check everything
+// before any communication, run, and record what ran in the Comm.
+
+struct BcastCall {
+  MPI_Comm comm = MPI_COMM_NULL;  // an intra-communicator
+  void* buf = nullptr;
+  std::int64_t bytes = 0;
+  int root = 0;
+  std::string_view algorithm;            // "": the environment's, else "auto"
+  const CallOptions* options = nullptr;  // completed; nullptr: default_options
+};
+
+struct ReduceCall {
+  MPI_Comm comm = MPI_COMM_NULL;
+  const void* send = nullptr;  // nullptr: in place (the root only)
+  void* recv = nullptr;        // the root's result; ignored elsewhere
+  std::int64_t count = 0;      // elements
+  DType type{};
+  MPI_Datatype datatype = MPI_DATATYPE_NULL;  // the caller's (user ops); NULL: type's own
+  MPI_Op op = MPI_SUM;
+  int root = 0;
+  std::string_view algorithm;
+  const CallOptions* options = nullptr;
+};
+
+Comm& bcast(const BcastCall& call);
+Comm& reduce(const ReduceCall& call);
 
 // Tags on comm.mpi() (a private dup; allreduce schedules use 0x6000 and up).
 constexpr int kBcastTag = 0x5b10;

@@ -5,12 +5,20 @@
 //
 // Every algorithm has this signature and returns where the result is: the
 // receive buffer, or (shan with recv == nullptr) the node-shared segment.
+// The registry and the rule behind "auto": allgatherv_select.cc; the door
+// every front end calls: allgatherv.cc.
 #pragma once
+
+#include <mpi.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <vector>
 
+#include "shancoll/call_options.h"
+#include "shancoll/coll/registry.h"
 #include "shancoll/comm.h"
 #include "shancoll/options.h"
 
@@ -43,5 +51,53 @@ const std::byte* shan_single_copy(Comm& comm, NodeContext& ctx, const Allgatherv
 
 // Copies this rank's own contribution into the receive buffer (not in place).
 void copy_own_block(const Comm& comm, const AllgathervArgs& args);
+
+// ---------------------------------------------------------------------------
+// The registry (allgatherv_select.cc)
+
+struct AllgathervAlgorithm {
+  const char* name;
+  AllgathervFn fn;
+  const char* summary;
+};
+
+const Registry<AllgathervAlgorithm>& allgatherv_registry();
+
+// "auto": the active rule table (rules.h), else the built-in rule (measured:
+// docs/performance.md). total: bytes of the result; private_recv: false for a
+// node-shared result (only shan can give one). Pure: no communication.
+std::string choose_allgatherv(std::int64_t total, bool private_recv, int ranks, int nodes);
+
+// The algorithm for a name ("auto" or a registry name) on this layout.
+const AllgathervAlgorithm& select_allgatherv(std::string_view name, const AllgathervArgs& args,
+                                             const Topology& topo);
+
+// ---------------------------------------------------------------------------
+// The door: allgather and allgatherv from every front end (Python, the C
+// API, the PMPI library, the bench). Resolves the options and the algorithm
+// (SHANCOLL_ALLGATHER(V)_ALGORITHM), checks everything before any
+// communication, runs, and records what ran in the Comm (last_stats,
+// last_algorithm).
+
+struct AllgathervCall {
+  MPI_Comm comm = MPI_COMM_NULL;  // an intra-communicator
+  AllgathervArgs args;            // bytes; recv nullptr: the node-shared result (shan)
+  std::int64_t send_bytes = -1;   // bytes at args.send, checked against counts[rank]; -1: not known
+  bool allgather = false;         // for SHANCOLL_ALLGATHER_ALGORITHM and messages
+  std::string_view algorithm;     // "": the environment's, else "auto"
+  const CallOptions* options = nullptr;  // completed; nullptr: default_options
+};
+
+struct AllgathervResult {
+  Comm& comm;
+  const std::byte* data;  // the receive buffer, or the node-shared result
+};
+
+AllgathervResult allgatherv(const AllgathervCall& call);
+
+// The allgatherv the intergroup collectives run within a group (`comm` set
+// up), in place in `buf`: the same selection, no record.
+void allgatherv_within(Comm& comm, const AllgathervArgs& args, std::string_view algorithm,
+                       const Options& options, Stats& stats);
 
 }  // namespace shancoll

@@ -81,21 +81,31 @@ Layout make_layout(const Topology& t, std::int64_t blocks, std::int64_t extent) 
   return l;
 }
 
+// shan's layout capacities (blocks, result bytes) on a node layout: the
+// segment layout only changes with them, and then on a fresh zeroed segment,
+// so flags never land on stale bytes of an earlier layout.
+struct Capacities : LayoutState {
+  std::int64_t blocks = -1;
+  std::int64_t extent = -1;
+};
+
 // The layout for this call. It is laid out for capacities that only grow
 // (doubling), and a change of layout takes a fresh zero-filled segment, so
 // no flag ever starts on stale bytes (user data could look like an epoch).
 // Capacities follow the same call history everywhere, so every rank and
 // node agrees on them (the remote writers rely on it). The new segment is
 // never smaller than the old one: shan allreduce lays out its data after
-// shan_end and would otherwise shrink and regrow it, call after call.
+// it (NodeContext::segment_reserved) and would otherwise shrink and regrow
+// it, call after call.
 Layout reserve_layout(NodeContext& ctx, std::int64_t blocks, std::int64_t extent) {
-  if (blocks > ctx.shan_blocks || extent > ctx.shan_extent) {
-    ctx.shan_blocks = std::max(blocks, 2 * std::max<std::int64_t>(ctx.shan_blocks, 32));
-    ctx.shan_extent = std::max(extent, 2 * std::max<std::int64_t>(ctx.shan_extent, 4096));
-    ctx.shan_end = make_layout(ctx.topo, ctx.shan_blocks, ctx.shan_extent).end;
-    ctx.segment->renew(std::max(ctx.shan_end, ctx.segment->size()));
+  Capacities& c = ctx.state<Capacities>();
+  if (blocks > c.blocks || extent > c.extent) {
+    c.blocks = std::max(blocks, 2 * std::max<std::int64_t>(c.blocks, 32));
+    c.extent = std::max(extent, 2 * std::max<std::int64_t>(c.extent, 4096));
+    ctx.segment_reserved = make_layout(ctx.topo, c.blocks, c.extent).end;
+    ctx.segment->renew(std::max(ctx.segment_reserved, ctx.segment->size()));
   }
-  return make_layout(ctx.topo, ctx.shan_blocks, ctx.shan_extent);
+  return make_layout(ctx.topo, c.blocks, c.extent);
 }
 
 // State of one call on one rank.

@@ -1,14 +1,22 @@
 // Allreduce: every rank contributes `count` elements, every rank ends with
 // their elementwise reduction x_0 o x_1 o ... o x_{P-1}.
 //
-// Every algorithm has the same signature; the registry (allreduce_select.h)
+// Every algorithm has the same signature; the registry (allreduce_select.cc)
 // says which ones combine in plain rank order (non-commutative ops) and which
-// give bitwise-identical results on every rank (floating point).
+// give bitwise-identical results on every rank (floating point). The door
+// every front end calls: allreduce.cc.
 #pragma once
+
+#include <mpi.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
 
+#include "shancoll/call_options.h"
+#include "shancoll/coll/registry.h"
 #include "shancoll/comm.h"
 #include "shancoll/ops.h"
 #include "shancoll/options.h"
@@ -54,5 +62,77 @@ int default_ports(const char* algorithm, int size);
 
 // Copies the input into the receive buffer (not in place).
 void copy_input(const AllreduceArgs& args);
+
+// ---------------------------------------------------------------------------
+// The registry and "auto" (allreduce_select.cc)
+
+struct AllreduceAlgorithm {
+  const char* name;
+  AllreduceFn fn;
+  ScheduleFn schedule;           // schedule-driven (split-phase capable); nullptr otherwise
+  bool (*rank_order)(int size);  // combines in plain rank order: non-commutative ops allowed
+  bool (*same_tree)(int size);   // the same expression on every rank: bitwise-identical floats
+  const char* summary;
+};
+
+const Registry<AllreduceAlgorithm>& allreduce_registry();
+// The split-phase algorithms: the schedule-driven ones and mpi.
+const Registry<AllreduceAlgorithm>& iallreduce_registry();
+
+// What a call needs of an algorithm, as far as "auto" is concerned.
+struct AllreduceNeeds {
+  std::int64_t count = 0, bytes = 0;
+  bool commutative = true;
+  bool inexact = false;    // floating point
+  bool consistent = true;  // the same bits on every rank required
+};
+AllreduceNeeds allreduce_needs(const AllreduceArgs& args);
+
+// Can `a` run such a call at `size` ranks, as "auto" understands it (rank
+// order for a non-commutative op, the same bits everywhere for consistent
+// floating point, ring only with an element per rank)?
+bool allreduce_allowed(const AllreduceAlgorithm& a, const AllreduceNeeds& needs, int size);
+
+// "auto": the active rule table if it names an allowed algorithm, else the
+// built-in rule, which goes through shared memory when nodes == 1 (nodes <=
+// 0: not known). Pure: no communication.
+std::string choose_allreduce(const AllreduceNeeds& needs, int size, int nodes);
+
+// The algorithm for a name ("auto" or a registry name) that can run this op
+// at `size` ranks; ArgumentError naming `algorithm` or `op`.
+const AllreduceAlgorithm& select_allreduce(std::string_view name, const AllreduceArgs& args,
+                                           int size, int nodes);
+// The same for a split-phase call ("auto": the built-in rule among the
+// split-phase algorithms).
+const AllreduceAlgorithm& select_iallreduce(std::string_view name, const AllreduceArgs& args,
+                                            int size);
+
+// The built-in rule behind "auto" (no rule table), which shan's inner step uses.
+const char* auto_allreduce(const AllreduceArgs& args, int size);
+
+// ---------------------------------------------------------------------------
+// The door: allreduce and iallreduce from every front end (Python, the C
+// API, the PMPI library, the bench). Resolves the options and the algorithm
+// (SHANCOLL_ALLREDUCE_ALGORITHM, SHANCOLL_IALLREDUCE_ALGORITHM), checks
+// everything before any communication, runs, and records what ran in the
+// Comm (last_stats, last_algorithm).
+
+struct AllreduceCall {
+  MPI_Comm comm = MPI_COMM_NULL;  // an intra-communicator
+  const void* send = nullptr;     // nullptr: in place (the input is in recv)
+  void* recv = nullptr;
+  std::int64_t count = 0;  // elements
+  DType type{};
+  MPI_Datatype datatype = MPI_DATATYPE_NULL;  // the caller's (user ops); NULL: type's own
+  MPI_Op op = MPI_SUM;
+  std::string_view algorithm;            // "": the environment's, else "auto"
+  const CallOptions* options = nullptr;  // completed; nullptr: default_options
+};
+
+class AllreduceRequest;
+
+Comm& allreduce(const AllreduceCall& call);
+// Starts a split-phase allreduce; the request's test()/wait() finish it.
+std::unique_ptr<AllreduceRequest> iallreduce(const AllreduceCall& call);
 
 }  // namespace shancoll

@@ -13,7 +13,6 @@
 // Cost: reduce + bcast on the node (each m/c chunks) plus the leaders' allreduce.
 #include <string>
 
-#include "shancoll/allreduce_select.h"
 #include "shancoll/coll/allreduce/allreduce.h"
 #include "shancoll/coll/release_gather/release_gather.h"
 #include "shancoll/error.h"
@@ -44,12 +43,13 @@ Comm* leaders_comm(Comm& comm, NodeContext& ctx, const ReleaseGatherOptions& o, 
 
 void allreduce_leaders(Comm& lc, const AllreduceArgs& args, const ReleaseGatherOptions& o,
                        const Options& opt, Stats& stats) {
-  if (o.inter_algorithm == "release_gather")
-    throw ArgumentError("inter_algorithm: release_gather cannot be its own inter-node step");
   lc.set_call_timeout(opt.wait_timeout());
   AllreduceArgs in_place = args;
   in_place.send = nullptr;
-  const AllreduceAlgorithm& algo = find_allreduce(o.inter_algorithm, in_place, lc.size());
+  // Checked by the door before any communication (an unknown name, or
+  // release_gather itself, is refused on every rank there).
+  const AllreduceAlgorithm& algo =
+      select_allreduce(o.inter_algorithm, in_place, lc.size(), lc.size());
   Options inter = opt;
   inter.release_gather = nullptr;
   inter.ranks_per_node = 0;  // one leader per node: every leader is a node of its own

@@ -15,7 +15,8 @@ AllreduceRequest::AllreduceRequest(Comm& comm, const AllreduceArgs& args,
       reducer_(*args.reducer),
       args_(args),
       algorithm_(algorithm),
-      topo_(comm.nodes(options.ranks_per_node).topo) {
+      topo_(comm.nodes(options.ranks_per_node).topo),
+      timeout_(options.wait_timeout()) {
   args_.reducer = &reducer_;
   copy_input(args_);
   stats_.node_count = topo_.node_count;

@@ -19,7 +19,7 @@
 #include <memory>
 #include <vector>
 
-#include "shancoll/allreduce_select.h"
+#include "shancoll/coll/allreduce/allreduce.h"
 #include "shancoll/coll/allreduce/schedule_executor.h"
 #include "shancoll/progress.h"
 
@@ -40,6 +40,7 @@ class AllreduceRequest final : public Active {
   std::int64_t test_calls() const { return test_calls_; }
   const Stats& stats() const { return stats_; }
   const char* algorithm() const { return algorithm_.name; }
+  double timeout() const { return timeout_; }  // the call's: what its waits default to
 
   bool advance_elsewhere() noexcept override;
 
@@ -53,6 +54,7 @@ class AllreduceRequest final : public Active {
   AllreduceArgs args_;
   const AllreduceAlgorithm& algorithm_;
   const Topology& topo_;
+  const double timeout_;
   std::unique_ptr<std::byte[]> scratch_;  // not zero-filled: every byte is written first
   std::unique_ptr<ScheduleExecutor> executor_;
   MPI_Request mpi_request_ = MPI_REQUEST_NULL;

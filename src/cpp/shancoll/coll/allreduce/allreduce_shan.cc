@@ -12,7 +12,7 @@
 //   3. reduces fraction j over the node's n inputs, in local rank order,
 //      into the segment's result area, then
 //   4. allreduces it there, in place, with the ranks that take fraction j on
-//      the other nodes (NodeContext::fraction_comms[j], ordered by node),
+//      the other nodes (ShanState::fraction_comms[j], ordered by node),
 //      using the algorithm "auto" picks for that size and op (rank-consistent
 //      for floating point unless args.consistent is false);
 //   5. node barrier: the whole result lies in the segment, readable by the
@@ -43,7 +43,7 @@
 // floats). Non-commutative ops keep rank order when every node holds a
 // contiguous range of ranks (virtual nodes do): local rank order inside,
 // node order between (X is chosen rank-ordered); other layouts refuse them.
-// Segment: after shan allgatherv's layout (NodeContext::shan_end), laid out
+// Segment: after shan allgatherv's layout (NodeContext::segment_reserved), laid out
 // for the largest local size so that it is identical on every node (the RMA
 // transport's window needs equal segments): one input slot per local rank,
 // then the result. Safe across calls with two barriers: inputs are written
@@ -55,7 +55,6 @@
 #include <memory>
 #include <vector>
 
-#include "shancoll/allreduce_select.h"
 #include "shancoll/coll/allreduce/allreduce.h"
 #include "shancoll/coll/allreduce/shan_node_pipeline.h"
 #include "shancoll/coll/allreduce/shan_node_single_copy.h"
@@ -69,6 +68,14 @@ namespace {
 
 std::size_t align(std::size_t x) { return (x + kCacheLine - 1) / kCacheLine * kCacheLine; }
 
+// What shan allreduce keeps per node layout (NodeContext::state).
+struct ShanState : LayoutState {
+  std::int64_t slot = 0;  // bytes per input slot
+  // Fraction j's inter-node communicator (one rank per node, ordered by
+  // node), null where this rank does not take part; built on first use.
+  std::vector<std::unique_ptr<Comm>> fraction_comms;
+};
+
 struct Layout {
   std::size_t inputs;  // one slot per local rank, `stride` bytes apart
   std::size_t stride;
@@ -79,16 +86,16 @@ struct Layout {
 // this call's size: between growths the areas stay put, so a rank may write
 // its input while a slower local rank still copies out the previous result.
 // A growth moves them, so it first waits until the node has left the
-// previous call. (A move of shan_end happens inside shan allgatherv's
+// previous call. (A move of segment_reserved happens inside shan allgatherv's
 // collective renew, which no rank reaches before leaving this algorithm.)
-Layout reserve_layout(NodeContext& ctx, std::int64_t bytes, double timeout) {
-  if (bytes > ctx.shan_allreduce_slot) {
-    ctx.shan_allreduce_slot = std::max<std::int64_t>(bytes, 2 * ctx.shan_allreduce_slot);
+Layout reserve_layout(NodeContext& ctx, ShanState& st, std::int64_t bytes, double timeout) {
+  if (bytes > st.slot) {
+    st.slot = std::max<std::int64_t>(bytes, 2 * st.slot);
     node_barrier(ctx, timeout);
   }
   Layout l{};
-  l.inputs = align(std::max(ctx.shan_end, segment_header_bytes(ctx.topo)));
-  l.stride = align(static_cast<std::size_t>(ctx.shan_allreduce_slot));
+  l.inputs = align(std::max(ctx.segment_reserved, segment_header_bytes(ctx.topo)));
+  l.stride = align(static_cast<std::size_t>(st.slot));
   l.result = l.inputs + l.stride * static_cast<std::size_t>(ctx.topo.max_local_size());
   ctx.segment->reserve(l.result + l.stride);  // collective over the node when it grows
   return l;
@@ -106,7 +113,7 @@ bool takes(const Topology& t, int fraction) { return fraction % t.local_size() =
 
 // Built once per node layout: F splits of the whole communicator, behind a
 // handshake (the splits block until every rank comes).
-void build_fraction_comms(Comm& comm, NodeContext& ctx, double timeout) {
+void build_fraction_comms(Comm& comm, NodeContext& ctx, ShanState& st, double timeout) {
   const Topology& t = ctx.topo;
   handshake(comm.mpi(), "shan allreduce's inter-node communicators", timeout);
   std::vector<std::unique_ptr<Comm>> comms(static_cast<std::size_t>(t.max_local_size()));
@@ -118,7 +125,7 @@ void build_fraction_comms(Comm& comm, NodeContext& ctx, double timeout) {
     comms[j] = Comm::of_sub(split, timeout);  // its own dup
     MPI_Comm_free(&split);
   }
-  ctx.fraction_comms = std::move(comms);
+  st.fraction_comms = std::move(comms);
 }
 
 // Rank order across nodes is node order only if nodes are contiguous ranges.
@@ -174,13 +181,14 @@ void reduce_on_node(Call& c, int j) {
 }
 
 void allreduce_between_nodes(Call& c, int j) {
-  Comm& peers = *c.ctx.fraction_comms[j];
+  Comm& peers = *c.ctx.state<ShanState>().fraction_comms[j];
   AllreduceArgs inner = c.args;
   inner.send = nullptr;  // in place, in the segment
   inner.recv = c.result(j);
   inner.count = c.fractions.len(j);
   inner.ports = 0;  // the caller's ports were not chosen for N ranks: the default
-  const AllreduceAlgorithm& algorithm = allreduce_algorithm(auto_allreduce(inner, peers.size()));
+  const AllreduceAlgorithm& algorithm =
+      allreduce_registry().at(auto_allreduce(inner, peers.size()));
   Options options = c.options;
   options.ranks_per_node = 1;  // every peer is on another node
   peers.set_call_timeout(options.wait_timeout());
@@ -209,8 +217,9 @@ void allreduce_shan(Comm& comm, const AllreduceArgs& args, const Options& option
     return shan_node_single_copy(ctx, args, options.wait_timeout(), stats);
   if (t.node_count == 1) return shan_node_pipeline(ctx, args, options.wait_timeout(), stats);
   const double timeout = options.wait_timeout();
-  if (t.node_count > 1 && ctx.fraction_comms.empty()) build_fraction_comms(comm, ctx, timeout);
-  const Layout layout = reserve_layout(ctx, args.bytes(), timeout);
+  ShanState& st = ctx.state<ShanState>();
+  if (t.node_count > 1 && st.fraction_comms.empty()) build_fraction_comms(comm, ctx, st, timeout);
+  const Layout layout = reserve_layout(ctx, st, args.bytes(), timeout);
   const Fractions fractions{args.count, t.max_local_size()};
   Call c{ctx, t, args, options, stats, layout, fractions, ctx.segment->base()};
 

@@ -166,8 +166,7 @@ void shan_node_pipeline(NodeContext& ctx, const AllreduceArgs& args, double time
     if (args.send) local_copy(args.recv, args.send, static_cast<std::size_t>(args.bytes()));
     return;
   }
-  if (!ctx.shan_pipeline) ctx.shan_pipeline = std::make_unique<ShanPipelineState>();
-  ShanPipelineState& s = *ctx.shan_pipeline;
+  ShanPipelineState& s = ctx.state<ShanPipelineState>();
   if (!s.segment) {  // collective over the node, on its first use only
     s.segment = std::make_unique<NodeSegment>(t.node_comm, t.node_comm, ctx.call_timeout);
     s.segment->reserve(kFlags * t.local_size() * kCacheLine +

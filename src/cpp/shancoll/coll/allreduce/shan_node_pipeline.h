@@ -13,7 +13,8 @@ namespace shancoll {
 // Kept in the NodeContext across calls: its own segment (flags that count
 // chunks must survive other algorithms' calls) and the chunks done so far,
 // identical on every local rank.
-struct ShanPipelineState {
+// Kept per node layout (NodeContext::state).
+struct ShanPipelineState : LayoutState {
   std::unique_ptr<NodeSegment> segment;
   std::uint64_t chunks = 0;
 };

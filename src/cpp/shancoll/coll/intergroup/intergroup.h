@@ -13,7 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "shancoll/call_options.h"
 #include "shancoll/coll/allgatherv/allgatherv.h"
+#include "shancoll/coll/registry.h"
 #include "shancoll/intercomm.h"
 #include "shancoll/options.h"
 #include "shancoll/transport/p2p.h"
@@ -50,11 +52,24 @@ struct IntergroupAlgorithm {
   const char* summary;
 };
 
-const std::vector<IntergroupAlgorithm>& intergroup_algorithms();
+// The registry (intergroup_select.cc); "auto" is segmented, the paper's.
+const Registry<IntergroupAlgorithm>& intergroup_registry();
 
-// Resolves a name ("auto" is segmented; an empty name reads
-// SHANCOLL_INTERGROUP_ALGORITHM); throws ArgumentError naming the choices.
-const IntergroupAlgorithm& find_intergroup(const std::string& name);
+// ---------------------------------------------------------------------------
+// The door: allgather(v) on an inter-communicator from every front end.
+// Resolves the options (intra_algorithm among them) and the algorithm
+// (SHANCOLL_INTERGROUP_ALGORITHM), checks everything before any
+// communication, runs, and records what ran in the InterComm.
+
+struct IntergroupCall {
+  MPI_Comm comm = MPI_COMM_NULL;  // an inter-communicator
+  InterAllgathervArgs args;       // intra_algorithm: set from the options
+  std::int64_t recv_bytes = -1;   // bytes at args.recv, checked against the layout; -1: not known
+  std::string_view algorithm;     // "": the environment's, else "auto"
+  const CallOptions* options = nullptr;  // completed; nullptr: default_options
+};
+
+InterComm& intergroup_allgatherv(const IntergroupCall& call);
 
 // ---------------------------------------------------------------------------
 // Shared by the algorithms (intergroup_common.cc).

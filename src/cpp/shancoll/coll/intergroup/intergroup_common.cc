@@ -4,10 +4,8 @@
 #include <string>
 
 #include "shancoll/coll/intergroup/intergroup.h"
-#include "shancoll/environment.h"
 #include "shancoll/error.h"
 #include "shancoll/progress.h"
-#include "shancoll/select.h"
 
 namespace shancoll {
 namespace {
@@ -106,41 +104,14 @@ void intragroup_allgatherv(InterComm& ic, std::byte* buf, std::vector<std::int64
   intra.recv = buf;
   intra.counts = std::move(counts);
   intra.displs = std::move(displs);
-  const std::string name = args.intra_algorithm == "auto" ? "" : args.intra_algorithm;
-  Comm& local = ic.local();
-  const AllgathervAlgorithm& algo = find_allgatherv(name, intra, local, options.ranks_per_node);
   Stats phase;
-  algo.fn(local, intra, options, phase);
+  allgatherv_within(ic.local(), intra, args.intra_algorithm, options, phase);
   // stats.rounds stays the exchange's: the intragroup rounds are the intra algorithm's.
   stats.inter_messages += phase.inter_messages, stats.inter_bytes += phase.inter_bytes;
   stats.intra_messages += phase.intra_messages, stats.intra_bytes += phase.intra_bytes;
   stats.forwarded += phase.forwarded;
   stats.node_count = phase.node_count;
   stats.block_count = phase.block_count;
-}
-
-const std::vector<IntergroupAlgorithm>& intergroup_algorithms() {
-  static const std::vector<IntergroupAlgorithm> table = {
-      {"segmented", intergroup_segmented,
-       "full-duplex segmented exchange between the groups, then concurrent intragroup "
-       "allgathers (Kang and Traeff: Algorithm 1 for allgather, 2 for allgatherv)"},
-      {"root_gather", intergroup_root_gather,
-       "gather at each group's root, exchange between the roots, broadcast (MPICH, Open MPI)"},
-      {"mpi", intergroup_mpi, "the MPI library's own MPI_Allgather(v) on the inter-communicator"},
-  };
-  return table;
-}
-
-const IntergroupAlgorithm& find_intergroup(const std::string& requested) {
-  std::string name = algorithm_name(requested, environment().intergroup);
-  if (name == "auto") name = "segmented";  // the paper's algorithms; no measured rule yet
-  for (const auto& a : intergroup_algorithms()) {
-    if (name == a.name) return a;
-  }
-  std::string valid = "auto";
-  for (const auto& a : intergroup_algorithms()) valid += std::string(", ") + a.name;
-  throw ArgumentError("algorithm: unknown intergroup algorithm '" + name + "' (valid: " + valid +
-                      ")");
 }
 
 }  // namespace shancoll

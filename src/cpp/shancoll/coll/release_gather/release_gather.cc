@@ -144,12 +144,10 @@ const ReleaseGatherOptions& release_gather_options(const Options& opt) {
 // (the allocation is collective), after all earlier calls finished: the
 // counters restart at zero everywhere.
 ReleaseGatherState& release_gather_state(NodeContext& ctx, std::size_t buffer) {
-  if (!ctx.release_gather) {
-    ctx.release_gather = std::make_unique<ReleaseGatherState>();
-    ctx.release_gather->segment =
+  ReleaseGatherState& st = ctx.state<ReleaseGatherState>();
+  if (!st.segment)
+    st.segment =
         std::make_unique<NodeSegment>(ctx.topo.node_comm, ctx.topo.node_comm, ctx.call_timeout);
-  }
-  ReleaseGatherState& st = *ctx.release_gather;
   st.segment->reserve(segment_bytes(ctx.topo.local_size(), buffer));
   if (st.generation != st.segment->generation()) {
     st.generation = st.segment->generation();

@@ -120,8 +120,10 @@ struct RgRegion {
   std::uint64_t consumed = 0;           // consumers known done up to this count
 };
 
-// Per node layout, kept in the NodeContext across calls.
-struct ReleaseGatherState {
+// Per node layout, kept in the NodeContext across calls (NodeContext::state):
+// release_gather's flags, counters and buffers, in a segment of its own (its
+// flags hold counters that must survive other algorithms' calls).
+struct ReleaseGatherState : LayoutState {
   std::unique_ptr<NodeSegment> segment;
   std::uint64_t generation = 0;  // the segment's, when the counters were reset
   std::uint64_t release_state = 0;

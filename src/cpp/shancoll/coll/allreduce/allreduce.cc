@@ -1,0 +1,99 @@
+// The allreduce and iallreduce door (allreduce.h): the one path from every
+// front end to the algorithms. Everything that can refuse the call is
+// checked before the first communication, alike on every rank given the same
+// arguments.
+#include "shancoll/coll/allreduce/allreduce.h"
+
+#include <string>
+
+#include "shancoll/coll/allreduce/allreduce_request.h"
+#include "shancoll/coll/door.h"
+#include "shancoll/cost.h"
+#include "shancoll/error.h"
+#include "shancoll/pattern/nway_dissemination.h"
+
+namespace shancoll {
+namespace {
+
+void check_buffers(const AllreduceCall& call) {
+  if (call.count < 0) throw ArgumentError("count: negative (" + std::to_string(call.count) + ")");
+  if (!call.recv && call.count > 0) throw ArgumentError("recvbuf: NULL");
+}
+
+// inter_algorithm runs on the node leaders only, after the node's reduce:
+// refused there, it would leave the other ranks waiting. So it is checked
+// here, on every rank.
+void check_inter_algorithm(const CallOptions& o) {
+  const std::string& inter = o.release_gather.inter_algorithm;
+  if (inter == "auto") return;
+  if (inter == "release_gather" || !allreduce_registry().find(inter)) {
+    std::string valid = "auto";
+    for (const AllreduceAlgorithm& a : allreduce_registry().all())
+      if (std::string_view(a.name) != "release_gather") valid += std::string(", ") + a.name;
+    throw ArgumentError(
+        "inter_algorithm: '" + inter +
+        "' is not an allreduce algorithm the node leaders can run (valid: " + valid + ")");
+  }
+}
+
+AllreduceArgs args_of(const AllreduceCall& call, const Reducer& reducer, const CallOptions& o) {
+  AllreduceArgs args;
+  args.send = static_cast<const std::byte*>(call.send);
+  args.recv = static_cast<std::byte*>(call.recv);
+  args.count = call.count;
+  args.reducer = &reducer;
+  args.ports = o.ports;
+  args.consistent = o.consistent;
+  return args;
+}
+
+Reducer reducer_of(const AllreduceCall& call) {
+  return call.datatype == MPI_DATATYPE_NULL ? Reducer(call.op, call.type)
+                                            : Reducer(call.op, call.type, call.datatype);
+}
+
+}  // namespace
+
+void copy_input(const AllreduceArgs& args) {
+  if (args.send && args.send != args.recv && args.count > 0)
+    local_copy(args.recv, args.send, static_cast<std::size_t>(args.bytes()));
+}
+
+int default_ports(const char* algorithm, int size) {
+  // nway_dissemination: the smallest n with a 5-tuple (the paper's choice);
+  // dissemination and bruck: one port, the papers' 2-way baselines.
+  if (std::string(algorithm) == "nway_dissemination")
+    return pattern::nway_smallest_adaptable_n(size);
+  return 1;
+}
+
+Comm& allreduce(const AllreduceCall& call) {
+  check_buffers(call);
+  const CallOptions& co = options_or_defaults(call.options, Collective::allreduce);
+  const std::string_view name = requested(call.algorithm, environment().allreduce);
+  check_release_gather_keys(co, name);
+  check_inter_algorithm(co);
+  const Reducer reducer = reducer_of(call);
+  const AllreduceArgs args = args_of(call, reducer, co);
+  const Options o = co.resolved();
+  Comm& comm = Comm::of(call.comm, o.timeout);
+  const int nodes = name == "auto" ? comm.nodes(o.ranks_per_node).topo.node_count : 0;
+  const AllreduceAlgorithm& algo = select_allreduce(name, args, comm.size(), nodes);
+  run_recorded(comm, "allreduce", algo.name, [&](Stats& s) { algo.fn(comm, args, o, s); });
+  return comm;
+}
+
+std::unique_ptr<AllreduceRequest> iallreduce(const AllreduceCall& call) {
+  check_buffers(call);
+  const CallOptions& co = options_or_defaults(call.options, Collective::iallreduce);
+  const std::string_view name = requested(call.algorithm, environment().iallreduce);
+  const Reducer reducer = reducer_of(call);  // copied by the request
+  const AllreduceArgs args = args_of(call, reducer, co);
+  const Options o = co.resolved();
+  Comm& comm = Comm::of(call.comm, o.timeout);
+  const AllreduceAlgorithm& algo = select_iallreduce(name, args, comm.size());
+  return comm.run({"iallreduce", algo.name},
+                  [&] { return std::make_unique<AllreduceRequest>(comm, args, algo, o); });
+}
+
+}  // namespace shancoll

@@ -1,0 +1,32 @@
+// The bcast door (rooted.h): the one path from every front end to the
+// algorithms. Everything that can refuse the call is checked before the
+// first communication, alike on every rank given the same arguments.
+#include <string>
+
+#include "shancoll/coll/door.h"
+#include "shancoll/coll/rooted.h"
+
+namespace shancoll {
+
+Comm& bcast(const BcastCall& call) {
+  if (call.bytes < 0) throw ArgumentError("count: negative (" + std::to_string(call.bytes) + ")");
+  if (!call.buf && call.bytes > 0) throw ArgumentError("buf: NULL");
+  const CallOptions& co = options_or_defaults(call.options, Collective::bcast);
+  const std::string_view name = requested(call.algorithm, environment().bcast);
+  check_release_gather_keys(co, name);
+  const Options o = co.resolved();
+  Comm& comm = Comm::of(call.comm, o.timeout);
+  check_root(comm, call.root);
+  BcastArgs args;
+  args.buf = static_cast<std::byte*>(call.buf);
+  args.bytes = call.bytes;
+  args.root = call.root;
+  const BcastAlgorithm& algo = bcast_registry().at(
+      name != "auto"
+          ? std::string(name)
+          : choose_bcast(args.bytes, comm.size(), comm.nodes(o.ranks_per_node).topo.node_count));
+  run_recorded(comm, "bcast", algo.name, [&](Stats& s) { algo.fn(comm, args, o, s); });
+  return comm;
+}
+
+}  // namespace shancoll

@@ -1,0 +1,57 @@
+// The reduce door (rooted.h): the one path from every front end to the
+// algorithms. Everything that can refuse the call is checked before the
+// first communication, alike on every rank given the same arguments.
+#include <string>
+
+#include "shancoll/coll/door.h"
+#include "shancoll/coll/rooted.h"
+
+namespace shancoll {
+namespace {
+
+void check_buffers(const ReduceCall& call, const Comm& comm) {
+  if (call.count < 0) throw ArgumentError("count: negative (" + std::to_string(call.count) + ")");
+  check_root(comm, call.root);
+  const bool at_root = comm.rank() == call.root;
+  if (!call.send && !at_root) throw ArgumentError("sendbuf: in place is only valid at the root");
+  if (at_root && !call.recv && call.count > 0) throw ArgumentError("recvbuf: NULL at the root");
+}
+
+const ReduceAlgorithm& select_reduce(std::string_view name, const ReduceArgs& args, Comm& comm,
+                                     const Options& o) {
+  const bool commutative = args.reducer->commutative();
+  const ReduceAlgorithm& a = reduce_registry().at(
+      name != "auto" ? std::string(name)
+                     : choose_reduce(args.bytes(), commutative, comm.size(),
+                                     comm.nodes(o.ranks_per_node).topo.node_count));
+  if (!commutative && !a.rank_order)
+    throw ArgumentError(
+        "op: a non-commutative op needs an algorithm that combines in rank order; '" +
+        std::string(a.name) + "' combines in tree order (use binomial or mpi)");
+  return a;
+}
+
+}  // namespace
+
+Comm& reduce(const ReduceCall& call) {
+  const CallOptions& co = options_or_defaults(call.options, Collective::reduce);
+  const std::string_view name = requested(call.algorithm, environment().reduce);
+  check_release_gather_keys(co, name);
+  const Options o = co.resolved();
+  const Reducer reducer = call.datatype == MPI_DATATYPE_NULL
+                              ? Reducer(call.op, call.type)
+                              : Reducer(call.op, call.type, call.datatype);
+  Comm& comm = Comm::of(call.comm, o.timeout);
+  check_buffers(call, comm);
+  ReduceArgs args;
+  args.send = static_cast<const std::byte*>(call.send);
+  args.recv = comm.rank() == call.root ? static_cast<std::byte*>(call.recv) : nullptr;
+  args.count = call.count;
+  args.reducer = &reducer;
+  args.root = call.root;
+  const ReduceAlgorithm& algo = select_reduce(name, args, comm, o);
+  run_recorded(comm, "reduce", algo.name, [&](Stats& s) { algo.fn(comm, args, o, s); });
+  return comm;
+}
+
+}  // namespace shancoll

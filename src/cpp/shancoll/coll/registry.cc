@@ -1,0 +1,32 @@
+#include "shancoll/coll/registry.h"
+
+#include "shancoll/coll/allgatherv/allgatherv.h"
+#include "shancoll/coll/allreduce/allreduce.h"
+#include "shancoll/coll/intergroup/intergroup.h"
+#include "shancoll/coll/rooted.h"
+#include "shancoll/error.h"
+
+namespace shancoll {
+
+void unknown_algorithm(const char* collective, std::string_view name,
+                       const std::vector<AlgorithmInfo>& valid) {
+  std::string names = "auto";
+  for (const AlgorithmInfo& a : valid) names += ", " + a.name;
+  throw ArgumentError("algorithm: unknown " + std::string(collective) + " algorithm '" +
+                      std::string(name) + "' (valid: " + names + ")");
+}
+
+std::vector<AlgorithmInfo> algorithm_listing(std::string_view collective) {
+  if (collective == "allgather" || collective == "allgatherv")
+    return allgatherv_registry().listing();
+  if (collective == "allreduce") return allreduce_registry().listing();
+  if (collective == "iallreduce") return iallreduce_registry().listing();
+  if (collective == "bcast") return bcast_registry().listing();
+  if (collective == "reduce") return reduce_registry().listing();
+  if (collective == "intergroup") return intergroup_registry().listing();
+  throw ArgumentError("collective: unknown collective '" + std::string(collective) +
+                      "' (valid: allgather, allgatherv, allreduce, iallreduce, bcast, reduce, "
+                      "intergroup)");
+}
+
+}  // namespace shancoll

@@ -1,0 +1,121 @@
+"""One table of bad options, refused alike by every front end.
+
+Run under mpiexec (2 ranks) by tests/test_front_ends.py. Each case is a
+(collective, key, value) the option table refuses; this script runs it
+through the Python API (keyword) and the C API (``key=value``, loaded with
+ctypes from the installed libshancoll.so) and writes one JSON file per rank
+into the directory argv[1]: {"python": {case: message}, "capi": {case:
+[code, message]}, "listings": ...}.
+The PMPI library takes the same cases from SHANCOLL_<COLL>_OPTIONS (its
+callers have no options argument): see the test.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+from mpi4py import MPI
+
+import shancoll
+
+# (collective, key, Python value, C text): every one refused by the option table.
+CASES = [
+    ("bcast", "tree", "oak", "oak"),
+    ("bcast", "k", 2, "2"),
+    ("bcast", "bcast_k", 3, "3"),
+    ("bcast", "buffers", -1, "-1"),
+    ("bcast", "ports", 2, "2"),
+    ("bcast", "timeout", -1.0, "-1"),
+    ("bcast", "inter_algorithm", "ring", "ring"),
+    ("reduce", "skew", "up", "up"),
+    ("reduce", "topology", "ring", "ring"),
+    ("reduce", "sockets", 0, "0"),
+    ("allreduce", "inter_algorithm", "bogus", "bogus"),
+    ("allreduce", "inter_algorithm", "release_gather", "release_gather"),
+    ("allreduce", "ports", -1, "-1"),
+    ("allreduce", "reduce_k", 2, "2"),
+    ("allgather", "transport", "pigeon", "pigeon"),
+    ("allgather", "block_size", -5, "-5"),
+]
+LISTED = ["allgather", "allgatherv", "allreduce", "iallreduce", "bcast", "reduce"]
+
+
+def case_id(case) -> str:
+    return f"{case[0]}:{case[1]}={case[3]}"
+
+
+def python_call(comm, collective: str, key: str, value):
+    x = np.ones(4)
+    out = np.empty(4 * comm.size) if collective == "allgather" else np.empty(4)
+    options = {key: value}
+    if collective == "bcast":
+        shancoll.bcast(comm, x, 0, **options)
+    elif collective == "reduce":
+        shancoll.reduce(comm, x, out, MPI.SUM, 0, **options)
+    elif collective == "allreduce":
+        shancoll.allreduce(comm, x, out, MPI.SUM, **options)
+    else:
+        shancoll.allgather(comm, x, out, **options)
+
+
+def handle_type(obj) -> type:
+    return ctypes.c_int if MPI._sizeof(obj) == 4 else ctypes.c_void_p
+
+
+def load_capi():
+    lib = ctypes.CDLL(str(Path(shancoll.__file__).parent / "lib" / "libshancoll.so"))
+    lib.shancoll_last_error.restype = ctypes.c_char_p
+    lib.shancoll_algorithms.restype = ctypes.c_char_p
+    lib.shancoll_algorithms.argtypes = [ctypes.c_char_p]
+    return lib
+
+
+def capi_call(lib, comm, collective: str, text: str) -> tuple[int, str]:
+    c, t, o = handle_type(comm), handle_type(MPI.DOUBLE), handle_type(MPI.SUM)
+    h = MPI._handleof
+    x = np.ones(4)
+    out = np.empty(4 * comm.size)
+    ptr = ctypes.c_void_p
+    options = text.encode()
+    if collective == "bcast":
+        rc = lib.shancoll_bcast(ptr(x.ctypes.data), 4, t(h(MPI.DOUBLE)), 0, c(h(comm)), None,
+                                options)  # fmt: skip
+    elif collective == "reduce":
+        rc = lib.shancoll_reduce(ptr(x.ctypes.data), ptr(out.ctypes.data), 4, t(h(MPI.DOUBLE)),
+                                 o(h(MPI.SUM)), 0, c(h(comm)), None, options)  # fmt: skip
+    elif collective == "allreduce":
+        rc = lib.shancoll_allreduce(ptr(x.ctypes.data), ptr(out.ctypes.data), 4, t(h(MPI.DOUBLE)),
+                                    o(h(MPI.SUM)), c(h(comm)), None, options)  # fmt: skip
+    else:
+        rc = lib.shancoll_allgather(ptr(x.ctypes.data), 4, t(h(MPI.DOUBLE)), ptr(out.ctypes.data),
+                                    4, t(h(MPI.DOUBLE)), c(h(comm)), None, options)  # fmt: skip
+    return rc, lib.shancoll_last_error().decode()
+
+
+def main() -> None:
+    comm = MPI.COMM_WORLD
+    lib = load_capi()
+    result = {"rank": comm.rank, "python": {}, "capi": {}, "listings": {}}
+    for case in CASES:
+        collective, key, value, text = case
+        try:
+            python_call(comm, collective, key, value)
+            result["python"][case_id(case)] = None
+        except shancoll.ArgumentError as e:
+            result["python"][case_id(case)] = str(e)
+        result["capi"][case_id(case)] = capi_call(lib, comm, collective, f"{key}={text}")
+        comm.Barrier()  # a case refused on one rank only must not desynchronise the next
+    for collective in LISTED:
+        result["listings"][collective] = {
+            "python": shancoll.algorithms(collective),
+            "capi": lib.shancoll_algorithms(collective.encode()).decode().split(","),
+        }
+    Path(sys.argv[1], f"rank{comm.rank}.json").write_text(json.dumps(result))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
