@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from shancoll import bench, plot, sweep
-from shancoll.bench import distribution_bytes, format_bytes, parse_series, parse_sizes
+from shancoll.bench import kernel, plot, sweep
+from shancoll.bench.kernel import distribution_bytes, format_bytes, parse_series, parse_sizes
 
 REPO = Path(__file__).resolve().parent.parent
 CONFIGS = REPO / "benchmarks" / "configs"
@@ -109,7 +109,7 @@ def test_series_labels():
     for bad in ("native[rma]", "shan[tcp]", "nope", "shan[", "shan[foo=1]", "ring:x"):
         with pytest.raises(ValueError):
             parse_series(bad, ALGS)
-    assert bench.split_series("shan,shan[rma,bs=4KiB],native") == [
+    assert kernel.split_series("shan,shan[rma,bs=4KiB],native") == [
         "shan",
         "shan[rma,bs=4KiB]",
         "native",
@@ -118,10 +118,11 @@ def test_series_labels():
 
 def test_mpi_library_short():
     assert (
-        bench.mpi_library_short("MPICH Version:      5.0.2\nMPICH Release date: x") == "MPICH 5.0.2"
+        kernel.mpi_library_short("MPICH Version:      5.0.2\nMPICH Release date: x")
+        == "MPICH 5.0.2"
     )
     assert (
-        bench.mpi_library_short("Open MPI v4.1.4, package: Debian, ident: 4.1.4")
+        kernel.mpi_library_short("Open MPI v4.1.4, package: Debian, ident: 4.1.4")
         == "Open MPI v4.1.4"
     )
 
@@ -204,7 +205,7 @@ def test_config_parsing_and_errors():
 
 def forced(lib: str, coll: str) -> list:
     """A library default and one forced algorithm (MPICH's CVAR; ignored elsewhere)."""
-    from shancoll.baselines import Series
+    from shancoll.bench.baselines import Series
 
     var = f"MPIR_CVAR_{coll.upper()}_INTRA_ALGORITHM"
     value = {"bcast": "binomial", "reduce": "binomial", "allgatherv": "ring"}
@@ -272,13 +273,13 @@ def test_plan_intergroup_settings():
         "allreduce-P2-physical-regular",
         "allreduce-P2-physical-regular-rd",
     ]
-    assert [bench.setting_block(s, True, 0, 4, 1024) for s in range(1, 9)] == [
+    assert [kernel.setting_block(s, True, 0, 4, 1024) for s in range(1, 9)] == [
         1024, 1024, 1024, 256, 1024, 0, 1024, 0,
     ]  # fmt: skip
-    assert bench.setting_block(3, False, 1, 2, 1024) == 256
-    assert bench.setting_block(8, False, 3, 4, 1024) == 1024
+    assert kernel.setting_block(3, False, 1, 2, 1024) == 256
+    assert kernel.setting_block(8, False, 3, 4, 1024) == 1024
     with pytest.raises(ValueError, match="settings"):
-        bench.check_distribution("intergroup", "regular")
+        kernel.check_distribution("intergroup", "regular")
 
 
 def test_progress_bar():
@@ -481,7 +482,7 @@ def test_tiny_real_sweep_and_resume(tmp_path):
 def test_real_sweep_libraries_and_baselines(tmp_path, monkeypatch):
     """allreduce and bcast, two algorithms, two sizes, a forced native baseline in a job
     of its own, every installed MPI library plus one that is not (recorded, skipped)."""
-    from shancoll import mpi_envs
+    from shancoll.bench import mpi_envs
 
     monkeypatch.setattr(sweep, "native_series", forced)
     monkeypatch.setenv("SHANCOLL_TEST_DROP", "1")
@@ -617,7 +618,7 @@ sleep 60""",
 
 def test_cli_dry_run():
     out = subprocess.run(
-        [sys.executable, "-m", "shancoll.sweep", "--quick", "--dry-run"],
+        [sys.executable, "-m", "shancoll.bench.sweep", "--quick", "--dry-run"],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -626,7 +627,7 @@ def test_cli_dry_run():
     assert out.returncode == 0, out.stderr
     assert "[3] allgatherv P=2 physical bcast" in out.stdout
     bad = subprocess.run(
-        [sys.executable, "-m", "shancoll.sweep", "--sizes", "1XB"],
+        [sys.executable, "-m", "shancoll.bench.sweep", "--sizes", "1XB"],
         cwd=REPO,
         capture_output=True,
         text=True,

