@@ -18,7 +18,14 @@ from pathlib import Path
 import pytest
 
 from shancoll.bench import kernel, plot, sweep
-from shancoll.bench.kernel import distribution_bytes, format_bytes, parse_series, parse_sizes
+from shancoll.bench.series import (
+    check_distribution,
+    distribution_bytes,
+    format_bytes,
+    parse_series,
+    parse_sizes,
+    split_series,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 CONFIGS = REPO / "benchmarks" / "configs"
@@ -109,7 +116,7 @@ def test_series_labels():
     for bad in ("native[rma]", "shan[tcp]", "nope", "shan[", "shan[foo=1]", "ring:x"):
         with pytest.raises(ValueError):
             parse_series(bad, ALGS)
-    assert kernel.split_series("shan,shan[rma,bs=4KiB],native") == [
+    assert split_series("shan,shan[rma,bs=4KiB],native") == [
         "shan",
         "shan[rma,bs=4KiB]",
         "native",
@@ -279,7 +286,7 @@ def test_plan_intergroup_settings():
     assert kernel.setting_block(3, False, 1, 2, 1024) == 256
     assert kernel.setting_block(8, False, 3, 4, 1024) == 1024
     with pytest.raises(ValueError, match="settings"):
-        kernel.check_distribution("intergroup", "regular")
+        check_distribution("intergroup", "regular")
 
 
 def test_progress_bar():

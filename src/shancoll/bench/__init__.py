@@ -3,6 +3,8 @@
 ``import shancoll`` never imports this package, and importing it imports
 none of its modules (each is loaded when asked for):
 
+``series``     what is measured, in plain Python: collectives, distributions,
+               sizes, series labels
 ``kernel``     the timing kernel, run inside each MPI job
                (``mpiexec -n P python -m shancoll.bench.kernel ...``)
 ``sweep``      benchmark sweeps: plans and launches the kernel's jobs, writes

@@ -23,7 +23,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .kernel import ALL_DISTRIBUTIONS, format_bytes
+from .series import ALL_DISTRIBUTIONS, format_bytes
 
 __all__ = ["figure", "plot_results", "style", "main"]
 

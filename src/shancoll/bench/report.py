@@ -24,7 +24,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from .kernel import ALL_DISTRIBUTIONS, format_bytes
+from .series import ALL_DISTRIBUTIONS, format_bytes
 
 __all__ = ["performance_sections", "rule_table", "update_markdown"]
 

@@ -54,10 +54,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .kernel import (
+from .report import performance_sections, rule_table, update_markdown
+from .series import (
     ALL_DISTRIBUTIONS,
     COLLECTIVES,
     DISTRIBUTIONS,
+    algorithms_of,
     distributions_of,
     format_bytes,
     parse_series,
@@ -65,7 +67,6 @@ from .kernel import (
     series_label,
     split_series,
 )
-from .report import performance_sections, rule_table, update_markdown
 
 __all__ = [
     "CSV_COLUMNS",
@@ -411,12 +412,6 @@ def expand_series(labels: Sequence[str], algorithms: Sequence[str]) -> list[str]
     return out
 
 
-def registered_algorithms(collective: str) -> list[str]:
-    from .kernel import algorithms_of
-
-    return algorithms_of(collective)
-
-
 def native_series(lib: str, coll: str) -> list[Any]:
     """``shancoll.bench.baselines.native_series``: the library's default first, then each
     forced algorithm. The ``default`` MPI (whichever the running Python has) has
@@ -434,7 +429,7 @@ def _short(lib: str, name: str) -> str:
 
 def plan(
     cfg: Config,
-    algorithms: Callable[[str], Sequence[str]] = registered_algorithms,
+    algorithms: Callable[[str], Sequence[str]] = algorithms_of,
     baselines: Callable[[str, str], Sequence[Any]] | None = None,
 ) -> list[Run]:
     """The runs of a sweep, in execution order (only allgatherv takes every distribution).
