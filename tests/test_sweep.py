@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from shancoll.bench import kernel, plot, sweep
+from shancoll.bench import kernel, plot, results, sweep
 from shancoll.bench.series import (
     check_distribution,
     distribution_bytes,
@@ -312,7 +312,7 @@ def synthetic_rows() -> list[dict]:
                     rows.append(
                         {
                             "sweep": "t",
-                            "run_id": f"allgatherv-P2-{sweep.layout_name(rpn)}-{dist}",
+                            "run_id": f"allgatherv-P2-{results.layout_name(rpn)}-{dist}",
                             "collective": "allgatherv",
                             "distribution": dist,
                             "ranks": 2,
@@ -349,10 +349,10 @@ def synthetic_rows() -> list[dict]:
 def test_csv_schema_roundtrip_and_documented(tmp_path):
     rows = synthetic_rows()
     path = tmp_path / "results.csv"
-    sweep.write_results(path, rows)
+    results.write_results(path, rows)
     header = path.read_text().splitlines()[0].split(",")
-    assert header == sweep.CSV_COLUMNS
-    back = sweep.read_results(path)
+    assert header == results.CSV_COLUMNS
+    back = results.read_results(path)
     assert len(back) == len(rows)
     assert back[2]["bytes_per_rank"] == rows[2]["bytes_per_rank"]
     assert math.isclose(back[2]["time_median_s"], rows[2]["time_median_s"], rel_tol=1e-5)
@@ -361,7 +361,7 @@ def test_csv_schema_roundtrip_and_documented(tmp_path):
     readme = (REPO / "benchmarks" / "README.md").read_text()
     section = readme.split("### `results.csv` columns", 1)[1]
     documented = re.findall(r"^\| `([a-z_]+)` \|", section, flags=re.M)
-    assert documented == sweep.CSV_COLUMNS
+    assert documented == results.CSV_COLUMNS
 
 
 def test_speedup_table():
@@ -436,7 +436,7 @@ def test_tiny_real_sweep_and_resume(tmp_path):
     assert not res.failed_runs, (log, res.meta)
     assert re.search(r"\[1/2 -+ left 2\] allgatherv P=2 physical regular \.\.\. ok", log)
     assert re.search(r"\[2/2 #+-+ left 1.*\] allgatherv P=2 physical bcast \.\.\. ok", log)
-    rows = sweep.read_results(tmp_path / "results.csv")
+    rows = results.read_results(tmp_path / "results.csv")
     import shancoll
 
     expected = set(shancoll.algorithms("allgatherv")) | {"shan_shared", "native", "memcpy"}

@@ -23,6 +23,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from .results import group_key, layout_name, read_results
 from .series import ALL_DISTRIBUTIONS, format_bytes
 
 __all__ = ["figure", "plot_results", "style", "main"]
@@ -63,10 +64,6 @@ def style(label: str) -> dict:
             "linewidth": 1.3,
         }
     return {"color": color, "linestyle": "-", "marker": "s", "linewidth": 1.6}
-
-
-def _layout_name(rpn: int) -> str:
-    return "physical" if rpn == 0 else f"rpn{rpn}"
 
 
 def _title(rows: Sequence[dict]) -> str:
@@ -171,13 +168,12 @@ def plot_results(
     out.mkdir(parents=True, exist_ok=True)
     groups: dict[tuple, list[dict]] = {}
     for r in rows:
-        key = (r["collective"], int(r["ranks"]), int(r["ranks_per_node"]), r.get("library") or "")
-        groups.setdefault(key, []).append(r)
+        groups.setdefault(group_key(r), []).append(r)
     paths = []
     for (coll, ranks, rpn, lib), g in sorted(groups.items()):
         if not any(r.get("status") == "ok" for r in g):
             continue
-        stem = f"{coll}_P{ranks}_{_layout_name(rpn)}"
+        stem = f"{coll}_P{ranks}_{layout_name(rpn)}"
         if lib not in ("", "default"):
             stem += f"_{lib}"
         for what in ("time", "speedup"):
@@ -198,8 +194,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--out", default=None, help="output directory (default: the CSV's)")
     ap.add_argument("--formats", default="png,svg")
     args = ap.parse_args(argv)
-    from .sweep import read_results
-
     rows = read_results(args.csv)
     out = args.out or Path(args.csv).parent
     for p in plot_results(rows, out, formats=args.formats.split(",")):

@@ -1,7 +1,7 @@
 """What a sweep's results say: the rule table of ``algorithm="auto"`` and the
 generated sections of ``docs/performance.md``.
 
-Both read only ``results.csv`` rows (``shancoll.bench.sweep.read_results``):
+Both read only ``results.csv`` rows (``shancoll.bench.results.read_results``):
 
 * :func:`rule_table` -> the text format of ``src/cpp/shancoll/rules.h``: per
   (collective, ranks, nodes), the algorithm with the lowest median time at each

@@ -35,12 +35,9 @@ From Python (the notebooks do this)::
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
-import datetime
 import itertools
 import json
-import math
 import os
 import shlex
 import signal
@@ -49,12 +46,25 @@ import sys
 import tempfile
 import time
 import tomllib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import baselines, mpi_envs
+from .plot import plot_results
 from .report import performance_sections, rule_table, update_markdown
+from .results import (
+    failed_runs,
+    group_key,
+    layout_name,
+    new_meta,
+    now_utc,
+    read_results,
+    run_record,
+    write_json,
+    write_results,
+)
 from .series import (
     ALL_DISTRIBUTIONS,
     COLLECTIVES,
@@ -69,7 +79,6 @@ from .series import (
 )
 
 __all__ = [
-    "CSV_COLUMNS",
     "Config",
     "Run",
     "SweepResult",
@@ -77,31 +86,10 @@ __all__ = [
     "find_config",
     "load_config",
     "plan",
-    "read_results",
     "run_sweep",
     "speedup_table",
     "main",
 ]
-
-CSV_COLUMNS = [
-    "sweep", "run_id", "collective", "distribution", "ranks", "ranks_per_node", "nodes",
-    "series", "kind", "algorithm", "options", "bytes_per_rank", "total_bytes", "max_bytes",
-    "dtype", "warmup", "repeats", "iterations", "time_median_s", "time_min_s", "time_max_s",
-    "bandwidth_gbs", "check", "status", "error", "mpi_library", "hostname", "date",
-    "library", "baseline", "kernel",
-]  # fmt: skip
-_INT_COLUMNS = {
-    "ranks",
-    "ranks_per_node",
-    "nodes",
-    "bytes_per_rank",
-    "total_bytes",
-    "max_bytes",
-    "warmup",
-    "repeats",
-    "iterations",
-}
-_FLOAT_COLUMNS = {"time_median_s", "time_min_s", "time_max_s", "bandwidth_gbs"}
 
 # The names shancoll.bench.mpi_envs.ensure takes.
 MPI_LIBRARIES = ("default", "mpich", "openmpi", "impi")
@@ -360,10 +348,6 @@ def load_config(name_or_path: str | os.PathLike = "quick", **overrides: Any) -> 
 # planning
 
 
-def layout_name(ranks_per_node: int) -> str:
-    return "physical" if ranks_per_node == 0 else f"rpn{ranks_per_node}"
-
-
 @dataclass(frozen=True)
 class Run:
     """One MPI job: every series and size of one distribution, one MPI library.
@@ -416,10 +400,9 @@ def native_series(lib: str, coll: str) -> list[Any]:
     """``shancoll.bench.baselines.native_series``: the library's default first, then each
     forced algorithm. The ``default`` MPI (whichever the running Python has) has
     its default only: which forced settings would apply to it is not known."""
-    from .baselines import Series
-    from .baselines import native_series as series_of
-
-    return [Series("default", {})] if lib == "default" else series_of(lib, coll)
+    if lib == "default":
+        return [baselines.Series("default", {})]
+    return baselines.native_series(lib, coll)
 
 
 def _short(lib: str, name: str) -> str:
@@ -462,49 +445,6 @@ def plan(
 
 
 # ---------------------------------------------------------------------------
-# results files
-
-
-def read_results(path: str | os.PathLike) -> list[dict]:
-    """Rows of a ``results.csv`` with numeric columns converted (empty -> None / NaN)."""
-    rows = []
-    with open(path, newline="", encoding="utf-8") as f:
-        for r in csv.DictReader(f):
-            for k in _INT_COLUMNS:
-                if k in r:
-                    r[k] = int(r[k]) if r[k] not in ("", None) else None
-            for k in _FLOAT_COLUMNS:
-                if k in r:
-                    r[k] = float(r[k]) if r[k] not in ("", None) else math.nan
-            rows.append(r)
-    return rows
-
-
-def write_results(path: Path, rows: Iterable[dict]) -> None:
-    tmp = path.with_suffix(".csv.tmp")
-    with open(tmp, "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=CSV_COLUMNS, extrasaction="ignore")
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: _csv_value(r.get(k)) for k in CSV_COLUMNS})
-    os.replace(tmp, path)
-
-
-def _csv_value(v: Any) -> Any:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return ""
-    if isinstance(v, float):
-        return f"{v:.6g}"
-    return v
-
-
-def write_json(path: Path, data: dict) -> None:
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-
-
-# ---------------------------------------------------------------------------
 # running
 
 
@@ -522,8 +462,6 @@ def default_mpiexec() -> str:
 def launcher(cfg: Config, lib: str, mpiexec: str | None = None):
     """The :class:`shancoll.bench.mpi_envs.MpiEnv` of ``lib`` (built if needed), with the
     sweep's ``mpiexec`` (default library only) and ``mpiexec_args`` applied."""
-    from . import mpi_envs
-
     menv = mpi_envs.ensure(lib)
     if lib == "default" and mpiexec:
         menv = dataclasses.replace(menv, mpiexec=[mpiexec])
@@ -587,6 +525,90 @@ def _tail(path: Path, limit: int = 2000) -> str:
     return data[-limit:]
 
 
+def _wait_job(
+    cmd: list[str], env: dict[str, str], timeout: float, out_path: Path, err_path: Path
+) -> tuple[str, int | None]:
+    """Runs one job to its end or its timeout: (status, return code)."""
+    with open(out_path, "wb") as out, open(err_path, "wb") as err:
+        try:
+            # A session of its own: a kill of its process group reaches every rank.
+            proc = subprocess.Popen(
+                cmd,
+                stdout=out,
+                stderr=err,
+                stdin=subprocess.DEVNULL,
+                env=env,
+                start_new_session=True,
+            )
+        except OSError as e:
+            err.write(f"could not start {cmd[0]}: {e}\n".encode())
+            return "failed", None
+        try:
+            rc = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            return "timeout", None
+        except BaseException:  # Ctrl-C: take the job down with us
+            _kill_group(proc)
+            raise
+    return ("ok" if rc == 0 else "failed"), rc
+
+
+def _read_events(jsonl: Path) -> list[dict]:
+    """The kernel's JSON lines (``{"event": ...}``, see :mod:`shancoll.bench.kernel`)."""
+    events = []
+    if jsonl.exists():
+        for line in jsonl.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                events.append(json.loads(line))
+            except json.JSONDecodeError:
+                pass  # a line cut by a kill
+    return events
+
+
+def _measured_rows(events: Sequence[dict], common: dict) -> list[dict]:
+    """The rows the kernel measured, with the run's columns and the bandwidth added."""
+    rows = [
+        {**common, **{k: v for k, v in e.items() if k != "event"}}
+        for e in events
+        if e["event"] == "row"
+    ]
+    for r in rows:
+        t = r.get("time_median_s")
+        r["bandwidth_gbs"] = r["total_bytes"] / t / 1e9 if t else None
+    return rows
+
+
+def _hung_point(events: Sequence[dict], rows: Sequence[dict]) -> dict | None:
+    """The point a job that died or timed out was in: its last start without a row."""
+    starts = [e for e in events if e["event"] == "start"]
+    if not starts:
+        return None
+    last = starts[-1]
+    measured = {(r["series"], r["bytes_per_rank"]) for r in rows}
+    return None if (last["series"], last["bytes_per_rank"]) in measured else last
+
+
+def _hung_row(
+    cfg: Config, run: Run, common: dict, nodes: Any, hung: dict, status: str, elapsed: float
+) -> dict:
+    """A row for the point that hung, so that the CSV shows where the job ended."""
+    what = "timed out" if status == "timeout" else "died"
+    return {
+        **common,
+        "collective": run.collective,
+        "distribution": run.distribution,
+        "ranks": run.ranks,
+        "ranks_per_node": run.ranks_per_node,
+        "nodes": nodes,
+        "series": hung["series"],
+        "bytes_per_rank": hung["bytes_per_rank"],
+        "dtype": cfg.dtype,
+        "status": status,
+        "error": f"the job {what} during this point after {elapsed:.0f} s",
+    }
+
+
 def execute_run(
     cfg: Config, run: Run, sweep_name: str, menv: Any, workdir: Path
 ) -> tuple[list[dict], dict]:
@@ -600,41 +622,11 @@ def execute_run(
     env = {k: v for k, v in {**os.environ, **job_env}.items() if v is not None}
     env["PYTHONUNBUFFERED"] = "1"
     t0 = time.monotonic()
-    status, rc = "failed", None
-    with open(out_path, "wb") as out, open(err_path, "wb") as err:
-        try:
-            proc = subprocess.Popen(
-                cmd,
-                stdout=out,
-                stderr=err,
-                stdin=subprocess.DEVNULL,
-                env=env,
-                start_new_session=True,
-            )
-        except OSError as e:
-            err.write(f"could not start {cmd[0]}: {e}\n".encode())
-            proc = None
-        if proc is not None:
-            try:
-                rc = proc.wait(timeout=cfg.run_timeout)
-                status = "ok" if rc == 0 else "failed"
-            except subprocess.TimeoutExpired:
-                _kill_group(proc)
-                status = "timeout"
-            except BaseException:  # Ctrl-C: take the job down with us
-                _kill_group(proc)
-                raise
+    status, rc = _wait_job(cmd, env, cfg.run_timeout, out_path, err_path)
     elapsed = time.monotonic() - t0
-    events = []
-    if jsonl.exists():
-        for line in jsonl.read_text(encoding="utf-8", errors="replace").splitlines():
-            try:
-                events.append(json.loads(line))
-            except json.JSONDecodeError:
-                pass  # a line cut by a kill
+    events = _read_events(jsonl)
     env_rec = next((e for e in events if e["event"] == "env"), {})
-    done = any(e["event"] == "done" for e in events)
-    if status == "ok" and not done:
+    if status == "ok" and not any(e["event"] == "done" for e in events):
         status = "failed"
     common = {
         "sweep": sweep_name,
@@ -645,56 +637,27 @@ def execute_run(
         "library": run.library,
         "baseline": run.baseline,
     }
-    rows = [
-        {**common, **{k: v for k, v in e.items() if k != "event"}}
-        for e in events
-        if e["event"] == "row"
-    ]
-    for r in rows:
-        t = r.get("time_median_s")
-        r["bandwidth_gbs"] = r["total_bytes"] / t / 1e9 if t else None
-    skipped = {e["series"]: e["reason"] for e in events if e["event"] == "skip"}
-    hung = None
-    starts = [e for e in events if e["event"] == "start"]
-    if status != "ok" and starts:
-        last = starts[-1]
-        measured = {(r["series"], r["bytes_per_rank"]) for r in rows}
-        if (last["series"], last["bytes_per_rank"]) not in measured:
-            hung = last
-            what = "timed out" if status == "timeout" else "died"
-            rows.append(
-                {
-                    **common,
-                    "collective": run.collective,
-                    "distribution": run.distribution,
-                    "ranks": run.ranks,
-                    "ranks_per_node": run.ranks_per_node,
-                    "nodes": env_rec.get("nodes"),
-                    "series": last["series"],
-                    "bytes_per_rank": last["bytes_per_rank"],
-                    "dtype": cfg.dtype,
-                    "status": status,
-                    "error": f"the job {what} during this point after {elapsed:.0f} s",
-                }
-            )
-    record = {
-        "status": status,
-        "returncode": rc,
-        "elapsed_s": round(elapsed, 2),
-        "command": shlex.join(cmd),
-        "library": run.library,
-        "mpi_env": {"name": menv.name, "version": menv.version, "python": menv.python},
-        "baseline": run.baseline,
-        "env_overrides": job_env,
-        "environment": env_rec,
-        "skipped": skipped,
-        "hung_at": None
-        if hung is None
-        else {"series": hung["series"], "bytes_per_rank": hung["bytes_per_rank"]},
-        "stderr_tail": _tail(err_path) if status != "ok" else "",
-    }
-    if status != "ok":
-        record["stdout_tail"] = _tail(out_path)
+    rows = _measured_rows(events, common)
+    hung = _hung_point(events, rows) if status != "ok" else None
+    if hung is not None:
+        nodes = env_rec.get("nodes")
+        rows.append(_hung_row(cfg, run, common, nodes, hung, status, elapsed))
+    failed = status != "ok"
+    record = run_record(
+        status=status,
+        returncode=rc,
+        elapsed_s=round(elapsed, 2),
+        command=shlex.join(cmd),
+        library=run.library,
+        mpi_env={"name": menv.name, "version": menv.version, "python": menv.python},
+        baseline=run.baseline,
+        env_overrides=job_env,
+        environment=env_rec,
+        skipped={e["series"]: e["reason"] for e in events if e["event"] == "skip"},
+        hung_at=None if hung is None else {k: hung[k] for k in ("series", "bytes_per_rank")},
+        stderr_tail=_tail(err_path) if failed else "",
+        stdout_tail=_tail(out_path) if failed else None,
+    )
     return rows, record
 
 
@@ -737,18 +700,12 @@ def _launcher_or_error(cfg: Config, lib: str, mpiexec: str | None) -> Any:
 
 
 def _unavailable(run: Run, why: str) -> dict:
-    return {
-        "status": "failed",
-        "returncode": None,
-        "elapsed_s": 0.0,
-        "command": "",
-        "library": run.library,
-        "baseline": run.baseline,
-        "environment": {},
-        "skipped": {},
-        "hung_at": None,
-        "stderr_tail": f"MPI library {run.library!r} unavailable: {why}",
-    }
+    return run_record(
+        status="failed",
+        library=run.library,
+        baseline=run.baseline,
+        stderr_tail=f"MPI library {run.library!r} unavailable: {why}",
+    )
 
 
 @dataclass
@@ -765,57 +722,49 @@ class SweepResult:
 
     @property
     def failed_runs(self) -> list[str]:
-        return [k for k, v in self.meta["runs"].items() if v["status"] != "ok"]
+        return failed_runs(self.meta)
 
 
-def run_sweep(
-    cfg: Config,
-    out_dir: str | os.PathLike | None = None,
-    *,
-    resume: bool = False,
-    plots: bool = True,
-    progress: Callable[..., None] | None = print,
-    mpiexec: str | None = None,
-) -> SweepResult:
-    """Runs (or resumes) a sweep; writes results.csv, meta.json, table.txt and plots."""
-    out = Path(out_dir) if out_dir is not None else default_out_dir(cfg.name)
-    out.mkdir(parents=True, exist_ok=True)
+def _previous_results(out: Path) -> tuple[list[dict], dict]:
+    """The rows and run records of an earlier sweep in ``out`` (none if it left no files)."""
     csv_path, meta_path = out / "results.csv", out / "meta.json"
-    say = progress or (lambda *a, **k: None)
-    mpiexec = mpiexec or cfg.mpiexec
-    runs = plan(cfg)
+    if not (csv_path.exists() and meta_path.exists()):
+        return [], {}
+    return read_results(csv_path), json.loads(meta_path.read_text(encoding="utf-8")).get("runs", {})
 
-    rows: list[dict] = []
-    old_runs: dict = {}
-    if resume and csv_path.exists() and meta_path.exists():
-        rows = read_results(csv_path)
-        old_runs = json.loads(meta_path.read_text(encoding="utf-8")).get("runs", {})
-    planned = {r.run_id for r in runs}
-    meta = {
-        "sweep": cfg.name,
-        "description": cfg.description,
-        "config": cfg.to_dict(),
-        "argv": list(sys.argv),
-        "cwd": str(Path.cwd()),
-        "mpiexec": mpiexec or "(per library: shancoll.bench.mpi_envs)",
-        "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "finished": None,
-        "runs": {k: v for k, v in old_runs.items() if k not in planned},
-    }
-    t_start = time.monotonic()
-    todo = []
-    for run in runs:
-        if resume and _complete(run, rows, old_runs.get(run.run_id)):
-            meta["runs"][run.run_id] = old_runs[run.run_id]
-        else:
-            todo.append(run)
-    if resume and len(todo) < len(runs):
-        say(f"resume: {len(runs) - len(todo)} of {len(runs)} runs already complete in {out}")
+
+def _say_outcome(say: Callable[..., None], record: dict, rows: Sequence[dict], t_start: float):
+    """Ends a run's progress line: status, the point that hung, the points in error, time;
+    then the last lines of a failed job's stderr."""
+    note = ""
+    if record["hung_at"]:
+        h = record["hung_at"]
+        note = f" at {h['series']} {format_bytes(h['bytes_per_rank'])}"
+    bad = [r for r in rows if r.get("status") == "error" or r.get("check") == "fail"]
+    if bad:
+        note += f" ({len(bad)} points with errors/failed checks)"
     say(
-        f"sweep {cfg.name!r}: {len(todo)} runs of {', '.join(cfg.collectives)} "
-        f"({format_bytes(cfg.sizes[0])}..{format_bytes(cfg.sizes[-1])} per rank), "
-        f"libraries: {', '.join(cfg.libraries)}"
+        f" {record['status']}{note} {record['elapsed_s']:.1f}s "
+        f"(elapsed {_fmt_elapsed(time.monotonic() - t_start)})",
+        flush=True,
     )
+    if record["status"] != "ok" and record["stderr_tail"]:
+        tail = record["stderr_tail"].strip().splitlines()[-5:]
+        say("    " + "\n    ".join(tail))
+
+
+def _run_jobs(
+    cfg: Config,
+    todo: Sequence[Run],
+    out: Path,
+    rows: list[dict],
+    meta: dict,
+    mpiexec: str | None,
+    say: Callable[..., None],
+) -> list[dict]:
+    """Runs the jobs in turn, rewriting results.csv and meta.json after each; returns
+    the rows, each run's replacing those of an earlier attempt."""
+    t_start = time.monotonic()
     launchers: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="shancoll-sweep-") as tmp:
         for k, run in enumerate(todo, 1):
@@ -830,44 +779,62 @@ def run_sweep(
                 new_rows, record = execute_run(cfg, run, cfg.name, menv, Path(tmp))
             rows = [r for r in rows if r["run_id"] != run.run_id] + new_rows
             meta["runs"][run.run_id] = record
-            write_results(csv_path, rows)
-            write_json(meta_path, meta)
-            note = ""
-            if record["hung_at"]:
-                h = record["hung_at"]
-                note = f" at {h['series']} {format_bytes(h['bytes_per_rank'])}"
-            bad = [r for r in new_rows if r.get("status") == "error" or r.get("check") == "fail"]
-            if bad:
-                note += f" ({len(bad)} points with errors/failed checks)"
-            say(
-                f" {record['status']}{note} {record['elapsed_s']:.1f}s "
-                f"(elapsed {_fmt_elapsed(time.monotonic() - t_start)})",
-                flush=True,
-            )
-            if record["status"] != "ok" and record["stderr_tail"]:
-                tail = record["stderr_tail"].strip().splitlines()[-5:]
-                say("    " + "\n    ".join(tail))
-    meta["finished"] = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+            write_results(out / "results.csv", rows)
+            write_json(out / "meta.json", meta)
+            _say_outcome(say, record, new_rows, t_start)
+    return rows
+
+
+def run_sweep(
+    cfg: Config,
+    out_dir: str | os.PathLike | None = None,
+    *,
+    resume: bool = False,
+    plots: bool = True,
+    progress: Callable[..., None] | None = print,
+    mpiexec: str | None = None,
+) -> SweepResult:
+    """Runs (or resumes) a sweep; writes results.csv, meta.json, table.txt and plots."""
+    out = Path(out_dir) if out_dir is not None else default_out_dir(cfg.name)
+    out.mkdir(parents=True, exist_ok=True)
+    say = progress or (lambda *a, **k: None)
+    mpiexec = mpiexec or cfg.mpiexec
+    runs = plan(cfg)
+    rows, old_runs = _previous_results(out) if resume else ([], {})
+    planned = {r.run_id for r in runs}
+    kept = {k: v for k, v in old_runs.items() if k not in planned}
+    shown_mpiexec = mpiexec or "(per library: shancoll.bench.mpi_envs)"
+    meta = new_meta(cfg.name, cfg.description, cfg.to_dict(), shown_mpiexec, kept)
+    t_start = time.monotonic()
+    todo = []
+    for run in runs:
+        if resume and _complete(run, rows, old_runs.get(run.run_id)):
+            meta["runs"][run.run_id] = old_runs[run.run_id]
+        else:
+            todo.append(run)
+    if resume and len(todo) < len(runs):
+        say(f"resume: {len(runs) - len(todo)} of {len(runs)} runs already complete in {out}")
+    say(
+        f"sweep {cfg.name!r}: {len(todo)} runs of {', '.join(cfg.collectives)} "
+        f"({format_bytes(cfg.sizes[0])}..{format_bytes(cfg.sizes[-1])} per rank), "
+        f"libraries: {', '.join(cfg.libraries)}"
+    )
+    rows = _run_jobs(cfg, todo, out, rows, meta, mpiexec, say)
+    meta["finished"] = now_utc()
     meta["elapsed_s"] = round(time.monotonic() - t_start, 1)
-    write_results(csv_path, rows)
-    write_json(meta_path, meta)
+    write_results(out / "results.csv", rows)
+    write_json(out / "meta.json", meta)
     table = speedup_table(rows, meta)
     (out / "table.txt").write_text(table + "\n", encoding="utf-8")
     (out / "rules.tsv").write_text(rule_table(rows, _show(out)), encoding="utf-8")
     written: list[Path] = []
     if plots and any(r.get("status") == "ok" for r in rows):
-        from .plot import plot_results
-
         written = plot_results(rows, out)
     return SweepResult(out, rows, meta, table, written)
 
 
 # ---------------------------------------------------------------------------
 # the table
-
-
-def group_key(r: dict) -> tuple:
-    return (r["collective"], int(r["ranks"]), int(r["ranks_per_node"]), r.get("library") or "")
 
 
 def describe_group(rows: Sequence[dict]) -> str:
@@ -1048,8 +1015,6 @@ def _from_results(args: argparse.Namespace, cfg: Config, out: Path) -> int:
     if args.report:
         print(speedup_table(rows, meta))
         if not args.no_plots:
-            from .plot import plot_results
-
             for p in plot_results(rows, out):
                 print(f"wrote {_show(p)}")
     return 0
