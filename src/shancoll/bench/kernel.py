@@ -489,6 +489,64 @@ def _irrelevant(s: Series, collective: str, node_count: int) -> str:
     return ""
 
 
+def _active_series(
+    series: Sequence[Series], collective: str, node_count: int, emit: Callable[[dict], None]
+) -> list[Series]:
+    """The series this job times; the others are reported as skipped."""
+    active = []
+    for s in series:
+        reason = _irrelevant(s, collective, node_count)
+        if reason:
+            emit({"event": "skip", "series": s.label, "reason": reason})
+        else:
+            active.append(s)
+    return active
+
+
+def _error_text(e: Exception) -> str:
+    return f"{type(e).__name__}: {e}".replace("\n", " ")
+
+
+def _check_result(comm, point, s: Series, call: Callable[[], Any], failed: dict) -> bool:
+    """One more, untimed call: its result must equal the expected one on every rank."""
+    from mpi4py import MPI
+
+    point.reset(s)
+    try:
+        call()
+        good = point.check(s)
+    except Exception as e:  # an error on every rank: record it, go on
+        good = False
+        failed[s.label] = _error_text(e)
+    return comm.allreduce(good, op=MPI.LAND)
+
+
+def _outcome(comm, point, s: Series, t, calls: dict, failed: dict, emit, size: int) -> dict:
+    """The columns of a point that say how it went: timings and check, or the error.
+
+    ``failed`` maps the series that raised to their error: they are not timed
+    at the larger sizes, and their rows say why.
+    """
+    if t is None:
+        error = "skipped after an earlier error: " + failed[s.label]
+        return {"iterations": 0, "check": "", "status": "error", "error": error}
+    if isinstance(t, Exception):
+        failed[s.label] = _error_text(t)
+        return {"iterations": 0, "check": "", "status": "error", "error": failed[s.label]}
+    emit({"event": "start", "series": s.label, "bytes_per_rank": size})  # the check may hang
+    ok = _check_result(comm, point, s, calls[s.label], failed)
+    point.view = None
+    return {
+        "iterations": t.iterations,
+        "time_median_s": t.median,
+        "time_min_s": t.min,
+        "time_max_s": t.max,
+        "check": "ok" if ok else "fail",
+        "status": "ok",
+        "error": failed.get(s.label, ""),
+    }
+
+
 def run(
     comm,
     *,
@@ -507,25 +565,25 @@ def run(
     emit: Callable[[dict], None] = lambda rec: None,
 ) -> list[dict]:
     """Times every (size, series) point of one distribution; returns rank 0's rows."""
-    from mpi4py import MPI
-
     import shancoll
 
     check_distribution(collective, distribution)
     dt = np.dtype(dtype)
-    rank = comm.Get_rank()
-    p = comm.Get_size()
     layout = shancoll.topology(comm, ranks_per_node)
     inter = make_intercomm(comm, distribution) if collective == "intergroup" else None
-    env = environment(comm, ranks_per_node, layout)
-    emit({"event": "env", **env})
-    active = []
-    for s in series:
-        reason = _irrelevant(s, collective, layout["node_count"])
-        if reason:
-            emit({"event": "skip", "series": s.label, "reason": reason})
-        else:
-            active.append(s)
+    emit({"event": "env", **environment(comm, ranks_per_node, layout)})
+    active = _active_series(series, collective, layout["node_count"], emit)
+    job = {
+        "collective": collective,
+        "distribution": distribution,
+        "ranks": comm.Get_size(),
+        "ranks_per_node": ranks_per_node,
+        "nodes": layout["node_count"],
+        "dtype": dt.name,
+        "kernel": KERNEL,
+        "warmup": warmup,
+        "repeats": repeats,
+    }
     rows: list[dict] = []
     failed: dict[str, str] = {}
     for size in sizes:
@@ -539,66 +597,25 @@ def run(
                                                     "bytes_per_rank": size}),
         )  # fmt: skip
         for s in active:
-            base = {
-                "collective": collective,
+            t = timings.get(s.label)
+            row = {
+                **job,
                 "series": s.label,
                 "kind": s.kind,
                 "algorithm": s.algorithm,
                 "options": s.options_text,
-                "distribution": distribution,
-                "ranks": p,
-                "ranks_per_node": ranks_per_node,
-                "nodes": layout["node_count"],
                 "bytes_per_rank": size,
                 "total_bytes": point.total_bytes,
                 "max_bytes": max(point.bytes),
-                "dtype": dt.name,
-                "kernel": KERNEL,
-                "warmup": warmup,
-                "repeats": repeats,
+                **_outcome(comm, point, s, t, calls, failed, emit, size),
             }
-            t = timings.get(s.label)
-            if t is None:
-                row = {
-                    **base,
-                    "iterations": 0,
-                    "check": "",
-                    "status": "error",
-                    "error": "skipped after an earlier error: " + failed[s.label],
-                }
-            elif isinstance(t, Exception):
-                msg = f"{type(t).__name__}: {t}".replace("\n", " ")
-                failed[s.label] = msg
-                row = {**base, "iterations": 0, "check": "", "status": "error", "error": msg}
-            else:
-                # The result of one more, untimed call must equal the expected one.
-                emit({"event": "start", "series": s.label, "bytes_per_rank": size})
-                point.reset(s)
-                try:
-                    calls[s.label]()
-                    good = point.check(s)
-                except Exception as e:  # an error on every rank: record it, go on
-                    good = False
-                    failed[s.label] = f"{type(e).__name__}: {e}".replace("\n", " ")
-                ok = comm.allreduce(good, op=MPI.LAND)
-                row = {
-                    **base,
-                    "iterations": t.iterations,
-                    "time_median_s": t.median,
-                    "time_min_s": t.min,
-                    "time_max_s": t.max,
-                    "check": "ok" if ok else "fail",
-                    "status": "ok",
-                    "error": failed.get(s.label, ""),
-                }
-                point.view = None
             rows.append(row)
             emit({"event": "row", **row})
         del point, calls
     if inter is not None:
         inter[0].Free()
     emit({"event": "done"})
-    return rows if rank == 0 else []
+    return rows if comm.Get_rank() == 0 else []
 
 
 # ---------------------------------------------------------------------------
