@@ -138,15 +138,16 @@ def test_mpi_library_short():
 # configs
 
 
-def test_quick_config_file_matches_builtin():
-    from_file = sweep.load_config(CONFIGS / "quick.toml")
-    builtin = sweep.parse_config(sweep.QUICK_TOML)
-    assert {**from_file.to_dict(), "source": ""} == {**builtin.to_dict(), "source": ""}
-    assert from_file.ranks == [2] and from_file.sizes[0] == 1024
-    assert from_file.distributions == ["regular", "decreasing", "bcast"]
-    assert {"*", "native", "memcpy"} <= set(from_file.series)
-    assert set(from_file.collectives) == {"allgatherv", "allreduce", "bcast", "reduce"}
-    assert "shan_shared" in from_file.collective_series["allgatherv"]
+def test_quick_config_one_file_found_in_and_out_of_a_checkout(tmp_path, monkeypatch):
+    # One source of truth: the package ships it, benchmarks/configs links to it.
+    packaged = sweep.PACKAGED_CONFIGS / "quick.toml"
+    assert (REPO / "src/shancoll/bench/configs/quick.toml").samefile(CONFIGS / "quick.toml")
+    in_checkout = sweep.load_config(CONFIGS / "quick.toml")
+    monkeypatch.chdir(tmp_path)  # no benchmarks/configs here or above
+    outside = sweep.load_config("quick")
+    assert outside.source == str(packaged)
+    assert {**outside.to_dict(), "source": ""} == {**in_checkout.to_dict(), "source": ""}
+    assert outside.ranks == [2] and outside.sizes[0] == 1024
 
 
 @pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.toml")), ids=lambda p: p.name)

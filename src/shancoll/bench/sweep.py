@@ -97,51 +97,8 @@ MPI_LIBRARIES = ("default", "mpich", "openmpi", "impi")
 RESULTS_ROOT = Path("benchmarks") / "results"
 CONFIG_DIR = Path("benchmarks") / "configs"
 
-# The quick sweep, used when benchmarks/configs/quick.toml cannot be found
-# (shancoll installed, run outside the repository); tests keep both equal.
-QUICK_TOML = """\
-name = "quick"
-description = "make bench: 2 ranks, 1 node and 2 virtual nodes, 4 collectives at small sizes"
-collectives = ["allgatherv", "allreduce", "bcast", "reduce"]
-libraries = ["default"]
-ranks = [2]
-ranks_per_node = [0, 1]
-distributions = ["regular", "decreasing", "bcast"]
-sizes = "1KiB:4MiB:4"
-dtype = "float64"
-
-[collective_sizes]
-allreduce = "8:256KiB:8"
-bcast = "8:256KiB:8"
-reduce = "8:256KiB:8"
-
-[[algorithms]]
-name = "*"
-
-[[algorithms]]
-name = "shan"
-transport = ["two_sided", "rma"]
-collectives = ["allgatherv"]
-
-[[algorithms]]
-name = "shan_shared"
-collectives = ["allgatherv"]
-
-[[algorithms]]
-name = "native"
-
-[[algorithms]]
-name = "memcpy"
-
-[timing]
-warmup = 2
-repeats = 5
-iterations = "auto"
-target_seconds = 0.06
-max_iterations = 1000
-run_timeout = 300
-call_timeout = 60
-"""
+# Configs shipped in the package (the quick sweep), for a run outside a checkout.
+PACKAGED_CONFIGS = Path(__file__).resolve().parent / "configs"
 
 # ---------------------------------------------------------------------------
 # config
@@ -312,10 +269,14 @@ def project_root() -> Path | None:
 
 
 def find_config(name: str) -> Path | None:
-    """``benchmarks/configs/<name>.toml`` of :func:`project_root`."""
+    """``benchmarks/configs/<name>.toml`` of :func:`project_root`, else the package's own
+    ``configs/<name>.toml`` (the quick sweep, so that ``--quick`` runs outside a checkout)."""
     root = project_root()
-    p = root / CONFIG_DIR / f"{name}.toml" if root else None
-    return p if p is not None and p.is_file() else None
+    in_checkout = root / CONFIG_DIR / f"{name}.toml" if root else None
+    for p in (in_checkout, PACKAGED_CONFIGS / f"{name}.toml"):
+        if p is not None and p.is_file():
+            return p
+    return None
 
 
 def default_out_dir(name: str) -> Path:
@@ -324,7 +285,7 @@ def default_out_dir(name: str) -> Path:
 
 
 def load_config(name_or_path: str | os.PathLike = "quick", **overrides: Any) -> Config:
-    """A config by file path or by name (``benchmarks/configs/<name>.toml``), with overrides."""
+    """A config by file path or by name (:func:`find_config`), with overrides."""
     p = Path(name_or_path)
     if p.suffix == ".toml" or p.is_file():
         if not p.is_file():
@@ -332,15 +293,12 @@ def load_config(name_or_path: str | os.PathLike = "quick", **overrides: Any) -> 
         cfg = parse_config(p.read_text(encoding="utf-8"), str(p))
     else:
         found = find_config(str(name_or_path))
-        if found is not None:
-            cfg = parse_config(found.read_text(encoding="utf-8"), str(found))
-        elif str(name_or_path) == "quick":
-            cfg = parse_config(QUICK_TOML, "<built-in quick>")
-        else:
+        if found is None:
             raise FileNotFoundError(
                 f"config: no {CONFIG_DIR / (str(name_or_path) + '.toml')} "
-                f"in {Path.cwd()} or its parents"
+                f"in {Path.cwd()} or its parents, and none of that name in the package"
             )
+        cfg = parse_config(found.read_text(encoding="utf-8"), str(found))
     return cfg.replace(**{k: v for k, v in overrides.items() if v is not None})
 
 
