@@ -568,6 +568,20 @@ def test_failed_and_hung_runs_are_recorded(tmp_path):
     assert "!! run allgatherv-P2-physical-regular: failed" in res.table
 
 
+def test_shancoll_mpiexec_launches_the_jobs(tmp_path, monkeypatch):
+    """$SHANCOLL_MPIEXEC is the default library's launcher unless one is given."""
+    cfg = tiny_config(distributions=["regular"])
+    fail = _script(tmp_path / "fail.sh", "echo 'launched by SHANCOLL_MPIEXEC' >&2; exit 3")
+    monkeypatch.setenv("SHANCOLL_MPIEXEC", fail)
+    res = sweep.run_sweep(cfg, tmp_path / "env", progress=None, plots=False)
+    rec = res.meta["runs"]["allgatherv-P2-physical-regular"]
+    assert res.meta["mpiexec"] == fail and rec["command"].startswith(fail)
+    assert "launched by SHANCOLL_MPIEXEC" in rec["stderr_tail"]
+    given = _script(tmp_path / "given.sh", "exit 4")
+    res = sweep.run_sweep(cfg, tmp_path / "given", mpiexec=given, progress=None, plots=False)
+    assert res.meta["runs"]["allgatherv-P2-physical-regular"]["returncode"] == 4
+
+
 @pytest.mark.timeout(120)
 def test_hung_point_is_named(tmp_path):
     """A job that hangs inside a point: killed at run_timeout, the point recorded."""

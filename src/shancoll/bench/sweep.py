@@ -406,17 +406,6 @@ def plan(
 # running
 
 
-def default_mpiexec() -> str:
-    """``$SHANCOLL_MPIEXEC``, else the mpiexec next to this Python (the venv's), else PATH's."""
-    env = os.environ.get("SHANCOLL_MPIEXEC")
-    if env:
-        return env
-    here = Path(sys.executable).parent / "mpiexec"
-    if here.exists():
-        return str(here)
-    return "mpiexec"
-
-
 def launcher(cfg: Config, lib: str, mpiexec: str | None = None):
     """The :class:`shancoll.bench.mpi_envs.MpiEnv` of ``lib`` (built if needed), with the
     sweep's ``mpiexec`` (default library only) and ``mpiexec_args`` applied."""
@@ -756,7 +745,8 @@ def run_sweep(
     out = Path(out_dir) if out_dir is not None else default_out_dir(cfg.name)
     out.mkdir(parents=True, exist_ok=True)
     say = progress or (lambda *a, **k: None)
-    mpiexec = mpiexec or cfg.mpiexec
+    # The default library's launcher; the others' come from their envs (mpi_envs).
+    mpiexec = mpiexec or cfg.mpiexec or os.environ.get("SHANCOLL_MPIEXEC") or None
     runs = plan(cfg)
     rows, old_runs = _previous_results(out) if resume else ([], {})
     planned = {r.run_id for r in runs}
@@ -942,8 +932,8 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument(
         "--mpiexec",
         default=None,
-        help="mpiexec to launch with (default: $SHANCOLL_MPIEXEC, else the one next "
-        "to this Python)",
+        help="mpiexec to launch with (default: the config's, else $SHANCOLL_MPIEXEC, else "
+        "the one next to this Python)",
     )
     ap.add_argument("--mpiexec-args", default=None, help="extra mpiexec arguments (one string)")
     ap.add_argument("--no-plots", action="store_true")
