@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from shancoll.bench import kernel, plot, results, sweep
+from shancoll.bench import kernel, plot, report, results, sweep
 from shancoll.bench.series import (
     check_distribution,
     distribution_bytes,
@@ -366,7 +366,7 @@ def test_csv_schema_roundtrip_and_documented(tmp_path):
 
 
 def test_speedup_table():
-    table = sweep.speedup_table(synthetic_rows())
+    table = report.speedup_table(synthetic_rows())
     assert "== allgatherv: 2 ranks, 1 node, MPICH 5.0.2" in table
     assert "2 virtual nodes of 1" in table
     assert "-- regular" in table and "-- bcast" in table

@@ -1,7 +1,11 @@
-"""What a sweep's results say: the rule table of ``algorithm="auto"`` and the
-generated sections of ``docs/performance.md``.
+"""What a sweep's results say: the speedup table, the rule table of
+``algorithm="auto"`` and the generated sections of ``docs/performance.md``.
 
-Both read only ``results.csv`` rows (``shancoll.bench.results.read_results``):
+All read only ``results.csv`` rows (``shancoll.bench.results.read_results``):
+
+* :func:`speedup_table` -> the text table a sweep prints and writes to
+  ``table.txt``: native time / series time per size, a block per
+  (collective, ranks, layout, library) and distribution.
 
 * :func:`rule_table` -> the text format of ``src/cpp/shancoll/rules.h``: per
   (collective, ranks, nodes), the algorithm with the lowest median time at each
@@ -24,9 +28,10 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from .results import group_key
 from .series import ALL_DISTRIBUTIONS, format_bytes
 
-__all__ = ["performance_sections", "rule_table", "update_markdown"]
+__all__ = ["performance_sections", "rule_table", "speedup_table", "update_markdown"]
 
 
 def _good(r: dict) -> bool:
@@ -139,3 +144,87 @@ def update_markdown(path: str | Path, sections: dict[str, str]) -> None:
         else:
             text = text.rstrip("\n") + f"\n\n### {coll} (generated)\n\n{block}\n"
     p.write_text(text, encoding="utf-8")
+
+
+# ---------------------------------------------------------------------------
+# the speedup table of a sweep
+
+
+def describe_group(rows: Sequence[dict]) -> str:
+    r = rows[0]
+    nodes = next((x["nodes"] for x in rows if x.get("nodes")), None)
+    rpn = int(r["ranks_per_node"])
+    if rpn == 0:
+        layout = f"{nodes} node{'s' if nodes != 1 else ''}" if nodes else "physical nodes"
+    else:
+        layout = f"{nodes} virtual nodes of {rpn}" if nodes else f"virtual nodes of {rpn}"
+    lib = next((x["mpi_library"] for x in rows if x.get("mpi_library")), "MPI")
+    return f"{r['collective']}: {r['ranks']} ranks, {layout}, {lib}"
+
+
+def speedup_table(rows: Sequence[dict], meta: dict | None = None) -> str:
+    """Speedup native/series of the median times, per size; one block per distribution.
+
+    ``x`` marks a speedup; ``err`` an error, ``FAIL`` a wrong result, ``-`` no data.
+    """
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        groups.setdefault(group_key(r), []).append(r)
+    blocks = []
+    for key in sorted(groups):
+        g = groups[key]
+        blocks.append(
+            f"== {describe_group(g)}: speedup = native time / series time "
+            f"(median of {g[0].get('repeats') or '?'} repeats; >1: faster than native)"
+        )
+        for dist in [d for d in ALL_DISTRIBUTIONS if any(r["distribution"] == d for r in g)]:
+            blocks.append(_distribution_block(dist, [r for r in g if r["distribution"] == dist]))
+    if meta:
+        bad = {k: v for k, v in meta.get("runs", {}).items() if v.get("status") != "ok"}
+        for k, v in bad.items():
+            blocks.append(f"!! run {k}: {v['status']} (see meta.json)")
+    return "\n".join(blocks) if blocks else "(no results)"
+
+
+def _distribution_block(dist: str, rows: Sequence[dict]) -> str:
+    """One distribution's lines of the speedup table: a row per size, a column per series."""
+    labels = [s for s in dict.fromkeys(r["series"] for r in rows) if s != "native"]
+    by = {(r["series"], r["bytes_per_rank"]): r for r in rows}
+    widths = [max(7, len(s)) for s in labels]
+    lines = [
+        f"-- {dist}",
+        f"{'bytes/rank':>10} {'native':>9} "
+        + " ".join(f"{s:>{w}}" for s, w in zip(labels, widths, strict=True)),
+    ]
+    for size in sorted({r["bytes_per_rank"] for r in rows}):
+        nat = by.get(("native", size))
+        nat_t = nat["time_median_s"] if nat and nat.get("status") == "ok" else None
+        cells = [_speedup_cell(by.get((s, size)), nat_t) for s in labels]
+        lines.append(
+            f"{format_bytes(size):>10} {_fmt_time(nat_t):>9} "
+            + " ".join(f"{c:>{w}}" for c, w in zip(cells, widths, strict=True))
+        )
+    return "\n".join(lines)
+
+
+def _speedup_cell(r: dict | None, native_time: float | None) -> str:
+    if r is None:
+        return "-"
+    if r.get("status") != "ok":
+        status = r.get("status") or "err"
+        return "err" if status == "error" else status
+    if r.get("check") == "fail":
+        return "FAIL"
+    if native_time is None or not r["time_median_s"]:
+        return "-"
+    return f"{native_time / r['time_median_s']:.2f}x"
+
+
+def _fmt_time(t: float | None) -> str:
+    if t is None:
+        return "-"
+    if t < 1e-3:
+        return f"{t * 1e6:.1f}us"
+    if t < 1:
+        return f"{t * 1e3:.2f}ms"
+    return f"{t:.2f}s"

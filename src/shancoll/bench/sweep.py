@@ -53,10 +53,9 @@ from typing import Any
 
 from . import baselines, mpi_envs
 from .plot import plot_results
-from .report import performance_sections, rule_table, update_markdown
+from .report import performance_sections, rule_table, speedup_table, update_markdown
 from .results import (
     failed_runs,
-    group_key,
     layout_name,
     new_meta,
     now_utc,
@@ -87,7 +86,6 @@ __all__ = [
     "load_config",
     "plan",
     "run_sweep",
-    "speedup_table",
     "main",
 ]
 
@@ -779,88 +777,6 @@ def run_sweep(
     if plots and any(r.get("status") == "ok" for r in rows):
         written = plot_results(rows, out)
     return SweepResult(out, rows, meta, table, written)
-
-
-# ---------------------------------------------------------------------------
-# the table
-
-
-def describe_group(rows: Sequence[dict]) -> str:
-    r = rows[0]
-    nodes = next((x["nodes"] for x in rows if x.get("nodes")), None)
-    rpn = int(r["ranks_per_node"])
-    if rpn == 0:
-        layout = f"{nodes} node{'s' if nodes != 1 else ''}" if nodes else "physical nodes"
-    else:
-        layout = f"{nodes} virtual nodes of {rpn}" if nodes else f"virtual nodes of {rpn}"
-    lib = next((x["mpi_library"] for x in rows if x.get("mpi_library")), "MPI")
-    return f"{r['collective']}: {r['ranks']} ranks, {layout}, {lib}"
-
-
-def speedup_table(rows: Sequence[dict], meta: dict | None = None) -> str:
-    """Speedup native/series of the median times, per size; one block per distribution.
-
-    ``x`` marks a speedup; ``err`` an error, ``FAIL`` a wrong result, ``-`` no data.
-    """
-    groups: dict[tuple, list[dict]] = {}
-    for r in rows:
-        groups.setdefault(group_key(r), []).append(r)
-    blocks = []
-    for key in sorted(groups):
-        g = groups[key]
-        blocks.append(
-            f"== {describe_group(g)}: speedup = native time / series time "
-            f"(median of {g[0].get('repeats') or '?'} repeats; >1: faster than native)"
-        )
-        for dist in [d for d in ALL_DISTRIBUTIONS if any(r["distribution"] == d for r in g)]:
-            d_rows = [r for r in g if r["distribution"] == dist]
-            labels = [s for s in dict.fromkeys(r["series"] for r in d_rows) if s != "native"]
-            sizes = sorted({r["bytes_per_rank"] for r in d_rows})
-            by = {(r["series"], r["bytes_per_rank"]): r for r in d_rows}
-            widths = [max(7, len(s)) for s in labels]
-            lines = [
-                f"-- {dist}",
-                f"{'bytes/rank':>10} {'native':>9} "
-                + " ".join(f"{s:>{w}}" for s, w in zip(labels, widths, strict=True)),
-            ]
-            for size in sizes:
-                nat = by.get(("native", size))
-                nat_t = nat["time_median_s"] if nat and nat.get("status") == "ok" else None
-                cells = []
-                for s in labels:
-                    r = by.get((s, size))
-                    if r is None:
-                        cell = "-"
-                    elif r.get("status") != "ok":
-                        cell = r.get("status") or "err"
-                        cell = "err" if cell == "error" else cell
-                    elif r.get("check") == "fail":
-                        cell = "FAIL"
-                    elif nat_t is None or not r["time_median_s"]:
-                        cell = "-"
-                    else:
-                        cell = f"{nat_t / r['time_median_s']:.2f}x"
-                    cells.append(cell)
-                lines.append(
-                    f"{format_bytes(size):>10} {_fmt_time(nat_t):>9} "
-                    + " ".join(f"{c:>{w}}" for c, w in zip(cells, widths, strict=True))
-                )
-            blocks.append("\n".join(lines))
-    if meta:
-        bad = {k: v for k, v in meta.get("runs", {}).items() if v.get("status") != "ok"}
-        for k, v in bad.items():
-            blocks.append(f"!! run {k}: {v['status']} (see meta.json)")
-    return "\n".join(blocks) if blocks else "(no results)"
-
-
-def _fmt_time(t: float | None) -> str:
-    if t is None:
-        return "-"
-    if t < 1e-3:
-        return f"{t * 1e6:.1f}us"
-    if t < 1:
-        return f"{t * 1e3:.2f}ms"
-    return f"{t:.2f}s"
 
 
 # ---------------------------------------------------------------------------
