@@ -89,7 +89,7 @@ def _title(rows: Sequence[dict]) -> str:
 def figure(rows: Sequence[dict], what: str = "time"):
     """A Figure (one panel per distribution) for the rows of one group."""
     from matplotlib.figure import Figure
-    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+    from matplotlib.ticker import FuncFormatter
 
     if what not in ("time", "speedup"):
         raise ValueError(f"what: 'time' or 'speedup', got {what!r}")
@@ -104,49 +104,66 @@ def figure(rows: Sequence[dict], what: str = "time"):
     labels = list(dict.fromkeys(r["series"] for r in good))
     sizes = sorted({r["bytes_per_rank"] for r in good})
     for ax, dist in zip(axes, dists, strict=False):
-        d_rows = [r for r in good if r["distribution"] == dist]
-        native = {
-            r["bytes_per_rank"]: r["time_median_s"] for r in d_rows if r["series"] == "native"
-        }
-        for label in labels:
-            pts = sorted(
-                ((r["bytes_per_rank"], r) for r in d_rows if r["series"] == label),
-                key=lambda xr: xr[0],
-            )
-            if what == "speedup":
-                if label == "native":
-                    continue
-                pts = [(x, r) for x, r in pts if x in native]
-            if not pts:
-                continue
-            xs = [x for x, _ in pts]
-            if what == "time":
-                ys = [r["time_median_s"] for _, r in pts]
-                lo = [r.get("time_min_s") or r["time_median_s"] for _, r in pts]
-                hi = [r.get("time_max_s") or r["time_median_s"] for _, r in pts]
-            else:
-                ys = [native[x] / r["time_median_s"] for x, r in pts]
-            st = style(label)
-            ax.plot(xs, ys, label=label, markersize=4, **st)
-            if what == "time":  # min-max over repeats (on speedups it only adds clutter)
-                ax.fill_between(xs, lo, hi, color=st["color"], alpha=0.10, linewidth=0)
-        if what == "speedup":
-            ax.axhline(1.0, color="black", linewidth=0.8)
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.xaxis.set_major_locator(FixedLocator(sizes))
-        ax.xaxis.set_minor_locator(NullLocator())
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: format_bytes(int(round(v)))))
-        ax.tick_params(axis="x", labelrotation=45)
-        ax.set_title(dist)
-        ax.set_xlabel("bytes per rank (c)")
-        ax.grid(True, which="major", alpha=0.3)
-        ax.grid(True, which="minor", axis="y", alpha=0.1)
+        _draw_lines(ax, [r for r in good if r["distribution"] == dist], labels, what)
+        _dress_panel(ax, dist, sizes, what)
     axes[0].set_ylabel(
         "time per call [s]" if what == "time" else "speedup over native (native / series)"
     )
     if what == "speedup":
         axes[0].yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}x"))
+    _legend(fig, axes)
+    kind = "time per call" if what == "time" else "speedup over the MPI library's default (native)"
+    fig.suptitle(f"{_title(rows)} - {kind}" if rows else kind, fontsize="medium")
+    return fig
+
+
+def _draw_lines(ax, rows: Sequence[dict], labels: Sequence[str], what: str) -> None:
+    """One line per series of one distribution's rows: its times, or its speedups."""
+    native = {r["bytes_per_rank"]: r["time_median_s"] for r in rows if r["series"] == "native"}
+    for label in labels:
+        pts = sorted(
+            ((r["bytes_per_rank"], r) for r in rows if r["series"] == label),
+            key=lambda xr: xr[0],
+        )
+        if what == "speedup":
+            if label == "native":
+                continue
+            pts = [(x, r) for x, r in pts if x in native]
+        if not pts:
+            continue
+        xs = [x for x, _ in pts]
+        if what == "time":
+            ys = [r["time_median_s"] for _, r in pts]
+            lo = [r.get("time_min_s") or r["time_median_s"] for _, r in pts]
+            hi = [r.get("time_max_s") or r["time_median_s"] for _, r in pts]
+        else:
+            ys = [native[x] / r["time_median_s"] for x, r in pts]
+        st = style(label)
+        ax.plot(xs, ys, label=label, markersize=4, **st)
+        if what == "time":  # min-max over repeats (on speedups it only adds clutter)
+            ax.fill_between(xs, lo, hi, color=st["color"], alpha=0.10, linewidth=0)
+
+
+def _dress_panel(ax, dist: str, sizes: Sequence[int], what: str) -> None:
+    """Log axes with the measured sizes as ticks, the title, grid (and 1x for speedups)."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    if what == "speedup":
+        ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.xaxis.set_major_locator(FixedLocator(sizes))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: format_bytes(int(round(v)))))
+    ax.tick_params(axis="x", labelrotation=45)
+    ax.set_title(dist)
+    ax.set_xlabel("bytes per rank (c)")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.grid(True, which="minor", axis="y", alpha=0.1)
+
+
+def _legend(fig, axes) -> None:
+    """One legend for all panels: every series once, in the order first drawn."""
     handles, names = axes[0].get_legend_handles_labels()
     for ax in axes[1:]:
         for h, n in zip(*ax.get_legend_handles_labels(), strict=True):
@@ -155,9 +172,6 @@ def figure(rows: Sequence[dict], what: str = "time"):
                 names.append(n)
     if handles:
         fig.legend(handles, names, loc="outside right center", fontsize="small")
-    kind = "time per call" if what == "time" else "speedup over the MPI library's default (native)"
-    fig.suptitle(f"{_title(rows)} - {kind}" if rows else kind, fontsize="medium")
-    return fig
 
 
 def plot_results(
