@@ -5,25 +5,29 @@ A sweep is described by a TOML config (``benchmarks/configs/*.toml``; see
 ``shan_shared``, ``native``, ``memcpy``), sizes in bytes per rank, the
 distributions, rank counts, node layouts and timing parameters. The sweep
 plans one *run* per (collective, ranks, ranks_per_node, distribution),
-launches each as ``mpiexec -n P python -m shancoll.bench.kernel ...`` (all series
-of a run side by side in one MPI job), and
+launches each as ``mpiexec -n P python -m shancoll.bench.kernel ...`` (all
+series of a run side by side in one MPI job), and
 
 * prints one progress line per run (k/total, what runs, status, elapsed);
 * survives failed and hung runs (``run_timeout``; the process group is
   killed, the status recorded, the point that hung named);
-* writes ``results.csv`` (schema: ``benchmarks/README.md``) and
+* writes ``results.csv`` (schema: :mod:`shancoll.bench.results`,
+  ``benchmarks/README.md``) and
   ``meta.json`` (config, command lines, every run's status and environment:
   MPI library and version, mpi4py, shancoll, hosts, cores, CPU) to
   ``benchmarks/results/<name>/`` after every run;
 * with ``--resume`` skips the runs already complete in that directory;
 * prints the speedup table (native time / series time, per size and
-  distribution) and writes the plots (``shancoll.bench.plot``).
+  distribution; :mod:`shancoll.bench.report`) and writes the plots
+  (:mod:`shancoll.bench.plot`).
 
-``--quick`` is the README's main job (``make bench``): 2 ranks, 1 KiB to
-16 MiB per rank, the three distributions, every algorithm plus
-``shan_shared``, ``native`` and ``memcpy``, on one node and on two virtual
-nodes of one rank (where shan's inter-node pipeline and its transports
-``shan[two_sided]``, ``shan[rma]`` run); about a minute on 2 quiet cores.
+``--quick`` is the README's main job (``make bench``; its config is
+``configs/quick.toml`` next to this module): 2 ranks, allgatherv from 1 KiB
+to 4 MiB per rank and allreduce, bcast, reduce from 8 B to 256 KiB, the
+three distributions, every algorithm plus ``shan_shared``, ``native`` and
+``memcpy``, on one node and on two virtual nodes of one rank (where shan's
+inter-node pipeline and its transports ``shan[two_sided]``, ``shan[rma]``
+run); about a minute on 2 quiet cores.
 
 From Python (the notebooks do this)::
 
