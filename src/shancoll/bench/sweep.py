@@ -1,33 +1,37 @@
-"""Benchmark sweeps: ``python -m shancoll.sweep [CONFIG] [--quick] [options]``.
+"""Benchmark sweeps: ``python -m shancoll.bench.sweep [CONFIG] [--quick] [options]``.
 
 A sweep is described by a TOML config (``benchmarks/configs/*.toml``; see
 ``benchmarks/README.md``): collectives, series (algorithms with options,
 ``shan_shared``, ``native``, ``memcpy``), sizes in bytes per rank, the
 distributions, rank counts, node layouts and timing parameters. The sweep
 plans one *run* per (collective, ranks, ranks_per_node, distribution),
-launches each as ``mpiexec -n P python -m shancoll.bench ...`` (all series
-of a run side by side in one MPI job), and
+launches each as ``mpiexec -n P python -m shancoll.bench.kernel ...`` (all
+series of a run side by side in one MPI job), and
 
 * prints one progress line per run (k/total, what runs, status, elapsed);
 * survives failed and hung runs (``run_timeout``; the process group is
   killed, the status recorded, the point that hung named);
-* writes ``results.csv`` (schema: ``benchmarks/README.md``) and
+* writes ``results.csv`` (schema: :mod:`shancoll.bench.results`,
+  ``benchmarks/README.md``) and
   ``meta.json`` (config, command lines, every run's status and environment:
   MPI library and version, mpi4py, shancoll, hosts, cores, CPU) to
   ``benchmarks/results/<name>/`` after every run;
 * with ``--resume`` skips the runs already complete in that directory;
 * prints the speedup table (native time / series time, per size and
-  distribution) and writes the plots (``shancoll.plot``).
+  distribution; :mod:`shancoll.bench.report`) and writes the plots
+  (:mod:`shancoll.bench.plot`).
 
-``--quick`` is the README's main job (``make bench``): 2 ranks, 1 KiB to
-16 MiB per rank, the three distributions, every algorithm plus
-``shan_shared``, ``native`` and ``memcpy``, on one node and on two virtual
-nodes of one rank (where shan's inter-node pipeline and its transports
-``shan[two_sided]``, ``shan[rma]`` run); about a minute on 2 quiet cores.
+``--quick`` is the README's main job (``make bench``; its config is
+``configs/quick.toml`` next to this module): 2 ranks, allgatherv from 1 KiB
+to 4 MiB per rank and allreduce, bcast, reduce from 8 B to 256 KiB, the
+three distributions, every algorithm plus ``shan_shared``, ``native`` and
+``memcpy``, on one node and on two virtual nodes of one rank (where shan's
+inter-node pipeline and its transports ``shan[two_sided]``, ``shan[rma]``
+run); about a minute on 2 quiet cores.
 
 From Python (the notebooks do this)::
 
-    from shancoll.sweep import load_config, run_sweep
+    from shancoll.bench.sweep import load_config, run_sweep
     result = run_sweep(load_config("quick", sizes=[1024, 65536]), "/tmp/out")
     print(result.table)
 """
@@ -35,12 +39,9 @@ From Python (the notebooks do this)::
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
-import datetime
 import itertools
 import json
-import math
 import os
 import shlex
 import signal
@@ -49,15 +50,29 @@ import sys
 import tempfile
 import time
 import tomllib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .bench import (
+from . import baselines, mpi_envs
+from .plot import plot_results
+from .report import performance_sections, rule_table, speedup_table, update_markdown
+from .results import (
+    failed_runs,
+    layout_name,
+    new_meta,
+    now_utc,
+    read_results,
+    run_record,
+    write_json,
+    write_results,
+)
+from .series import (
     ALL_DISTRIBUTIONS,
     COLLECTIVES,
     DISTRIBUTIONS,
+    algorithms_of,
     distributions_of,
     format_bytes,
     parse_series,
@@ -65,10 +80,8 @@ from .bench import (
     series_label,
     split_series,
 )
-from .report import performance_sections, rule_table, update_markdown
 
 __all__ = [
-    "CSV_COLUMNS",
     "Config",
     "Run",
     "SweepResult",
@@ -76,83 +89,18 @@ __all__ = [
     "find_config",
     "load_config",
     "plan",
-    "read_results",
     "run_sweep",
-    "speedup_table",
     "main",
 ]
 
-CSV_COLUMNS = [
-    "sweep", "run_id", "collective", "distribution", "ranks", "ranks_per_node", "nodes",
-    "series", "kind", "algorithm", "options", "bytes_per_rank", "total_bytes", "max_bytes",
-    "dtype", "warmup", "repeats", "iterations", "time_median_s", "time_min_s", "time_max_s",
-    "bandwidth_gbs", "check", "status", "error", "mpi_library", "hostname", "date",
-    "library", "baseline", "kernel",
-]  # fmt: skip
-_INT_COLUMNS = {
-    "ranks",
-    "ranks_per_node",
-    "nodes",
-    "bytes_per_rank",
-    "total_bytes",
-    "max_bytes",
-    "warmup",
-    "repeats",
-    "iterations",
-}
-_FLOAT_COLUMNS = {"time_median_s", "time_min_s", "time_max_s", "bandwidth_gbs"}
-
-# The names shancoll.mpi_envs.ensure takes.
+# The names shancoll.bench.mpi_envs.ensure takes.
 MPI_LIBRARIES = ("default", "mpich", "openmpi", "impi")
 
 RESULTS_ROOT = Path("benchmarks") / "results"
 CONFIG_DIR = Path("benchmarks") / "configs"
 
-# The quick sweep, used when benchmarks/configs/quick.toml cannot be found
-# (shancoll installed, run outside the repository); tests keep both equal.
-QUICK_TOML = """\
-name = "quick"
-description = "make bench: 2 ranks, 1 node and 2 virtual nodes, 4 collectives at small sizes"
-collectives = ["allgatherv", "allreduce", "bcast", "reduce"]
-libraries = ["default"]
-ranks = [2]
-ranks_per_node = [0, 1]
-distributions = ["regular", "decreasing", "bcast"]
-sizes = "1KiB:4MiB:4"
-dtype = "float64"
-
-[collective_sizes]
-allreduce = "8:256KiB:8"
-bcast = "8:256KiB:8"
-reduce = "8:256KiB:8"
-
-[[algorithms]]
-name = "*"
-
-[[algorithms]]
-name = "shan"
-transport = ["two_sided", "rma"]
-collectives = ["allgatherv"]
-
-[[algorithms]]
-name = "shan_shared"
-collectives = ["allgatherv"]
-
-[[algorithms]]
-name = "native"
-
-[[algorithms]]
-name = "memcpy"
-
-[timing]
-warmup = 2
-repeats = 5
-iterations = "auto"
-target_seconds = 0.06
-max_iterations = 1000
-run_timeout = 300
-call_timeout = 60
-"""
+# Configs shipped in the package (the quick sweep), for a run outside a checkout.
+PACKAGED_CONFIGS = Path(__file__).resolve().parent / "configs"
 
 # ---------------------------------------------------------------------------
 # config
@@ -176,8 +124,8 @@ class Config:
     series: list[str] = field(default_factory=lambda: ["*", "shan_shared", "native", "memcpy"])
     # series of [[algorithms]] entries with `collectives = [...]`: only for those
     collective_series: dict[str, list[str]] = field(default_factory=dict)
-    # MPI libraries (shancoll.mpi_envs names); each runs shancoll's series and its own
-    # native series (default + forced algorithms, shancoll.baselines)
+    # MPI libraries (shancoll.bench.mpi_envs names); each runs shancoll's series and its own
+    # native series (default + forced algorithms, shancoll.bench.baselines)
     libraries: list[str] = field(default_factory=lambda: ["default"])
     forced_baselines: bool = True
     # [timing]
@@ -323,10 +271,14 @@ def project_root() -> Path | None:
 
 
 def find_config(name: str) -> Path | None:
-    """``benchmarks/configs/<name>.toml`` of :func:`project_root`."""
+    """``benchmarks/configs/<name>.toml`` of :func:`project_root`, else the package's own
+    ``configs/<name>.toml`` (the quick sweep, so that ``--quick`` runs outside a checkout)."""
     root = project_root()
-    p = root / CONFIG_DIR / f"{name}.toml" if root else None
-    return p if p is not None and p.is_file() else None
+    in_checkout = root / CONFIG_DIR / f"{name}.toml" if root else None
+    for p in (in_checkout, PACKAGED_CONFIGS / f"{name}.toml"):
+        if p is not None and p.is_file():
+            return p
+    return None
 
 
 def default_out_dir(name: str) -> Path:
@@ -335,7 +287,7 @@ def default_out_dir(name: str) -> Path:
 
 
 def load_config(name_or_path: str | os.PathLike = "quick", **overrides: Any) -> Config:
-    """A config by file path or by name (``benchmarks/configs/<name>.toml``), with overrides."""
+    """A config by file path or by name (:func:`find_config`), with overrides."""
     p = Path(name_or_path)
     if p.suffix == ".toml" or p.is_file():
         if not p.is_file():
@@ -343,24 +295,17 @@ def load_config(name_or_path: str | os.PathLike = "quick", **overrides: Any) -> 
         cfg = parse_config(p.read_text(encoding="utf-8"), str(p))
     else:
         found = find_config(str(name_or_path))
-        if found is not None:
-            cfg = parse_config(found.read_text(encoding="utf-8"), str(found))
-        elif str(name_or_path) == "quick":
-            cfg = parse_config(QUICK_TOML, "<built-in quick>")
-        else:
+        if found is None:
             raise FileNotFoundError(
                 f"config: no {CONFIG_DIR / (str(name_or_path) + '.toml')} "
-                f"in {Path.cwd()} or its parents"
+                f"in {Path.cwd()} or its parents, and none of that name in the package"
             )
+        cfg = parse_config(found.read_text(encoding="utf-8"), str(found))
     return cfg.replace(**{k: v for k, v in overrides.items() if v is not None})
 
 
 # ---------------------------------------------------------------------------
 # planning
-
-
-def layout_name(ranks_per_node: int) -> str:
-    return "physical" if ranks_per_node == 0 else f"rpn{ranks_per_node}"
 
 
 @dataclass(frozen=True)
@@ -411,20 +356,13 @@ def expand_series(labels: Sequence[str], algorithms: Sequence[str]) -> list[str]
     return out
 
 
-def registered_algorithms(collective: str) -> list[str]:
-    from .bench import algorithms_of
-
-    return algorithms_of(collective)
-
-
 def native_series(lib: str, coll: str) -> list[Any]:
-    """``shancoll.baselines.native_series``: the library's default first, then each
+    """``shancoll.bench.baselines.native_series``: the library's default first, then each
     forced algorithm. The ``default`` MPI (whichever the running Python has) has
     its default only: which forced settings would apply to it is not known."""
-    from .baselines import Series
-    from .baselines import native_series as series_of
-
-    return [Series("default", {})] if lib == "default" else series_of(lib, coll)
+    if lib == "default":
+        return [baselines.Series("default", {})]
+    return baselines.native_series(lib, coll)
 
 
 def _short(lib: str, name: str) -> str:
@@ -434,7 +372,7 @@ def _short(lib: str, name: str) -> str:
 
 def plan(
     cfg: Config,
-    algorithms: Callable[[str], Sequence[str]] = registered_algorithms,
+    algorithms: Callable[[str], Sequence[str]] = algorithms_of,
     baselines: Callable[[str, str], Sequence[Any]] | None = None,
 ) -> list[Run]:
     """The runs of a sweep, in execution order (only allgatherv takes every distribution).
@@ -467,68 +405,12 @@ def plan(
 
 
 # ---------------------------------------------------------------------------
-# results files
-
-
-def read_results(path: str | os.PathLike) -> list[dict]:
-    """Rows of a ``results.csv`` with numeric columns converted (empty -> None / NaN)."""
-    rows = []
-    with open(path, newline="", encoding="utf-8") as f:
-        for r in csv.DictReader(f):
-            for k in _INT_COLUMNS:
-                if k in r:
-                    r[k] = int(r[k]) if r[k] not in ("", None) else None
-            for k in _FLOAT_COLUMNS:
-                if k in r:
-                    r[k] = float(r[k]) if r[k] not in ("", None) else math.nan
-            rows.append(r)
-    return rows
-
-
-def write_results(path: Path, rows: Iterable[dict]) -> None:
-    tmp = path.with_suffix(".csv.tmp")
-    with open(tmp, "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=CSV_COLUMNS, extrasaction="ignore")
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: _csv_value(r.get(k)) for k in CSV_COLUMNS})
-    os.replace(tmp, path)
-
-
-def _csv_value(v: Any) -> Any:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return ""
-    if isinstance(v, float):
-        return f"{v:.6g}"
-    return v
-
-
-def write_json(path: Path, data: dict) -> None:
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-
-
-# ---------------------------------------------------------------------------
 # running
 
 
-def default_mpiexec() -> str:
-    """``$SHANCOLL_MPIEXEC``, else the mpiexec next to this Python (the venv's), else PATH's."""
-    env = os.environ.get("SHANCOLL_MPIEXEC")
-    if env:
-        return env
-    here = Path(sys.executable).parent / "mpiexec"
-    if here.exists():
-        return str(here)
-    return "mpiexec"
-
-
 def launcher(cfg: Config, lib: str, mpiexec: str | None = None):
-    """The :class:`shancoll.mpi_envs.MpiEnv` of ``lib`` (built if needed), with the
+    """The :class:`shancoll.bench.mpi_envs.MpiEnv` of ``lib`` (built if needed), with the
     sweep's ``mpiexec`` (default library only) and ``mpiexec_args`` applied."""
-    from . import mpi_envs
-
     menv = mpi_envs.ensure(lib)
     if lib == "default" and mpiexec:
         menv = dataclasses.replace(menv, mpiexec=[mpiexec])
@@ -539,7 +421,7 @@ def bench_command(cfg: Config, run: Run, jsonl: Path, menv: Any) -> list[str]:
     argv = [
         menv.python,
         "-m",
-        "shancoll.bench",
+        "shancoll.bench.kernel",
         "--collective",
         run.collective,
         "--distribution",
@@ -592,6 +474,90 @@ def _tail(path: Path, limit: int = 2000) -> str:
     return data[-limit:]
 
 
+def _wait_job(
+    cmd: list[str], env: dict[str, str], timeout: float, out_path: Path, err_path: Path
+) -> tuple[str, int | None]:
+    """Runs one job to its end or its timeout: (status, return code)."""
+    with open(out_path, "wb") as out, open(err_path, "wb") as err:
+        try:
+            # A session of its own: a kill of its process group reaches every rank.
+            proc = subprocess.Popen(
+                cmd,
+                stdout=out,
+                stderr=err,
+                stdin=subprocess.DEVNULL,
+                env=env,
+                start_new_session=True,
+            )
+        except OSError as e:
+            err.write(f"could not start {cmd[0]}: {e}\n".encode())
+            return "failed", None
+        try:
+            rc = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            return "timeout", None
+        except BaseException:  # Ctrl-C: take the job down with us
+            _kill_group(proc)
+            raise
+    return ("ok" if rc == 0 else "failed"), rc
+
+
+def _read_events(jsonl: Path) -> list[dict]:
+    """The kernel's JSON lines (``{"event": ...}``, see :mod:`shancoll.bench.kernel`)."""
+    events = []
+    if jsonl.exists():
+        for line in jsonl.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                events.append(json.loads(line))
+            except json.JSONDecodeError:
+                pass  # a line cut by a kill
+    return events
+
+
+def _measured_rows(events: Sequence[dict], common: dict) -> list[dict]:
+    """The rows the kernel measured, with the run's columns and the bandwidth added."""
+    rows = [
+        {**common, **{k: v for k, v in e.items() if k != "event"}}
+        for e in events
+        if e["event"] == "row"
+    ]
+    for r in rows:
+        t = r.get("time_median_s")
+        r["bandwidth_gbs"] = r["total_bytes"] / t / 1e9 if t else None
+    return rows
+
+
+def _hung_point(events: Sequence[dict], rows: Sequence[dict]) -> dict | None:
+    """The point a job that died or timed out was in: its last start without a row."""
+    starts = [e for e in events if e["event"] == "start"]
+    if not starts:
+        return None
+    last = starts[-1]
+    measured = {(r["series"], r["bytes_per_rank"]) for r in rows}
+    return None if (last["series"], last["bytes_per_rank"]) in measured else last
+
+
+def _hung_row(
+    cfg: Config, run: Run, common: dict, nodes: Any, hung: dict, status: str, elapsed: float
+) -> dict:
+    """A row for the point that hung, so that the CSV shows where the job ended."""
+    what = "timed out" if status == "timeout" else "died"
+    return {
+        **common,
+        "collective": run.collective,
+        "distribution": run.distribution,
+        "ranks": run.ranks,
+        "ranks_per_node": run.ranks_per_node,
+        "nodes": nodes,
+        "series": hung["series"],
+        "bytes_per_rank": hung["bytes_per_rank"],
+        "dtype": cfg.dtype,
+        "status": status,
+        "error": f"the job {what} during this point after {elapsed:.0f} s",
+    }
+
+
 def execute_run(
     cfg: Config, run: Run, sweep_name: str, menv: Any, workdir: Path
 ) -> tuple[list[dict], dict]:
@@ -605,41 +571,11 @@ def execute_run(
     env = {k: v for k, v in {**os.environ, **job_env}.items() if v is not None}
     env["PYTHONUNBUFFERED"] = "1"
     t0 = time.monotonic()
-    status, rc = "failed", None
-    with open(out_path, "wb") as out, open(err_path, "wb") as err:
-        try:
-            proc = subprocess.Popen(
-                cmd,
-                stdout=out,
-                stderr=err,
-                stdin=subprocess.DEVNULL,
-                env=env,
-                start_new_session=True,
-            )
-        except OSError as e:
-            err.write(f"could not start {cmd[0]}: {e}\n".encode())
-            proc = None
-        if proc is not None:
-            try:
-                rc = proc.wait(timeout=cfg.run_timeout)
-                status = "ok" if rc == 0 else "failed"
-            except subprocess.TimeoutExpired:
-                _kill_group(proc)
-                status = "timeout"
-            except BaseException:  # Ctrl-C: take the job down with us
-                _kill_group(proc)
-                raise
+    status, rc = _wait_job(cmd, env, cfg.run_timeout, out_path, err_path)
     elapsed = time.monotonic() - t0
-    events = []
-    if jsonl.exists():
-        for line in jsonl.read_text(encoding="utf-8", errors="replace").splitlines():
-            try:
-                events.append(json.loads(line))
-            except json.JSONDecodeError:
-                pass  # a line cut by a kill
+    events = _read_events(jsonl)
     env_rec = next((e for e in events if e["event"] == "env"), {})
-    done = any(e["event"] == "done" for e in events)
-    if status == "ok" and not done:
+    if status == "ok" and not any(e["event"] == "done" for e in events):
         status = "failed"
     common = {
         "sweep": sweep_name,
@@ -650,56 +586,27 @@ def execute_run(
         "library": run.library,
         "baseline": run.baseline,
     }
-    rows = [
-        {**common, **{k: v for k, v in e.items() if k != "event"}}
-        for e in events
-        if e["event"] == "row"
-    ]
-    for r in rows:
-        t = r.get("time_median_s")
-        r["bandwidth_gbs"] = r["total_bytes"] / t / 1e9 if t else None
-    skipped = {e["series"]: e["reason"] for e in events if e["event"] == "skip"}
-    hung = None
-    starts = [e for e in events if e["event"] == "start"]
-    if status != "ok" and starts:
-        last = starts[-1]
-        measured = {(r["series"], r["bytes_per_rank"]) for r in rows}
-        if (last["series"], last["bytes_per_rank"]) not in measured:
-            hung = last
-            what = "timed out" if status == "timeout" else "died"
-            rows.append(
-                {
-                    **common,
-                    "collective": run.collective,
-                    "distribution": run.distribution,
-                    "ranks": run.ranks,
-                    "ranks_per_node": run.ranks_per_node,
-                    "nodes": env_rec.get("nodes"),
-                    "series": last["series"],
-                    "bytes_per_rank": last["bytes_per_rank"],
-                    "dtype": cfg.dtype,
-                    "status": status,
-                    "error": f"the job {what} during this point after {elapsed:.0f} s",
-                }
-            )
-    record = {
-        "status": status,
-        "returncode": rc,
-        "elapsed_s": round(elapsed, 2),
-        "command": shlex.join(cmd),
-        "library": run.library,
-        "mpi_env": {"name": menv.name, "version": menv.version, "python": menv.python},
-        "baseline": run.baseline,
-        "env_overrides": job_env,
-        "environment": env_rec,
-        "skipped": skipped,
-        "hung_at": None
-        if hung is None
-        else {"series": hung["series"], "bytes_per_rank": hung["bytes_per_rank"]},
-        "stderr_tail": _tail(err_path) if status != "ok" else "",
-    }
-    if status != "ok":
-        record["stdout_tail"] = _tail(out_path)
+    rows = _measured_rows(events, common)
+    hung = _hung_point(events, rows) if status != "ok" else None
+    if hung is not None:
+        nodes = env_rec.get("nodes")
+        rows.append(_hung_row(cfg, run, common, nodes, hung, status, elapsed))
+    failed = status != "ok"
+    record = run_record(
+        status=status,
+        returncode=rc,
+        elapsed_s=round(elapsed, 2),
+        command=shlex.join(cmd),
+        library=run.library,
+        mpi_env={"name": menv.name, "version": menv.version, "python": menv.python},
+        baseline=run.baseline,
+        env_overrides=job_env,
+        environment=env_rec,
+        skipped={e["series"]: e["reason"] for e in events if e["event"] == "skip"},
+        hung_at=None if hung is None else {k: hung[k] for k in ("series", "bytes_per_rank")},
+        stderr_tail=_tail(err_path) if failed else "",
+        stdout_tail=_tail(out_path) if failed else None,
+    )
     return rows, record
 
 
@@ -742,18 +649,12 @@ def _launcher_or_error(cfg: Config, lib: str, mpiexec: str | None) -> Any:
 
 
 def _unavailable(run: Run, why: str) -> dict:
-    return {
-        "status": "failed",
-        "returncode": None,
-        "elapsed_s": 0.0,
-        "command": "",
-        "library": run.library,
-        "baseline": run.baseline,
-        "environment": {},
-        "skipped": {},
-        "hung_at": None,
-        "stderr_tail": f"MPI library {run.library!r} unavailable: {why}",
-    }
+    return run_record(
+        status="failed",
+        library=run.library,
+        baseline=run.baseline,
+        stderr_tail=f"MPI library {run.library!r} unavailable: {why}",
+    )
 
 
 @dataclass
@@ -770,57 +671,49 @@ class SweepResult:
 
     @property
     def failed_runs(self) -> list[str]:
-        return [k for k, v in self.meta["runs"].items() if v["status"] != "ok"]
+        return failed_runs(self.meta)
 
 
-def run_sweep(
-    cfg: Config,
-    out_dir: str | os.PathLike | None = None,
-    *,
-    resume: bool = False,
-    plots: bool = True,
-    progress: Callable[..., None] | None = print,
-    mpiexec: str | None = None,
-) -> SweepResult:
-    """Runs (or resumes) a sweep; writes results.csv, meta.json, table.txt and plots."""
-    out = Path(out_dir) if out_dir is not None else default_out_dir(cfg.name)
-    out.mkdir(parents=True, exist_ok=True)
+def _previous_results(out: Path) -> tuple[list[dict], dict]:
+    """The rows and run records of an earlier sweep in ``out`` (none if it left no files)."""
     csv_path, meta_path = out / "results.csv", out / "meta.json"
-    say = progress or (lambda *a, **k: None)
-    mpiexec = mpiexec or cfg.mpiexec
-    runs = plan(cfg)
+    if not (csv_path.exists() and meta_path.exists()):
+        return [], {}
+    return read_results(csv_path), json.loads(meta_path.read_text(encoding="utf-8")).get("runs", {})
 
-    rows: list[dict] = []
-    old_runs: dict = {}
-    if resume and csv_path.exists() and meta_path.exists():
-        rows = read_results(csv_path)
-        old_runs = json.loads(meta_path.read_text(encoding="utf-8")).get("runs", {})
-    planned = {r.run_id for r in runs}
-    meta = {
-        "sweep": cfg.name,
-        "description": cfg.description,
-        "config": cfg.to_dict(),
-        "argv": list(sys.argv),
-        "cwd": str(Path.cwd()),
-        "mpiexec": mpiexec or "(per library: shancoll.mpi_envs)",
-        "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "finished": None,
-        "runs": {k: v for k, v in old_runs.items() if k not in planned},
-    }
-    t_start = time.monotonic()
-    todo = []
-    for run in runs:
-        if resume and _complete(run, rows, old_runs.get(run.run_id)):
-            meta["runs"][run.run_id] = old_runs[run.run_id]
-        else:
-            todo.append(run)
-    if resume and len(todo) < len(runs):
-        say(f"resume: {len(runs) - len(todo)} of {len(runs)} runs already complete in {out}")
+
+def _say_outcome(say: Callable[..., None], record: dict, rows: Sequence[dict], t_start: float):
+    """Ends a run's progress line: status, the point that hung, the points in error, time;
+    then the last lines of a failed job's stderr."""
+    note = ""
+    if record["hung_at"]:
+        h = record["hung_at"]
+        note = f" at {h['series']} {format_bytes(h['bytes_per_rank'])}"
+    bad = [r for r in rows if r.get("status") == "error" or r.get("check") == "fail"]
+    if bad:
+        note += f" ({len(bad)} points with errors/failed checks)"
     say(
-        f"sweep {cfg.name!r}: {len(todo)} runs of {', '.join(cfg.collectives)} "
-        f"({format_bytes(cfg.sizes[0])}..{format_bytes(cfg.sizes[-1])} per rank), "
-        f"libraries: {', '.join(cfg.libraries)}"
+        f" {record['status']}{note} {record['elapsed_s']:.1f}s "
+        f"(elapsed {_fmt_elapsed(time.monotonic() - t_start)})",
+        flush=True,
     )
+    if record["status"] != "ok" and record["stderr_tail"]:
+        tail = record["stderr_tail"].strip().splitlines()[-5:]
+        say("    " + "\n    ".join(tail))
+
+
+def _run_jobs(
+    cfg: Config,
+    todo: Sequence[Run],
+    out: Path,
+    rows: list[dict],
+    meta: dict,
+    mpiexec: str | None,
+    say: Callable[..., None],
+) -> list[dict]:
+    """Runs the jobs in turn, rewriting results.csv and meta.json after each; returns
+    the rows, each run's replacing those of an earlier attempt."""
+    t_start = time.monotonic()
     launchers: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="shancoll-sweep-") as tmp:
         for k, run in enumerate(todo, 1):
@@ -835,122 +728,59 @@ def run_sweep(
                 new_rows, record = execute_run(cfg, run, cfg.name, menv, Path(tmp))
             rows = [r for r in rows if r["run_id"] != run.run_id] + new_rows
             meta["runs"][run.run_id] = record
-            write_results(csv_path, rows)
-            write_json(meta_path, meta)
-            note = ""
-            if record["hung_at"]:
-                h = record["hung_at"]
-                note = f" at {h['series']} {format_bytes(h['bytes_per_rank'])}"
-            bad = [r for r in new_rows if r.get("status") == "error" or r.get("check") == "fail"]
-            if bad:
-                note += f" ({len(bad)} points with errors/failed checks)"
-            say(
-                f" {record['status']}{note} {record['elapsed_s']:.1f}s "
-                f"(elapsed {_fmt_elapsed(time.monotonic() - t_start)})",
-                flush=True,
-            )
-            if record["status"] != "ok" and record["stderr_tail"]:
-                tail = record["stderr_tail"].strip().splitlines()[-5:]
-                say("    " + "\n    ".join(tail))
-    meta["finished"] = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+            write_results(out / "results.csv", rows)
+            write_json(out / "meta.json", meta)
+            _say_outcome(say, record, new_rows, t_start)
+    return rows
+
+
+def run_sweep(
+    cfg: Config,
+    out_dir: str | os.PathLike | None = None,
+    *,
+    resume: bool = False,
+    plots: bool = True,
+    progress: Callable[..., None] | None = print,
+    mpiexec: str | None = None,
+) -> SweepResult:
+    """Runs (or resumes) a sweep; writes results.csv, meta.json, table.txt and plots."""
+    out = Path(out_dir) if out_dir is not None else default_out_dir(cfg.name)
+    out.mkdir(parents=True, exist_ok=True)
+    say = progress or (lambda *a, **k: None)
+    # The default library's launcher; the others' come from their envs (mpi_envs).
+    mpiexec = mpiexec or cfg.mpiexec or os.environ.get("SHANCOLL_MPIEXEC") or None
+    runs = plan(cfg)
+    rows, old_runs = _previous_results(out) if resume else ([], {})
+    planned = {r.run_id for r in runs}
+    kept = {k: v for k, v in old_runs.items() if k not in planned}
+    shown_mpiexec = mpiexec or "(per library: shancoll.bench.mpi_envs)"
+    meta = new_meta(cfg.name, cfg.description, cfg.to_dict(), shown_mpiexec, kept)
+    t_start = time.monotonic()
+    todo = []
+    for run in runs:
+        if resume and _complete(run, rows, old_runs.get(run.run_id)):
+            meta["runs"][run.run_id] = old_runs[run.run_id]
+        else:
+            todo.append(run)
+    if resume and len(todo) < len(runs):
+        say(f"resume: {len(runs) - len(todo)} of {len(runs)} runs already complete in {out}")
+    say(
+        f"sweep {cfg.name!r}: {len(todo)} runs of {', '.join(cfg.collectives)} "
+        f"({format_bytes(cfg.sizes[0])}..{format_bytes(cfg.sizes[-1])} per rank), "
+        f"libraries: {', '.join(cfg.libraries)}"
+    )
+    rows = _run_jobs(cfg, todo, out, rows, meta, mpiexec, say)
+    meta["finished"] = now_utc()
     meta["elapsed_s"] = round(time.monotonic() - t_start, 1)
-    write_results(csv_path, rows)
-    write_json(meta_path, meta)
+    write_results(out / "results.csv", rows)
+    write_json(out / "meta.json", meta)
     table = speedup_table(rows, meta)
     (out / "table.txt").write_text(table + "\n", encoding="utf-8")
     (out / "rules.tsv").write_text(rule_table(rows, _show(out)), encoding="utf-8")
     written: list[Path] = []
     if plots and any(r.get("status") == "ok" for r in rows):
-        from .plot import plot_results
-
         written = plot_results(rows, out)
     return SweepResult(out, rows, meta, table, written)
-
-
-# ---------------------------------------------------------------------------
-# the table
-
-
-def group_key(r: dict) -> tuple:
-    return (r["collective"], int(r["ranks"]), int(r["ranks_per_node"]), r.get("library") or "")
-
-
-def describe_group(rows: Sequence[dict]) -> str:
-    r = rows[0]
-    nodes = next((x["nodes"] for x in rows if x.get("nodes")), None)
-    rpn = int(r["ranks_per_node"])
-    if rpn == 0:
-        layout = f"{nodes} node{'s' if nodes != 1 else ''}" if nodes else "physical nodes"
-    else:
-        layout = f"{nodes} virtual nodes of {rpn}" if nodes else f"virtual nodes of {rpn}"
-    lib = next((x["mpi_library"] for x in rows if x.get("mpi_library")), "MPI")
-    return f"{r['collective']}: {r['ranks']} ranks, {layout}, {lib}"
-
-
-def speedup_table(rows: Sequence[dict], meta: dict | None = None) -> str:
-    """Speedup native/series of the median times, per size; one block per distribution.
-
-    ``x`` marks a speedup; ``err`` an error, ``FAIL`` a wrong result, ``-`` no data.
-    """
-    groups: dict[tuple, list[dict]] = {}
-    for r in rows:
-        groups.setdefault(group_key(r), []).append(r)
-    blocks = []
-    for key in sorted(groups):
-        g = groups[key]
-        blocks.append(
-            f"== {describe_group(g)}: speedup = native time / series time "
-            f"(median of {g[0].get('repeats') or '?'} repeats; >1: faster than native)"
-        )
-        for dist in [d for d in ALL_DISTRIBUTIONS if any(r["distribution"] == d for r in g)]:
-            d_rows = [r for r in g if r["distribution"] == dist]
-            labels = [s for s in dict.fromkeys(r["series"] for r in d_rows) if s != "native"]
-            sizes = sorted({r["bytes_per_rank"] for r in d_rows})
-            by = {(r["series"], r["bytes_per_rank"]): r for r in d_rows}
-            widths = [max(7, len(s)) for s in labels]
-            lines = [
-                f"-- {dist}",
-                f"{'bytes/rank':>10} {'native':>9} "
-                + " ".join(f"{s:>{w}}" for s, w in zip(labels, widths, strict=True)),
-            ]
-            for size in sizes:
-                nat = by.get(("native", size))
-                nat_t = nat["time_median_s"] if nat and nat.get("status") == "ok" else None
-                cells = []
-                for s in labels:
-                    r = by.get((s, size))
-                    if r is None:
-                        cell = "-"
-                    elif r.get("status") != "ok":
-                        cell = r.get("status") or "err"
-                        cell = "err" if cell == "error" else cell
-                    elif r.get("check") == "fail":
-                        cell = "FAIL"
-                    elif nat_t is None or not r["time_median_s"]:
-                        cell = "-"
-                    else:
-                        cell = f"{nat_t / r['time_median_s']:.2f}x"
-                    cells.append(cell)
-                lines.append(
-                    f"{format_bytes(size):>10} {_fmt_time(nat_t):>9} "
-                    + " ".join(f"{c:>{w}}" for c, w in zip(cells, widths, strict=True))
-                )
-            blocks.append("\n".join(lines))
-    if meta:
-        bad = {k: v for k, v in meta.get("runs", {}).items() if v.get("status") != "ok"}
-        for k, v in bad.items():
-            blocks.append(f"!! run {k}: {v['status']} (see meta.json)")
-    return "\n".join(blocks) if blocks else "(no results)"
-
-
-def _fmt_time(t: float | None) -> str:
-    if t is None:
-        return "-"
-    if t < 1e-3:
-        return f"{t * 1e6:.1f}us"
-    if t < 1:
-        return f"{t * 1e3:.2f}ms"
-    return f"{t:.2f}s"
 
 
 # ---------------------------------------------------------------------------
@@ -959,9 +789,9 @@ def _fmt_time(t: float | None) -> str:
 
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
-        prog="python -m shancoll.sweep",
-        description="Run a benchmark sweep (mpiexec jobs of shancoll.bench); write CSV, JSON, "
-        "a speedup table and plots to benchmarks/results/<name>/.",
+        prog="python -m shancoll.bench.sweep",
+        description="Run a benchmark sweep (mpiexec jobs of shancoll.bench.kernel); write CSV, "
+        "JSON, a speedup table and plots to benchmarks/results/<name>/.",
     )
     ap.add_argument(
         "config",
@@ -1022,8 +852,8 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument(
         "--mpiexec",
         default=None,
-        help="mpiexec to launch with (default: $SHANCOLL_MPIEXEC, else the one next "
-        "to this Python)",
+        help="mpiexec to launch with (default: the config's, else $SHANCOLL_MPIEXEC, else "
+        "the one next to this Python)",
     )
     ap.add_argument("--mpiexec-args", default=None, help="extra mpiexec arguments (one string)")
     ap.add_argument("--no-plots", action="store_true")
@@ -1047,14 +877,12 @@ def _from_results(args: argparse.Namespace, cfg: Config, out: Path) -> int:
         print(f"wrote {args.write_rules}")
     if args.update_docs:
         source = Path(cfg.source).stem if cfg.source.endswith(".toml") else cfg.name
-        command = f"python -m shancoll.sweep {source} --out {_show(out)}"
+        command = f"python -m shancoll.bench.sweep {source} --out {_show(out)}"
         update_markdown(args.update_docs, performance_sections(rows, command))
         print(f"updated {args.update_docs}")
     if args.report:
         print(speedup_table(rows, meta))
         if not args.no_plots:
-            from .plot import plot_results
-
             for p in plot_results(rows, out):
                 print(f"wrote {_show(p)}")
     return 0

@@ -1,6 +1,6 @@
 """Plots of sweep results: time and speedup over native against size.
 
-``python -m shancoll.plot benchmarks/results/quick/results.csv [--out DIR]``
+``python -m shancoll.bench.plot benchmarks/results/quick/results.csv [--out DIR]``
 
 For every (collective, ranks, ranks_per_node, library) group of a
 ``results.csv`` two figures, each as PNG and SVG:
@@ -23,7 +23,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .bench import ALL_DISTRIBUTIONS, format_bytes
+from .results import group_key, layout_name, read_results
+from .series import ALL_DISTRIBUTIONS, format_bytes
 
 __all__ = ["figure", "plot_results", "style", "main"]
 
@@ -65,10 +66,6 @@ def style(label: str) -> dict:
     return {"color": color, "linestyle": "-", "marker": "s", "linewidth": 1.6}
 
 
-def _layout_name(rpn: int) -> str:
-    return "physical" if rpn == 0 else f"rpn{rpn}"
-
-
 def _title(rows: Sequence[dict]) -> str:
     r = rows[0]
     nodes = next((x["nodes"] for x in rows if x.get("nodes")), None)
@@ -92,7 +89,7 @@ def _title(rows: Sequence[dict]) -> str:
 def figure(rows: Sequence[dict], what: str = "time"):
     """A Figure (one panel per distribution) for the rows of one group."""
     from matplotlib.figure import Figure
-    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+    from matplotlib.ticker import FuncFormatter
 
     if what not in ("time", "speedup"):
         raise ValueError(f"what: 'time' or 'speedup', got {what!r}")
@@ -107,49 +104,66 @@ def figure(rows: Sequence[dict], what: str = "time"):
     labels = list(dict.fromkeys(r["series"] for r in good))
     sizes = sorted({r["bytes_per_rank"] for r in good})
     for ax, dist in zip(axes, dists, strict=False):
-        d_rows = [r for r in good if r["distribution"] == dist]
-        native = {
-            r["bytes_per_rank"]: r["time_median_s"] for r in d_rows if r["series"] == "native"
-        }
-        for label in labels:
-            pts = sorted(
-                ((r["bytes_per_rank"], r) for r in d_rows if r["series"] == label),
-                key=lambda xr: xr[0],
-            )
-            if what == "speedup":
-                if label == "native":
-                    continue
-                pts = [(x, r) for x, r in pts if x in native]
-            if not pts:
-                continue
-            xs = [x for x, _ in pts]
-            if what == "time":
-                ys = [r["time_median_s"] for _, r in pts]
-                lo = [r.get("time_min_s") or r["time_median_s"] for _, r in pts]
-                hi = [r.get("time_max_s") or r["time_median_s"] for _, r in pts]
-            else:
-                ys = [native[x] / r["time_median_s"] for x, r in pts]
-            st = style(label)
-            ax.plot(xs, ys, label=label, markersize=4, **st)
-            if what == "time":  # min-max over repeats (on speedups it only adds clutter)
-                ax.fill_between(xs, lo, hi, color=st["color"], alpha=0.10, linewidth=0)
-        if what == "speedup":
-            ax.axhline(1.0, color="black", linewidth=0.8)
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.xaxis.set_major_locator(FixedLocator(sizes))
-        ax.xaxis.set_minor_locator(NullLocator())
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: format_bytes(int(round(v)))))
-        ax.tick_params(axis="x", labelrotation=45)
-        ax.set_title(dist)
-        ax.set_xlabel("bytes per rank (c)")
-        ax.grid(True, which="major", alpha=0.3)
-        ax.grid(True, which="minor", axis="y", alpha=0.1)
+        _draw_lines(ax, [r for r in good if r["distribution"] == dist], labels, what)
+        _dress_panel(ax, dist, sizes, what)
     axes[0].set_ylabel(
         "time per call [s]" if what == "time" else "speedup over native (native / series)"
     )
     if what == "speedup":
         axes[0].yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}x"))
+    _legend(fig, axes)
+    kind = "time per call" if what == "time" else "speedup over the MPI library's default (native)"
+    fig.suptitle(f"{_title(rows)} - {kind}" if rows else kind, fontsize="medium")
+    return fig
+
+
+def _draw_lines(ax, rows: Sequence[dict], labels: Sequence[str], what: str) -> None:
+    """One line per series of one distribution's rows: its times, or its speedups."""
+    native = {r["bytes_per_rank"]: r["time_median_s"] for r in rows if r["series"] == "native"}
+    for label in labels:
+        pts = sorted(
+            ((r["bytes_per_rank"], r) for r in rows if r["series"] == label),
+            key=lambda xr: xr[0],
+        )
+        if what == "speedup":
+            if label == "native":
+                continue
+            pts = [(x, r) for x, r in pts if x in native]
+        if not pts:
+            continue
+        xs = [x for x, _ in pts]
+        if what == "time":
+            ys = [r["time_median_s"] for _, r in pts]
+            lo = [r.get("time_min_s") or r["time_median_s"] for _, r in pts]
+            hi = [r.get("time_max_s") or r["time_median_s"] for _, r in pts]
+        else:
+            ys = [native[x] / r["time_median_s"] for x, r in pts]
+        st = style(label)
+        ax.plot(xs, ys, label=label, markersize=4, **st)
+        if what == "time":  # min-max over repeats (on speedups it only adds clutter)
+            ax.fill_between(xs, lo, hi, color=st["color"], alpha=0.10, linewidth=0)
+
+
+def _dress_panel(ax, dist: str, sizes: Sequence[int], what: str) -> None:
+    """Log axes with the measured sizes as ticks, the title, grid (and 1x for speedups)."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    if what == "speedup":
+        ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.xaxis.set_major_locator(FixedLocator(sizes))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: format_bytes(int(round(v)))))
+    ax.tick_params(axis="x", labelrotation=45)
+    ax.set_title(dist)
+    ax.set_xlabel("bytes per rank (c)")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.grid(True, which="minor", axis="y", alpha=0.1)
+
+
+def _legend(fig, axes) -> None:
+    """One legend for all panels: every series once, in the order first drawn."""
     handles, names = axes[0].get_legend_handles_labels()
     for ax in axes[1:]:
         for h, n in zip(*ax.get_legend_handles_labels(), strict=True):
@@ -158,9 +172,6 @@ def figure(rows: Sequence[dict], what: str = "time"):
                 names.append(n)
     if handles:
         fig.legend(handles, names, loc="outside right center", fontsize="small")
-    kind = "time per call" if what == "time" else "speedup over the MPI library's default (native)"
-    fig.suptitle(f"{_title(rows)} - {kind}" if rows else kind, fontsize="medium")
-    return fig
 
 
 def plot_results(
@@ -171,13 +182,12 @@ def plot_results(
     out.mkdir(parents=True, exist_ok=True)
     groups: dict[tuple, list[dict]] = {}
     for r in rows:
-        key = (r["collective"], int(r["ranks"]), int(r["ranks_per_node"]), r.get("library") or "")
-        groups.setdefault(key, []).append(r)
+        groups.setdefault(group_key(r), []).append(r)
     paths = []
     for (coll, ranks, rpn, lib), g in sorted(groups.items()):
         if not any(r.get("status") == "ok" for r in g):
             continue
-        stem = f"{coll}_P{ranks}_{_layout_name(rpn)}"
+        stem = f"{coll}_P{ranks}_{layout_name(rpn)}"
         if lib not in ("", "default"):
             stem += f"_{lib}"
         for what in ("time", "speedup"):
@@ -191,14 +201,13 @@ def plot_results(
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m shancoll.plot", description="Plot a sweep's results.csv (PNG and SVG)."
+        prog="python -m shancoll.bench.plot",
+        description="Plot a sweep's results.csv (PNG and SVG).",
     )
-    ap.add_argument("csv", help="results.csv written by python -m shancoll.sweep")
+    ap.add_argument("csv", help="results.csv written by python -m shancoll.bench.sweep")
     ap.add_argument("--out", default=None, help="output directory (default: the CSV's)")
     ap.add_argument("--formats", default="png,svg")
     args = ap.parse_args(argv)
-    from .sweep import read_results
-
     rows = read_results(args.csv)
     out = args.out or Path(args.csv).parent
     for p in plot_results(rows, out, formats=args.formats.split(",")):
