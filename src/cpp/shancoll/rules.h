@@ -1,4 +1,4 @@
-// Rule tables behind algorithm="auto": measured data (python -m shancoll.sweep
+// Rule tables behind algorithm="auto": measured data (python -m shancoll.bench.sweep
 // rules), kept as text, read here in the core so that Python, the C API and
 // the PMPI library choose alike.
 //
