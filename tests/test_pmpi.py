@@ -343,3 +343,38 @@ def test_fortran_example(ranks):
     checks, failed, nranks = (int(g) for g in summary.groups())
     assert (run.returncode, failed, nranks) == (0, 0, ranks), output[-3000:]
     assert checks == 6, output[-3000:]
+
+
+CHECKED_SCRIPT = """
+import sys
+import mpi4py
+
+mpi4py.profile("shancoll_pmpi", path=[sys.argv[1]])
+mpi4py.rc.thread_level = "serialized"
+from mpi4py import MPI  # noqa: E402
+import numpy as np  # noqa: E402
+
+comm = MPI.COMM_WORLD
+n = 4 if comm.rank == comm.size - 1 else 8  # the ranks disagree on the count
+try:
+    comm.Allreduce(np.ones(n), np.zeros(n))
+    print("disagreement not seen", flush=True)
+except MPI.Exception as e:
+    print("error class", e.Get_error_class() == MPI.ERR_ARG, flush=True)
+x, out = np.ones(8), np.zeros(8)
+comm.Allreduce(x, out)
+assert np.array_equal(out, comm.size * x)
+print("checked ok", flush=True)
+"""
+
+
+def test_checked_mode_calls_the_error_handler(tmp_path, monkeypatch):
+    """SHANCOLL_CHECK=1 under the PMPI library: calls whose arguments disagree
+    reach the communicator's error handler (mpi4py's: an exception) on every
+    rank, message first, instead of running in the MPI library; calls that
+    agree are routed as usual."""
+    monkeypatch.setenv("SHANCOLL_CHECK", "1")
+    output = _run_profiled(tmp_path, CHECKED_SCRIPT)
+    assert output.count("error class True") == 2, output[-3000:]
+    assert output.count("checked ok") == 2, output[-3000:]
+    assert output.count("failed: check: the ranks disagree on the count") == 2, output[-3000:]

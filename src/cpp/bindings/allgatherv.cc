@@ -55,6 +55,7 @@ py::object run_checked(const char* collective, MPI_Comm comm, AllgathervArgs& ar
   AllgathervCall call;
   call.comm = comm;
   call.args = std::move(args);
+  call.send_bytes = call.args.send ? send_bytes : -1;
   call.allgather = std::string_view(collective).rfind("allgatherv", 0) != 0;
   call.algorithm = algorithm;
   call.options = options;

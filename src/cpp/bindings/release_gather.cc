@@ -189,8 +189,10 @@ void allreduce_with_options(py::handle comm_obj, py::object send, py::object rec
     throw ArgumentError("sendbuf: its length differs from recvbuf's");
   call.type = dtype_of(kind, itemsize);
   call.op = mpi_op_of(op);
-  call.algorithm = algorithm == "auto" || algorithm.empty() ? "release_gather" : algorithm.c_str();
   call.options = o.get();
+  const bool implied = call.options && !call.options->release_gather_keys.empty();
+  call.algorithm =
+      (algorithm == "auto" || algorithm.empty()) && implied ? "release_gather" : algorithm.c_str();
   py::gil_scoped_release release;
   shancoll::allreduce(call);
 }

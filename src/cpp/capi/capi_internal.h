@@ -12,7 +12,8 @@ bool inside();
 
 // Error classes meaning "refused before any communication": the caller may
 // run the MPI library's collective instead (MPI_ERR_OTHER means it failed
-// during the collective).
+// during the collective; a checked-mode disagreement, that the ranks' calls
+// do not match, is no refusal either).
 bool refused(int code);
 
 // The trees this thread's last successful call ran (release_gather), as

@@ -16,7 +16,12 @@
  *     of the same name:
  *       all collectives: timeout=<seconds per wait> (default SHANCOLL_TIMEOUT
  *         or 120), ranks_per_node=<n> (virtual nodes of n consecutive ranks;
- *         0: the physical nodes; default SHANCOLL_RANKS_PER_NODE);
+ *         0: the physical nodes; default SHANCOLL_RANKS_PER_NODE), check=1|0
+ *         (checked mode, default SHANCOLL_CHECK: before running, the ranks
+ *         verify that they agree on the collective, algorithm, root, op,
+ *         datatype and counts; on disagreement every rank returns
+ *         MPI_ERR_ARG with a message starting "check:", and the PMPI library
+ *         calls the communicator's error handler instead of falling back);
  *       allgather, allgatherv: block_size=<bytes> (shan; 0 chooses),
  *         transport=auto|rma|two_sided;
  *       allreduce, iallreduce: ports=<n> (dissemination family; 0 chooses),

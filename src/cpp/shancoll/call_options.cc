@@ -99,6 +99,7 @@ const std::vector<Row>& table() {
   static const std::vector<Row> rows = [] {
     std::vector<Row> r = {
         {"timeout", Kind::seconds, 0, kAll, SHANCOLL_SETTER(options.timeout, v.seconds)},
+        {"check", Kind::boolean, 0, kAll, SHANCOLL_SETTER(check, v.boolean)},
         {"ranks_per_node", Kind::integer, 0, kAll,
          SHANCOLL_SETTER(options.ranks_per_node, static_cast<int>(v.integer))},
         {"block_size", Kind::integer, 0, kGathers, SHANCOLL_SETTER(options.block_size, v.integer)},
@@ -178,7 +179,7 @@ const char* wanted(Kind kind) {
   return "";
 }
 
-Checked check(const Row& row, std::string_view key, const OptionValue& v) {
+Checked checked_value(const Row& row, std::string_view key, const OptionValue& v) {
   Checked c;
   const auto* integer = std::get_if<std::int64_t>(&v);
   const auto* text = std::get_if<std::string>(&v);
@@ -341,7 +342,7 @@ void CallOptions::set(Collective collective, std::string_view key, const OptionV
   if (!row || !(row->collectives & bit(collective)))
     bad(key, std::string("unknown option of ") + collective_name(collective) +
                  " (valid: " + option_names(collective) + ")");
-  row->set(*this, key, check(*row, key, value));
+  row->set(*this, key, checked_value(*row, key, value));
   if (is_release_gather_key(*row))
     release_gather_keys += (release_gather_keys.empty() ? "" : ", ") + std::string(key);
 }
@@ -405,6 +406,7 @@ const CallOptions& default_options(Collective collective) {
     std::lock_guard<std::mutex> hold(lock);
     if (slot.generation.load(std::memory_order_relaxed) != now) {
       CallOptions o;
+      o.check = environment().check;
       const std::string variable = variable_of(collective);
       o.set_text(collective, env_name(collective), variable.c_str());
       try {

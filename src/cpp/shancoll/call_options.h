@@ -58,6 +58,7 @@ struct CallOptions {
   int ports = 0;                    // allreduce: n of the dissemination family (0 chooses)
   bool consistent = true;           // allreduce: bitwise-identical floating-point results
   std::string intra_algorithm;      // intergroup: the intragroup allgatherv ("": auto)
+  bool check = false;               // checked mode (coll/check.h); default SHANCOLL_CHECK
   TreeKeys trees[3];                // given tree keys: plain, bcast_, reduce_
   std::string release_gather_keys;  // the release_gather keys given, for messages
 

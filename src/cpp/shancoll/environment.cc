@@ -23,6 +23,8 @@ Environment read_environment() {
   e.rules = text_of("SHANCOLL_RULES");
   e.kernels = text_of("SHANCOLL_KERNELS");
   e.on_error = text_of("SHANCOLL_ON_ERROR");
+  const std::string check = text_of("SHANCOLL_CHECK");
+  e.check = !check.empty() && check != "0" && check != "false" && check != "no";
   e.allgather = text_of("SHANCOLL_ALLGATHER_ALGORITHM");
   e.allgatherv = text_of("SHANCOLL_ALLGATHERV_ALGORITHM");
   e.iallreduce = text_of("SHANCOLL_IALLREDUCE_ALGORITHM");

@@ -16,6 +16,7 @@ struct Environment {
   std::string rules;       // SHANCOLL_RULES; empty: not set
   std::string kernels;     // SHANCOLL_KERNELS; empty: the widest set the CPU runs
   std::string on_error;    // SHANCOLL_ON_ERROR (on_error.h); empty: raise
+  bool check = false;      // SHANCOLL_CHECK=1: checked mode (coll/check.h)
   std::string allgather;   // SHANCOLL_<COLL>_ALGORITHM; empty: auto (allgather:
   std::string allgatherv;  // allgatherv's)
   std::string allreduce;

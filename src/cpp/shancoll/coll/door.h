@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "shancoll/call_options.h"
+#include "shancoll/coll/check.h"
 #include "shancoll/comm.h"
 #include "shancoll/environment.h"
 #include "shancoll/error.h"
@@ -40,6 +41,18 @@ inline void check_root(const Comm& comm, int root) {
   if (root < 0 || root >= comm.size())
     throw ArgumentError("root: must be a rank of the communicator (0.." +
                         std::to_string(comm.size() - 1) + "), got " + std::to_string(root));
+}
+
+// Checked mode (coll/check.h), first thing in a door: the ranks compare
+// their calls before any of them refuses its own arguments alone (a rank's
+// bad count is then every rank's "disagree on the count"). A timeout waiting
+// for the others breaks the communicator, as in any collective.
+inline void verify_agreement(MPI_Comm user, const CallOptions& co, const CallShape& shape) {
+  if (!co.check) return;
+  const double timeout = co.resolved().timeout;
+  Comm& comm = Comm::of(user, timeout);
+  const std::string collective(shape.collective);
+  comm.run({collective.c_str(), "check"}, [&] { check_agreement(comm, shape, timeout); });
 }
 
 // Runs body(stats) as `collective` with `algorithm` (Comm::run: a failure

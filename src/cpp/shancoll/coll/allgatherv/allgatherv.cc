@@ -65,10 +65,17 @@ void copy_own_block(const Comm& comm, const AllgathervArgs& args) {
 
 AllgathervResult allgatherv(const AllgathervCall& call) {
   const Collective which = call.allgather ? Collective::allgather : Collective::allgatherv;
-  const Options o = options_or_defaults(call.options, which).resolved();
+  const CallOptions& co = options_or_defaults(call.options, which);
+  const std::string_view name = requested_name(call);
+  CallShape shape;
+  shape.collective = collective_name(which);
+  shape.algorithm = name;
+  shape.counts = &call.args.counts;
+  shape.send_bytes = call.args.send ? call.send_bytes : -1;
+  verify_agreement(call.comm, co, shape);
+  const Options o = co.resolved();
   Comm& comm = Comm::of(call.comm, o.timeout);
   check_layout(comm, call);
-  const std::string_view name = requested_name(call);
   const AllgathervAlgorithm& algo =
       name == "auto" ? select_allgatherv(name, call.args, comm.nodes(o.ranks_per_node).topo)
                      : allgatherv_registry().at(name);

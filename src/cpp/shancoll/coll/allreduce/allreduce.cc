@@ -52,6 +52,17 @@ Reducer reducer_of(const AllreduceCall& call) {
                                             : Reducer(call.op, call.type, call.datatype);
 }
 
+// What checked mode compares (coll/check.h).
+CallShape shape_of(const AllreduceCall& call, std::string_view collective, std::string_view name) {
+  CallShape s;
+  s.collective = collective;
+  s.algorithm = name;
+  s.op = call.op;
+  s.dtype = static_cast<int>(call.type);
+  s.count = call.count;
+  return s;
+}
+
 }  // namespace
 
 void copy_input(const AllreduceArgs& args) {
@@ -68,9 +79,10 @@ int default_ports(const char* algorithm, int size) {
 }
 
 Comm& allreduce(const AllreduceCall& call) {
-  check_buffers(call);
   const CallOptions& co = options_or_defaults(call.options, Collective::allreduce);
   const std::string_view name = requested(call.algorithm, environment().allreduce);
+  verify_agreement(call.comm, co, shape_of(call, "allreduce", name));
+  check_buffers(call);
   check_release_gather_keys(co, name);
   check_inter_algorithm(co);
   const Reducer reducer = reducer_of(call);
@@ -84,9 +96,10 @@ Comm& allreduce(const AllreduceCall& call) {
 }
 
 std::unique_ptr<AllreduceRequest> iallreduce(const AllreduceCall& call) {
-  check_buffers(call);
   const CallOptions& co = options_or_defaults(call.options, Collective::iallreduce);
   const std::string_view name = requested(call.algorithm, environment().iallreduce);
+  verify_agreement(call.comm, co, shape_of(call, "iallreduce", name));
+  check_buffers(call);
   const Reducer reducer = reducer_of(call);  // copied by the request
   const AllreduceArgs args = args_of(call, reducer, co);
   const Options o = co.resolved();

@@ -9,10 +9,16 @@
 namespace shancoll {
 
 Comm& bcast(const BcastCall& call) {
-  if (call.bytes < 0) throw ArgumentError("count: negative (" + std::to_string(call.bytes) + ")");
-  if (!call.buf && call.bytes > 0) throw ArgumentError("buf: NULL");
   const CallOptions& co = options_or_defaults(call.options, Collective::bcast);
   const std::string_view name = requested(call.algorithm, environment().bcast);
+  CallShape shape;
+  shape.collective = "bcast";
+  shape.algorithm = name;
+  shape.root = call.root;
+  shape.count = call.bytes;
+  verify_agreement(call.comm, co, shape);
+  if (call.bytes < 0) throw ArgumentError("count: negative (" + std::to_string(call.bytes) + ")");
+  if (!call.buf && call.bytes > 0) throw ArgumentError("buf: NULL");
   check_release_gather_keys(co, name);
   const Options o = co.resolved();
   Comm& comm = Comm::of(call.comm, o.timeout);

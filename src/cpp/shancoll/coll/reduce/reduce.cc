@@ -36,6 +36,14 @@ const ReduceAlgorithm& select_reduce(std::string_view name, const ReduceArgs& ar
 Comm& reduce(const ReduceCall& call) {
   const CallOptions& co = options_or_defaults(call.options, Collective::reduce);
   const std::string_view name = requested(call.algorithm, environment().reduce);
+  CallShape shape;
+  shape.collective = "reduce";
+  shape.algorithm = name;
+  shape.root = call.root;
+  shape.op = call.op;
+  shape.dtype = static_cast<int>(call.type);
+  shape.count = call.count;
+  verify_agreement(call.comm, co, shape);
   check_release_gather_keys(co, name);
   const Options o = co.resolved();
   const Reducer reducer = call.datatype == MPI_DATATYPE_NULL

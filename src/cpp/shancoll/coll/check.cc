@@ -1,0 +1,99 @@
+#include "shancoll/coll/check.h"
+
+#include <string>
+
+#include "shancoll/error.h"
+#include "shancoll/transport/p2p.h"
+
+namespace shancoll {
+namespace {
+
+enum Field { kCollective, kAlgorithm, kRoot, kOp, kDtype, kCount, kCounts, kSendBytes, kFields };
+const char* const kFieldNames[kFields] = {"collective",   "algorithm", "root",       "op",
+                                          "element type", "count",     "recvcounts", "send count"};
+
+std::int64_t hash_of(std::string_view text) {  // FNV-1a: equal text, equal hash everywhere
+  std::uint64_t h = 1469598103934665603ull;
+  for (char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  return static_cast<std::int64_t>(h >> 1);
+}
+
+std::int64_t hash_of(const std::vector<std::int64_t>& values) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (std::int64_t v : values) h = (h ^ static_cast<std::uint64_t>(v)) * 1099511628211ull;
+  return static_cast<std::int64_t>(h >> 1);
+}
+
+// A predefined op by its place in this list (its handle may differ between
+// processes); every user-defined op is one more (they cannot be compared).
+std::int64_t op_id(MPI_Op op) {
+  const MPI_Op predefined[] = {MPI_OP_NULL, MPI_MAX,    MPI_MIN,    MPI_SUM,     MPI_PROD,
+                               MPI_LAND,    MPI_BAND,   MPI_LOR,    MPI_BOR,     MPI_LXOR,
+                               MPI_BXOR,    MPI_MAXLOC, MPI_MINLOC, MPI_REPLACE, MPI_NO_OP};
+  std::int64_t i = 0;
+  for (MPI_Op p : predefined) {
+    if (p == op) return i;
+    ++i;
+  }
+  return i;
+}
+
+// Fields compared by hash: their values mean nothing to the reader.
+bool hashed(int f) { return f == kCollective || f == kAlgorithm || f == kOp || f == kCounts; }
+
+// "ranks [1, 3] differ from rank 0 (rank 0: 4, rank 1: 8, rank 3: 2)" for
+// field f (values only for the fields that are not hashes).
+std::string difference(const std::vector<std::int64_t>& all, int size, int f) {
+  const auto at = [&](int r) { return all[static_cast<std::size_t>(r) * kFields + f]; };
+  std::string ranks, shown = hashed(f) ? "" : "rank 0: " + std::to_string(at(0));
+  for (int r = 1; r < size; ++r) {
+    if (at(r) == at(0)) continue;
+    ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+    if (!hashed(f)) shown += ", rank " + std::to_string(r) + ": " + std::to_string(at(r));
+  }
+  return "ranks [" + ranks + "] differ from rank 0" + (shown.empty() ? "" : " (" + shown + ")");
+}
+
+// What this rank passed, for the fields shown by hash.
+std::string own(const CallShape& mine, int f) {
+  if (f == kAlgorithm) return "; this rank asked for '" + std::string(mine.algorithm) + "'";
+  return "";
+}
+
+}  // namespace
+
+void check_agreement(Comm& comm, const CallShape& mine, double timeout) {
+  std::int64_t fields[kFields] = {hash_of(mine.collective),
+                                  hash_of(mine.algorithm),
+                                  mine.root,
+                                  mine.op == MPI_OP_NULL ? -1 : op_id(mine.op),
+                                  mine.dtype,
+                                  mine.count,
+                                  mine.counts ? hash_of(*mine.counts) : -1,
+                                  mine.send_bytes};
+  const int size = comm.size();
+  std::vector<std::int64_t> all(static_cast<std::size_t>(size) * kFields);
+  MPI_Request req = MPI_REQUEST_NULL;
+  check_mpi(PMPI_Iallgather(fields, kFields, MPI_INT64_T, all.data(), kFields, MPI_INT64_T,
+                            comm.mpi(), &req),
+            "MPI_Iallgather (checked mode)");
+  wait_request(req, "the other ranks' call descriptions (checked mode)", timeout);
+  for (int f = 0; f < kFields; ++f) {
+    if (f == kSendBytes) continue;
+    for (int r = 1; r < size; ++r)
+      if (all[static_cast<std::size_t>(r) * kFields + f] != all[f])
+        throw ArgumentError(std::string("check: the ranks disagree on the ") + kFieldNames[f] +
+                            " of " + std::string(mine.collective) + ": " +
+                            difference(all, size, f) + own(mine, f));
+  }
+  if (!mine.counts) return;
+  for (int r = 0; r < size; ++r) {
+    const std::int64_t sent = all[static_cast<std::size_t>(r) * kFields + kSendBytes];
+    if (sent >= 0 && sent != (*mine.counts)[static_cast<std::size_t>(r)])
+      throw ArgumentError("check: rank " + std::to_string(r) + " sends " + std::to_string(sent) +
+                          " bytes, but recvcounts[" + std::to_string(r) + "] is " +
+                          std::to_string((*mine.counts)[static_cast<std::size_t>(r)]) + " bytes");
+  }
+}
+
+}  // namespace shancoll

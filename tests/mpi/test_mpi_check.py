@@ -1,0 +1,95 @@
+"""Checked mode (check=True, SHANCOLL_CHECK=1): ranks whose calls disagree all
+raise ArgumentError naming the field, before the collective runs; calls that
+agree run as without it. Without checked mode these calls are undefined (MPI)
+and may return wrong data quietly, so each case here runs checked only."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+from _mpi_util import assert_all, raises_all, run_all
+from mpi4py import MPI
+
+import shancoll
+
+
+@pytest.fixture
+def checked_environment():
+    """SHANCOLL_CHECK=1 for the test (every collective, every front end)."""
+    os.environ["SHANCOLL_CHECK"] = "1"
+    shancoll.reload_environment()
+    yield
+    del os.environ["SHANCOLL_CHECK"]
+    shancoll.reload_environment()
+
+
+def one_rank_differs(comm, usual, other):
+    """`other` on the last rank, `usual` elsewhere."""
+    return other if comm.rank == comm.size - 1 else usual
+
+
+@pytest.fixture(autouse=True)
+def two_ranks_at_least(comm):
+    if comm.size < 2:
+        pytest.skip("a disagreement needs two ranks")
+
+
+def test_allreduce_count(comm):
+    n = one_rank_differs(comm, 8, 4)
+    raises_all(comm, ValueError, shancoll.allreduce, comm, np.ones(n), np.zeros(n), check=True,
+               match="disagree on the count")  # fmt: skip
+
+
+def test_allreduce_op(comm):
+    op = one_rank_differs(comm, MPI.SUM, MPI.MAX)
+    raises_all(comm, ValueError, shancoll.allreduce, comm, np.ones(4), np.zeros(4), op,
+               check=True, match="disagree on the op")  # fmt: skip
+
+
+def test_allreduce_algorithm_names_the_ranks(comm):
+    name = one_rank_differs(comm, "auto", "binomial")
+    raises_all(comm, ValueError, shancoll.allreduce, comm, np.ones(4), np.zeros(4), MPI.SUM, name,
+               check=True, match=f"ranks [{comm.size - 1}] differ from rank 0")  # fmt: skip
+
+
+def test_reduce_element_type(comm):
+    dtype = one_rank_differs(comm, np.float64, np.int64)
+    x = np.ones(4, dtype=dtype)
+    raises_all(comm, ValueError, shancoll.reduce, comm, x, np.zeros_like(x), check=True,
+               match="disagree on the element type")  # fmt: skip
+
+
+def test_bcast_root(comm):
+    root = one_rank_differs(comm, 0, 1)
+    raises_all(comm, ValueError, shancoll.bcast, comm, np.ones(4), root, check=True,
+               match="disagree on the root")  # fmt: skip
+
+
+@pytest.mark.usefixtures("checked_environment")
+def test_allgatherv_counts_from_the_environment(comm):
+    counts = [one_rank_differs(comm, 2, 3)] * comm.size
+    mine = np.ones(counts[comm.rank])
+    out = np.zeros(sum(counts))
+    raises_all(comm, ValueError, shancoll.allgatherv, comm, mine, [out, counts],
+               match="disagree on the recvcounts")  # fmt: skip
+
+
+def test_agreeing_calls_run(comm):
+    x, out = np.arange(5.0), np.zeros(5)
+    run_all(comm, shancoll.allreduce, comm, x, out, check=True)
+    assert_all(comm, np.array_equal(out, comm.size * x), "checked allreduce result")
+    assert_all(comm, shancoll.last_stats(comm).algorithm != "", "the collective ran")
+    buf = np.arange(3.0) if comm.rank == 0 else np.zeros(3)
+    run_all(comm, shancoll.bcast, comm, buf, 0, check=True)
+    assert_all(comm, np.array_equal(buf, np.arange(3.0)), "checked bcast result")
+
+
+def test_communicator_usable_after_a_disagreement(comm):
+    n = one_rank_differs(comm, 8, 4)
+    raises_all(comm, ValueError, shancoll.allreduce, comm, np.ones(n), np.zeros(n), check=True,
+               match="count")  # fmt: skip
+    x, out = np.ones(6), np.zeros(6)
+    run_all(comm, shancoll.allreduce, comm, x, out)
+    assert_all(comm, np.array_equal(out, np.full(6, float(comm.size))), "allreduce afterwards")
