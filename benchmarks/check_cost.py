@@ -42,7 +42,11 @@ def main() -> None:
     for _ in range(args.repeats):
         for label, call in cases.items():
             for check in (False, True):
-                times[label, check].append(per_call(comm, lambda: call(check), args.calls))
+
+                def one(call=call, check=check):
+                    call(check)
+
+                times[label, check].append(per_call(comm, one, args.calls))
     if comm.rank == 0:
         print(f"{comm.size} ranks, {MPI.Get_library_version().splitlines()[0]}")
         print(f"{'call':18} {'plain us':>9} {'checked us':>11} {'cost us':>8}")
