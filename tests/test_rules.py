@@ -140,3 +140,18 @@ def test_shipped_table_parses():
 
     if DEFAULT_RULES.is_file():
         assert _core.parse_rules(DEFAULT_RULES.read_text(), str(DEFAULT_RULES))
+
+
+def test_across_hosts_auto_leaves_the_call_to_mpi():
+    """Calls that span physical nodes go to the MPI library's own collective
+    (the built-in rule: measured on two hosts, every shancoll algorithm was
+    slower than MPICH's over its network module); one host keeps shancoll's."""
+    shancoll.set_rules("builtin")
+    try:
+        for coll in ("allgatherv", "allreduce", "bcast", "reduce"):
+            assert _core.choose_auto(coll, 64, 2, 2, hosts=2) == "mpi", coll
+            assert _core.choose_auto(coll, 64, 2, 2, hosts=1) != "mpi", coll
+        # a node-shared result has one way only
+        assert _core.choose_auto("allgatherv", 64, 2, 2, private_recv=False, hosts=2) == "shan"
+    finally:
+        shancoll.set_rules(None)

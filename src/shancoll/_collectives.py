@@ -605,7 +605,9 @@ def topology(
     never a hang; shancoll then refuses further calls on ``comm``.
 
     Returns a dict: ``node`` (this rank's node), ``local_rank``,
-    ``node_count``, ``node_of`` (node of every rank), ``ranks`` (ranks of
+    ``node_count``, ``hosts`` (the physical nodes ``comm`` spans: above 1,
+    ``auto`` leaves calls to the MPI library unless a rule table says
+    otherwise), ``node_of`` (node of every rank), ``ranks`` (ranks of
     every node), ``sockets`` and ``hwloc`` (the machine's sockets, whether
     hwloc found them), ``socket_of`` (the socket of every local rank of this
     rank's node, as the topology-aware trees see it), ``socket_count`` and

@@ -206,9 +206,10 @@ def test_multi_block_forwarding_large(comm):
 @pytest.mark.parametrize("ranks_per_node", [0, 1, 2])
 @pytest.mark.parametrize("per_rank", [1000, 3 << 20])
 def test_auto_follows_the_measured_rule(comm, ranks_per_node, per_rank):
-    """algorithm="auto" without a rule table runs the built-in rule of select.cc
-    (docs/performance.md): ring on one-rank nodes, ring on one node once the
-    private result exceeds 2 MiB, otherwise shan; a shared result is always shan."""
+    """algorithm="auto" without a rule table runs the built-in rule of
+    allgatherv_select.cc (docs/performance.md): the MPI library's across
+    hosts, ring on one-rank nodes, ring on one node once the private result
+    exceeds 2 MiB, otherwise shan; a shared result is always shan."""
     shancoll.set_rules("builtin")
     try:
         check_builtin_auto(comm, ranks_per_node, per_rank)
@@ -226,6 +227,8 @@ def check_builtin_auto(comm, ranks_per_node, per_rank):
     assert_all(comm, same(out, ref), "auto result")
     if comm.size == 1:
         expected = "shan"
+    elif shancoll.topology(comm)["hosts"] > 1:  # across hosts: the MPI library's
+        expected = "mpi"
     elif nodes == comm.size:
         expected = "ring"
     elif nodes == 1 and sum(counts) > 2 << 20:

@@ -99,6 +99,7 @@ PYBIND11_MODULE(_core, m) {
         d["node"] = t.node;
         d["local_rank"] = t.local_rank;
         d["node_count"] = t.node_count;
+        d["hosts"] = t.hosts;
         d["node_of"] = t.node_of;
         d["ranks"] = t.ranks;
         d["sockets"] = t.sockets;

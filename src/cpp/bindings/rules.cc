@@ -18,15 +18,16 @@ using namespace shancoll;
 namespace {
 
 std::string choose(const std::string& coll, std::int64_t bytes, int ranks, int nodes, bool inexact,
-                   bool consistent, bool commutative, bool private_recv, std::int64_t itemsize) {
+                   bool consistent, bool commutative, bool private_recv, std::int64_t itemsize,
+                   int hosts) {
   if (ranks < 1) throw ArgumentError("ranks: must be >= 1, got " + std::to_string(ranks));
   if (coll == "allgatherv" || coll == "allgather")
-    return choose_allgatherv(bytes * ranks, private_recv, ranks, nodes);
+    return choose_allgatherv(bytes * ranks, private_recv, ranks, nodes, hosts);
   if (coll == "allreduce")
     return choose_allreduce({bytes / itemsize, bytes, commutative, inexact, consistent}, ranks,
-                            nodes);
-  if (coll == "bcast") return choose_bcast(bytes, ranks, nodes);
-  if (coll == "reduce") return choose_reduce(bytes, commutative, ranks, nodes);
+                            nodes, hosts);
+  if (coll == "bcast") return choose_bcast(bytes, ranks, nodes, hosts);
+  if (coll == "reduce") return choose_reduce(bytes, commutative, ranks, nodes, hosts);
   throw ArgumentError("coll: unknown collective '" + coll +
                       "' (allgatherv, allgather, allreduce, bcast, reduce)");
 }
@@ -52,5 +53,7 @@ void bind_rules(py::module_& m) {
   m.def("choose_auto", &choose, py::arg("coll"), py::arg("bytes"), py::arg("ranks"),
         py::arg("nodes") = 0, py::arg("inexact") = true, py::arg("consistent") = true,
         py::arg("commutative") = true, py::arg("private_recv") = true, py::arg("itemsize") = 8,
-        "The algorithm auto picks for such a call (bytes: per rank; nodes 0: unknown).");
+        py::arg("hosts") = 1,
+        "The algorithm auto picks for such a call (bytes: per rank; nodes 0: unknown; hosts: "
+        "physical nodes).");
 }

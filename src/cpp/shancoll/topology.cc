@@ -168,6 +168,15 @@ bool node_oversubscribed(MPI_Comm physical) {
   return false;
 }
 
+// The physical nodes of `comm`: the ranks whose rank 0 of `physical` is themselves.
+int count_hosts(MPI_Comm comm, MPI_Comm physical) {
+  int local = 0, hosts = 0;
+  MPI_Comm_rank(physical, &local);
+  int leader = local == 0 ? 1 : 0;
+  check_mpi(PMPI_Allreduce(&leader, &hosts, 1, MPI_INT, MPI_SUM, comm), "MPI_Allreduce");
+  return hosts;
+}
+
 }  // namespace
 
 Topology build_topology(MPI_Comm comm, int ranks_per_node) {
@@ -180,6 +189,7 @@ Topology build_topology(MPI_Comm comm, int ranks_per_node) {
   check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, t.rank, MPI_INFO_NULL, &physical),
             "MPI_Comm_split_type");
   t.oversubscribed = node_oversubscribed(physical);
+  t.hosts = count_hosts(comm, physical);
   if (ranks_per_node > 0) {
     check_mpi(MPI_Comm_split(physical, t.rank / ranks_per_node, t.rank, &t.node_comm),
               "MPI_Comm_split");

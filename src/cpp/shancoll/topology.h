@@ -45,6 +45,9 @@ struct Topology {
   int node = 0;        // my node
   int local_rank = 0;  // my rank within the node
   int node_count = 1;
+  // Physical nodes (MPI_COMM_TYPE_SHARED) the communicator spans: above 1,
+  // some traffic crosses MPI's network module, whatever the virtual nodes.
+  int hosts = 1;
   std::vector<int> node_of;             // node of every rank
   std::vector<int> local_rank_of;       // local rank of every rank
   std::vector<std::vector<int>> ranks;  // ranks of every node, in local order

@@ -69,8 +69,10 @@ const Registry<ReduceAlgorithm>& reduce_registry();
 
 // "auto" of each: the active rule table (rules.h) for a call on `ranks`
 // ranks and `nodes` nodes (<= 0: not known), else the built-in rule. Pure.
-std::string choose_bcast(std::int64_t bytes, int ranks, int nodes);
-std::string choose_reduce(std::int64_t bytes, bool commutative, int ranks, int nodes);
+// Across hosts (physical nodes) the built-in rules leave the call to the MPI library.
+std::string choose_bcast(std::int64_t bytes, int ranks, int nodes, int hosts = 1);
+std::string choose_reduce(std::int64_t bytes, bool commutative, int ranks, int nodes,
+                          int hosts = 1);
 
 // ---------------------------------------------------------------------------
 // The doors: bcast and reduce from every front end (Python, the C API, the

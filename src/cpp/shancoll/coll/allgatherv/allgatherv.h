@@ -66,7 +66,10 @@ const Registry<AllgathervAlgorithm>& allgatherv_registry();
 // "auto": the active rule table (rules.h), else the built-in rule (measured:
 // docs/performance.md). total: bytes of the result; private_recv: false for a
 // node-shared result (only shan can give one). Pure: no communication.
-std::string choose_allgatherv(std::int64_t total, bool private_recv, int ranks, int nodes);
+// Across hosts (physical nodes) the built-in rule leaves the call to the MPI
+// library (measured on two hosts: every shancoll algorithm was slower).
+std::string choose_allgatherv(std::int64_t total, bool private_recv, int ranks, int nodes,
+                              int hosts = 1);
 
 // The algorithm for a name ("auto" or a registry name) on this layout.
 const AllgathervAlgorithm& select_allgatherv(std::string_view name, const AllgathervArgs& args,

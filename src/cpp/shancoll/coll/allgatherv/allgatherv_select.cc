@@ -34,26 +34,29 @@ const Registry<AllgathervAlgorithm>& allgatherv_registry() {
 //   nodes, not ranks.
 constexpr std::int64_t kShanSingleNodeMaxBytes = 2 << 20;
 
-const char* builtin_allgatherv(std::int64_t total, bool private_recv, int ranks, int nodes) {
-  if (ranks == 1) return "shan";
+const char* builtin_allgatherv(std::int64_t total, bool private_recv, int ranks, int nodes,
+                               int hosts) {
+  if (ranks == 1 || !private_recv) return "shan";
+  if (hosts > 1) return "mpi";
   if (nodes == ranks) return "ring";
   if (nodes == 1 && private_recv && total > kShanSingleNodeMaxBytes) return "ring";
   return "shan";
 }
 
-std::string choose_allgatherv(std::int64_t total, bool private_recv, int ranks, int nodes) {
+std::string choose_allgatherv(std::int64_t total, bool private_recv, int ranks, int nodes,
+                              int hosts) {
   const auto valid = [&](const std::string& name) {
     return allgatherv_registry().find(name) && (private_recv || name == "shan");
   };
   std::string name = rule_choice("allgatherv", total / std::max(ranks, 1), ranks, nodes, valid);
-  return name.empty() ? builtin_allgatherv(total, private_recv, ranks, nodes) : name;
+  return name.empty() ? builtin_allgatherv(total, private_recv, ranks, nodes, hosts) : name;
 }
 
 const AllgathervAlgorithm& select_allgatherv(std::string_view name, const AllgathervArgs& args,
                                              const Topology& topo) {
   if (name != "auto") return allgatherv_registry().at(name);
   return allgatherv_registry().at(
-      choose_allgatherv(args.total(), args.recv != nullptr, topo.size, topo.node_count));
+      choose_allgatherv(args.total(), args.recv != nullptr, topo.size, topo.node_count, topo.hosts));
 }
 
 }  // namespace shancoll

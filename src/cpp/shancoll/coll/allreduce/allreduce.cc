@@ -89,8 +89,10 @@ Comm& allreduce(const AllreduceCall& call) {
   const AllreduceArgs args = args_of(call, reducer, co);
   const Options o = co.resolved();
   Comm& comm = Comm::of(call.comm, o.timeout);
-  const int nodes = name == "auto" ? comm.nodes(o.ranks_per_node).topo.node_count : 0;
-  const AllreduceAlgorithm& algo = select_allreduce(name, args, comm.size(), nodes);
+  const Topology* topo = name == "auto" ? &comm.nodes(o.ranks_per_node).topo : nullptr;
+  const AllreduceAlgorithm& algo = select_allreduce(name, args, comm.size(),
+                                                    topo ? topo->node_count : 0,
+                                                    topo ? topo->hosts : 1);
   run_recorded(comm, "allreduce", algo.name, [&](Stats& s) { algo.fn(comm, args, o, s); });
   return comm;
 }

@@ -95,13 +95,14 @@ bool allreduce_allowed(const AllreduceAlgorithm& a, const AllreduceNeeds& needs,
 
 // "auto": the active rule table if it names an allowed algorithm, else the
 // built-in rule, which goes through shared memory when nodes == 1 (nodes <=
-// 0: not known). Pure: no communication.
-std::string choose_allreduce(const AllreduceNeeds& needs, int size, int nodes);
+// 0: not known) and leaves calls across hosts (physical nodes) to the MPI
+// library. Pure: no communication.
+std::string choose_allreduce(const AllreduceNeeds& needs, int size, int nodes, int hosts = 1);
 
 // The algorithm for a name ("auto" or a registry name) that can run this op
 // at `size` ranks; ArgumentError naming `algorithm` or `op`.
 const AllreduceAlgorithm& select_allreduce(std::string_view name, const AllreduceArgs& args,
-                                           int size, int nodes);
+                                           int size, int nodes, int hosts = 1);
 // The same for a split-phase call ("auto": the built-in rule among the
 // split-phase algorithms).
 const AllreduceAlgorithm& select_iallreduce(std::string_view name, const AllreduceArgs& args,

@@ -77,7 +77,8 @@ const Registry<AllreduceAlgorithm>& iallreduce_registry() {
 //   caller allows rank-varying results (args.consistent false):
 //   nway_dissemination, fewest rounds with all ranks busy; floating point:
 //   pairwise_exchange, the fewest rounds among the rank-consistent algorithms.
-const char* builtin_allreduce(const AllreduceNeeds& n, int size, int nodes) {
+const char* builtin_allreduce(const AllreduceNeeds& n, int size, int nodes, int hosts) {
+  if (hosts > 1) return "mpi";
   if (nodes == 1 && size > 1) return "shan";
   if (!n.commutative) return power_of_two(size) ? "pairwise_exchange" : "binomial";
   if (n.bytes >= kRingMinBytes && n.count >= size) return "ring";
@@ -96,17 +97,17 @@ bool allreduce_allowed(const AllreduceAlgorithm& a, const AllreduceNeeds& n, int
   return std::string(a.name) != "ring" || n.count >= size;
 }
 
-std::string choose_allreduce(const AllreduceNeeds& n, int size, int nodes) {
+std::string choose_allreduce(const AllreduceNeeds& n, int size, int nodes, int hosts) {
   const auto valid = [&](const std::string& name) {
     const AllreduceAlgorithm* a = allreduce_registry().find(name);
     return a && allreduce_allowed(*a, n, size);
   };
   const std::string name = rule_choice("allreduce", n.bytes, size, nodes, valid);
-  return name.empty() ? builtin_allreduce(n, size, nodes) : name;
+  return name.empty() ? builtin_allreduce(n, size, nodes, hosts) : name;
 }
 
 const char* auto_allreduce(const AllreduceArgs& args, int size) {
-  return builtin_allreduce(allreduce_needs(args), size, 0);
+  return builtin_allreduce(allreduce_needs(args), size, 0, 1);
 }
 
 namespace {
@@ -122,12 +123,12 @@ void check_op(const AllreduceAlgorithm& a, const AllreduceArgs& args, int size) 
 }  // namespace
 
 const AllreduceAlgorithm& select_allreduce(std::string_view name, const AllreduceArgs& args,
-                                           int size, int nodes) {
+                                           int size, int nodes, int hosts) {
   thread_local std::string last_name;  // a loop of calls names the same algorithm
   thread_local const AllreduceAlgorithm* last = nullptr;
   const AllreduceAlgorithm* a = nullptr;
   if (name == "auto") {
-    a = &allreduce_registry().at(choose_allreduce(allreduce_needs(args), size, nodes));
+    a = &allreduce_registry().at(choose_allreduce(allreduce_needs(args), size, nodes, hosts));
   } else if (last && name == last_name) {
     a = last;
   } else {

@@ -27,10 +27,10 @@ Comm& bcast(const BcastCall& call) {
   args.buf = static_cast<std::byte*>(call.buf);
   args.bytes = call.bytes;
   args.root = call.root;
-  const BcastAlgorithm& algo = bcast_registry().at(
-      name != "auto"
-          ? std::string(name)
-          : choose_bcast(args.bytes, comm.size(), comm.nodes(o.ranks_per_node).topo.node_count));
+  const BcastAlgorithm& algo = bcast_registry().at(name != "auto" ? std::string(name) : [&] {
+    const Topology& t = comm.nodes(o.ranks_per_node).topo;  // collective on first use
+    return choose_bcast(args.bytes, comm.size(), t.node_count, t.hosts);
+  }());
   run_recorded(comm, "bcast", algo.name, [&](Stats& s) { algo.fn(comm, args, o, s); });
   return comm;
 }

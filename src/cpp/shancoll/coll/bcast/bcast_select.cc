@@ -19,10 +19,11 @@ const Registry<BcastAlgorithm>& bcast_registry() {
 
 // "auto": the rule table's choice, else release_gather, the paper's
 // algorithm, which composes over several nodes too.
-std::string choose_bcast(std::int64_t bytes, int ranks, int nodes) {
+std::string choose_bcast(std::int64_t bytes, int ranks, int nodes, int hosts) {
   const auto valid = [](const std::string& name) { return bcast_registry().find(name) != nullptr; };
   const std::string name = rule_choice("bcast", bytes, ranks, nodes, valid);
-  return name.empty() ? "release_gather" : name;
+  if (!name.empty()) return name;
+  return hosts > 1 ? "mpi" : "release_gather";
 }
 
 }  // namespace shancoll

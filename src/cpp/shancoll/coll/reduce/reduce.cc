@@ -20,10 +20,10 @@ void check_buffers(const ReduceCall& call, const Comm& comm) {
 const ReduceAlgorithm& select_reduce(std::string_view name, const ReduceArgs& args, Comm& comm,
                                      const Options& o) {
   const bool commutative = args.reducer->commutative();
-  const ReduceAlgorithm& a = reduce_registry().at(
-      name != "auto" ? std::string(name)
-                     : choose_reduce(args.bytes(), commutative, comm.size(),
-                                     comm.nodes(o.ranks_per_node).topo.node_count));
+  const ReduceAlgorithm& a = reduce_registry().at(name != "auto" ? std::string(name) : [&] {
+    const Topology& t = comm.nodes(o.ranks_per_node).topo;  // collective on first use
+    return choose_reduce(args.bytes(), commutative, comm.size(), t.node_count, t.hosts);
+  }());
   if (!commutative && !a.rank_order)
     throw ArgumentError(
         "op: a non-commutative op needs an algorithm that combines in rank order; '" +
