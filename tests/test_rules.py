@@ -35,7 +35,7 @@ def table(tmp_path, monkeypatch):
 def test_parse():
     rules = _core.parse_rules(TABLE)
     assert len(rules) == 7
-    assert rules[0] == ("allreduce", 0, 1024, 4, 4, 1, 1, "nway_dissemination")
+    assert rules[0] == ("allreduce", 0, 1024, 4, 4, 1, 1, "nway_dissemination", "")
     assert rules[1][2] == 2**63 - 1  # '*': no limit
     assert rules[3][5:7] == (2, 2**31 - 1)  # nodes 2+
     assert _core.parse_rules("allgather 0 * 1 * * ring -")[0][0] == "allgatherv"
@@ -45,7 +45,8 @@ def test_parse():
         ("bcast 0 * 1 * * ring - extra", "more than 8"),
         ("bcast x * 1 * * ring -", "not a count"),
         ("bcast 8 8 1 * * ring -", "empty range"),
-        ("bcast 0 * 1 * * binomial k=2", "options"),
+        ("bcast 0 * 1 * * release_gather tree=oak", "unknown tree 'oak'"),
+        ("allreduce 0 * 1 * * ring nope=1", "unknown option of allreduce"),
     ):
         with pytest.raises(ValueError, match=what) as e:
             _core.parse_rules("# ok\n\n" + bad, "t.tsv")
@@ -135,11 +136,58 @@ def test_fitted_table_round_trips():
     assert all(r[3] == r[4] == 2 and r[5] == r[6] == 1 for r in parsed)
 
 
-def test_shipped_table_parses():
-    from shancoll._rules import DEFAULT_RULES
+def test_shipped_tables_parse():
+    from shancoll._rules import PACKAGE_RULES
 
-    if DEFAULT_RULES.is_file():
-        assert _core.parse_rules(DEFAULT_RULES.read_text(), str(DEFAULT_RULES))
+    tables = sorted(PACKAGE_RULES.glob("*.tsv"))
+    assert len(tables) >= 3  # one per machine measured, and the conservative one
+    for table in tables:
+        assert _core.parse_rules(table.read_text(), str(table)), table
+
+
+def test_rule_options_parse():
+    rule = _core.parse_rules("bcast 32768 * 2 2 1 release_gather single_copy=0,buffers=8")[0]
+    assert rule[7:] == ("release_gather", "single_copy=0,buffers=8")
+
+
+def machine() -> dict[str, str]:
+    text = shancoll.rules_info()["machine"]  # "cpu=..., mpi=..."
+    return dict(part.split("=", 1) for part in text.split(", "))
+
+
+def test_the_table_of_this_machine_else_the_conservative_one(tmp_path, monkeypatch):
+    """The default search takes the first table whose match lines hold here,
+    else the first without match lines (the conservative table), and says so."""
+    monkeypatch.delenv("SHANCOLL_RULES", raising=False)
+    here = machine()
+    rows = "bcast 0 * 1 * * binomial -\n"
+    (tmp_path / "a-other.tsv").write_text("match cpu No Such CPU\n" + rows)
+    match_here = f"match cpu {here['cpu']}\nmatch mpi {here['mpi']}\n"
+    (tmp_path / "b-here.tsv").write_text(match_here + rows)
+    (tmp_path / "c-generic.tsv").write_text(rows)
+    from shancoll._rules import PACKAGE_RULES, user_rules_dir
+
+    try:
+        _core.set_default_rules(str(tmp_path))
+        info = shancoll.rules_info()
+        assert info["path"] == str(tmp_path / "b-here.tsv")
+        assert "measured on this machine" in info["how"]
+        (tmp_path / "b-here.tsv").unlink()
+        shancoll.reload_environment()  # a new search
+        info = shancoll.rules_info()
+        assert info["path"] == str(tmp_path / "c-generic.tsv")
+        assert "conservative" in info["how"] and "No Such CPU" not in info["how"]
+    finally:
+        _core.set_default_rules(f"{user_rules_dir()}:{PACKAGE_RULES}")
+
+
+def test_a_shipped_table_for_this_machine_or_the_conservative_one(monkeypatch):
+    monkeypatch.delenv("SHANCOLL_RULES", raising=False)
+    info = shancoll.rules_info()
+    assert info["path"].endswith(".tsv"), info
+    cpu = machine()["cpu"]
+    measured = "Intel(R) Xeon(R)" in cpu or "AMD EPYC" in cpu
+    assert ("measured on this machine" in info["how"]) == measured, info
 
 
 def test_across_hosts_auto_leaves_the_call_to_mpi():

@@ -51,7 +51,7 @@ from ._collectives import (
 )
 from ._on_error import on_error, set_on_error
 from ._release_gather import bcast, reduce
-from ._rules import reload_environment, rules_path, set_rules
+from ._rules import reload_environment, rules_info, rules_path, set_rules
 
 ArgumentError = _core.ArgumentError
 CollectiveTimeout = _core.CollectiveTimeout
@@ -93,6 +93,7 @@ __all__ = [
     "reduce",
     "reduction_kernels",
     "reload_environment",
+    "rules_info",
     "rules_path",
     "set_on_error",
     "set_rules",

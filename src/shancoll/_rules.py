@@ -1,12 +1,16 @@
 """The rule table behind ``algorithm="auto"`` (read by the C++ core).
 
 A table is measured data (``python -m shancoll.bench.sweep rules``): per
-collective, message size range, rank and node counts, the fastest algorithm.
-The core reads it, so the C API and the PMPI library choose alike; which
-table is active: :func:`set_rules` (this process), else ``$SHANCOLL_RULES``
-(read once, see :func:`reload_environment`),
-else the table shipped in the package (``shancoll/rules/default.tsv``), else
-the built-in rules. A rule that names an algorithm unable to run the call
+collective, message size range, rank and node counts, the fastest algorithm
+and its options, on one kind of machine (its ``match`` lines: CPU model, MPI
+library). The core reads it, so the C API and the PMPI library choose
+alike; which table is active: :func:`set_rules` (this process), else
+``$SHANCOLL_RULES`` (read once, see :func:`reload_environment`), else the
+first table measured on this machine among the user's
+(``$XDG_CACHE_HOME/shancoll/rules`` or ``~/.cache/shancoll/rules``) and the
+package's (``shancoll/rules/``), else the package's conservative table
+(choices that won on every machine measured), else the built-in rules.
+:func:`rules_info` says which and why. A rule that names an algorithm unable to run the call
 (unknown, a non-commutative op, rank-varying floating point where the caller
 asked for the same result everywhere) is passed over for the built-in rule.
 The format is described in ``src/cpp/shancoll/rules.h`` and
@@ -20,9 +24,16 @@ from pathlib import Path
 
 from . import _core
 
-__all__ = ["DEFAULT_RULES", "reload_environment", "rules_path", "set_rules"]
+__all__ = ["PACKAGE_RULES", "reload_environment", "rules_info", "rules_path", "set_rules",
+           "user_rules_dir"]  # fmt: skip
 
-DEFAULT_RULES = Path(__file__).resolve().parent / "rules" / "default.tsv"
+PACKAGE_RULES = Path(__file__).resolve().parent / "rules"
+
+
+def user_rules_dir() -> Path:
+    """Where this user's calibrated tables live (searched before the package's)."""
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(cache) / "shancoll" / "rules"
 
 
 def set_rules(path: str | os.PathLike | None) -> None:
@@ -54,5 +65,15 @@ def rules_path() -> str:
     return _core.rules_path()
 
 
-if DEFAULT_RULES.is_file():
-    _core.set_default_rules(str(DEFAULT_RULES))
+def rules_info() -> dict[str, str]:
+    """Which rule table ``auto`` uses in this process, and why (local; MPI initialised).
+
+    Returns ``{"path": file ('' for none), "how": why this one (set_rules,
+    SHANCOLL_RULES, the table measured on this machine, or the conservative
+    table and how to measure one), "machine": this process's CPU model and
+    MPI library, as a table's match lines compare them}``.
+    """
+    return dict(_core.rules_info())
+
+
+_core.set_default_rules(f"{user_rules_dir()}:{PACKAGE_RULES}")

@@ -377,3 +377,28 @@ def test_inter_algorithm_refused_before_any_communication(comm, inter):
                match="inter_algorithm")  # fmt: skip
     run_all(comm, shancoll.allreduce, comm, x, out, MPI.SUM, "release_gather", ranks_per_node=2)
     assert_all(comm, np.array_equal(out, np.full(4, float(comm.size))), "allreduce after refusal")
+
+
+def test_a_rule_s_options_apply_to_calls_without_options(comm, tmp_path_factory):
+    """A rule table row may carry options (e.g. the AMD EPYC table's
+    single_copy=0): auto then runs its algorithm with them, unless the call
+    gives options of its own."""
+    node = physical_node(comm)
+    if node.size < 2:
+        pytest.skip("a tree needs two ranks on a node")
+    path = tmp_path_factory.mktemp("rules") / "kary3.tsv" if node.rank == 0 else None
+    path = node.bcast(path)
+    if node.rank == 0:
+        path.write_text("bcast 0 * 1 * * release_gather tree=kary,k=3,topology=none\n")
+    node.Barrier()
+    shancoll.set_rules(path)
+    try:
+        buf = np.arange(8.0)
+        run_all(node, shancoll.bcast, node, buf, 0)
+        assert_all(node, shancoll.last_stats(node).bcast_tree.startswith("kary k=3"),
+                   f"rule's tree: {shancoll.last_stats(node).bcast_tree}")  # fmt: skip
+        run_all(node, shancoll.bcast, node, buf, 0, timeout=30)
+        assert_all(node, not shancoll.last_stats(node).bcast_tree.startswith("kary k=3"),
+                   "a call with options of its own keeps them")  # fmt: skip
+    finally:
+        shancoll.set_rules(None)

@@ -36,7 +36,15 @@ std::string choose(const std::string& coll, std::int64_t bytes, int ranks, int n
 
 void bind_rules(py::module_& m) {
   m.def("set_rules", &set_rules, py::arg("path"));
-  m.def("set_default_rules", &set_default_rules, py::arg("path"));
+  m.def("set_default_rules", &set_default_rules, py::arg("dirs"));
+  m.def("rules_info", [] {
+    const RulesInfo info = shancoll::rules_info();
+    py::dict d;
+    d["path"] = info.path;
+    d["how"] = info.how;
+    d["machine"] = info.machine;
+    return d;
+  });
   m.def("rules_path", &active_rules_path);
   m.def("reload_environment", &reload_environment,
         "Reads the SHANCOLL_* environment variables again (they are read once, at first use).");
@@ -46,7 +54,7 @@ void bind_rules(py::module_& m) {
         py::list out;
         for (const Rule& r : parse_rules(text, source))
           out.append(py::make_tuple(r.coll, r.min_bytes, r.max_bytes, r.min_ranks, r.max_ranks,
-                                    r.min_nodes, r.max_nodes, r.algorithm));
+                                    r.min_nodes, r.max_nodes, r.algorithm, r.options_text));
         return out;
       },
       py::arg("text"), py::arg("source") = "<string>");

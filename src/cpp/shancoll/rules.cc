@@ -1,12 +1,18 @@
 #include "shancoll/rules.h"
 
+#include <mpi.h>
+
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <mutex>
 #include <sstream>
 
+#include "shancoll/call_options.h"
 #include "shancoll/environment.h"
 #include "shancoll/error.h"
 
@@ -56,9 +62,17 @@ Rule parse_line(std::istringstream& in, const std::string& where) {
     r.max_nodes = open ? INT32_MAX : r.min_nodes;
   }
   r.algorithm = f[6];
-  if (f[7] != "-")
-    throw ArgumentError(where + "options must be '-' (got '" + f[7] +
-                        "'): a rule picks an algorithm with its default options");
+  if (f[7] != "-") {  // the collective's options over its defaults, checked now
+    const Collective c = r.coll == "allgatherv" ? Collective::allgatherv
+                         : r.coll == "allreduce" ? Collective::allreduce
+                         : r.coll == "bcast"     ? Collective::bcast
+                                                 : Collective::reduce;
+    auto options = std::make_shared<CallOptions>(default_options(c));
+    options->set_text(c, f[7], (where + "options").c_str());
+    options->complete();
+    r.options_text = f[7];
+    r.options = std::move(options);
+  }
   if (r.min_bytes >= r.max_bytes || r.min_ranks > r.max_ranks)
     throw ArgumentError(where + "empty range");
   return r;
@@ -66,9 +80,13 @@ Rule parse_line(std::istringstream& in, const std::string& where) {
 
 struct Active {
   std::mutex mu;
-  std::string explicit_path, default_path;
+  std::string explicit_path, default_dirs;
   std::string loaded_path;  // the file `rules` came from
+  std::uint64_t loaded_generation = 0;  // rule options hold the environment's defaults
   std::shared_ptr<const std::vector<Rule>> rules;
+  // The default directories' choice, searched once per selection generation.
+  std::uint64_t searched_generation = 0;
+  std::string found_path, found_how;
 };
 
 Active& active() {
@@ -76,24 +94,84 @@ Active& active() {
   return a;
 }
 
-std::vector<Rule> load(const std::string& path, const char* how) {
+std::string read_text(const std::string& path, const char* how) {
   std::ifstream f(path);
   if (!f) throw ArgumentError(std::string("rules: cannot read '") + path + "' (" + how + ")");
   std::stringstream text;
   text << f.rdbuf();
-  return parse_rules(text.str(), path);
+  return text.str();
+}
+
+std::vector<Rule> load(const std::string& path, const char* how) {
+  return parse_rules(read_text(path, how), path);
+}
+
+// The tables of the default directories, in search order: a directory's
+// *.tsv files by name; a file stands for itself; missing ones are skipped.
+std::vector<std::string> candidates(const std::string& dirs) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  std::stringstream list(dirs);
+  for (std::string dir; std::getline(list, dir, ':');) {
+    std::error_code ec;
+    if (dir.empty()) continue;
+    if (fs::is_regular_file(dir, ec)) {
+      out.push_back(dir);
+      continue;
+    }
+    std::vector<std::string> tables;
+    for (const auto& e : fs::directory_iterator(dir, ec))
+      if (e.path().extension() == ".tsv") tables.push_back(e.path().string());
+    std::sort(tables.begin(), tables.end());
+    out.insert(out.end(), tables.begin(), tables.end());
+  }
+  return out;
+}
+
+std::string describe_machine() {
+  std::string out;
+  for (const auto& [key, value] : machine_fingerprint())
+    out += (out.empty() ? "" : ", ") + key + "=" + value;
+  return out;
+}
+
+// The first default table that matches this machine, else the first without
+// match lines (caller holds the lock).
+void search_defaults(Active& a) {
+  if (a.searched_generation == selection_generation()) return;
+  a.found_path.clear();
+  a.found_how = "no table: the built-in rules";
+  std::string generic;
+  for (const std::string& path : candidates(a.default_dirs)) {
+    const Match match = parse_match(read_text(path, "default table"), path);
+    if (match.empty()) {
+      if (generic.empty()) generic = path;
+    } else if (matches(match)) {
+      a.found_path = path;
+      a.found_how = "the table measured on this machine (" + describe_machine() + ")";
+      break;
+    }
+  }
+  if (a.found_path.empty() && !generic.empty()) {
+    a.found_path = generic;
+    a.found_how = "no table measured on this machine (" + describe_machine() +
+                  "): the conservative table (choices that won on every machine measured); "
+                  "measure one with python -m shancoll.bench.sweep rules (benchmarks/README.md)";
+  }
+  a.searched_generation = selection_generation();
 }
 
 // The path in force and how it was chosen (caller holds the lock; valid
 // while it does). No copy: this runs on every "auto" call.
-const char* current_path(const Active& a, const char** how) {
+const char* current_path(Active& a, const char** how) {
   *how = "set_rules";
   if (!a.explicit_path.empty()) return a.explicit_path.c_str();
   *how = "SHANCOLL_RULES";
   const std::string& env = environment().rules;
   if (!env.empty()) return env.c_str();
-  *how = "default table";
-  return a.default_path.c_str();
+  search_defaults(a);
+  *how = a.found_how.c_str();
+  return a.found_path.c_str();
 }
 
 // "builtin" (from set_rules or SHANCOLL_RULES) turns every table off.
@@ -105,9 +183,10 @@ std::shared_ptr<const std::vector<Rule>> current_rules() {
   const char* how = "";
   const char* path = current_path(a, &how);
   if (!*path || std::strcmp(path, kBuiltin) == 0) return nullptr;
-  if (a.loaded_path != path) {  // read once per path, not per call
+  if (a.loaded_path != path || a.loaded_generation != selection_generation()) {  // not per call
     a.rules = std::make_shared<const std::vector<Rule>>(load(path, how));
     a.loaded_path = path;
+    a.loaded_generation = selection_generation();
   }
   return a.rules;
 }
@@ -122,6 +201,8 @@ std::vector<Rule> parse_rules(const std::string& text, const std::string& source
     line = line.substr(0, line.find('#'));
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;  // blank or comment
     std::istringstream in(line);
+    std::string first;
+    if (std::istringstream(line) >> first && first == "match") continue;  // parse_match's
     rules.push_back(parse_line(in, "rules: " + source + ":" + std::to_string(n) + ": "));
   }
   return rules;
@@ -148,10 +229,10 @@ void set_rules(const std::string& path) {
   bump_selection_generation();
 }
 
-void set_default_rules(const std::string& path) {
+void set_default_rules(const std::string& dirs) {
   Active& a = active();
   std::lock_guard<std::mutex> lock(a.mu);
-  a.default_path = path;
+  a.default_dirs = dirs;
   bump_selection_generation();
 }
 
@@ -159,7 +240,93 @@ std::string active_rules_path() {
   Active& a = active();
   std::lock_guard<std::mutex> lock(a.mu);
   const char* how = "";
-  return current_path(a, &how);
+  const std::string path = current_path(a, &how);
+  return path == kBuiltin ? "" : path;
+}
+
+RulesInfo rules_info() {
+  Active& a = active();
+  std::lock_guard<std::mutex> lock(a.mu);
+  const char* how = "";
+  std::string path = current_path(a, &how);
+  std::string why = how;
+  if (path == kBuiltin) path.clear(), why += ": builtin, no table";
+  return {path, why, describe_machine()};
+}
+
+Match parse_match(const std::string& text, const std::string& source) {
+  Match out;
+  std::istringstream lines(text);
+  std::string line;
+  for (int n = 1; std::getline(lines, line); ++n) {
+    line = line.substr(0, line.find('#'));
+    std::istringstream in(line);
+    std::string word, key, value;
+    if (!(in >> word) || word != "match") continue;
+    if (!(in >> key) || (key != "cpu" && key != "mpi"))
+      throw ArgumentError("rules: " + source + ":" + std::to_string(n) +
+                          ": match needs cpu or mpi and a value");
+    std::getline(in >> std::ws, value);
+    while (!value.empty() && std::isspace(static_cast<unsigned char>(value.back())))
+      value.pop_back();
+    if (value.empty())
+      throw ArgumentError("rules: " + source + ":" + std::to_string(n) + ": match " + key +
+                          " needs a value");
+    out.emplace_back(key, value);
+  }
+  return out;
+}
+
+namespace {
+
+// Runs of blanks as one space, none at the ends: "MPICH Version:      5.0.2"
+// and "MPICH Version: 5.0.2" are the same library.
+std::string squeezed(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      if (!out.empty() && out.back() != ' ') out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  for (std::string line; std::getline(f, line);) {
+    if (line.rfind("model name", 0) != 0) continue;
+    const std::size_t colon = line.find(':');
+    if (colon != std::string::npos) return squeezed(line.substr(colon + 1));
+  }
+  return "unknown";
+}
+
+std::string mpi_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+  int length = 0;
+  MPI_Get_library_version(text, &length);
+  const std::string all(text, static_cast<std::size_t>(std::max(length, 0)));
+  return squeezed(all.substr(0, all.find('\n')));
+}
+
+}  // namespace
+
+const Match& machine_fingerprint() {
+  static const Match fingerprint = {{"cpu", cpu_model()}, {"mpi", mpi_version()}};
+  return fingerprint;
+}
+
+bool matches(const Match& match) {
+  const Match& here = machine_fingerprint();
+  for (const auto& [key, value] : match) {
+    bool holds = false;
+    for (const auto& [k, v] : here) holds = holds || (k == key && squeezed(v).rfind(squeezed(value), 0) == 0);
+    if (!holds) return false;
+  }
+  return true;
 }
 
 namespace {
@@ -195,6 +362,12 @@ std::string rule_choice(const std::string& coll, std::int64_t bytes, int ranks, 
                         const std::function<bool(const std::string&)>& valid) {
   const Rule* r = matching_rule(coll, bytes, ranks, nodes);
   return r && valid(r->algorithm) ? r->algorithm : "";
+}
+
+const CallOptions* rule_options(const std::string& coll, std::int64_t bytes, int ranks, int nodes,
+                                const char* algorithm) {
+  const Rule* r = matching_rule(coll, bytes, ranks, nodes);
+  return r && r->options && r->algorithm == algorithm ? r->options.get() : nullptr;
 }
 
 }  // namespace shancoll

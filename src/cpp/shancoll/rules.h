@@ -10,24 +10,40 @@
 // message of one rank (allgatherv: the result's bytes / ranks, rounded
 // down), the rule holds for min_bytes <= bytes < max_bytes; ranks: min_ranks
 // <= ranks <= max_ranks; max_* may be '*' (no limit). nodes: '*', N or N+
-// (at least N). options: '-' (the algorithm's defaults; rules with options
-// are refused, since the selectors return an algorithm name only). The
-// first rule that holds decides; if its algorithm cannot run this call
-// (unknown, a non-commutative op, rank-varying floating point, ...) the
-// built-in rule decides instead.
+// (at least N). options: '-' (the algorithm's defaults) or key=value,...
+// (the collective's options, call_options.h: e.g. single_copy=0), which a
+// call that passes no options of its own then runs with. The first rule
+// that holds decides; if its algorithm cannot run this call (unknown, a
+// non-commutative op, rank-varying floating point, ...) the built-in rule
+// decides instead.
 //
-// The active table: set_rules(path), else $SHANCOLL_RULES, else the table
-// named by set_default_rules (the Python package sets the one it ships),
-// else none (built-in rules); the path "builtin" means none. Every rank must
-// see the same table.
+// A table is measured on one kind of machine, and holds there: its lines
+//
+//   match  cpu  <CPU model, or its beginning>
+//   match  mpi  <MPI library version line, or its beginning>
+//
+// say which (machine_fingerprint() gives this process's values); a table
+// without them holds anywhere.
+//
+// The active table: set_rules(path), else $SHANCOLL_RULES (as they are,
+// matched or not), else the first table of the default directories
+// (set_default_rules: the user's calibrated tables, then the package's)
+// whose match lines all hold, else the first there without match lines (the
+// conservative table: choices that won on every machine measured), else none
+// (built-in rules); the path "builtin" means none. Every rank must see the
+// same table. rules_info() says which is active and why.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace shancoll {
+
+struct CallOptions;  // call_options.h
 
 struct Rule {
   std::string coll;
@@ -35,7 +51,35 @@ struct Rule {
   int min_ranks = 1, max_ranks = INT32_MAX;           // [min, max]
   int min_nodes = 1, max_nodes = INT32_MAX;           // [min, max]
   std::string algorithm;
+  std::string options_text;                   // "" for '-'
+  std::shared_ptr<const CallOptions> options;  // parsed and completed; null for '-'
 };
+
+// The machine a table holds on: (key, value) pairs of its match lines.
+using Match = std::vector<std::pair<std::string, std::string>>;
+// This process's machine: cpu (the CPU model) and mpi (the MPI library's
+// version line), as match lines compare them. Needs MPI initialised.
+const Match& machine_fingerprint();
+// Whether every line of `match` holds here (a value holds when the
+// process's value starts with it).
+bool matches(const Match& match);
+// The match lines of a table's text.
+Match parse_match(const std::string& text, const std::string& source);
+
+// Which table is active and why (rules_info): path ("" none), how it was
+// chosen, and this machine's fingerprint.
+struct RulesInfo {
+  std::string path;
+  std::string how;
+  std::string machine;
+};
+RulesInfo rules_info();
+
+// The options of the rule that holds for this call when it names
+// `algorithm` (the one auto chose), else nullptr: a call with no options of
+// its own runs with them.
+const CallOptions* rule_options(const std::string& coll, std::int64_t bytes, int ranks, int nodes,
+                                const char* algorithm);
 
 // Parses a table; throws ArgumentError naming `rules`, the source and the line.
 std::vector<Rule> parse_rules(const std::string& text, const std::string& source);
@@ -48,7 +92,9 @@ const Rule* match_rule(const std::vector<Rule>& rules, const std::string& coll, 
 // Path "" drops the explicit choice (back to $SHANCOLL_RULES / the default).
 // Reads and checks the file at once; throws ArgumentError if it cannot.
 void set_rules(const std::string& path);
-void set_default_rules(const std::string& path);
+// The directories searched for a table that matches this machine, in order
+// (':'-separated, as PATH); a path to a file is a directory of that table.
+void set_default_rules(const std::string& dirs);
 std::string active_rules_path();
 
 // The algorithm the active table picks for this call if valid(name) holds,

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "shancoll/coll/door.h"
+#include "shancoll/rules.h"
 #include "shancoll/cost.h"
 #include "shancoll/error.h"
 
@@ -73,7 +74,7 @@ AllgathervResult allgatherv(const AllgathervCall& call) {
   shape.counts = &call.args.counts;
   shape.send_bytes = call.args.send ? call.send_bytes : -1;
   verify_agreement(call.comm, co, shape);
-  const Options o = co.resolved();
+  Options o = co.resolved();
   Comm& comm = Comm::of(call.comm, o.timeout);
   check_layout(comm, call);
   const AllgathervAlgorithm& algo =
@@ -83,6 +84,13 @@ AllgathervResult allgatherv(const AllgathervCall& call) {
     throw ArgumentError(std::string("algorithm: only shan leaves the result in the node segment, "
                                     "not '") +
                         algo.name + "'");
+  if (name == "auto" && !call.options) {  // the rule's options, for a call with none of its own
+    const Topology& t = comm.nodes(o.ranks_per_node).topo;
+    const std::int64_t per_rank = call.args.total() / std::max(comm.size(), 1);
+    if (const CallOptions* r =
+            rule_options("allgatherv", per_rank, comm.size(), t.node_count, algo.name))
+      o = r->resolved();
+  }
   const std::byte* data = run_recorded(comm, collective_name(which), algo.name,
                                        [&](Stats& s) { return algo.fn(comm, call.args, o, s); });
   return {comm, data};

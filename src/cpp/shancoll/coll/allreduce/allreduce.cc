@@ -8,6 +8,7 @@
 
 #include "shancoll/coll/allreduce/allreduce_request.h"
 #include "shancoll/coll/door.h"
+#include "shancoll/rules.h"
 #include "shancoll/cost.h"
 #include "shancoll/error.h"
 #include "shancoll/pattern/nway_dissemination.h"
@@ -87,12 +88,15 @@ Comm& allreduce(const AllreduceCall& call) {
   check_inter_algorithm(co);
   const Reducer reducer = reducer_of(call);
   const AllreduceArgs args = args_of(call, reducer, co);
-  const Options o = co.resolved();
+  Options o = co.resolved();
   Comm& comm = Comm::of(call.comm, o.timeout);
   const Topology* topo = name == "auto" ? &comm.nodes(o.ranks_per_node).topo : nullptr;
-  const AllreduceAlgorithm& algo = select_allreduce(name, args, comm.size(),
-                                                    topo ? topo->node_count : 0,
-                                                    topo ? topo->hosts : 1);
+  const int nodes = topo ? topo->node_count : 0;
+  const AllreduceAlgorithm& algo =
+      select_allreduce(name, args, comm.size(), nodes, topo ? topo->hosts : 1);
+  if (topo && !call.options)  // the rule's options, for a call with none of its own
+    if (const CallOptions* r = rule_options("allreduce", args.bytes(), comm.size(), nodes, algo.name))
+      o = r->resolved();
   run_recorded(comm, "allreduce", algo.name, [&](Stats& s) { algo.fn(comm, args, o, s); });
   return comm;
 }

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "shancoll/coll/door.h"
+#include "shancoll/rules.h"
 #include "shancoll/coll/rooted.h"
 
 namespace shancoll {
@@ -20,7 +21,7 @@ Comm& bcast(const BcastCall& call) {
   if (call.bytes < 0) throw ArgumentError("count: negative (" + std::to_string(call.bytes) + ")");
   if (!call.buf && call.bytes > 0) throw ArgumentError("buf: NULL");
   check_release_gather_keys(co, name);
-  const Options o = co.resolved();
+  Options o = co.resolved();
   Comm& comm = Comm::of(call.comm, o.timeout);
   check_root(comm, call.root);
   BcastArgs args;
@@ -31,6 +32,11 @@ Comm& bcast(const BcastCall& call) {
     const Topology& t = comm.nodes(o.ranks_per_node).topo;  // collective on first use
     return choose_bcast(args.bytes, comm.size(), t.node_count, t.hosts);
   }());
+  if (name == "auto" && !call.options)  // the rule's options, for a call with none of its own
+    if (const CallOptions* r =
+            rule_options("bcast", args.bytes, comm.size(),
+                         comm.nodes(o.ranks_per_node).topo.node_count, algo.name))
+      o = r->resolved();
   run_recorded(comm, "bcast", algo.name, [&](Stats& s) { algo.fn(comm, args, o, s); });
   return comm;
 }

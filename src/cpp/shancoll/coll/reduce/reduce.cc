@@ -4,6 +4,7 @@
 #include <string>
 
 #include "shancoll/coll/door.h"
+#include "shancoll/rules.h"
 #include "shancoll/coll/rooted.h"
 
 namespace shancoll {
@@ -45,7 +46,7 @@ Comm& reduce(const ReduceCall& call) {
   shape.count = call.count;
   verify_agreement(call.comm, co, shape);
   check_release_gather_keys(co, name);
-  const Options o = co.resolved();
+  Options o = co.resolved();
   const Reducer reducer = call.datatype == MPI_DATATYPE_NULL
                               ? Reducer(call.op, call.type)
                               : Reducer(call.op, call.type, call.datatype);
@@ -58,6 +59,11 @@ Comm& reduce(const ReduceCall& call) {
   args.reducer = &reducer;
   args.root = call.root;
   const ReduceAlgorithm& algo = select_reduce(name, args, comm, o);
+  if (name == "auto" && !call.options)  // the rule's options, for a call with none of its own
+    if (const CallOptions* r =
+            rule_options("reduce", args.bytes(), comm.size(),
+                         comm.nodes(o.ranks_per_node).topo.node_count, algo.name))
+      o = r->resolved();
   run_recorded(comm, "reduce", algo.name, [&](Stats& s) { algo.fn(comm, args, o, s); });
   return comm;
 }
