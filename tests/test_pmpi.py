@@ -378,3 +378,14 @@ def test_checked_mode_calls_the_error_handler(tmp_path, monkeypatch):
     assert output.count("error class True") == 2, output[-3000:]
     assert output.count("checked ok") == 2, output[-3000:]
     assert output.count("failed: check: the ranks disagree on the count") == 2, output[-3000:]
+
+
+def test_verbose_names_the_rule_table():
+    """The PMPI library (no Python to tell it where the package is) finds the
+    package's tables beside itself, and says once which one `auto` reads."""
+    output = _run(2)
+    lines = [line for line in output.splitlines() if ": rules on comm" in line]
+    assert lines, output[-3000:]
+    rules_dir = _installed("lib/libshancoll_pmpi.so").parent.parent / "rules"
+    assert str(rules_dir.resolve()) in lines[0] or str(rules_dir) in lines[0], lines[0]
+    assert "machine: cpu=" in lines[0], lines[0]

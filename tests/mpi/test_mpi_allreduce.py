@@ -645,10 +645,18 @@ def test_consistent_false_lets_auto_pick_rank_varying_algorithms(comm):
 
 
 def test_auto_on_one_node_goes_through_shared_memory(comm):
-    """shan at every size and for non-commutative ops; rank-consistent, so
-    consistent=False changes nothing. (One node whatever the suite's
-    SHANCOLL_RANKS_PER_NODE: the layout is given, on one physical node.)"""
-    comm = physical_node(comm)
+    """The built-in rule: shan at every size and for non-commutative ops;
+    rank-consistent, so consistent=False changes nothing. (One node whatever
+    the suite's SHANCOLL_RANKS_PER_NODE: the layout is given, on one physical
+    node. A machine's rule table may choose release_gather instead.)"""
+    shancoll.set_rules("builtin")
+    try:
+        check_auto_on_one_node(physical_node(comm))
+    finally:
+        shancoll.set_rules(None)
+
+
+def check_auto_on_one_node(comm):
     alone = comm.size == 1
     for n, want in [(4, "shan"), (1 << 15, "shan")]:
         for consistent in [True, False]:

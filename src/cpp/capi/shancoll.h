@@ -166,6 +166,14 @@ const char* shancoll_last_algorithm(void);
  * thread's next call of this function. Local: no communication. */
 const char* shancoll_algorithms(const char* collective);
 
+/* Which rule table algorithm "auto" uses in this process and why: "path: why
+ * (machine: cpu=..., mpi=...)". The tables: SHANCOLL_RULES, else the first
+ * measured on this machine among the user's (~/.cache/shancoll/rules) and
+ * the package's (<package>/rules, beside this library), else the package's
+ * conservative table. Valid until the thread's next call of this function;
+ * MPI must be initialised. */
+const char* shancoll_rules_info(void);
+
 #ifdef __cplusplus
 }
 #endif

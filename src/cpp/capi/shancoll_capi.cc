@@ -19,6 +19,7 @@
 #include "shancoll/coll/rooted.h"
 #include "shancoll/comm.h"
 #include "shancoll/progress.h"
+#include "shancoll/rules.h"
 
 namespace shancoll::capi {
 namespace {
@@ -466,6 +467,16 @@ int shancoll_reduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_D
 const char* shancoll_last_error(void) { return t_last_error.c_str(); }
 
 const char* shancoll_last_algorithm(void) { return t_last_algorithm; }
+
+const char* shancoll_rules_info(void) {
+  thread_local std::string text;
+  const int rc = guarded([&] {
+    const RulesInfo info = rules_info();
+    text = (info.path.empty() ? "no table" : info.path) + ": " + info.how +
+           " (machine: " + info.machine + ")";
+  });
+  return rc == MPI_SUCCESS ? text.c_str() : shancoll_last_error();
+}
 
 const char* shancoll_algorithms(const char* collective) {
   thread_local std::string listing;

@@ -123,6 +123,8 @@ void report(const char* collective, MPI_Comm comm, const char* prefix, const cha
 void report_routed(const char* collective, MPI_Comm comm) {
   if (!verbose()) return;
   try {
+    static std::once_flag rules_told;  // which rule table "auto" reads, once per process
+    std::call_once(rules_told, [&] { report_once("rules", comm, shancoll_rules_info()); });
     const std::string trees = shancoll::capi::last_trees();
     report_once(collective, comm,
                 std::string("routed to shancoll ") + shancoll_last_algorithm() +

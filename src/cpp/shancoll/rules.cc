@@ -1,5 +1,6 @@
 #include "shancoll/rules.h"
 
+#include <dlfcn.h>
 #include <mpi.h>
 
 #include <algorithm>
@@ -63,7 +64,7 @@ Rule parse_line(std::istringstream& in, const std::string& where) {
   }
   r.algorithm = f[6];
   if (f[7] != "-") {  // the collective's options over its defaults, checked now
-    const Collective c = r.coll == "allgatherv" ? Collective::allgatherv
+    const Collective c = r.coll == "allgatherv"  ? Collective::allgatherv
                          : r.coll == "allreduce" ? Collective::allreduce
                          : r.coll == "bcast"     ? Collective::bcast
                                                  : Collective::reduce;
@@ -81,7 +82,8 @@ Rule parse_line(std::istringstream& in, const std::string& where) {
 struct Active {
   std::mutex mu;
   std::string explicit_path, default_dirs;
-  std::string loaded_path;  // the file `rules` came from
+  bool dirs_set = false;                // set_default_rules called, or the library's own found
+  std::string loaded_path;              // the file `rules` came from
   std::uint64_t loaded_generation = 0;  // rule options hold the environment's defaults
   std::shared_ptr<const std::vector<Rule>> rules;
   // The default directories' choice, searched once per selection generation.
@@ -135,9 +137,27 @@ std::string describe_machine() {
   return out;
 }
 
+// Where a library that set no default directories (the C API's, the PMPI
+// library's: the Python module sets its own) looks: the user's calibrated
+// tables, then the package's, beside this library (<package>/lib/.. /rules).
+std::string library_default_dirs() {
+  const char* cache = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  std::string dirs = cache && *cache ? std::string(cache) + "/shancoll/rules"
+                     : home          ? std::string(home) + "/.cache/shancoll/rules"
+                                     : "";
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&library_default_dirs), &info) && info.dli_fname) {
+    const std::filesystem::path self(info.dli_fname);
+    dirs += ":" + (self.parent_path().parent_path() / "rules").string();
+  }
+  return dirs;
+}
+
 // The first default table that matches this machine, else the first without
 // match lines (caller holds the lock).
 void search_defaults(Active& a) {
+  if (!a.dirs_set) a.default_dirs = library_default_dirs(), a.dirs_set = true;
   if (a.searched_generation == selection_generation()) return;
   a.found_path.clear();
   a.found_how = "no table: the built-in rules";
@@ -233,6 +253,7 @@ void set_default_rules(const std::string& dirs) {
   Active& a = active();
   std::lock_guard<std::mutex> lock(a.mu);
   a.default_dirs = dirs;
+  a.dirs_set = true;
   bump_selection_generation();
 }
 
@@ -323,7 +344,8 @@ bool matches(const Match& match) {
   const Match& here = machine_fingerprint();
   for (const auto& [key, value] : match) {
     bool holds = false;
-    for (const auto& [k, v] : here) holds = holds || (k == key && squeezed(v).rfind(squeezed(value), 0) == 0);
+    for (const auto& [k, v] : here)
+      holds = holds || (k == key && squeezed(v).rfind(squeezed(value), 0) == 0);
     if (!holds) return false;
   }
   return true;

@@ -8,9 +8,9 @@
 #include <string>
 
 #include "shancoll/coll/door.h"
-#include "shancoll/rules.h"
 #include "shancoll/cost.h"
 #include "shancoll/error.h"
+#include "shancoll/rules.h"
 
 namespace shancoll {
 namespace {

@@ -55,8 +55,8 @@ std::string choose_allgatherv(std::int64_t total, bool private_recv, int ranks, 
 const AllgathervAlgorithm& select_allgatherv(std::string_view name, const AllgathervArgs& args,
                                              const Topology& topo) {
   if (name != "auto") return allgatherv_registry().at(name);
-  return allgatherv_registry().at(
-      choose_allgatherv(args.total(), args.recv != nullptr, topo.size, topo.node_count, topo.hosts));
+  return allgatherv_registry().at(choose_allgatherv(args.total(), args.recv != nullptr, topo.size,
+                                                    topo.node_count, topo.hosts));
 }
 
 }  // namespace shancoll

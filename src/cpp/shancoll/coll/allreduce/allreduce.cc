@@ -8,10 +8,10 @@
 
 #include "shancoll/coll/allreduce/allreduce_request.h"
 #include "shancoll/coll/door.h"
-#include "shancoll/rules.h"
 #include "shancoll/cost.h"
 #include "shancoll/error.h"
 #include "shancoll/pattern/nway_dissemination.h"
+#include "shancoll/rules.h"
 
 namespace shancoll {
 namespace {
@@ -95,7 +95,8 @@ Comm& allreduce(const AllreduceCall& call) {
   const AllreduceAlgorithm& algo =
       select_allreduce(name, args, comm.size(), nodes, topo ? topo->hosts : 1);
   if (topo && !call.options)  // the rule's options, for a call with none of its own
-    if (const CallOptions* r = rule_options("allreduce", args.bytes(), comm.size(), nodes, algo.name))
+    if (const CallOptions* r =
+            rule_options("allreduce", args.bytes(), comm.size(), nodes, algo.name))
       o = r->resolved();
   run_recorded(comm, "allreduce", algo.name, [&](Stats& s) { algo.fn(comm, args, o, s); });
   return comm;

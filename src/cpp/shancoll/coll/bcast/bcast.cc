@@ -4,8 +4,8 @@
 #include <string>
 
 #include "shancoll/coll/door.h"
-#include "shancoll/rules.h"
 #include "shancoll/coll/rooted.h"
+#include "shancoll/rules.h"
 
 namespace shancoll {
 

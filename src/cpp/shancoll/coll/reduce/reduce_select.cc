@@ -22,8 +22,7 @@ const Registry<ReduceAlgorithm>& reduce_registry() {
 // "auto": the rule table's choice, else release_gather, the paper's
 // algorithm, whenever it can run; for non-commutative ops the MPI library's
 // reduce, which keeps rank order with its best tree.
-std::string choose_reduce(std::int64_t bytes, bool commutative, int ranks, int nodes,
-                          int hosts) {
+std::string choose_reduce(std::int64_t bytes, bool commutative, int ranks, int nodes, int hosts) {
   const auto valid = [&](const std::string& name) {
     const ReduceAlgorithm* a = reduce_registry().find(name);
     return a && (commutative || a->rank_order);
