@@ -37,16 +37,17 @@ def _cases(comm, MPI, np, shancoll):
     return {
         "allreduce": lambda: shancoll.allreduce(comm, a, b, **mpi),
         "allreduce_timeout_int": lambda: shancoll.allreduce(comm, a, b, timeout=5, **mpi),
-        "allreduce_spec": lambda: shancoll.allreduce(comm, [a, MPI.DOUBLE], [b, MPI.DOUBLE],
-                                                     **mpi),  # fmt: skip
+        "allreduce_spec": lambda: shancoll.allreduce(
+            comm, [a, MPI.DOUBLE], [b, MPI.DOUBLE], **mpi
+        ),  # fmt: skip
         "bcast": lambda: shancoll.bcast(comm, b, **mpi),
         "allgatherv": lambda: shancoll.allgatherv(comm, a, [out, counts], **mpi),
     }
 
 
 def _setup():
-    from mpi4py import MPI
     import numpy as np
+    from mpi4py import MPI
 
     import shancoll
 
