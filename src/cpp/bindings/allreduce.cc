@@ -1,27 +1,22 @@
 // pybind11 bindings of allreduce and iallreduce (kept apart from module.cc).
 //
-// Two entries per collective, one core (`prepare`):
-// - the fast entry (allreduce_fast, iallreduce_fast) takes the common call as
-//   the user wrote it, (comm, ndarray, ndarray | IN_PLACE, MPI.Op, options),
-//   straight from Python: the per-call cost of the Python argument layer
-//   (about 1 us, more than a small MPI_Allreduce) would otherwise decide the
-//   small-message race. It declines (returns False/None, having done nothing)
-//   whenever the call is anything else, and the Python layer
-//   (src/shancoll/_allreduce.py) then parses buffer specs and callables and
-//   words the errors;
-// - the general entry takes what that layer parsed.
+// The builtin entries (entry.h) take the call as the user wrote it: argument
+// intake (buffers through bufspec.h, the rest through arguments.h), then
+// prepare() resolves the options and the algorithm and run_blocking() or
+// start_request() runs it. release_gather's **options go to
+// release_gather.cc.
 #include <mpi.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <cstring>
 #include <memory>
-#include <optional>
 #include <string>
 
+#include "arguments.h"
+#include "bufspec.h"
 #include "common.h"
 #include "entry.h"
-#include "fast_args.h"
+#include "release_gather.h"
 #include "request.h"
 #include "shancoll/allreduce_select.h"
 #include "shancoll/coll/allreduce/allreduce_request.h"
@@ -93,57 +88,9 @@ py::object start_request(Call& c, std::unique_ptr<PyRequest> r) {
 }
 
 // ---------------------------------------------------------------------------
-// The fast entry's checks: each returns false for "not the plain case".
-
-bool plain_knobs(py::handle algorithm, py::handle ports, py::handle consistent,
-                 py::handle ranks_per_node, py::handle timeout, Knobs& k) {
-  if (consistent.ptr() != Py_True && consistent.ptr() != Py_False) return false;
-  k.consistent = consistent.ptr() == Py_True;
-  return plain_algorithm(algorithm, k.algorithm) && plain_int(ports, k.ports, 0) &&
-         plain_int(ranks_per_node, k.ranks_per_node, -1) && plain_timeout(timeout, k.timeout);
-}
-
-// recv: a writable C-contiguous ndarray of an MPI-reducible dtype; send: an
-// ndarray of the same format and size, or IN_PLACE (None included).
-bool plain_arrays(py::handle send, py::handle recv, Buffers& bufs, DType& type) {
-  if (!is_ndarray(recv) || !bufs.recv.acquire(recv, PyBUF_FORMAT | PyBUF_WRITABLE)) return false;
-  const Py_buffer& r = bufs.recv.get();
-  if (!plain_dtype(r, type)) return false;
-  if (is_in_place(send)) return true;
-  if (!is_ndarray(send) || !bufs.send.acquire(send, PyBUF_FORMAT)) return false;
-  const Py_buffer& s = bufs.send.get();
-  return s.len == r.len && s.itemsize == r.itemsize && std::strcmp(s.format, r.format) == 0;
-}
-
-// The general entry's buffers: flat, contiguous, already matched in type and
-// length by the Python layer; checked again here to stay memory-safe.
-Call prepare_general(py::handle comm, py::handle send, py::handle recv, Buffers& bufs,
-                     const std::string& kind, int itemsize, py::handle op, const Knobs& k,
-                     bool split_phase) {
-  const DType type = dtype_of(kind, itemsize);
-  const MPI_Op mpi_op = mpi_op_of(op);
-  const MPI_Comm user = mpi_comm_of(comm);
-  if (!bufs.recv.acquire(recv, PyBUF_WRITABLE))
-    throw ArgumentError("recvbuf: not a writable contiguous buffer");
-  const std::int64_t bytes = bufs.recv.bytes();
-  if (bytes % itemsize)
-    throw ArgumentError("recvbuf: " + std::to_string(bytes) + " bytes is not a whole number of " +
-                        std::to_string(itemsize) + "-byte elements");
-  if (!send.is_none()) {
-    if (!bufs.send.acquire(send, PyBUF_SIMPLE))
-      throw ArgumentError("sendbuf: not a contiguous buffer");
-    if (bufs.send.bytes() != bytes)
-      throw ArgumentError("sendbuf: " + std::to_string(bufs.send.bytes()) +
-                          " bytes, but recvbuf has " + std::to_string(bytes));
-  }
-  return prepare(user, static_cast<const std::byte*>(bufs.send.ptr()),
-                 static_cast<std::byte*>(bufs.recv.ptr()), bytes, type, mpi_op, k, split_phase);
-}
-
-// The plain calls of the entries (entry.h): allreduce(comm, sendbuf, recvbuf,
-// op, algorithm, *, ports, commute, consistent, ranks_per_node, timeout) for
-// ndarrays and an MPI.Op; iallreduce likewise without timeout. `commute`
-// only matters for callables, which take the general path.
+// Argument intake: allreduce(comm, sendbuf, recvbuf, op, algorithm, *, ports,
+// commute, consistent, ranks_per_node, timeout, **options); iallreduce the
+// same without timeout and options.
 enum {
   kComm,
   kSend,
@@ -154,38 +101,55 @@ enum {
   kCommute,
   kConsistent,
   kRanksPerNode,
-  kTimeout
+  kTimeout,
+  kOptions
 };
 
-// The plain call checked and prepared, its buffers held in `bufs`; nothing
-// when the call is not plain. iallreduce has no timeout parameter.
-std::optional<Call> plain_call(const py::handle* a, Buffers& bufs, bool split_phase) {
-  DType type{};
-  MPI_Op mpi_op = MPI_OP_NULL;
+Knobs knobs_of(const py::handle* a, bool split_phase) {
   Knobs k;
-  const py::handle timeout = split_phase ? py::handle(Py_None) : a[kTimeout];
-  if (!plain_comm(a[kComm]) || !plain_op(a[kOp], mpi_op) ||
-      !plain_knobs(a[kAlgorithm], a[kPorts], a[kConsistent], a[kRanksPerNode], timeout, k) ||
-      !plain_arrays(a[kSend], a[kRecv], bufs, type))
-    return std::nullopt;
-  return prepare(mpi_comm_of(a[kComm]), static_cast<const std::byte*>(bufs.send.ptr()),
-                 static_cast<std::byte*>(bufs.recv.ptr()), bufs.recv.bytes(), type, mpi_op, k,
+  k.algorithm = name_arg(a[kAlgorithm], "algorithm");
+  k.ports = int_arg(a[kPorts], "ports", 0);
+  k.consistent = bool_arg(a[kConsistent], "consistent");
+  k.ranks_per_node = ranks_per_node_arg(a[kRanksPerNode]);
+  k.timeout = split_phase ? 0 : timeout_arg(a[kTimeout]);
+  return k;
+}
+
+Call prepare_call(MPI_Comm comm, const ReductionBuffers& b, const OpArg& op, const Knobs& k,
+                  bool split_phase) {
+  return prepare(comm, b.send.data(), b.recv.data(), b.recv.bytes(), b.type, op.get(), k,
                  split_phase);
 }
 
-py::object allreduce_plain(const py::handle* a) {
-  Buffers bufs;
-  std::optional<Call> c = plain_call(a, bufs, false);
-  if (!c) return py::object();
-  run_blocking(*c);
+py::object allreduce_call(const py::handle* a) {
+  const MPI_Comm comm = comm_of(a[kComm]);
+  const py::dict options = checked_options(a[kOptions]);
+  const ReductionBuffers b = parse_reduction(a[kSend], a[kRecv]);
+  const OpArg op(a[kOp], a[kCommute]);
+  if (!options.empty()) {
+    allreduce_with_options(comm, b, op.get(), str_arg(a[kAlgorithm], "algorithm"), options,
+                           ranks_per_node_arg(a[kRanksPerNode]), timeout_arg(a[kTimeout]));
+  } else {
+    Call c = prepare_call(comm, b, op, knobs_of(a, false), false);
+    run_blocking(c);
+  }
   return py::none();
 }
 
-py::object iallreduce_plain(const py::handle* a) {
+py::object iallreduce_call(const py::handle* a) {
+  const MPI_Comm comm = comm_of(a[kComm]);
+  const Knobs k = knobs_of(a, true);
+  ReductionBuffers b = parse_reduction(a[kSend], a[kRecv]);
+  OpArg op(a[kOp], a[kCommute]);
+  Call c = prepare_call(comm, b, op, k, true);
   auto r = std::make_unique<PyRequest>();
-  std::optional<Call> c = plain_call(a, r->bufs, true);
-  if (!c) return py::object();
-  return start_request(*c, std::move(r));
+  r->bufs.send = std::move(b.send.view);  // held as long as the request
+  r->bufs.recv = std::move(b.recv.view);
+  PyRequest& started = *r;
+  py::object request = start_request(c, std::move(r));
+  started.op_to_free = op.take_created();  // a callable's op: freed when the request is done
+  if (started.req->done()) started.release_op();
+  return request;
 }
 
 EntrySpec allreduce_spec(bool split_phase) {
@@ -197,47 +161,17 @@ EntrySpec allreduce_spec(bool split_phase) {
       {"commute", py::bool_(false)},  {"consistent", py::bool_(true)},
       {"ranks_per_node", none},
   };
-  if (!split_phase) params.push_back({"timeout", none});
-  return {std::move(params), 5, split_phase ? iallreduce_plain : allreduce_plain};
+  if (split_phase) return {std::move(params), 5, iallreduce_call};
+  params.push_back({"timeout", none});
+  return {std::move(params), 5, allreduce_call, true};
 }
 
 }  // namespace
 
 void bind_allreduce(py::module_& m) {
   if (import_mpi4py() < 0) throw py::error_already_set();  // per translation unit
-  init_fast_args();
-
-  m.def(
-      "allreduce",
-      [](py::handle comm, py::handle send, py::handle recv, const std::string& kind, int itemsize,
-         py::handle op, const std::string& algorithm, int ports, int ranks_per_node, double timeout,
-         bool consistent) {
-        Buffers bufs;
-        Call c = prepare_general(comm, send, recv, bufs, kind, itemsize, op,
-                                 {algorithm, ports, ranks_per_node, timeout, consistent}, false);
-        run_blocking(c);
-      },
-      py::arg("comm"), py::arg("send"), py::arg("recv"), py::arg("kind"), py::arg("itemsize"),
-      py::arg("op"), py::arg("algorithm") = "", py::arg("ports") = 0,
-      py::arg("ranks_per_node") = -1, py::arg("timeout") = 0.0, py::arg("consistent") = true,
-      "Allreduce of contiguous buffers of NumPy kind/itemsize; send=None means in place.");
 
   bind_request_type(m);
-
-  m.def(
-      "iallreduce",
-      [](py::handle comm, py::handle send, py::handle recv, const std::string& kind, int itemsize,
-         py::handle op, const std::string& algorithm, int ports, int ranks_per_node,
-         bool consistent) {
-        auto r = std::make_unique<PyRequest>();
-        Call c = prepare_general(comm, send, recv, r->bufs, kind, itemsize, op,
-                                 {algorithm, ports, ranks_per_node, 0.0, consistent}, true);
-        return start_request(c, std::move(r));
-      },
-      py::arg("comm"), py::arg("send"), py::arg("recv"), py::arg("kind"), py::arg("itemsize"),
-      py::arg("op"), py::arg("algorithm") = "", py::arg("ports") = 0,
-      py::arg("ranks_per_node") = -1, py::arg("consistent") = true,
-      "Split-phase allreduce: returns a request (test(), wait(timeout)).");
 
   m.def(
       "nway_plan",
@@ -261,11 +195,11 @@ void bind_allreduce(py::module_& m) {
 
   m.def(
       "allreduce_entry",
-      [](py::function impl, bool split_phase) {
-        return make_entry(std::move(impl), allreduce_spec(split_phase));
+      [](py::function signature, bool split_phase) {
+        return make_entry(std::move(signature), allreduce_spec(split_phase));
       },
-      "The builtin entry for shancoll.allreduce (split_phase: iallreduce) with `impl` as "
-      "its general path.");
+      "The builtin function shancoll.allreduce (split_phase: iallreduce) with the name and "
+      "docstring of `signature`.");
 
   m.def("allreduce_algorithms", [] {
     std::vector<std::pair<std::string, std::string>> out;

@@ -1,11 +1,12 @@
-// The only pybind11 code: mpi4py communicator -> MPI_Comm (through mpi4py's C
-// API), Python buffers -> (pointer, bytes). Everything else is in the core.
-// Argument checking that needs Python knowledge (buffer specs, dtypes) is done
-// in src/shancoll; here we check what the core needs to stay memory-safe.
+// The Python module shancoll._core: the only pybind11 code. The collectives'
+// builtin entries take their arguments as the user wrote them (buffer specs:
+// bufspec.h, the rest: arguments.h); everything else is in the core.
 #include <mpi.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "arguments.h"
+#include "bufspec.h"
 #include "common.h"
 #include "shancoll/comm.h"
 #include "shancoll/kernels/kernels.h"
@@ -16,7 +17,7 @@
 
 namespace py = pybind11;
 using namespace shancoll;
-using bindings::mpi_comm_of;
+using bindings::comm_of;
 using bindings::stats_dict;
 
 void bind_allgatherv(py::module_& m);      // bindings/allgatherv.cc
@@ -50,6 +51,8 @@ PYBIND11_MODULE(_core, m) {
   py::register_exception<ArgumentError>(m, "ArgumentError", PyExc_ValueError);
   py::register_exception<TimeoutError>(m, "CollectiveTimeout", PyExc_TimeoutError);
   py::register_exception<MpiError>(m, "MPIError", PyExc_RuntimeError);
+  bindings::init_arguments();
+  bindings::bind_bufspec(m);
   bind_allgatherv(m);
   bind_allreduce(m);
   bind_intergroup(m);
@@ -73,7 +76,7 @@ PYBIND11_MODULE(_core, m) {
       "last_stats",
       [](py::handle comm) {
         // Not collective: a communicator shancoll has not used yet has no stats.
-        const Comm* c = Comm::find(mpi_comm_of(comm));
+        const Comm* c = Comm::find(comm_of(comm));
         return c ? stats_dict(c->last_stats, c->last_algorithm) : stats_dict(Stats{}, "");
       },
       py::arg("comm"), "Statistics of the last collective this rank ran on comm.");
@@ -89,10 +92,11 @@ PYBIND11_MODULE(_core, m) {
 
   m.def(
       "topology",
-      [](py::handle comm, int ranks_per_node, double timeout) {
-        if (timeout < 0) throw ArgumentError("timeout: must be >= 0 seconds");
-        NodeContext& ctx = Comm::of(mpi_comm_of(comm), timeout > 0 ? timeout : default_timeout())
-                               .nodes(ranks_per_node);
+      [](py::handle comm, py::handle ranks_per_node, py::handle timeout) {
+        const int rpn = bindings::ranks_per_node_arg(ranks_per_node);
+        const double seconds = bindings::timeout_arg(timeout);
+        NodeContext& ctx =
+            Comm::of(comm_of(comm), seconds > 0 ? seconds : default_timeout()).nodes(rpn);
         const Topology& t = ctx.topo;
         py::dict d;
         d["node"] = t.node;
@@ -109,8 +113,8 @@ PYBIND11_MODULE(_core, m) {
         d["oversubscribed"] = t.oversubscribed;
         return d;
       },
-      py::arg("comm"), py::arg("ranks_per_node") = -1, py::arg("timeout") = 0.0,
-      "The node layout of comm (collective when it is built: waits at most timeout, 0: the "
+      py::arg("comm"), py::arg("ranks_per_node") = py::none(), py::arg("timeout") = py::none(),
+      "The node layout of comm (collective when it is built: waits at most timeout, None: the "
       "default, for every rank).");
 
   m.def("reduction_kernels", [] {

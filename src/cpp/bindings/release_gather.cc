@@ -1,22 +1,23 @@
 // pybind11 bindings of bcast, reduce and release_gather's options (kept apart
-// from module.cc). Two entries each, as for allreduce: the fast one takes the
-// plain call (ndarrays, an MPI.Op, no options; see fast_args.h) straight
-// from Python and declines anything else; the general one takes what the
-// Python layer (src/shancoll/_release_gather.py) parsed: buffer specs, ops
-// and option types. Here we check what the core needs to stay memory-safe and
-// turn the options into ReleaseGatherOptions.
+// from module.cc). The builtin entries (entry.h) take the call as the user
+// wrote it: argument intake (buffers through bufspec.h, the rest through
+// arguments.h; the options' names and types checked by the Python layer's
+// _release_gather._options), then run_bcast() / run_reduce() resolve the
+// algorithm and run. parse_options() turns the options into
+// ReleaseGatherOptions.
 #include "shancoll/coll/release_gather/release_gather.h"
 
 #include <mpi.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <optional>
 #include <string>
 
+#include "arguments.h"
+#include "bufspec.h"
 #include "common.h"
 #include "entry.h"
-#include "fast_args.h"
+#include "release_gather.h"
 #include "shancoll/allreduce_select.h"
 #include "shancoll/comm.h"
 #include "shancoll/progress.h"
@@ -139,29 +140,13 @@ ReleaseGatherOptions parse_options(const py::dict& d) {
   return o;
 }
 
-Options make_options(const ReleaseGatherOptions& rg, int ranks_per_node, double timeout) {
+Options call_options(const ReleaseGatherOptions& rg, int ranks_per_node, double timeout) {
   if (timeout < 0) throw ArgumentError("timeout: must be >= 0 seconds");
   Options o;
   o.ranks_per_node = ranks_per_node;
   o.timeout = timeout > 0 ? timeout : default_timeout();
   o.release_gather = &rg;
   return o;
-}
-
-int check_root(const Comm& comm, int root) {
-  if (root < 0 || root >= comm.size())
-    throw ArgumentError("root: must be a rank of the communicator (0.." +
-                        std::to_string(comm.size() - 1) + "), got " + std::to_string(root));
-  return root;
-}
-
-std::optional<py::buffer_info> buffer_of(py::object obj, bool writable) {
-  if (obj.is_none()) return std::nullopt;
-  return py::reinterpret_borrow<py::buffer>(obj).request(writable);
-}
-
-std::byte* ptr(const std::optional<py::buffer_info>& b) {
-  return b ? static_cast<std::byte*>(b->ptr) : nullptr;
 }
 
 // What a call without options runs with: the paper's choices.
@@ -171,7 +156,7 @@ const ReleaseGatherOptions kPaperDefaults{};
 void run_bcast(Comm& comm, std::byte* buf, std::int64_t bytes, int root,
                const std::string& algorithm, const Options& o) {
   BcastArgs args;
-  args.root = check_root(comm, root);
+  args.root = root;
   args.buf = buf;
   args.bytes = bytes;
   const BcastAlgorithm& algo =
@@ -179,41 +164,12 @@ void run_bcast(Comm& comm, std::byte* buf, std::int64_t bytes, int root,
   run_call(comm, "bcast", algo.name, [&](Stats& s) { algo.fn(comm, args, o, s); });
 }
 
-void bcast(py::handle comm_obj, py::object buf, int root, const std::string& algorithm,
-           const py::dict& options, int ranks_per_node, double timeout) {
-  const ReleaseGatherOptions rg = parse_options(options);
-  const Options o = make_options(rg, ranks_per_node, timeout);
-  Comm& comm = Comm::of(mpi_comm_of(comm_obj), o.timeout);
-  const auto b = buffer_of(buf, comm.rank() != root);
-  run_bcast(comm, ptr(b), b ? b->size * b->itemsize : 0, root, algorithm, o);
-}
-
-// The plain call of the bcast entry (entry.h, fast_args.h): an ndarray, no
-// release_gather options; arguments in the order of the Python signature
-// bcast(comm, buf, root, algorithm, *, ranks_per_node, timeout).
-py::object bcast_plain(const py::handle* a) {
-  enum { kComm, kBuf, kRoot, kAlgorithm, kRanksPerNode, kTimeout };
-  std::string name;
-  int r = 0, rpn = -1;
-  double seconds = 0;
-  if (!plain_comm(a[kComm]) || !is_ndarray(a[kBuf]) || !plain_int(a[kRoot], r, 0) ||
-      !plain_algorithm(a[kAlgorithm], name) || !plain_int(a[kRanksPerNode], rpn, -1) ||
-      !plain_timeout(a[kTimeout], seconds))
-    return py::object();
-  const Options o = make_options(kPaperDefaults, rpn, seconds);
-  Comm& comm = Comm::of(mpi_comm_of(a[kComm]), o.timeout);
-  View b;
-  if (!b.acquire(a[kBuf], comm.rank() != r ? PyBUF_WRITABLE : PyBUF_SIMPLE)) return py::object();
-  run_bcast(comm, static_cast<std::byte*>(b.ptr()), b.bytes(), r, name, o);
-  return py::none();
-}
-
 // Reduce of `count` elements, from either entry; `send` null: in place.
 void run_reduce(Comm& comm, const std::byte* send, std::int64_t send_bytes, std::byte* recv,
                 std::int64_t recv_bytes, std::int64_t count, const Reducer& reducer, int root,
                 const std::string& algorithm, const Options& o) {
   ReduceArgs args;
-  args.root = check_root(comm, root);
+  args.root = root;
   const std::int64_t bytes = count * static_cast<std::int64_t>(reducer.elem_size());
   if (send && send_bytes < bytes) throw ArgumentError("sendbuf: too small");
   if (comm.rank() == root && (!recv || recv_bytes < bytes))
@@ -230,95 +186,107 @@ void run_reduce(Comm& comm, const std::byte* send, std::int64_t send_bytes, std:
   run_call(comm, "reduce", algo.name, [&](Stats& st) { algo.fn(comm, args, o, st); });
 }
 
-// What the general reduce and allreduce entries share: the options parsed,
-// the op on the element type, the communicator and the buffers (None: absent).
-struct GeneralReduction {
-  ReleaseGatherOptions rg;
-  Options o;
-  Reducer reducer;
-  Comm& comm;
-  std::optional<py::buffer_info> send, recv;
+// ---------------------------------------------------------------------------
+// Argument intake
 
-  GeneralReduction(py::handle comm_obj, py::object send_obj, py::object recv_obj,
-                   const std::string& kind, int itemsize, py::handle op, const py::dict& options,
-                   int ranks_per_node, double timeout)
-      : rg(parse_options(options)),
-        o(make_options(rg, ranks_per_node, timeout)),
-        reducer(mpi_op_of(op), dtype_of(kind, itemsize)),
-        comm(Comm::of(mpi_comm_of(comm_obj), o.timeout)),
-        send(buffer_of(send_obj, false)),
-        recv(buffer_of(recv_obj, true)) {}
-
-  GeneralReduction(const GeneralReduction&) = delete;  // o points at rg
-
-  static std::int64_t bytes(const std::optional<py::buffer_info>& b) {
-    return b ? b->size * b->itemsize : 0;
-  }
-};
-
-void reduce(py::handle comm_obj, py::object send, py::object recv, const std::string& kind,
-            int itemsize, std::int64_t count, py::handle op, int root, const std::string& algorithm,
-            const py::dict& options, int ranks_per_node, double timeout) {
-  const GeneralReduction g(comm_obj, send, recv, kind, itemsize, op, options, ranks_per_node,
-                           timeout);
-  run_reduce(g.comm, ptr(g.send), g.bytes(g.send), ptr(g.recv), g.bytes(g.recv), count, g.reducer,
-             root, algorithm, g.o);
+// The options of a call (kPaperDefaults without any), in `storage`.
+const ReleaseGatherOptions& options_of(const py::dict& options, ReleaseGatherOptions& storage) {
+  if (options.empty()) return kPaperDefaults;
+  storage = parse_options(options);
+  return storage;
 }
 
-// The plain call of the reduce entry (entry.h, fast_args.h): at the root two
-// ndarrays of one dtype and size (or IN_PLACE and one), elsewhere the send
-// ndarray (recvbuf ignored, as MPI does); an MPI.Op; no release_gather
-// options. Arguments in the order of the Python signature reduce(comm,
-// sendbuf, recvbuf, op, root, algorithm, *, commute, ranks_per_node,
-// timeout); `commute` only matters for callables (the general path).
-py::object reduce_plain(const py::handle* a) {
-  enum { kComm, kSend, kRecv, kOp, kRoot, kAlgorithm, kCommute, kRanksPerNode, kTimeout };
-  std::string name;
-  int r = 0, rpn = -1;
-  double seconds = 0;
-  MPI_Op mpi_op = MPI_OP_NULL;
-  if (!plain_comm(a[kComm]) || !plain_op(a[kOp], mpi_op) || !plain_int(a[kRoot], r, 0) ||
-      !plain_algorithm(a[kAlgorithm], name) || !plain_int(a[kRanksPerNode], rpn, -1) ||
-      !plain_timeout(a[kTimeout], seconds))
-    return py::object();
-  const Options o = make_options(kPaperDefaults, rpn, seconds);
-  Comm& comm = Comm::of(mpi_comm_of(a[kComm]), o.timeout);
-  const bool at_root = comm.rank() == r;
-  const py::handle send = a[kSend], recv = a[kRecv];
-  View s, v;
-  if (!(at_root && is_in_place(send)) && (!is_ndarray(send) || !s.acquire(send, PyBUF_FORMAT)))
-    return py::object();
-  if (at_root && (!is_ndarray(recv) || !v.acquire(recv, PyBUF_FORMAT | PyBUF_WRITABLE)))
-    return py::object();
-  const Py_buffer& typed = at_root ? v.get() : s.get();
-  DType type{};
-  if (!plain_dtype(typed, type)) return py::object();
-  if (at_root && s.held() &&
-      (s.bytes() != v.bytes() || std::strcmp(s.get().format, v.get().format) != 0))
-    return py::object();
-  const Reducer reducer(mpi_op, type);
-  const std::int64_t bytes = at_root ? v.bytes() : s.bytes();
-  run_reduce(comm, static_cast<const std::byte*>(s.ptr()), s.bytes(),
-             static_cast<std::byte*>(v.ptr()), v.bytes(),
-             bytes / static_cast<std::int64_t>(typed.itemsize), reducer, r, name, o);
+// The algorithm for the core ("" = auto); options belong to release_gather.
+std::string core_algorithm(const std::string& name, const py::dict& options) {
+  if (!options.empty() && name != "auto" && name != "release_gather") {
+    const py::object names = py::module_::import("builtins").attr("sorted")(options);
+    throw ArgumentError("algorithm: options " + std::string(py::repr(names)) +
+                        " belong to release_gather, not '" + name + "'");
+  }
+  return name == "auto" ? "" : name;
+}
+
+int rank_in(MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  return rank;
+}
+
+int size_of(MPI_Comm comm) {
+  int size = 0;
+  MPI_Comm_size(comm, &size);
+  return size;
+}
+
+// bcast(comm, buf, root, algorithm, *, ranks_per_node, timeout, **options)
+py::object bcast_call(const py::handle* a) {
+  enum { kComm, kBuf, kRoot, kAlgorithm, kRanksPerNode, kTimeout, kOptions };
+  const MPI_Comm user = comm_of(a[kComm]);
+  const int root = root_arg(a[kRoot], size_of(user));
+  const py::dict options = checked_options(a[kOptions]);
+  const std::string algorithm = core_algorithm(str_arg(a[kAlgorithm], "algorithm"), options);
+  const int rpn = ranks_per_node_arg(a[kRanksPerNode]);
+  const double timeout = timeout_arg(a[kTimeout]);
+  const Access access = rank_in(user) == root ? Access::read : Access::write;
+  const Message buf = parse_simple(a[kBuf], "buf", access);
+  ReleaseGatherOptions storage;
+  const Options o = call_options(options_of(options, storage), rpn, timeout);
+  run_bcast(Comm::of(user, o.timeout), buf.data(), buf.bytes(), root, algorithm, o);
   return py::none();
 }
 
-void allreduce_with_options(py::handle comm_obj, py::object send, py::object recv,
-                            const std::string& kind, int itemsize, py::handle op,
-                            const py::dict& options, int ranks_per_node, double timeout) {
-  const GeneralReduction g(comm_obj, send, recv, kind, itemsize, op, options, ranks_per_node,
-                           timeout);
-  AllreduceArgs args;
-  args.send = ptr(g.send);
-  args.recv = ptr(g.recv);
-  args.count = g.bytes(g.recv) / itemsize;
-  if (g.send && g.bytes(g.send) != args.count * itemsize)
-    throw ArgumentError("sendbuf: its length differs from recvbuf's");
-  args.reducer = &g.reducer;
-  const AllreduceAlgorithm& algo = find_allreduce("release_gather", args, g.comm.size());
-  run_call(g.comm, "allreduce", algo.name, [&](Stats& st) { algo.fn(g.comm, args, g.o, st); });
+// reduce's buffers: the root's as allreduce's, elsewhere only sendbuf
+// (recvbuf is ignored, as MPI does).
+ReductionBuffers reduce_buffers(py::handle send, py::handle recv, bool at_root) {
+  if (at_root) return parse_reduction(send, recv);
+  if (is_in_place(send)) throw ArgumentError("sendbuf: MPI.IN_PLACE is only valid at the root");
+  ReductionBuffers b;
+  b.send = parse_simple(send, "sendbuf", Access::read);
+  b.type = b.send.element.reduction_type("sendbuf");
+  b.count = b.send.bytes() / b.send.element.scalar;
+  return b;
 }
+
+// reduce(comm, sendbuf, recvbuf, op, root, algorithm, *, commute,
+// ranks_per_node, timeout, **options)
+py::object reduce_call(const py::handle* a) {
+  enum { kComm, kSend, kRecv, kOp, kRoot, kAlgorithm, kCommute, kRanksPerNode, kTimeout, kOptions };
+  const MPI_Comm user = comm_of(a[kComm]);
+  const int root = root_arg(a[kRoot], size_of(user));
+  const py::dict options = checked_options(a[kOptions]);
+  const std::string algorithm = core_algorithm(str_arg(a[kAlgorithm], "algorithm"), options);
+  const int rpn = ranks_per_node_arg(a[kRanksPerNode]);
+  const double timeout = timeout_arg(a[kTimeout]);
+  const ReductionBuffers b = reduce_buffers(a[kSend], a[kRecv], rank_in(user) == root);
+  const OpArg op(a[kOp], a[kCommute]);
+  const Reducer reducer(op.get(), b.type);
+  ReleaseGatherOptions storage;
+  const Options o = call_options(options_of(options, storage), rpn, timeout);
+  run_reduce(Comm::of(user, o.timeout), b.send.data(), b.send.bytes(), b.recv.data(),
+             b.recv.bytes(), b.count, reducer, root, algorithm, o);
+  return py::none();
+}
+
+}  // namespace
+
+void bindings::allreduce_with_options(MPI_Comm user, const ReductionBuffers& b, MPI_Op op,
+                                      const std::string& algorithm, const py::dict& options,
+                                      int ranks_per_node, double timeout) {
+  core_algorithm(algorithm, options);  // checks it
+  const ReleaseGatherOptions rg = parse_options(options);
+  const Options o = call_options(rg, ranks_per_node, timeout);
+  Comm& comm = Comm::of(user, o.timeout);
+  const Reducer reducer(op, b.type);
+  AllreduceArgs args;
+  args.send = b.send.data();
+  args.recv = b.recv.data();
+  args.count = b.count;
+  args.reducer = &reducer;
+  const AllreduceAlgorithm& algo = find_allreduce("release_gather", args, comm.size());
+  run_call(comm, "allreduce", algo.name, [&](Stats& st) { algo.fn(comm, args, o, st); });
+}
+
+namespace {
 
 EntrySpec bcast_spec() {
   const py::object none = py::none();
@@ -329,7 +297,8 @@ EntrySpec bcast_spec() {
            {"ranks_per_node", none},
            {"timeout", none}},
           4,
-          bcast_plain};
+          bcast_call,
+          true};
 }
 
 EntrySpec reduce_spec() {
@@ -344,7 +313,8 @@ EntrySpec reduce_spec() {
            {"ranks_per_node", none},
            {"timeout", none}},
           6,
-          reduce_plain};
+          reduce_call,
+          true};
 }
 
 template <class Table>
@@ -358,25 +328,14 @@ std::vector<std::pair<std::string, std::string>> names_of(const Table& table) {
 
 void bind_release_gather(py::module_& m) {
   if (import_mpi4py() < 0) throw py::error_already_set();  // per translation unit
-  init_fast_args();
   m.def(
-      "bcast_entry", [](py::function impl) { return make_entry(std::move(impl), bcast_spec()); },
-      "The builtin entry for shancoll.bcast with `impl` as its general path.");
+      "bcast_entry",
+      [](py::function signature) { return make_entry(std::move(signature), bcast_spec()); },
+      "The builtin function shancoll.bcast with the name and docstring of `signature`.");
   m.def(
-      "reduce_entry", [](py::function impl) { return make_entry(std::move(impl), reduce_spec()); },
-      "The builtin entry for shancoll.reduce with `impl` as its general path.");
-  m.def("bcast", &bcast, py::arg("comm"), py::arg("buf"), py::arg("root"),
-        py::arg("algorithm") = "", py::arg("options") = py::dict(), py::arg("ranks_per_node") = -1,
-        py::arg("timeout") = 0.0, "Bcast of a contiguous buffer's bytes from root.");
-  m.def("reduce", &reduce, py::arg("comm"), py::arg("send"), py::arg("recv"), py::arg("kind"),
-        py::arg("itemsize"), py::arg("count"), py::arg("op"), py::arg("root"),
-        py::arg("algorithm") = "", py::arg("options") = py::dict(), py::arg("ranks_per_node") = -1,
-        py::arg("timeout") = 0.0,
-        "Reduce of count elements into root's recv; send=None: in place at the root.");
-  m.def("allreduce_release_gather", &allreduce_with_options, py::arg("comm"), py::arg("send"),
-        py::arg("recv"), py::arg("kind"), py::arg("itemsize"), py::arg("op"),
-        py::arg("options") = py::dict(), py::arg("ranks_per_node") = -1, py::arg("timeout") = 0.0,
-        "Allreduce with release_gather and the given options.");
+      "reduce_entry",
+      [](py::function signature) { return make_entry(std::move(signature), reduce_spec()); },
+      "The builtin function shancoll.reduce with the name and docstring of `signature`.");
   m.def("bcast_algorithms", [] { return names_of(bcast_algorithms()); });
   m.def("reduce_algorithms", [] { return names_of(reduce_algorithms()); });
 }
