@@ -129,29 +129,16 @@ void refuse_intra_algorithm(py::handle intra_algorithm) {
         intra + "' with an intra-communicator; use algorithm=");
 }
 
-// The receive layout and the contribution in hand: run on `user`.
-py::object run_intake(const char* collective, MPI_Comm user, const std::string& algorithm,
-                      const Options& options, BufferView& recv, Layout& layout,
+// The receive layout and the contribution in hand: run on `comm`.
+py::object run_intake(const char* collective, Comm& comm, const std::string& algorithm,
+                      const Options& options, const BufferView& recv, Layout& layout,
                       const Message& send) {
   AllgathervArgs args;
   args.counts = std::move(layout.counts);
   args.displs = std::move(layout.displs);
   args.recv = recv.data();
   args.send = send.view.held() ? send.data() : nullptr;
-  Comm& comm = Comm::of(user, options.timeout);
   return run_checked(collective, comm, args, recv.bytes(), send.bytes(), algorithm, options);
-}
-
-int rank_in(MPI_Comm comm) {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  return rank;
-}
-
-int size_of(MPI_Comm comm) {
-  int size = 0;
-  MPI_Comm_size(comm, &size);
-  return size;
 }
 
 py::object allgatherv_call(const py::handle* a) {
@@ -160,11 +147,12 @@ py::object allgatherv_call(const py::handle* a) {
   refuse_intra_algorithm(a[kIntra]);
   const std::string algorithm = name_arg(a[kAlgorithm], "algorithm");
   const Options options = options_of(a + kBlockSize);
-  const int rank = rank_in(user);
-  VectorMessage recv = parse_vector(a[kRecv], "recvbuf", size_of(user));
-  const std::int64_t want = recv.layout.counts[static_cast<std::size_t>(rank)] / recv.element.size;
-  const Message send = contribution(a[kSend], recv.element, want, rank);
-  return run_intake("allgatherv", user, algorithm, options, recv.view, recv.layout, send);
+  Comm& comm = Comm::of(user, options.timeout);
+  VectorMessage recv = parse_vector(a[kRecv], "recvbuf", comm.size());
+  const std::size_t mine = static_cast<std::size_t>(comm.rank());
+  const std::int64_t want = recv.layout.counts[mine] / recv.element.size;
+  const Message send = contribution(a[kSend], recv.element, want, comm.rank());
+  return run_intake("allgatherv", comm, algorithm, options, recv.view, recv.layout, send);
 }
 
 py::object allgather_call(const py::handle* a) {
@@ -173,11 +161,11 @@ py::object allgather_call(const py::handle* a) {
   refuse_intra_algorithm(a[kIntra]);
   const std::string algorithm = name_arg(a[kAlgorithm], "algorithm");
   const Options options = options_of(a + kBlockSize);
-  const int p = size_of(user);
-  Message recv = parse_simple(a[kRecv], "recvbuf", Access::write, p);
-  Layout layout = even_blocks(p, recv.bytes(), recv.offset);
-  const Message send = contribution(a[kSend], recv.element, recv.count, rank_in(user));
-  return run_intake("allgather", user, algorithm, options, recv.view, layout, send);
+  Comm& comm = Comm::of(user, options.timeout);
+  const Message recv = parse_simple(a[kRecv], "recvbuf", Access::write, comm.size());
+  Layout layout = even_blocks(comm.size(), recv.bytes(), recv.offset);
+  const Message send = contribution(a[kSend], recv.element, recv.count, comm.rank());
+  return run_intake("allgather", comm, algorithm, options, recv.view, layout, send);
 }
 
 // ---------------------------------------------------------------------------
@@ -207,7 +195,8 @@ Element dtype_element(py::handle dtype) {
   Element el;
   el.kind = std::string(py::str(d.attr("kind")))[0];
   el.scalar = el.size = d.attr("itemsize").cast<std::int64_t>();
-  if (!std::strchr("biufc", el.kind)) el.kind = 'V', el.format = py::str(d.attr("str"));
+  if (!std::strchr("biufc", el.kind))
+    el.kind = 'V', el.format = intern_format(py::str(d.attr("str")));
   return el;
 }
 
@@ -238,10 +227,10 @@ py::object shared_array(py::object view, py::handle send_obj, const Element& e) 
 }
 
 // The node segment's view of a shared call's result.
-py::object run_shared(const char* collective, MPI_Comm user, const Options& options,
+py::object run_shared(const char* collective, Comm& comm, const Options& options,
                       const Message& send, Layout& layout) {
   BufferView no_recv;  // no receive buffer: the result stays in the segment
-  return run_intake(collective, user, "shan", options, no_recv, layout, send);
+  return run_intake(collective, comm, "shan", options, no_recv, layout, send);
 }
 
 // allgatherv_shared(comm, sendbuf, counts, displs, *, dtype, block_size, ...)
@@ -250,14 +239,14 @@ py::object allgatherv_shared_call(const py::handle* a) {
   const MPI_Comm user = comm_of(a[kComm]);
   const Options options = options_of(a + kDtype + 1);
   const Message send = shared_send(a[kSharedSend], a[kDtype]);
-  const int rank = rank_in(user);
-  Layout layout =
-      parse_layout(a[kSharedCounts], a[kSharedDispls], send.element.size, size_of(user));
-  const std::int64_t mine = layout.counts[static_cast<std::size_t>(rank)];
+  Comm& comm = Comm::of(user, options.timeout);
+  Layout layout = parse_layout(a[kSharedCounts], a[kSharedDispls], send.element.size, comm.size());
+  const std::int64_t mine = layout.counts[static_cast<std::size_t>(comm.rank())];
   if (send.bytes() != mine)
     throw ArgumentError("sendbuf: sends " + std::to_string(send.count) + " elements but counts[" +
-                        std::to_string(rank) + "] is " + std::to_string(mine / send.element.size));
-  py::object view = run_shared("allgatherv_shared", user, options, send, layout);
+                        std::to_string(comm.rank()) + "] is " +
+                        std::to_string(mine / send.element.size));
+  py::object view = run_shared("allgatherv_shared", comm, options, send, layout);
   return shared_array(view, a[kSharedSend], send.element);
 }
 
@@ -268,9 +257,10 @@ py::object allgather_shared_call(const py::handle* a) {
   const MPI_Comm user = comm_of(a[kComm]);
   const Options options = options_of(a + kDtype + 1);
   const Message send = shared_send(a[kSharedSend], a[kDtype]);
-  const int p = size_of(user);
+  Comm& comm = Comm::of(user, options.timeout);
+  const int p = comm.size();
   Layout layout = even_blocks(p, send.bytes(), 0);
-  py::object flat = shared_array(run_shared("allgather_shared", user, options, send, layout),
+  py::object flat = shared_array(run_shared("allgather_shared", comm, options, send, layout),
                                  a[kSharedSend], send.element);
   py::list shape;
   shape.append(p);

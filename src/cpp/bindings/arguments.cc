@@ -38,7 +38,9 @@ MPI_Comm comm_of(py::handle comm) {
   if (!PyObject_TypeCheck(comm.ptr(), &PyMPIComm_Type))
     throw ArgumentError("comm: expected an mpi4py communicator, got " +
                         std::string(Py_TYPE(comm.ptr())->tp_name));
-  if (!mpi_usable()) throw ArgumentError("comm: MPI is not initialized or already finalized");
+  int finalized = 0;  // (mpi4py initializes MPI when it is imported)
+  MPI_Finalized(&finalized);
+  if (finalized) throw ArgumentError("comm: MPI is already finalized");
   const MPI_Comm c = *PyMPIComm_Get(comm.ptr());
   if (c == MPI_COMM_NULL) throw ArgumentError("comm: the communicator is MPI.COMM_NULL (freed?)");
   return c;
@@ -56,8 +58,7 @@ std::string rank_of_caller(py::handle comm) {
   return std::to_string(rank) + " of COMM_WORLD";
 }
 
-int int_arg(py::handle value, const char* name, int none_value) {
-  if (value.is_none()) return none_value;
+int integer_arg(py::handle value, const char* name) {
   long long v = 0;
   if (!integer_of(value, v) || v < std::numeric_limits<int>::min() ||
       v > std::numeric_limits<int>::max())
@@ -88,14 +89,11 @@ std::string name_arg(py::handle value, const char* name) {
   return s;
 }
 
-bool bool_arg(py::handle value, const char* name) {
-  if (value.ptr() != Py_True && value.ptr() != Py_False)
-    throw ArgumentError(std::string(name) + ": expected True or False, got " + repr_of(value));
-  return value.ptr() == Py_True;
+void refuse_bool(py::handle value, const char* name) {
+  throw ArgumentError(std::string(name) + ": expected True or False, got " + repr_of(value));
 }
 
-double timeout_arg(py::handle value) {
-  if (value.is_none()) return 0;
+double seconds_arg(py::handle value) {
   double seconds = 0;
   long long whole = 0;
   if (PyFloat_Check(value.ptr()))
@@ -108,9 +106,9 @@ double timeout_arg(py::handle value) {
   return seconds;
 }
 
-int ranks_per_node_arg(py::handle value) {
-  const int rpn = int_arg(value, "ranks_per_node", -1);
-  if (rpn < 0 && !value.is_none())
+int node_size_arg(py::handle value) {
+  const int rpn = integer_arg(value, "ranks_per_node");
+  if (rpn < 0)
     throw ArgumentError(
         "ranks_per_node: must be None (environment or physical nodes), 0 (physical nodes) or a "
         "positive node size, got " +
@@ -162,7 +160,7 @@ py::object OpArg::take_created() {
 }
 
 py::dict checked_options(py::handle options) {
-  if (!options || PyDict_GET_SIZE(options.ptr()) == 0) return py::dict();
+  if (PyDict_GET_SIZE(options.ptr()) == 0) return py::reinterpret_borrow<py::dict>(options);
   return py::module_::import("shancoll._release_gather").attr("_options")(options);
 }
 

@@ -19,19 +19,35 @@ MPI_Comm comm_of(pybind11::handle comm);
 // COMM_WORLD (" of COMM_WORLD") when `comm` is not usable.
 std::string rank_of_caller(pybind11::handle comm);
 
-// None -> `none_value`; an integer (not a bool) that fits an int.
-int int_arg(pybind11::handle value, const char* name, int none_value);
+// Each reader of an optional argument is inline for None (what the plain
+// call passes), the rest out of line.
+
+// An integer (not a bool) that fits an int.
+int integer_arg(pybind11::handle value, const char* name);
+inline int int_arg(pybind11::handle value, const char* name, int none_value) {
+  return value.is_none() ? none_value : integer_arg(value, name);
+}
 std::int64_t int64_arg(pybind11::handle value, const char* name);
 // A string; "auto" -> "" (the core then reads the environment).
 std::string name_arg(pybind11::handle value, const char* name);
 // A str, as given ("auto" kept).
 std::string str_arg(pybind11::handle value, const char* name);
 // True or False.
-bool bool_arg(pybind11::handle value, const char* name);
-// Seconds: None -> 0 (the default), a non-negative int or float (not a bool).
-double timeout_arg(pybind11::handle value);
-// None -> -1 (environment or physical nodes), else an integer >= 0.
-int ranks_per_node_arg(pybind11::handle value);
+[[noreturn]] void refuse_bool(pybind11::handle value, const char* name);
+inline bool bool_arg(pybind11::handle value, const char* name) {
+  if (value.ptr() != Py_True && value.ptr() != Py_False) refuse_bool(value, name);
+  return value.ptr() == Py_True;
+}
+// Seconds: a non-negative int or float (not a bool); timeout_arg: None -> 0 (the default).
+double seconds_arg(pybind11::handle value);
+inline double timeout_arg(pybind11::handle value) {
+  return value.is_none() ? 0 : seconds_arg(value);
+}
+// An integer >= 0; ranks_per_node_arg: None -> -1 (environment or physical nodes).
+int node_size_arg(pybind11::handle value);
+inline int ranks_per_node_arg(pybind11::handle value) {
+  return value.is_none() ? -1 : node_size_arg(value);
+}
 // A rank of `size` ranks.
 int root_arg(pybind11::handle value, int size);
 

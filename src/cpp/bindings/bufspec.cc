@@ -3,10 +3,14 @@
 
 #include <mpi.h>
 #include <mpi4py/mpi4py.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#define PY_ARRAY_UNIQUE_SYMBOL shancoll_bufspec_ARRAY_API
+#include <numpy/arrayobject.h>
 #include <pybind11/stl.h>
 
 #include <cstring>
 #include <limits>
+#include <unordered_set>
 #include <utility>
 
 #include "shancoll/error.h"
@@ -18,8 +22,8 @@ namespace shancoll::bindings {
 BufferView& BufferView::operator=(BufferView&& other) noexcept {
   if (this != &other) {
     release();
-    view_ = other.view_;
     held_ = std::exchange(other.held_, false);
+    if (held_) view_ = other.view_;
   }
   return *this;
 }
@@ -77,8 +81,7 @@ void split_pair(py::handle pair, const char* name, Parts& p) {
 // mpi4py's unpacking: which item of a list/tuple spec is what. A vector
 // spec's 3rd item is its datatype only when it is one (else displs), and
 // only a tuple is a (counts, displs) pair there (a list is counts).
-Parts unpack(py::handle spec, const char* name, bool vector) {
-  if (!PyList_Check(spec.ptr()) && !PyTuple_Check(spec.ptr())) return {spec, {}, {}, {}};
+Parts unpack_sequence(py::handle spec, const char* name, bool vector) {
   const Py_ssize_t n = PySequence_Fast_GET_SIZE(spec.ptr());
   PyObject** item = PySequence_Fast_ITEMS(spec.ptr());
   Parts p{n > 0 ? item[0] : nullptr, {}, {}, {}};
@@ -113,6 +116,11 @@ Parts unpack(py::handle spec, const char* name, bool vector) {
   return p;
 }
 
+inline Parts unpack(py::handle spec, const char* name, bool vector) {
+  if (!PyList_Check(spec.ptr()) && !PyTuple_Check(spec.ptr())) return {spec, {}, {}, {}};
+  return unpack_sequence(spec, name, vector);
+}
+
 // ---------------------------------------------------------------------------
 // buffers and their elements
 
@@ -143,45 +151,88 @@ Parts unpack(py::handle spec, const char* name, bool vector) {
                       type_name(obj));
 }
 
-BufferView export_buffer(py::handle obj, const char* name, Access access) {
-  BufferView v;
-  const int flags =
-      PyBUF_ANY_CONTIGUOUS | PyBUF_FORMAT | (access == Access::write ? PyBUF_WRITABLE : 0);
+// `obj` exported into `v` (format: PyBUF_FORMAT or 0), or ArgumentError.
+void export_buffer(BufferView& v, py::handle obj, const char* name, Access access, int format) {
+  const int flags = PyBUF_ANY_CONTIGUOUS | format | (access == Access::write ? PyBUF_WRITABLE : 0);
   // MPI.IN_PLACE exports an empty buffer: refused where a buffer is needed.
   if (is_in_place(obj) || !v.acquire(obj, flags)) refuse_buffer(obj, name, access);
-  return v;
 }
 
 // NumPy's kind of a native scalar's struct format ("d", "Zf", "?", ...), or 0.
-char scalar_kind(const char* f) {
-  if (f[0] == 'Z') return (f[1] && std::strchr("fdg", f[1]) && !f[2]) ? 'c' : 0;
+inline char scalar_kind(const char* f) {
+  if (f[0] == 'Z') return (f[1] == 'f' || f[1] == 'd' || f[1] == 'g') && !f[2] ? 'c' : 0;
   if (!f[0] || f[1]) return 0;
-  if (f[0] == '?') return 'b';
-  if (std::strchr("bhilqn", f[0])) return 'i';
-  if (std::strchr("BHILQN", f[0])) return 'u';
-  if (std::strchr("efdg", f[0])) return 'f';
-  return 0;
+  switch (f[0]) {
+    case '?':
+      return 'b';
+    case 'b':
+    case 'h':
+    case 'i':
+    case 'l':
+    case 'q':
+    case 'n':
+      return 'i';
+    case 'B':
+    case 'H':
+    case 'I':
+    case 'L':
+    case 'Q':
+    case 'N':
+      return 'u';
+    case 'e':
+    case 'f':
+    case 'd':
+    case 'g':
+      return 'f';
+    default:
+      return 0;
+  }
 }
 
 // The element of an exported buffer, from its format. A byte-order mark
 // other than the native one ('>', '!') leaves the element opaque: it is
 // moved as bytes, never reduced. (Little-endian hosts: '<' is native.)
-Element buffer_element(const Py_buffer& b, const char* name) {
+// An element of no NumPy scalar kind: moved as bytes, compared by format.
+Element opaque_element(const Py_buffer& b, const char* format, const char* f, const char* name) {
+  if (std::strcmp(f, "O") == 0)
+    throw ArgumentError(std::string(name) +
+                        ": arrays of Python objects (dtype object) cannot be sent");
+  if (b.itemsize <= 0)
+    throw ArgumentError(std::string(name) + ": elements of size 0 cannot be sent");
+  return {'V', b.itemsize, b.itemsize, intern_format(format), false};
+}
+
+inline Element buffer_element(const Py_buffer& b, const char* name) {
   static_assert(PY_LITTLE_ENDIAN, "bufspec: '<' is taken as the native byte order");
-  Element e;
-  e.scalar = e.size = b.itemsize;
   const char* format = b.format ? b.format : "B";
-  const char* f = format + (std::strchr("@=<", format[0]) && format[0] ? 1 : 0);
-  e.kind = scalar_kind(f);
-  if (!e.kind) {
-    if (std::strcmp(f, "O") == 0)
-      throw ArgumentError(std::string(name) +
-                          ": arrays of Python objects (dtype object) cannot be sent");
-    e.kind = 'V';
-    e.format = format;
+  const bool native_mark = format[0] == '@' || format[0] == '=' || format[0] == '<';
+  const char* f = format + (native_mark ? 1 : 0);
+  const char kind = scalar_kind(f);
+  if (kind && b.itemsize > 0) return {kind, b.itemsize, b.itemsize, "", false};
+  return opaque_element(b, format, f, name);
+}
+
+// An exact ndarray's element from its dtype, when of a native numeric kind.
+bool ndarray_element(py::handle array, std::int64_t itemsize, Element& e) {
+  const PyArray_Descr* d = PyArray_DESCR(reinterpret_cast<PyArrayObject*>(array.ptr()));
+  const char k = d->kind;
+  const bool numeric = k == 'b' || k == 'i' || k == 'u' || k == 'f' || k == 'c';
+  if (!numeric || d->byteorder == '>' || itemsize <= 0) return false;
+  e = {d->kind, itemsize, itemsize, "", false};
+  return true;
+}
+
+// The buffer of a message, into `v`, and its element. An exact ndarray is exported
+// without its format string (NumPy builds one per export) and typed by its
+// dtype; anything else by the format.
+void export_typed(BufferView& v, py::handle obj, const char* name, Access access,
+                  Element& element) {
+  if (is_ndarray(obj)) {
+    export_buffer(v, obj, name, access, 0);
+    if (ndarray_element(obj, v.get().itemsize, element)) return;
   }
-  if (e.size <= 0) throw ArgumentError(std::string(name) + ": elements of size 0 cannot be sent");
-  return e;
+  export_buffer(v, obj, name, access, PyBUF_FORMAT);
+  element = buffer_element(v.get(), name);
 }
 
 // The element of a datatype, from mpi4py's own map to NumPy (dtlib), and
@@ -201,7 +252,7 @@ Element datatype_to_element(py::handle datatype, MPI_Datatype handle, const char
   e.size = dtype.attr("itemsize").cast<std::int64_t>();
   if (!std::strchr("biufc", e.kind)) {
     e.kind = 'V';
-    e.format = py::str(base.attr("str"));
+    e.format = intern_format(py::str(base.attr("str")));
   }
   MPI_Aint lb = 0, extent = 0;
   int size = 0;
@@ -221,10 +272,8 @@ bool is_predefined(MPI_Datatype t) {
   return combiner == MPI_COMBINER_NAMED;
 }
 
-// An element described by `datatype` (absent: the buffer's own); it must be
-// the buffer's element type, or MPI.BYTE.
+// The element `datatype` describes: the buffer's element type, or MPI.BYTE.
 Element described(const Element& buffer, py::handle datatype, const char* name) {
-  if (!present(datatype)) return buffer;
   const Element d = datatype_element(datatype, name);
   if (d.byte || (d.kind != 'V' && d.kind == buffer.kind && d.scalar == buffer.scalar)) return d;
   throw ArgumentError(std::string(name) + ": the MPI datatype " + repr_of(datatype) +
@@ -234,7 +283,8 @@ Element described(const Element& buffer, py::handle datatype, const char* name) 
 // ---------------------------------------------------------------------------
 // counts and displacements
 
-std::int64_t index_of(py::handle h, const std::string& what) {
+// An integer (operator.index); ArgumentError naming `name` and `what`.
+std::int64_t index_of(py::handle h, const char* name, const char* what = "") {
   PyObject* index = PyNumber_Index(h.ptr());
   long long v = -1;
   if (index) {
@@ -243,7 +293,7 @@ std::int64_t index_of(py::handle h, const std::string& what) {
   }
   if (!index || (v == -1 && PyErr_Occurred())) {
     PyErr_Clear();
-    throw ArgumentError(what + ": expected an integer, got " + repr_of(h));
+    throw ArgumentError(std::string(name) + what + ": expected an integer, got " + repr_of(h));
   }
   return v;
 }
@@ -330,6 +380,46 @@ void scale(std::vector<std::int64_t>& v, std::int64_t element_size, const char* 
   }
 }
 
+// A simple spec's displacement, in elements, within the buffer's `elements`.
+std::int64_t displacement_of(py::handle displ, const char* name, std::int64_t elements) {
+  const std::int64_t offset = index_of(displ, name, " displacement");
+  if (offset < 0)
+    throw ArgumentError(std::string(name) + ": negative displacement " + std::to_string(offset));
+  if (offset > elements)
+    throw ArgumentError(std::string(name) + ": displacement " + std::to_string(offset) +
+                        " is past the end of the buffer (" + std::to_string(elements) +
+                        " elements)");
+  return offset;
+}
+
+// A simple spec's count: `blocks` of it must fit the `avail` elements.
+std::int64_t count_of(py::handle given, const char* name, std::int64_t avail, std::int64_t blocks) {
+  const std::int64_t count = index_of(given, name, " count");
+  if (count < 0)
+    throw ArgumentError(std::string(name) + ": negative count " + std::to_string(count));
+  if (count > avail / blocks) {
+    const std::string need =
+        blocks > 1 ? std::to_string(blocks) + " x " + std::to_string(count) : std::to_string(count);
+    throw ArgumentError(std::string(name) + ": count " + need + " elements exceeds the buffer (" +
+                        std::to_string(avail) + " elements)");
+  }
+  return count;
+}
+
+// The count of a spec without one: the `bytes` after the displacement, per block.
+std::int64_t inferred_count(const char* name, std::int64_t bytes, std::int64_t esize,
+                            std::int64_t blocks) {
+  if (bytes % esize)
+    throw ArgumentError(std::string(name) + ": cannot infer the count: " + std::to_string(bytes) +
+                        " bytes is not a multiple of the element size " + std::to_string(esize));
+  const std::int64_t count = bytes / esize;
+  if (count % blocks)
+    throw ArgumentError(std::string(name) +
+                        ": cannot infer the count per rank: " + std::to_string(count) +
+                        " elements is not a multiple of the " + std::to_string(blocks) + " ranks");
+  return count / blocks;
+}
+
 [[noreturn]] void too_small(const char* name, std::int64_t extent, std::int64_t bytes,
                             std::int64_t esize) {
   throw ArgumentError(std::string(name) + ": too small: the counts and displacements need " +
@@ -343,12 +433,17 @@ void scale(std::vector<std::int64_t>& v, std::int64_t element_size, const char* 
 // ---------------------------------------------------------------------------
 // the public parts
 
+const char* intern_format(const std::string& format) {
+  static std::unordered_set<std::string> formats;  // node-based: the strings never move
+  return formats.insert(format).first->c_str();
+}
+
 bool is_in_place(py::handle obj) { return obj.is_none() || obj.ptr() == in_place_object; }
 bool is_ndarray(py::handle obj) { return Py_TYPE(obj.ptr()) == ndarray_type; }
 
 bool Element::same_type(const Element& other) const {
   return kind == other.kind && scalar == other.scalar && size == other.size &&
-         (kind != 'V' || format == other.format);
+         (kind != 'V' || format == other.format);  // interned: equal pointers
 }
 
 std::string Element::name() const {
@@ -371,14 +466,14 @@ std::string Element::name() const {
       n = "complex" + std::to_string(8 * scalar);
       break;
     default:
-      n = "'" + format + "' (" + std::to_string(scalar) + " bytes)";
+      n = "'" + std::string(format) + "' (" + std::to_string(scalar) + " bytes)";
   }
   return size == scalar ? n : std::to_string(size / scalar) + " x " + n;
 }
 
 DType Element::reduction_type(const char* what) const {
   if (kind == 'V')
-    throw ArgumentError(std::string(what) + ": elements of format '" + format +
+    throw ArgumentError(std::string(what) + ": elements of format '" + std::string(format) +
                         "' cannot be reduced");
   return dtype_from_numpy(kind, static_cast<int>(scalar), what);
 }
@@ -417,42 +512,12 @@ Element datatype_element(py::handle datatype, const char* name) {
 Message parse_simple(py::handle spec, const char* name, Access access, std::int64_t blocks) {
   const Parts p = unpack(spec, name, false);
   Message m;
-  m.view = export_buffer(p.buf, name, access);
-  m.element = described(buffer_element(m.view.get(), name), p.datatype, name);
-  const std::int64_t esize = m.element.size, bytes = m.view.bytes();
-  const std::string who(name);
-  std::int64_t offset = 0;
-  if (present(p.displ)) {
-    offset = index_of(p.displ, who + " displacement");
-    if (offset < 0) throw ArgumentError(who + ": negative displacement " + std::to_string(offset));
-    if (offset > bytes / esize)
-      throw ArgumentError(who + ": displacement " + std::to_string(offset) +
-                          " is past the end of the buffer (" + std::to_string(bytes / esize) +
-                          " elements)");
-  }
-  const std::int64_t avail = bytes - offset * esize;
-  std::int64_t count = 0;
-  if (present(p.count)) {
-    count = index_of(p.count, who + " count");
-    if (count < 0) throw ArgumentError(who + ": negative count " + std::to_string(count));
-    if (count > avail / esize / blocks) {
-      const std::string need = blocks > 1 ? std::to_string(blocks) + " x " + std::to_string(count)
-                                          : std::to_string(count);
-      throw ArgumentError(who + ": count " + need + " elements of " + std::to_string(esize) +
-                          " bytes exceeds the buffer (" + std::to_string(avail) + " bytes)");
-    }
-  } else {
-    if (avail % esize)
-      throw ArgumentError(who + ": cannot infer the count: " + std::to_string(avail) +
-                          " bytes is not a multiple of the element size " + std::to_string(esize));
-    count = avail / esize;
-    if (count % blocks)
-      throw ArgumentError(who + ": cannot infer the count per rank: " + std::to_string(count) +
-                          " elements is not a multiple of the " + std::to_string(blocks) +
-                          " ranks");
-    count /= blocks;
-  }
-  m.count = count;
+  export_typed(m.view, p.buf, name, access, m.element);
+  if (present(p.datatype)) m.element = described(m.element, p.datatype, name);
+  const std::int64_t esize = m.element.size, elements = m.view.bytes() / esize;
+  const std::int64_t offset = present(p.displ) ? displacement_of(p.displ, name, elements) : 0;
+  m.count = present(p.count) ? count_of(p.count, name, elements - offset, blocks)
+                             : inferred_count(name, m.view.bytes() - offset * esize, esize, blocks);
   m.offset = offset * esize;
   return m;
 }
@@ -464,12 +529,11 @@ void check_send_element(const Message& send, const Element& recv) {
 }
 
 ReductionBuffers parse_reduction(py::handle send, py::handle recv) {
-  ReductionBuffers b;
-  b.recv = parse_simple(recv, "recvbuf", Access::write);
+  ReductionBuffers b{parse_simple(recv, "recvbuf", Access::write),  // built in place
+                     is_in_place(send) ? Message{} : parse_simple(send, "sendbuf", Access::read)};
   b.type = b.recv.element.reduction_type("recvbuf");
   b.count = b.recv.bytes() / b.recv.element.scalar;
-  if (is_in_place(send)) return b;
-  b.send = parse_simple(send, "sendbuf", Access::read);
+  if (!b.send.view.held()) return b;
   check_send_element(b.send, b.recv.element);
   if (b.send.count != b.recv.count)
     throw ArgumentError("sendbuf: " + std::to_string(b.send.count) + " elements but recvbuf has " +
@@ -480,8 +544,8 @@ ReductionBuffers parse_reduction(py::handle send, py::handle recv) {
 VectorMessage parse_vector(py::handle spec, const char* name, int size) {
   const Parts p = unpack(spec, name, true);
   VectorMessage m;
-  m.view = export_buffer(p.buf, name, Access::write);
-  m.element = described(buffer_element(m.view.get(), name), p.datatype, name);
+  export_typed(m.view, p.buf, name, Access::write, m.element);
+  if (present(p.datatype)) m.element = described(m.element, p.datatype, name);
   const std::int64_t esize = m.element.size, bytes = m.view.bytes();
   if (!present(p.count) && bytes % esize)
     throw ArgumentError(std::string(name) + ": cannot infer counts: " + std::to_string(bytes) +
@@ -518,6 +582,7 @@ Layout parse_layout(py::handle counts, py::handle displs, std::int64_t element_s
 void init_bufspec() {
   if (ndarray_type) return;
   if (import_mpi4py() < 0) throw py::error_already_set();  // per translation unit
+  if (_import_array() < 0) throw py::error_already_set();
   ndarray_type = reinterpret_cast<PyTypeObject*>(
       py::object(py::module_::import("numpy").attr("ndarray")).release().ptr());
   const py::module_ mpi = py::module_::import("mpi4py.MPI");

@@ -47,7 +47,8 @@ namespace shancoll::bindings {
 class BufferView {
  public:
   BufferView() = default;
-  BufferView(BufferView&& other) noexcept : view_(other.view_), held_(other.held_) {
+  BufferView(BufferView&& other) noexcept : held_(other.held_) {
+    if (held_) view_ = other.view_;
     other.held_ = false;
   }
   BufferView& operator=(BufferView&& other) noexcept;
@@ -66,7 +67,7 @@ class BufferView {
   const Py_buffer& get() const { return view_; }
 
  private:
-  Py_buffer view_{};
+  Py_buffer view_;  // filled by PyObject_GetBuffer; read only while held_
   bool held_ = false;
 };
 
@@ -76,7 +77,7 @@ struct Element {
   char kind = 'V';          // NumPy kind 'b', 'i', 'u', 'f', 'c'; 'V': bytes only (see format)
   std::int64_t scalar = 1;  // bytes of one scalar of `kind`
   std::int64_t size = 1;    // bytes of one element: `scalar` times a contiguous type's count
-  std::string format;       // kind 'V': the buffer's format, what equal types share
+  const char* format = "";  // kind 'V': the buffer's format, interned (intern_format)
   bool byte = false;        // MPI.BYTE: counts are bytes
 
   bool same_type(const Element& other) const;
@@ -115,7 +116,7 @@ struct VectorMessage {
 // simple message; sendbuf one of the same element type and count, or
 // IN_PLACE (then `send` holds no buffer and points nowhere).
 struct ReductionBuffers {
-  Message send, recv;
+  Message recv, send;  // recvbuf first: its errors come first
   DType type{};
   std::int64_t count = 0;  // scalars of `type`
 };
@@ -147,6 +148,10 @@ Layout parse_layout(pybind11::handle counts, pybind11::handle displs, std::int64
 // The element a `datatype` argument (an MPI.Datatype or an mpi4py typecode)
 // stands for; ArgumentError naming `name`.
 Element datatype_element(pybind11::handle datatype, const char* name);
+
+// One pointer per distinct format string, kept for the module's lifetime
+// (Element stays trivially copyable; equal formats, equal pointers).
+const char* intern_format(const std::string& format);
 
 // numpy.ndarray and MPI.IN_PLACE, looked up once at import.
 void init_bufspec();

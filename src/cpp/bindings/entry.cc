@@ -43,15 +43,15 @@ py::handle no_options() {
   return empty;
 }
 
-// The arguments in parameter order, defaults filled in (and **options last,
-// when the signature has it). `extra` owns the options dict of this call.
+// The arguments in parameter order (into `out`, all null on entry), defaults
+// filled in, and **options last when the signature has it. `extra` owns the
+// options dict of this call.
 void bind(const Entry& e, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
           py::handle* out, py::object& extra) {
   const std::size_t n = e.spec.params.size();
   if (nargs > e.spec.positional)
     signature_error(e, "takes at most " + std::to_string(e.spec.positional) +
                            " positional arguments (" + std::to_string(nargs) + " given)");
-  for (std::size_t i = 0; i < n; ++i) out[i] = py::handle();
   for (Py_ssize_t i = 0; i < nargs; ++i) out[i] = args[i];
   const Py_ssize_t keywords = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
   for (Py_ssize_t k = 0; k < keywords; ++k) {

@@ -11,6 +11,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <optional>
 #include <string>
 
 #include "arguments.h"
@@ -189,49 +190,51 @@ void run_reduce(Comm& comm, const std::byte* send, std::int64_t send_bytes, std:
 // ---------------------------------------------------------------------------
 // Argument intake
 
-// The options of a call (kPaperDefaults without any), in `storage`.
-const ReleaseGatherOptions& options_of(const py::dict& options, ReleaseGatherOptions& storage) {
+// The options of a call: kPaperDefaults without any, else parsed into
+// `storage` (constructed only then: it holds strings and vectors).
+const ReleaseGatherOptions& options_of(const py::dict& options,
+                                       std::optional<ReleaseGatherOptions>& storage) {
   if (options.empty()) return kPaperDefaults;
-  storage = parse_options(options);
-  return storage;
+  return storage.emplace(parse_options(options));
 }
 
-// The algorithm for the core ("" = auto); options belong to release_gather.
-std::string core_algorithm(const std::string& name, const py::dict& options) {
-  if (!options.empty() && name != "auto" && name != "release_gather") {
-    const py::object names = py::module_::import("builtins").attr("sorted")(options);
-    throw ArgumentError("algorithm: options " + std::string(py::repr(names)) +
-                        " belong to release_gather, not '" + name + "'");
+// Options belong to release_gather: the algorithm must be it (or auto).
+void check_options_algorithm(const std::string& name, const py::dict& options) {
+  if (options.empty() || name == "auto" || name == "release_gather") return;
+  const py::object names = py::module_::import("builtins").attr("sorted")(options);
+  throw ArgumentError("algorithm: options " + std::string(py::repr(names)) +
+                      " belong to release_gather, not '" + name + "'");
+}
+
+// What bcast and reduce take alike: algorithm, ranks_per_node, timeout and
+// **options, resolved into the core's Options.
+struct Common {
+  std::optional<ReleaseGatherOptions> parsed;  // o points into it, or at kPaperDefaults
+  std::string algorithm;
+  Options o;
+
+  Common(py::handle algorithm_arg, py::handle ranks_per_node, py::handle timeout,
+         py::handle options_arg) {
+    const py::dict options = checked_options(options_arg);
+    algorithm = str_arg(algorithm_arg, "algorithm");
+    check_options_algorithm(algorithm, options);
+    if (algorithm == "auto") algorithm.clear();  // the core's auto
+    o = call_options(options_of(options, parsed), ranks_per_node_arg(ranks_per_node),
+                     timeout_arg(timeout));
   }
-  return name == "auto" ? "" : name;
-}
-
-int rank_in(MPI_Comm comm) {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  return rank;
-}
-
-int size_of(MPI_Comm comm) {
-  int size = 0;
-  MPI_Comm_size(comm, &size);
-  return size;
-}
+  Common(const Common&) = delete;
+};
 
 // bcast(comm, buf, root, algorithm, *, ranks_per_node, timeout, **options)
 py::object bcast_call(const py::handle* a) {
   enum { kComm, kBuf, kRoot, kAlgorithm, kRanksPerNode, kTimeout, kOptions };
   const MPI_Comm user = comm_of(a[kComm]);
-  const int root = root_arg(a[kRoot], size_of(user));
-  const py::dict options = checked_options(a[kOptions]);
-  const std::string algorithm = core_algorithm(str_arg(a[kAlgorithm], "algorithm"), options);
-  const int rpn = ranks_per_node_arg(a[kRanksPerNode]);
-  const double timeout = timeout_arg(a[kTimeout]);
-  const Access access = rank_in(user) == root ? Access::read : Access::write;
+  const Common c(a[kAlgorithm], a[kRanksPerNode], a[kTimeout], a[kOptions]);
+  Comm& comm = Comm::of(user, c.o.timeout);
+  const int root = root_arg(a[kRoot], comm.size());
+  const Access access = comm.rank() == root ? Access::read : Access::write;
   const Message buf = parse_simple(a[kBuf], "buf", access);
-  ReleaseGatherOptions storage;
-  const Options o = call_options(options_of(options, storage), rpn, timeout);
-  run_bcast(Comm::of(user, o.timeout), buf.data(), buf.bytes(), root, algorithm, o);
+  run_bcast(comm, buf.data(), buf.bytes(), root, c.algorithm, c.o);
   return py::none();
 }
 
@@ -240,8 +243,7 @@ py::object bcast_call(const py::handle* a) {
 ReductionBuffers reduce_buffers(py::handle send, py::handle recv, bool at_root) {
   if (at_root) return parse_reduction(send, recv);
   if (is_in_place(send)) throw ArgumentError("sendbuf: MPI.IN_PLACE is only valid at the root");
-  ReductionBuffers b;
-  b.send = parse_simple(send, "sendbuf", Access::read);
+  ReductionBuffers b{Message{}, parse_simple(send, "sendbuf", Access::read)};
   b.type = b.send.element.reduction_type("sendbuf");
   b.count = b.send.bytes() / b.send.element.scalar;
   return b;
@@ -252,18 +254,14 @@ ReductionBuffers reduce_buffers(py::handle send, py::handle recv, bool at_root) 
 py::object reduce_call(const py::handle* a) {
   enum { kComm, kSend, kRecv, kOp, kRoot, kAlgorithm, kCommute, kRanksPerNode, kTimeout, kOptions };
   const MPI_Comm user = comm_of(a[kComm]);
-  const int root = root_arg(a[kRoot], size_of(user));
-  const py::dict options = checked_options(a[kOptions]);
-  const std::string algorithm = core_algorithm(str_arg(a[kAlgorithm], "algorithm"), options);
-  const int rpn = ranks_per_node_arg(a[kRanksPerNode]);
-  const double timeout = timeout_arg(a[kTimeout]);
-  const ReductionBuffers b = reduce_buffers(a[kSend], a[kRecv], rank_in(user) == root);
+  const Common c(a[kAlgorithm], a[kRanksPerNode], a[kTimeout], a[kOptions]);
+  Comm& comm = Comm::of(user, c.o.timeout);
+  const int root = root_arg(a[kRoot], comm.size());
+  const ReductionBuffers b = reduce_buffers(a[kSend], a[kRecv], comm.rank() == root);
   const OpArg op(a[kOp], a[kCommute]);
   const Reducer reducer(op.get(), b.type);
-  ReleaseGatherOptions storage;
-  const Options o = call_options(options_of(options, storage), rpn, timeout);
-  run_reduce(Comm::of(user, o.timeout), b.send.data(), b.send.bytes(), b.recv.data(),
-             b.recv.bytes(), b.count, reducer, root, algorithm, o);
+  run_reduce(comm, b.send.data(), b.send.bytes(), b.recv.data(), b.recv.bytes(), b.count, reducer,
+             root, c.algorithm, c.o);
   return py::none();
 }
 
@@ -272,7 +270,7 @@ py::object reduce_call(const py::handle* a) {
 void bindings::allreduce_with_options(MPI_Comm user, const ReductionBuffers& b, MPI_Op op,
                                       const std::string& algorithm, const py::dict& options,
                                       int ranks_per_node, double timeout) {
-  core_algorithm(algorithm, options);  // checks it
+  check_options_algorithm(algorithm, options);
   const ReleaseGatherOptions rg = parse_options(options);
   const Options o = call_options(rg, ranks_per_node, timeout);
   Comm& comm = Comm::of(user, o.timeout);
