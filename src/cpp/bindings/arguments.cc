@@ -116,7 +116,8 @@ int node_size_arg(py::handle value) {
   return rpn;
 }
 
-int root_arg(py::handle value, int size) {
+int rank_arg(py::handle value, int size) {
+  PyErr_Clear();  // root_arg's PyLong_AsLong may have overflowed
   long long root = 0;
   if (!integer_of(value, root))
     throw ArgumentError("root: expected a rank (an integer), got " + repr_of(value));

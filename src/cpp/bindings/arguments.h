@@ -48,8 +48,15 @@ int node_size_arg(pybind11::handle value);
 inline int ranks_per_node_arg(pybind11::handle value) {
   return value.is_none() ? -1 : node_size_arg(value);
 }
-// A rank of `size` ranks.
-int root_arg(pybind11::handle value, int size);
+// A rank of `size` ranks (inline for a plain int in range).
+int rank_arg(pybind11::handle value, int size);
+inline int root_arg(pybind11::handle value, int size) {
+  if (PyLong_CheckExact(value.ptr())) {
+    const long root = PyLong_AsLong(value.ptr());
+    if (root >= 0 && root < size) return static_cast<int>(root);
+  }
+  return rank_arg(value, size);
+}
 
 // The op of a reduction: an MPI.Op, or a Python callable made into one
 // (MPI.Op.Create, freed with this object unless handed on with take_created()).

@@ -510,8 +510,13 @@ Element datatype_element(py::handle datatype, const char* name) {
 }
 
 Message parse_simple(py::handle spec, const char* name, Access access, std::int64_t blocks) {
-  const Parts p = unpack(spec, name, false);
   Message m;
+  if (is_ndarray(spec)) {  // the plain call's form: the whole array, of its dtype
+    export_typed(m.view, spec, name, access, m.element);
+    m.count = inferred_count(name, m.view.bytes(), m.element.size, blocks);
+    return m;
+  }
+  const Parts p = unpack(spec, name, false);
   export_typed(m.view, p.buf, name, access, m.element);
   if (present(p.datatype)) m.element = described(m.element, p.datatype, name);
   const std::int64_t esize = m.element.size, elements = m.view.bytes() / esize;

@@ -190,14 +190,6 @@ void run_reduce(Comm& comm, const std::byte* send, std::int64_t send_bytes, std:
 // ---------------------------------------------------------------------------
 // Argument intake
 
-// The options of a call: kPaperDefaults without any, else parsed into
-// `storage` (constructed only then: it holds strings and vectors).
-const ReleaseGatherOptions& options_of(const py::dict& options,
-                                       std::optional<ReleaseGatherOptions>& storage) {
-  if (options.empty()) return kPaperDefaults;
-  return storage.emplace(parse_options(options));
-}
-
 // Options belong to release_gather: the algorithm must be it (or auto).
 void check_options_algorithm(const std::string& name, const py::dict& options) {
   if (options.empty() || name == "auto" || name == "release_gather") return;
@@ -207,22 +199,27 @@ void check_options_algorithm(const std::string& name, const py::dict& options) {
 }
 
 // What bcast and reduce take alike: algorithm, ranks_per_node, timeout and
-// **options, resolved into the core's Options.
+// **options, resolved into the core's Options (kPaperDefaults without options).
 struct Common {
-  std::optional<ReleaseGatherOptions> parsed;  // o points into it, or at kPaperDefaults
+  std::optional<ReleaseGatherOptions> parsed;  // constructed only for options given
   std::string algorithm;
   Options o;
 
   Common(py::handle algorithm_arg, py::handle ranks_per_node, py::handle timeout,
-         py::handle options_arg) {
-    const py::dict options = checked_options(options_arg);
-    algorithm = str_arg(algorithm_arg, "algorithm");
-    check_options_algorithm(algorithm, options);
+         py::handle options)
+      : algorithm(str_arg(algorithm_arg, "algorithm")) {
+    const ReleaseGatherOptions& rg =
+        PyDict_GET_SIZE(options.ptr()) == 0 ? kPaperDefaults : given(options);
     if (algorithm == "auto") algorithm.clear();  // the core's auto
-    o = call_options(options_of(options, parsed), ranks_per_node_arg(ranks_per_node),
-                     timeout_arg(timeout));
+    o = call_options(rg, ranks_per_node_arg(ranks_per_node), timeout_arg(timeout));
   }
-  Common(const Common&) = delete;
+  Common(const Common&) = delete;  // o points into parsed
+
+  const ReleaseGatherOptions& given(py::handle options) {
+    const py::dict checked = checked_options(options);
+    check_options_algorithm(algorithm, checked);
+    return parsed.emplace(parse_options(checked));
+  }
 };
 
 // bcast(comm, buf, root, algorithm, *, ranks_per_node, timeout, **options)
