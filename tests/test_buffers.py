@@ -1,7 +1,7 @@
 """Single-process tests: buffer-spec parsing, argument checking and the API surface.
 
 No mpiexec needed: collectives run on COMM_SELF (one rank) and, for the
-parsing helpers, not at all.
+compiled parser (``_core._parse_message``), not at all.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 from mpi4py import MPI
 
 import shancoll
-from shancoll import _buffers as B
+from shancoll._core import _parse_message as parse_message
 
 SELF = MPI.COMM_SELF
 NUMERIC = [
@@ -104,7 +104,19 @@ def test_topology_self():
 
 
 # ---------------------------------------------------------------------------
-# spec unpacking (mpi4py's rules)
+# the compiled buffer-spec parser (mpi4py's rules): _core._parse_message gives
+# its reading of a spec; size > 0 reads a v-collective's receive spec
+
+
+def simple(spec, name="sendbuf", writable=False, blocks=1):
+    m = parse_message(spec, name, 0, writable, blocks)
+    return m["count"], m["offset"]
+
+
+def vector(spec, size, name="recvbuf"):
+    m = parse_message(spec, name, size)
+    return m["counts"], m["displs"], m["extent"]
+
 
 buf = np.zeros(4)
 
@@ -112,116 +124,131 @@ buf = np.zeros(4)
 @pytest.mark.parametrize(
     "spec, expected",
     [
-        (buf, (buf, None, None, None)),
-        ([buf, MPI.DOUBLE], (buf, None, None, MPI.DOUBLE)),
-        ([buf, "d"], (buf, None, None, "d")),
-        ((buf, [1, 3]), (buf, [1, 3], None, None)),
-        ([buf, 2], (buf, 2, None, None)),
-        ([buf, ([1, 3], [0, 1])], (buf, [1, 3], [0, 1], None)),
-        ([buf, (1, 3)], (buf, 1, 3, None)),  # a tuple here is (counts, displs), as in mpi4py
-        ([buf, [1, 3], MPI.DOUBLE], (buf, [1, 3], None, MPI.DOUBLE)),
-        ([buf, ([1, 3], [0, 1]), MPI.DOUBLE], (buf, [1, 3], [0, 1], MPI.DOUBLE)),
-        ([buf, [1, 3], [0, 1]], (buf, [1, 3], [0, 1], None)),
-        ([buf, [1, 3], [0, 1], MPI.DOUBLE], (buf, [1, 3], [0, 1], MPI.DOUBLE)),
+        (buf, ([16, 16], [0, 16])),  # split evenly
+        ([buf, MPI.DOUBLE], ([16, 16], [0, 16])),
+        ([buf, "d"], ([16, 16], [0, 16])),
+        ((buf, [1, 3]), ([8, 24], [0, 8])),
+        ([buf, 2], ([16, 16], [0, 16])),
+        ([buf, ([1, 3], [0, 1])], ([8, 24], [0, 8])),
+        ([buf, (1, 3)], ([8, 8], [0, 24])),  # a tuple here is (counts, displs), as in mpi4py
+        ([buf, [1, 3], MPI.DOUBLE], ([8, 24], [0, 8])),
+        ([buf, ([1, 3], [0, 1]), MPI.DOUBLE], ([8, 24], [0, 8])),
+        ([buf, [1, 3], [0, 1]], ([8, 24], [0, 8])),
+        ([buf, [1, 3], [0, 1], MPI.DOUBLE], ([8, 24], [0, 8])),
+        ([buf, [1, 3], None, MPI.DOUBLE], ([8, 24], [0, 8])),
     ],
 )
-def test_unpack_vector(spec, expected):
-    got = B.unpack_vector(spec, "recvbuf")
-    assert got[0] is expected[0]
-    assert got[1:] == expected[1:]
+def test_vector_specs(spec, expected):
+    assert vector(spec, 2)[:2] == expected
 
 
 @pytest.mark.parametrize(
     "spec, expected",
     [
-        (buf, (buf, None, None, None)),
-        ([buf, MPI.DOUBLE], (buf, None, None, MPI.DOUBLE)),
-        ([buf, 3], (buf, 3, None, None)),
-        ([buf, (2, 1)], (buf, 2, 1, None)),
-        ([buf, [2, 1]], (buf, 2, 1, None)),
-        ([buf, 3, MPI.DOUBLE], (buf, 3, None, MPI.DOUBLE)),
-        ([buf, (2, 1), MPI.DOUBLE], (buf, 2, 1, MPI.DOUBLE)),
-        ([buf, 2, 1, MPI.DOUBLE], (buf, 2, 1, MPI.DOUBLE)),
+        (buf, (4, 0)),
+        ([buf, MPI.DOUBLE], (4, 0)),
+        ([buf, 3], (3, 0)),
+        ([buf, (2, 1)], (2, 8)),
+        ([buf, [2, 1]], (2, 8)),
+        ([buf, 3, MPI.DOUBLE], (3, 0)),
+        ([buf, (2, 1), MPI.DOUBLE], (2, 8)),
+        ([buf, 2, 1, MPI.DOUBLE], (2, 8)),
+        ([buf, 2, 1, None], (2, 8)),
+        ([buf, np.int64(3)], (3, 0)),
     ],
 )
-def test_unpack_simple(spec, expected):
-    got = B.unpack_simple(spec, "sendbuf")
-    assert got[0] is expected[0]
-    assert got[1:] == expected[1:]
+def test_simple_specs(spec, expected):
+    assert simple(spec) == expected
 
 
-def test_unpack_errors():
+def test_spec_errors():
     with pytest.raises(ValueError, match="recvbuf: a buffer spec has 2 to 4 items"):
-        B.unpack_vector([buf], "recvbuf")
+        vector([buf], 1)
     with pytest.raises(ValueError, match="sendbuf: a buffer spec has 2 to 4 items"):
-        B.unpack_simple([buf, 1, 2, 3, 4], "sendbuf")
+        simple([buf, 1, 2, 3, 4])
     with pytest.raises(ValueError, match=r"\(counts, displs\) pair"):
-        B.unpack_vector([buf, (1, 2, 3)], "recvbuf")
-
-
-# ---------------------------------------------------------------------------
-# layouts
+        vector([buf, (1, 2, 3)], 1)
+    with pytest.raises(ValueError, match="sendbuf: a buffer is required here"):
+        simple(MPI.IN_PLACE)
+    with pytest.raises(ValueError, match="sendbuf: expected a NumPy array"):
+        simple([object(), 1])
 
 
 def test_vector_layout_even_split_like_mpi4py():
     arr = np.zeros(10, dtype=np.int32)
-    a, el, c, d, extent = B.vector_message(arr, 4)
-    assert a is arr and el == np.int32
-    assert c == [12, 12, 8, 8] and d == [0, 12, 24, 32] and extent == 40
+    assert vector(arr, 4) == ([12, 12, 8, 8], [0, 12, 24, 32], 40)
 
 
 def test_vector_layout_counts_displs_in_bytes():
     arr = np.zeros(20, dtype=np.float64)
-    _, _, c, d, extent = B.vector_message([arr, [1, 0, 3], [10, 0, 2], MPI.DOUBLE], 3)
-    assert c == [8, 0, 24] and d == [80, 0, 16] and extent == 88
-    _, _, c, d, _ = B.vector_message([arr, 2, 5], 3)  # integral counts and stride
-    assert c == [16, 16, 16] and d == [0, 40, 80]
-    _, _, c, d, _ = B.vector_message([arr, np.array([1, 2, 3])], 3)
-    assert c == [8, 16, 24] and d == [0, 8, 24]
+    assert vector([arr, [1, 0, 3], [10, 0, 2], MPI.DOUBLE], 3) == ([8, 0, 24], [80, 0, 16], 88)
+    assert vector([arr, 2, 5], 3)[:2] == ([16, 16, 16], [0, 40, 80])  # integral counts, stride
+    assert vector([arr, np.array([1, 2, 3])], 3)[:2] == ([8, 16, 24], [0, 8, 24])
+    with pytest.raises(ValueError, match="counts: expected 3 entries"):
+        vector([arr, [1, 2]], 3)
+    with pytest.raises(ValueError, match="counts: negative count -1 for rank 1"):
+        vector([arr, [1, -1, 1]], 3)
+    with pytest.raises(ValueError, match="recvbuf: too small"):
+        vector([arr, [10, 10, 1]], 3)
 
 
-def test_layout_cache_is_reused_and_bounded():
-    arr = np.zeros(100, dtype=np.int16)
-    first = B.vector_message([arr, [1, 2, 3]], 3)
-    again = B.vector_message([arr, [1, 2, 3]], 3)
-    assert first[2] is again[2]  # same cached list
-    for i in range(B._LAYOUT_CACHE_MAX + 10):
-        B.vector_message([np.zeros(10**4, dtype=np.int8), [i, 1, 1]], 3)
-    assert len(B._layout_cache) <= B._LAYOUT_CACHE_MAX
+def test_counts_changed_in_place_are_seen():
+    counts = [1, 2, 3]
+    arr = np.zeros(10)
+    first = vector([arr, counts], 3)[0]
+    counts[0] = 4  # the same list object, changed in place
+    assert first == [8, 16, 24] and vector([arr, counts], 3)[0] == [32, 16, 24]
 
 
 def test_simple_message_count_and_displ():
     arr = np.arange(10, dtype=np.int64)
-    a, el, count, offset = B.simple_message(arr, "sendbuf", False)
-    assert (count, offset) == (10, 0)
-    _, _, count, offset = B.simple_message([arr, (4, 3), MPI.INT64_T], "sendbuf", False)
-    assert (count, offset) == (4, 3)
-    _, _, count, _ = B.simple_message(arr, "recvbuf", True, blocks=5)
-    assert count == 2
+    assert simple(arr) == (10, 0)
+    assert simple([arr, (4, 3), MPI.INT64_T]) == (4, 24)
+    assert simple(arr, "recvbuf", True, blocks=5) == (2, 0)
     with pytest.raises(ValueError, match="multiple of the 3 ranks"):
-        B.simple_message(arr, "recvbuf", True, blocks=3)
+        simple(arr, "recvbuf", True, blocks=3)
     with pytest.raises(ValueError, match="exceeds the buffer"):
-        B.simple_message([arr, 11], "sendbuf", False)
+        simple([arr, 11])
     with pytest.raises(ValueError, match="past the end"):
-        B.simple_message([arr, (0, 11), MPI.INT64_T], "sendbuf", False)
+        simple([arr, (0, 11), MPI.INT64_T])
     with pytest.raises(ValueError, match="negative count"):
-        B.simple_message([arr, -1], "sendbuf", False)
+        simple([arr, -1])
+    with pytest.raises(ValueError, match="sendbuf count: expected an integer"):
+        simple([arr, 2.0])
 
 
-def test_send_array_views_and_fast_path():
+def test_buffers_of_every_kind():
+    assert parse_message(b"abcd", "sendbuf")["bytes"] == 4
+    assert parse_message(array.array("i", [1, 2, 3]), "sendbuf")["element"]["name"] == "int32"
+    assert parse_message(np.zeros((2, 3), order="F"), "sendbuf")["count"] == 6
+    assert parse_message(memoryview(np.zeros(3, "c16")), "sendbuf")["element"]["name"] == (
+        "complex128"
+    )
+    with pytest.raises(ValueError, match="recvbuf: the array is read-only"):
+        parse_message(b"abcd", "recvbuf", writable=True)
+    with pytest.raises(ValueError, match=r"sendbuf: the array is not contiguous.*strides \(16\)"):
+        parse_message(np.zeros(4)[::2], "sendbuf")
+    with pytest.raises(ValueError, match="sendbuf: arrays of Python objects"):
+        parse_message(np.array([None]), "sendbuf")
+
+
+def test_send_is_checked_against_the_receive_side():
     arr = np.arange(10, dtype=np.int32)
-    assert B.send_array(arr, np.dtype(np.int32), 10, 0) is arr
-    view = B.send_array([arr, (4, 3), MPI.INT], np.dtype(np.int32), 4, 0)
-    assert view.dtype == np.uint8 and view.nbytes == 16
-    assert np.array_equal(view.view(np.int32), arr[3:7])
-    with pytest.raises(ValueError, match=r"counts\[2\]"):
-        B.send_array(arr, np.dtype(np.int32), 9, 2)
+    out = np.zeros(4, np.int32)
+    shancoll.allgatherv(SELF, [arr, (4, 3), MPI.INT], [out, [4]])
+    assert out.tolist() == arr[3:7].tolist()
+    with pytest.raises(ValueError, match=r"counts\[0\]"):
+        shancoll.allgatherv(SELF, arr, [np.zeros(9, np.int32), [9]])
     with pytest.raises(ValueError, match="does not match the receive"):
-        B.send_array(arr, np.dtype(np.float32), 10, 0)
+        shancoll.allgatherv(SELF, arr, np.zeros(10, np.float32))
 
 
 # ---------------------------------------------------------------------------
 # datatypes
+
+
+def element(arr, datatype, name="recvbuf"):
+    return parse_message([arr, datatype], name)["element"]
 
 
 @pytest.mark.parametrize("dtype", NUMERIC)
@@ -230,41 +257,143 @@ def test_datatype_must_match_dtype(dtype):
 
     arr = np.zeros(4, dtype=dtype)
     dt = dtlib.from_numpy_dtype(arr.dtype)
-    assert B.element_dtype(arr, dt, "recvbuf") == arr.dtype
+    assert element(arr, dt)["size"] == arr.dtype.itemsize
+    assert element(arr, dt)["kind"] == arr.dtype.kind
     other = MPI.INT if np.dtype(dtype) != np.int32 else MPI.DOUBLE
     if np.dtype(dtype) == np.dtype("l") and other == MPI.INT:
         other = MPI.SHORT
     with pytest.raises(ValueError, match="recvbuf: the MPI datatype"):
-        B.element_dtype(arr, other, "recvbuf")
+        element(arr, other)
 
 
 def test_datatype_byte_fits_any_array_and_typecodes():
     arr = np.zeros(3, dtype=np.float64)
-    assert B.element_dtype(arr, MPI.BYTE, "recvbuf").itemsize == 1
-    assert B.element_dtype(arr, "d", "recvbuf") == np.float64
+    assert element(arr, MPI.BYTE)["size"] == 1 and element(arr, MPI.BYTE)["byte"]
+    assert parse_message([arr, MPI.BYTE], "sendbuf")["count"] == 24
+    assert element(arr, "d")["name"] == "float64"
     with pytest.raises(ValueError, match="typecode"):
-        B.element_dtype(arr, "no such code", "recvbuf")
+        element(arr, "no such code")
     with pytest.raises(ValueError, match="DATATYPE_NULL"):
-        B.element_dtype(arr, MPI.DATATYPE_NULL, "recvbuf")
+        element(arr, MPI.DATATYPE_NULL)
 
 
 def test_contiguous_derived_datatype():
     triple = MPI.DOUBLE.Create_contiguous(3).Commit()
     try:
         arr = np.zeros(12)
-        el = B.element_dtype(arr, triple, "recvbuf")
-        assert el.itemsize == 24
+        assert element(arr, triple)["size"] == 24
         out = np.zeros(6)
         shancoll.allgatherv(SELF, [np.arange(6.0), 2, triple], [out, [2], triple])
         assert np.array_equal(out, np.arange(6.0))
+        summed = np.zeros(6)
+        shancoll.allreduce(SELF, [np.arange(6.0), 2, triple], [summed, 2, triple])
+        assert np.array_equal(summed, np.arange(6.0))
     finally:
         triple.Free()
     gappy = MPI.DOUBLE.Create_vector(2, 1, 2).Commit()
     try:
         with pytest.raises(ValueError, match="not contiguous"):
-            B.element_dtype(np.zeros(8), gappy, "recvbuf")
+            element(np.zeros(8), gappy)
     finally:
         gappy.Free()
+
+
+# ---------------------------------------------------------------------------
+# one set of rules for every collective and every form of a call
+
+
+def every_collective():
+    """(name, call) for each Python collective on COMM_SELF, options passed on."""
+    a, b = np.ones(2), np.zeros(2)
+    return {
+        "allreduce": lambda **o: shancoll.allreduce(SELF, a, b, **o),
+        "bcast": lambda **o: shancoll.bcast(SELF, b, **o),
+        "reduce": lambda **o: shancoll.reduce(SELF, a, b, **o),
+        "allgatherv": lambda **o: shancoll.allgatherv(SELF, a, [b, [2]], **o),
+        "allgather": lambda **o: shancoll.allgather(SELF, a, b, **o),
+        "allgatherv_shared": lambda **o: shancoll.allgatherv_shared(SELF, a, [2], **o),
+        "allgather_shared": lambda **o: shancoll.allgather_shared(SELF, a, **o),
+        "topology": lambda **o: shancoll.topology(SELF, **o),
+    }
+
+
+@pytest.mark.parametrize("name", list(every_collective()))
+def test_timeout_rules_are_the_same_everywhere(name):
+    call = every_collective()[name]
+    for seconds in [None, 5, 5.0, np.float64(5.0), np.int64(5)]:
+        call(timeout=seconds)
+    for bad in [True, "5", [5]]:
+        with pytest.raises(ValueError, match="timeout: expected a number of seconds") as info:
+            call(timeout=bad)
+        assert "rank 0" in str(info.value)
+    with pytest.raises(ValueError, match="timeout: must be a finite number of seconds >= 0"):
+        call(timeout=-1)
+
+
+@pytest.mark.parametrize("name", list(every_collective()))
+def test_ranks_per_node_rules_are_the_same_everywhere(name):
+    call = every_collective()[name]
+    for rpn in [None, 0, 1, np.int32(1)]:
+        call(ranks_per_node=rpn)
+    for bad, match in [(True, "expected an integer"), (1.5, "expected an integer"),
+                       (-2, "must be >= 0")]:  # fmt: skip
+        with pytest.raises(ValueError, match=f"ranks_per_node: {match}"):
+            call(ranks_per_node=bad)
+
+
+def test_algorithm_must_be_a_string_everywhere():
+    for name, call in every_collective().items():
+        if name in ("topology", "allgatherv_shared", "allgather_shared"):
+            continue
+        with pytest.raises(ValueError, match="algorithm: expected a string"):
+            call(algorithm=1)
+
+
+@pytest.mark.parametrize(
+    "send, recv",
+    [
+        (np.arange(3.0), np.zeros(3)),
+        ([np.arange(3.0), MPI.DOUBLE], [np.zeros(3), MPI.DOUBLE]),
+        ([np.arange(3.0), 3], [np.zeros(3), 3]),
+        ([np.arange(3.0), "d"], [np.zeros(3), 3, "d"]),
+        ([np.arange(5.0), (3, 0), MPI.DOUBLE], [np.zeros(3), (3, 0), MPI.DOUBLE]),
+        ([np.arange(5.0), 3, 0, MPI.DOUBLE], [np.zeros(3), 3, 0, MPI.DOUBLE]),
+        (array.array("d", [0.0, 1.0, 2.0]), np.zeros(3)),
+    ],
+)
+def test_every_spec_form_through_allreduce(send, recv):
+    shancoll.allreduce(SELF, send, recv, timeout=5)
+    out = recv[0] if isinstance(recv, list) else recv
+    assert out.tolist() == [0.0, 1.0, 2.0]
+
+
+def test_signature_errors_are_type_errors():
+    with pytest.raises(TypeError, match="unexpected keyword argument 'colour'"):
+        shancoll.allgatherv(SELF, np.ones(1), np.zeros(1), colour=1)
+    with pytest.raises(TypeError, match="missing required argument 'recvbuf'"):
+        shancoll.allreduce(SELF, np.ones(1))
+    with pytest.raises(TypeError, match="multiple values for argument 'sendbuf'"):
+        shancoll.allreduce(SELF, np.ones(1), np.zeros(1), sendbuf=np.ones(1))
+    with pytest.raises(TypeError, match="positional"):
+        shancoll.allgatherv(SELF, np.ones(1), np.zeros(1), "ring")
+
+
+def test_callable_ops_blocking_and_split_phase():
+    out = np.zeros(3)
+    shancoll.allreduce(SELF, np.arange(3.0), out, lambda a, b: a + b)
+    assert out.tolist() == [0.0, 1.0, 2.0]
+    req = shancoll.iallreduce(SELF, np.arange(3.0), out, np.maximum, commute=True)
+    req.wait()
+    assert out.tolist() == [0.0, 1.0, 2.0] and req.op_to_free is None
+
+
+def test_non_native_byte_order_moves_but_does_not_reduce():
+    send = np.arange(3, dtype=">f8")
+    out = np.zeros(3, dtype=">f8")
+    shancoll.allgatherv(SELF, send, out)
+    assert out.tolist() == [0.0, 1.0, 2.0]
+    with pytest.raises(ValueError, match="recvbuf: elements of format '>d' cannot be reduced"):
+        shancoll.allreduce(SELF, send, out)
 
 
 # ---------------------------------------------------------------------------
@@ -413,12 +542,3 @@ def test_auto_honours_environment_override(monkeypatch):
     shancoll.reload_environment()
     shancoll.allgatherv(SELF, np.ones(2), np.zeros(2))
     assert shancoll.last_stats(SELF).algorithm in shancoll.algorithms("allgatherv")
-
-
-def test_layout_memo_sees_in_place_changes():
-    counts = [1, 2, 3]
-    arr = np.zeros(10)
-    first = B.vector_message([arr, counts], 3)[2]
-    counts[0] = 4  # the same list object, changed in place
-    second = B.vector_message([arr, counts], 3)[2]
-    assert first == [8, 16, 24] and second == [32, 16, 24]

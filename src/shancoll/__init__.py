@@ -1,8 +1,8 @@
 """shancoll: fast MPI collectives for mpi4py communicators and NumPy buffers.
 
-The algorithms run in a C++ core (``shancoll._core``); this package parses
-mpi4py-style buffer specs, checks arguments and exposes one function per
-collective::
+The algorithms run in a C++ core (``shancoll._core``); this package exposes
+one function per collective, compiled too: it parses mpi4py-style buffer
+specs and checks its arguments itself::
 
     from mpi4py import MPI
     import numpy as np

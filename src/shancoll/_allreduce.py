@@ -1,20 +1,20 @@
-"""Allreduce and its split-phase form: argument handling around the C++ core.
+"""Allreduce and its split-phase form.
 
 Both are collective over ``comm``: every rank calls them, in the same order,
 with the same count, dtype, op, algorithm and options.
+
+The Python functions below give the signatures and docstrings; the calls run
+in compiled builtin functions (``_core.allreduce_entry``), which parse the
+buffer specs and options themselves (``src/cpp/bindings/bufspec.h``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 from mpi4py import MPI
 
 from . import _core
-from ._buffers import ArgumentError, is_in_place, simple_message
-from ._collectives import _comm_info, _rank_error, _rpn
 
 __all__ = ["AllreduceRequest", "allreduce", "iallreduce", "reduction_kernels"]
 
@@ -35,125 +35,6 @@ def reduction_kernels() -> dict[str, Any]:
     CPU cannot run (so does every reduction then).
     """
     return dict(_core.reduction_kernels())
-
-
-def _op_handle(op: Any, commute: bool) -> tuple[MPI.Op, bool]:
-    """(MPI op, whether it was created here and must be freed)."""
-    if isinstance(op, MPI.Op):
-        if op == MPI.OP_NULL:
-            raise ArgumentError("op: MPI.OP_NULL is not a reduction")
-        return op, False
-    if callable(op):
-        return MPI.Op.Create(_wrap_callable(op), commute=commute), True
-    raise ArgumentError(f"op: expected an MPI.Op or a callable, got {type(op).__name__}")
-
-
-def _wrap_callable(fn: Callable) -> Callable:
-    """An MPI user function computing ``inout = fn(in, inout)`` on NumPy views."""
-    from mpi4py.util import dtlib
-
-    def user_function(inbuf, inoutbuf, datatype):
-        dtype = dtlib.to_numpy_dtype(datatype)
-        a = np.frombuffer(inbuf, dtype=dtype)
-        b = np.frombuffer(inoutbuf, dtype=dtype)
-        b[...] = fn(a, b)
-
-    return user_function
-
-
-def _buffers(sendbuf: Any, recvbuf: Any, rank: int):
-    """(send array or None, receive array, element dtype), checked against each other."""
-    fast = _plain_arrays(sendbuf, recvbuf)
-    if fast is not None:
-        return fast
-    rarr, el, count, offset = simple_message(recvbuf, "recvbuf", True)
-    recv = _flat(rarr, el, count, offset)
-    if is_in_place(sendbuf):
-        return None, recv, el
-    sarr, sel, scount, soffset = simple_message(sendbuf, "sendbuf", False)
-    if sel != el:
-        raise ArgumentError(
-            f"sendbuf: element type {sel} does not match the receive buffer's {el} (rank {rank})"
-        )
-    if scount != count:
-        raise ArgumentError(
-            f"sendbuf: {scount} elements but recvbuf has {count}: the lengths must match "
-            f"(rank {rank})"
-        )
-    return _flat(sarr, sel, scount, soffset), recv, el
-
-
-def _plain_arrays(sendbuf: Any, recvbuf: Any):
-    """The common case, checked cheaply: contiguous NumPy arrays of one plain
-    numeric dtype and size (or MPI.IN_PLACE). None: take the general path,
-    which also words the errors."""
-    if type(recvbuf) is not _ndarray:
-        return None
-    el = recvbuf.dtype
-    flags = recvbuf.flags
-    if not (flags.c_contiguous and flags.writeable) or el.hasobject or el.shape or not el.itemsize:
-        return None
-    if is_in_place(sendbuf):
-        return None, recvbuf, el
-    if (
-        type(sendbuf) is not _ndarray
-        or sendbuf.dtype != el
-        or sendbuf.size != recvbuf.size
-        or not sendbuf.flags.c_contiguous
-    ):
-        return None
-    return sendbuf, recvbuf, el
-
-
-_ndarray = np.ndarray
-
-
-def _flat(arr: np.ndarray, el: np.dtype, count: int, offset: int) -> np.ndarray:
-    """The ``count`` elements at ``offset`` as a flat array of the element's base type."""
-    base = el.base if el.shape else el
-    flat = arr.reshape(-1).view(base) if arr.dtype != base else arr.reshape(-1)
-    n = int(np.prod(el.shape, dtype=np.int64)) if el.shape else 1
-    return flat[offset * n : (offset + count) * n]
-
-
-def _call(core_fn, comm, sendbuf, recvbuf, op, algorithm, ports, ranks_per_node, commute,
-          consistent, **core_options):  # fmt: skip
-    """The general path: parses the buffers and the op, then runs ``core_fn``.
-    Returns (its result, the MPI op created here for a callable, or None)."""
-    _, rank = _comm_info(comm)
-    handle, created = None, False
-    try:
-        if not isinstance(algorithm, str):
-            raise ArgumentError(f"algorithm: expected a string, got {algorithm!r}")
-        if ports is not None and (isinstance(ports, bool) or not isinstance(ports, int)):
-            raise ArgumentError(f"ports: expected an integer or None, got {ports!r}")
-        if not isinstance(consistent, bool):
-            raise ArgumentError(f"consistent: expected True or False, got {consistent!r}")
-        send, recv, el = _buffers(sendbuf, recvbuf, rank)
-        handle, created = _op_handle(op, commute)
-        base = el.base if el.shape else el
-        result = core_fn(
-            comm, send, recv, base.kind, base.itemsize, handle,
-            "" if algorithm == "auto" else algorithm,
-            0 if ports is None else ports, _rpn(ranks_per_node),
-            consistent=consistent, **core_options,
-        )  # fmt: skip
-        return result, handle if created else None
-    except (ArgumentError, TypeError) as e:
-        if created:
-            handle.Free()
-        raise _rank_error(ArgumentError(str(e)), rank) from None
-    except BaseException:
-        if created:
-            handle.Free()
-        raise
-
-
-def _seconds(timeout: Any) -> float:
-    """The core's timeout argument (0: the default)."""
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))):
-        raise ArgumentError(f"timeout: expected seconds as a number, got {timeout!r}")
-    return 0.0 if timeout is None else float(timeout)
 
 
 def allreduce(
@@ -277,22 +158,7 @@ def allreduce(
     allreduced, and the intra-node counts are its copies into and out of the
     node segment.
     """
-    # Only the general forms arrive here: the plain call (ndarrays, an MPI.Op,
-    # no options) ran in C++ already (allreduce_entry at the end of this file).
-    if options:
-        from ._release_gather import allreduce_with_options
-
-        allreduce_with_options(comm, sendbuf, recvbuf, op, algorithm, commute, ranks_per_node,
-                               timeout, options)  # fmt: skip
-        return
-    try:
-        seconds = _seconds(timeout)
-    except ArgumentError as e:
-        raise _rank_error(e, _comm_info(comm)[1]) from None
-    _, created = _call(_core.allreduce, comm, sendbuf, recvbuf, op, algorithm, ports,
-                       ranks_per_node, commute, consistent, timeout=seconds)  # fmt: skip
-    if created is not None:
-        created.Free()
+    raise AssertionError("unreachable: the builtin function below runs the call")
 
 
 AllreduceRequest = _core.AllreduceRequest
@@ -321,17 +187,9 @@ def iallreduce(
     same order. The first round's messages are sent before this returns.
     The timeout is given to :meth:`AllreduceRequest.wait`.
     """
-    req, created = _call(_core.iallreduce, comm, sendbuf, recvbuf, op, algorithm, ports,
-                         ranks_per_node, commute, consistent)  # fmt: skip
-    if created is not None:
-        if req.done:
-            created.Free()
-        else:
-            req.op_to_free = created  # freed when the request completes
-    return req
+    raise AssertionError("unreachable: the builtin function below runs the call")
 
 
-# The public functions are builtin entries that run the plain call in C++ and
-# pass any other call, unchanged, to the Python functions above.
+# The public functions: builtins with the signatures' names and docstrings.
 allreduce = _core.allreduce_entry(allreduce, False)
 iallreduce = _core.allreduce_entry(iallreduce, True)

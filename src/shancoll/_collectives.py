@@ -1,9 +1,14 @@
-"""The public collectives: argument handling around the C++ core (``shancoll._core``).
+"""The public collectives of the allgather family, and introspection.
 
 Every function here is collective over ``comm`` unless said otherwise: all
 ranks must call it, in the same order, with matching arguments (the same
 counts, displacements, algorithm and options on every rank), exactly as for
 the MPI collective of the same name.
+
+The collectives' Python functions give the signatures and docstrings; the
+calls run in compiled builtin functions (``_core.allgatherv_entry``, ...),
+which parse the buffer specs and options themselves
+(``src/cpp/bindings/bufspec.h``), on intra- and inter-communicators.
 """
 
 from __future__ import annotations
@@ -15,14 +20,8 @@ import numpy as np
 from mpi4py import MPI
 
 from . import _core, _intergroup
-from ._buffers import (
-    ArgumentError,
-    as_numpy_dtype,
-    send_array,
-    simple_message,
-    vector_layout,
-    vector_message,
-)
+
+ArgumentError = _core.ArgumentError
 
 __all__ = [
     "Stats",
@@ -35,11 +34,7 @@ __all__ = [
     "topology",
 ]
 
-_IN_PLACE = MPI.IN_PLACE
 _Intracomm = MPI.Intracomm
-_ndarray = np.ndarray
-_core_allgatherv = _core.allgatherv
-_core_allgatherv_shared = _core.allgatherv_shared
 
 
 # ---------------------------------------------------------------------------
@@ -70,70 +65,6 @@ def _rank_error(e: Exception, rank: int) -> Exception:
     if f"rank {rank}" not in msg:
         msg = f"{msg} (on rank {rank})"
     return type(e)(msg)
-
-
-def _check_options(
-    algorithm: Any, block_size: Any, transport: Any, ranks_per_node: Any, timeout: Any
-) -> None:
-    """Raises ArgumentError naming a badly typed option (slow path only)."""
-    if not isinstance(algorithm, str):
-        raise ArgumentError(f"algorithm: expected a string, got {algorithm!r}")
-    if not isinstance(transport, str):
-        raise ArgumentError(f"transport: expected a string, got {transport!r}")
-    for name, value in (("block_size", block_size), ("ranks_per_node", ranks_per_node)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-            try:
-                value.__index__()
-            except Exception:
-                raise ArgumentError(f"{name}: expected an integer, got {value!r}") from None
-    if timeout is not None and not isinstance(timeout, (int, float)):
-        raise ArgumentError(f"timeout: expected seconds as a number, got {timeout!r}")
-
-
-def _rpn(ranks_per_node: Any) -> int:
-    if ranks_per_node is None:
-        return -1
-    if type(ranks_per_node) is not int:
-        try:
-            ranks_per_node = ranks_per_node.__index__()
-        except Exception:
-            raise ArgumentError(
-                f"ranks_per_node: expected an integer or None, got {ranks_per_node!r}"
-            ) from None
-    if ranks_per_node < 0:
-        raise ArgumentError(
-            f"ranks_per_node: must be None (environment or physical nodes), 0 (physical "
-            f"nodes) or a positive node size, got {ranks_per_node}"
-        )
-    return ranks_per_node
-
-
-def _inter_options(options: tuple, intra_algorithm: Any) -> tuple:
-    """The options of an intergroup call, in the order ``_intergroup._run`` takes them."""
-    algorithm, block_size, transport, ranks_per_node, timeout = options
-    rpn = None if ranks_per_node is None else _rpn(ranks_per_node)
-    return (algorithm, intra_algorithm, block_size, transport, rpn, timeout)
-
-
-def _intra_algorithm_error(intra_algorithm: Any) -> ArgumentError:
-    return ArgumentError(
-        f"intra_algorithm: only for inter-communicators (the intragroup phase), got "
-        f"{intra_algorithm!r} with an intra-communicator; use algorithm="
-    )
-
-
-def _translate(e: Exception, rank: int, options: tuple) -> Exception:
-    """The exception to raise for ``e`` (error path only): argument errors name the rank;
-    a TypeError from the core's argument conversion becomes an ArgumentError naming the
-    badly typed option."""
-    if isinstance(e, TypeError):
-        try:
-            _check_options(*options)
-        except ArgumentError as bad:
-            e = bad
-        else:
-            return e
-    return _rank_error(e, rank)
 
 
 # ---------------------------------------------------------------------------
@@ -253,53 +184,7 @@ def allgatherv(
 
     Statistics of the call: :func:`last_stats`.
     """
-    size, rank = _comm_info(comm)
-    options = (algorithm, block_size, transport, ranks_per_node, timeout)
-    try:
-        if type(comm) is not _Intracomm and _intergroup.is_intercomm(comm):
-            inter_options = _inter_options(options, intra_algorithm)
-            _intergroup.allgatherv(comm, sendbuf, recvbuf, *inter_options)
-            return
-        if intra_algorithm != "auto":
-            raise _intra_algorithm_error(intra_algorithm)
-        arr, el, bcounts, bdispls, _ = vector_message(recvbuf, size)
-        send = _contribution(sendbuf, el, bcounts[rank] // el.itemsize, rank)
-        _run_allgatherv(comm, send, arr, bcounts, bdispls, *options)
-    except (ArgumentError, TypeError) as e:
-        raise _translate(e, rank, options) from None
-
-
-def _contribution(sendbuf: Any, el: np.dtype, count: int, rank: int):
-    """The send array of this rank, or None for MPI.IN_PLACE (or None)."""
-    if sendbuf is None or sendbuf is _IN_PLACE:
-        return None
-    return send_array(sendbuf, el, count, rank)
-
-
-def _run_allgatherv(comm, send, arr, bcounts, bdispls, algorithm, block_size, transport,
-                    ranks_per_node, timeout) -> None:  # fmt: skip
-    """Calls the core with the public options translated to its conventions."""
-    _core_allgatherv(
-        comm, send, arr, bcounts, bdispls,
-        "" if algorithm == "auto" else algorithm,
-        block_size, transport,
-        -1 if ranks_per_node is None else _rpn(ranks_per_node),
-        0.0 if timeout is None else timeout,
-    )  # fmt: skip
-
-
-_block_cache: dict[tuple[int, int, int], tuple[list[int], list[int]]] = {}
-
-
-def _block_layout(cbytes: int, obytes: int, size: int) -> tuple[list[int], list[int]]:
-    key = (cbytes, obytes, size)
-    hit = _block_cache.get(key)
-    if hit is None:
-        hit = ([cbytes] * size, [obytes + i * cbytes for i in range(size)])
-        if len(_block_cache) >= 128:
-            _block_cache.clear()
-        _block_cache[key] = hit
-    return hit
+    raise AssertionError("unreachable: the builtin function below runs the call")
 
 
 def allgather(
@@ -334,67 +219,17 @@ def allgather(
     it); ``MPI.IN_PLACE`` is not allowed. ``segmented`` runs the paper's
     Algorithm 1 (``algorithms("allgather", inter=True)``).
     """
-    size, rank = _comm_info(comm)
-    options = (algorithm, block_size, transport, ranks_per_node, timeout)
-    try:
-        if type(comm) is not _Intracomm and _intergroup.is_intercomm(comm):
-            inter_options = _inter_options(options, intra_algorithm)
-            _intergroup.allgather(comm, sendbuf, recvbuf, *inter_options)
-            return
-        if intra_algorithm != "auto":
-            raise _intra_algorithm_error(intra_algorithm)
-        if type(recvbuf) is _ndarray and recvbuf.flags.c_contiguous and recvbuf.flags.writeable:
-            arr = recvbuf
-            el = arr.dtype
-            esize = el.itemsize
-            count, rem = divmod(arr.size, size)
-            offset = 0
-            if rem or el.hasobject or not esize:
-                arr, el, count, offset = simple_message(recvbuf, "recvbuf", True, size)
-                esize = el.itemsize
-        else:
-            arr, el, count, offset = simple_message(recvbuf, "recvbuf", True, size)
-            esize = el.itemsize
-        bcounts, bdispls = _block_layout(count * esize, offset * esize, size)
-        send = _contribution(sendbuf, el, count, rank)
-        _run_allgatherv(comm, send, arr, bcounts, bdispls, *options)
-    except (ArgumentError, TypeError) as e:
-        raise _translate(e, rank, options) from None
+    raise AssertionError("unreachable: the builtin function below runs the call")
 
 
-# The public functions are builtin entries that run the plain call in C++
-# (ndarrays, or [ndarray, counts(, displs)] with lists of ints, and plain
-# options) and pass any other call, unchanged, to the Python functions above.
+# The public functions: builtins with the signatures' names and docstrings
+# (src/cpp/bindings/allgatherv.cc).
 allgatherv = _core.allgatherv_entry(allgatherv)
 allgather = _core.allgather_entry(allgather)
 
 
 # ---------------------------------------------------------------------------
 # shared results
-
-
-def _shared_result(mv: memoryview, el: np.dtype) -> np.ndarray:
-    if el.shape:
-        return np.frombuffer(mv, dtype=el.base).reshape((-1,) + el.shape)
-    return np.frombuffer(mv, dtype=el)
-
-
-def _shared_send(sendbuf: Any, dtype: Any, rank: int):
-    """(send array, element dtype, count) of a shared collective's contribution."""
-    if sendbuf is None or sendbuf is _IN_PLACE:
-        raise ArgumentError(
-            "sendbuf: MPI.IN_PLACE is not possible with a shared result (there is no receive "
-            "buffer to take the contribution from)"
-        )
-    arr, el, count, offset = simple_message(sendbuf, "sendbuf", False)
-    if dtype is not None:
-        want = as_numpy_dtype(dtype)
-        if want != el:
-            raise ArgumentError(f"dtype: {want} does not match the send buffer's element type {el}")
-    nbytes = count * el.itemsize
-    if offset or arr.nbytes != nbytes:
-        arr = arr.reshape(-1).view(np.uint8)[offset * el.itemsize : offset * el.itemsize + nbytes]
-    return arr, el, count
 
 
 def allgatherv_shared(
@@ -441,25 +276,7 @@ def allgatherv_shared(
     ``comm`` is freed or MPI is finalized -- reading a view after that is
     undefined (it may crash).
     """
-    size, rank = _comm_info(comm)
-    try:
-        send, el, count = _shared_send(sendbuf, dtype, rank)
-        bcounts, bdispls, _ = vector_layout(counts, displs, el.itemsize, size, 0)
-        if count * el.itemsize != bcounts[rank]:
-            raise ArgumentError(
-                f"sendbuf: sends {count} elements but counts[{rank}] is "
-                f"{bcounts[rank] // el.itemsize}"
-            )
-        mv = _core_allgatherv_shared(
-            comm, send, bcounts, bdispls, block_size, transport,
-            -1 if ranks_per_node is None else _rpn(ranks_per_node),
-            0.0 if timeout is None else timeout,
-        )  # fmt: skip
-    except (ArgumentError, TypeError) as e:
-        raise _translate(
-            e, rank, ("shan", block_size, transport, ranks_per_node, timeout)
-        ) from None
-    return _shared_result(mv, el)
+    raise AssertionError("unreachable: the builtin function below runs the call")
 
 
 def allgather_shared(
@@ -484,29 +301,10 @@ def allgather_shared(
     valid only until the next shancoll call on ``comm``, its memory stays
     mapped until ``comm`` is freed or MPI is finalized.
     """
-    size, rank = _comm_info(comm)
-    try:
-        send, el, count = _shared_send(sendbuf, dtype, rank)
-        bcounts, bdispls = _block_layout(count * el.itemsize, 0, size)
-        mv = _core_allgatherv_shared(
-            comm, send, bcounts, bdispls, block_size, transport,
-            -1 if ranks_per_node is None else _rpn(ranks_per_node),
-            0.0 if timeout is None else timeout,
-        )  # fmt: skip
-    except (ArgumentError, TypeError) as e:
-        raise _translate(
-            e, rank, ("shan", block_size, transport, ranks_per_node, timeout)
-        ) from None
-    flat = _shared_result(mv, el)
-    if type(sendbuf) is _ndarray:
-        shape = (size, *sendbuf.shape)
-    else:
-        shape = (size, count, *el.shape)
-    return flat.reshape(shape)
+    raise AssertionError("unreachable: the builtin function below runs the call")
 
 
-# The same for the node-shared results: an ndarray sendbuf, counts and
-# displs as ints or lists of ints, dtype None.
+# The same for the node-shared results.
 allgatherv_shared = _core.allgatherv_shared_entry(allgatherv_shared)
 allgather_shared = _core.allgather_shared_entry(allgather_shared)
 
@@ -623,8 +421,7 @@ def topology(
     """
     _, rank = _comm_info(comm)
     try:
-        _check_options("auto", 0, "auto", ranks_per_node, timeout)
-        return dict(_core.topology(comm, _rpn(ranks_per_node), 0.0 if timeout is None else timeout))
+        return dict(_core.topology(comm, ranks_per_node, timeout))
     except ArgumentError as e:
         raise _rank_error(e, rank) from None
 

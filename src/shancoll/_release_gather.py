@@ -79,25 +79,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 from mpi4py import MPI
 
 from . import _core
-from ._allreduce import _buffers, _flat, _op_handle
-from ._buffers import ArgumentError, is_in_place, simple_message
-from ._collectives import _comm_info, _rank_error, _rpn
+
+ArgumentError = _core.ArgumentError
 
 __all__ = ["bcast", "reduce"]
-
-
-def _check_common(algorithm: Any, root: Any, timeout: Any) -> None:
-    if not isinstance(algorithm, str):
-        raise ArgumentError(f"algorithm: expected a string, got {algorithm!r}")
-    if isinstance(root, bool) or not isinstance(root, (int, np.integer)):
-        raise ArgumentError(f"root: expected a rank (an integer), got {root!r}")
-    if timeout is not None and not isinstance(timeout, (int, float)):
-        raise ArgumentError(f"timeout: expected seconds as a number, got {timeout!r}")
-
 
 def bcast(
     comm: MPI.Comm,
@@ -143,29 +131,7 @@ def bcast(
 
     Statistics of the call: :func:`shancoll.last_stats`.
     """
-    _, rank = _comm_info(comm)
-    try:
-        _check_common(algorithm, root, timeout)
-        arr, el, count, offset = simple_message(buf, "buf", rank != root)
-        data = _flat(arr, el, count, offset).view(np.uint8)
-        _core.bcast(
-            comm, data, int(root), algorithm, options,
-            _rpn(ranks_per_node), 0.0 if timeout is None else float(timeout),
-        )  # fmt: skip
-    except (ArgumentError, TypeError) as e:
-        raise _rank_error(ArgumentError(str(e)), rank) from None
-
-
-def _reduce_buffers(sendbuf: Any, recvbuf: Any, root: int, rank: int):
-    """(send array or None, receive array or None, element dtype, count)."""
-    if rank == root:
-        send, recv, el = _buffers(sendbuf, recvbuf, rank)
-        return send, recv, el, recv.size
-    if is_in_place(sendbuf):
-        raise ArgumentError("sendbuf: MPI.IN_PLACE is only valid at the root")
-    arr, el, count, offset = simple_message(sendbuf, "sendbuf", False)
-    send = _flat(arr, el, count, offset)
-    return send, None, el, send.size
+    raise AssertionError("unreachable: the builtin function below runs the call")
 
 
 def reduce(
@@ -199,50 +165,10 @@ def reduce(
     Raises ValueError (shancoll.ArgumentError) naming the argument and the
     rank, TimeoutError (shancoll.CollectiveTimeout) when a wait exceeds ``timeout``.
     """
-    _, rank = _comm_info(comm)
-    handle, created = None, False
-    try:
-        _check_common(algorithm, root, timeout)
-        send, recv, el, count = _reduce_buffers(sendbuf, recvbuf, int(root), rank)
-        handle, created = _op_handle(op, commute)
-        base = el.base if el.shape else el
-        _core.reduce(
-            comm, send, recv, base.kind, base.itemsize, count, handle, int(root),
-            algorithm, options, _rpn(ranks_per_node),
-            0.0 if timeout is None else float(timeout),
-        )  # fmt: skip
-    except (ArgumentError, TypeError) as e:
-        raise _rank_error(ArgumentError(str(e)), rank) from None
-    finally:
-        if created:
-            handle.Free()
+    raise AssertionError("unreachable: the builtin function below runs the call")
 
 
-def allreduce_with_options(comm, sendbuf, recvbuf, op, algorithm, commute, ranks_per_node,
-                           timeout, options):  # fmt: skip
-    """:func:`shancoll.allreduce` with ``release_gather`` options."""
-    _, rank = _comm_info(comm)
-    handle, created = None, False
-    try:
-        if not isinstance(algorithm, str):
-            raise ArgumentError(f"algorithm: expected a string, got {algorithm!r}")
-        if timeout is not None and not isinstance(timeout, (int, float)):
-            raise ArgumentError(f"timeout: expected seconds as a number, got {timeout!r}")
-        send, recv, el = _buffers(sendbuf, recvbuf, rank)
-        handle, created = _op_handle(op, commute)
-        base = el.base if el.shape else el
-        _core.allreduce_release_gather(
-            comm, send, recv, base.kind, base.itemsize, handle, algorithm, options,
-            _rpn(ranks_per_node), 0.0 if timeout is None else float(timeout),
-        )  # fmt: skip
-    except (ArgumentError, TypeError) as e:
-        raise _rank_error(ArgumentError(str(e)), rank) from None
-    finally:
-        if created:
-            handle.Free()
-
-
-# The public functions are builtin entries that run the plain call in C++ and
-# pass any other call, unchanged, to the Python functions above.
+# The public functions: builtins with the signatures' names and docstrings
+# (src/cpp/bindings/release_gather.cc); the core's option table checks **options.
 bcast = _core.bcast_entry(bcast)
 reduce = _core.reduce_entry(reduce)

@@ -157,19 +157,6 @@ def prefix(counts: list[int]) -> list[int]:
     return out
 
 
-def count_calls(monkeypatch, owner, name: str) -> list[int]:
-    """Wraps ``owner.name``: the returned list gets an entry per call."""
-    calls: list[int] = []
-    wrapped = getattr(owner, name)
-
-    def counting(*args, **kwargs):
-        calls.append(1)
-        return wrapped(*args, **kwargs)
-
-    monkeypatch.setattr(owner, name, counting)
-    return calls
-
-
 def physical_node(comm: MPI.Comm) -> MPI.Comm:
     """The ranks of ``comm`` on this rank's physical node (all of them on one
     machine; one node's in the real-node runs), for tests of one-node paths."""

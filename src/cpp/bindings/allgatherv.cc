@@ -1,8 +1,9 @@
-// Allgatherv and allgather: the general call (byte counts and displacements
-// from the Python layer, which parses every buffer spec) and the builtin
-// entries' plain calls (entry.h, fast_args.h), which take the common forms
-// straight from the caller: about 2 us of Python argument handling less per
-// call, on messages whose whole collective takes 1-4 us.
+// Allgatherv and allgather, and their node-shared forms: the builtin entries
+// (entry.h) take the call as the user wrote it (buffers through bufspec.h,
+// the options through the core's option table: options.h, the rest through
+// arguments.h) and run_checked() hands it to the core's door
+// (shancoll/coll/allgatherv/allgatherv.h). Inter-communicators go to
+// intergroup.cc.
 #include "shancoll/coll/allgatherv/allgatherv.h"
 
 #include <mpi.h>
@@ -14,25 +15,18 @@
 #include <string>
 #include <vector>
 
+#include "arguments.h"
+#include "bufspec.h"
 #include "common.h"
 #include "entry.h"
-#include "fast_args.h"
+#include "intergroup.h"
 #include "options.h"
-#include "shancoll/comm.h"
 
 namespace py = pybind11;
 using namespace shancoll;
 using namespace shancoll::bindings;
 
 namespace {
-
-// A C-contiguous buffer of the general path (the Python layer has checked
-// it already), or ArgumentError naming it.
-void acquire_or_throw(View& v, py::handle obj, const char* name, int flags) {
-  if (!v.acquire(obj, flags))
-    throw ArgumentError(std::string(name) + ": not a C-contiguous" +
-                        (flags & PyBUF_WRITABLE ? " writable" : "") + " buffer");
-}
 
 // Checks `args` (byte counts and displacements; send set, or null: in
 // place) against the buffers and runs one allgatherv through the door;
@@ -69,249 +63,217 @@ py::object run_checked(const char* collective, MPI_Comm comm, AllgathervArgs& ar
                                      static_cast<py::ssize_t>(call.args.extent()), true);
 }
 
-// The options the entries took: block_size (0: not given), transport
-// ("" or "auto": not given), ranks_per_node (-1: not given), timeout (0: not given).
-void set_options(PythonOptions& o, std::int64_t block_size, const std::string& transport,
-                 int ranks_per_node, double timeout) {
-  if (block_size) o.set("block_size", block_size);
-  if (!transport.empty() && transport != "auto") o.set("transport", transport);
-  if (ranks_per_node >= 0) o.set("ranks_per_node", std::int64_t{ranks_per_node});
-  if (timeout) o.set("timeout", timeout);
-}
-
-// The general call: counts and displacements in bytes; send None: in place.
-py::object run_general(const char* collective, py::handle comm_obj, py::object send,
-                       std::byte* recv, std::int64_t recv_bytes, std::vector<std::int64_t> counts,
-                       std::vector<std::int64_t> displs, const std::string& algorithm,
-                       const CallOptions* options) {
-  AllgathervArgs args;
-  args.counts = std::move(counts);
-  args.displs = std::move(displs);
-  args.recv = recv;
-  View s;
-  if (!send.is_none()) {
-    acquire_or_throw(s, send, "sendbuf", PyBUF_SIMPLE);
-    args.send = static_cast<const std::byte*>(s.ptr());
-  }
-  return run_checked(collective, mpi_comm_of(comm_obj), args, recv_bytes, s.bytes(), algorithm,
-                     options);
-}
-
-// The plain calls: allgatherv(comm, sendbuf, recvbuf, *, algorithm,
+// ---------------------------------------------------------------------------
+// Argument intake: allgatherv(comm, sendbuf, recvbuf, *, algorithm,
 // block_size, transport, ranks_per_node, timeout, intra_algorithm), and
 // allgather with the same parameters.
 enum { kComm, kSend, kRecv, kAlgorithm, kBlockSize, kTransport, kRanksPerNode, kTimeout, kIntra };
 
-// An intra-communicator (inter-communicators have their own algorithms).
-bool plain_intracomm(py::handle h, MPI_Comm& out) {
-  if (!plain_comm(h)) return false;
-  out = *PyMPIComm_Get(h.ptr());
-  int inter = 1, finalized = 1;
-  MPI_Finalized(&finalized);
-  return !finalized && out != MPI_COMM_NULL && MPI_Comm_test_inter(out, &inter) == MPI_SUCCESS &&
-         !inter;
+// block_size, transport, ranks_per_node and timeout (four handles in a row),
+// through the option table; their defaults (0, "auto", None) set nothing.
+void options_of(PythonOptions& options, const py::handle* o) {
+  const bool zero = PyLong_CheckExact(o[0].ptr()) && PyLong_AsLongLong(o[0].ptr()) == 0;
+  if (!zero) options.set("block_size", o[0]);
+  if (!PyUnicode_Check(o[1].ptr()) || PyUnicode_CompareWithASCIIString(o[1].ptr(), "auto") != 0)
+    options.set("transport", o[1]);
+  options.set("ranks_per_node", o[2]);
+  options.set("timeout", o[3]);
 }
 
-// block_size, transport, ranks_per_node and timeout (four handles in a row)
-// as the Python layer would pass them on: ranks_per_node None or >= 0.
-bool plain_options(const py::handle* o, PythonOptions& options) {
-  std::string transport;
-  int block_size = 0, rpn = -1;
-  double timeout = 0;
-  if (!plain_int(o[0], block_size, 0) || !plain_algorithm(o[1], transport) ||
-      !plain_int(o[2], rpn, -1) || !plain_timeout(o[3], timeout) || (!o[2].is_none() && rpn < 0))
-    return false;
-  set_options(options, block_size, transport, rpn, timeout);
-  return true;
+bool is_inter(MPI_Comm comm) {
+  int inter = 0;
+  check_mpi(MPI_Comm_test_inter(comm, &inter), "MPI_Comm_test_inter");
+  return inter;
 }
 
-// A non-negative exact int times `scale`, no overflow beyond `limit`.
-bool plain_size(PyObject* item, std::int64_t scale, std::int64_t limit, std::int64_t& out) {
-  if (!PyLong_CheckExact(item)) return false;
-  const long long v = PyLong_AsLongLong(item);
-  if (v < 0 || v > limit / scale) {
-    PyErr_Clear();
-    return false;
+// This rank's contribution of `want` elements of the receive type; no
+// buffer for IN_PLACE (None included).
+Message contribution(py::handle send, const Element& recv, std::int64_t want, int rank) {
+  if (is_in_place(send)) return {};
+  Message m = parse_simple(send, "sendbuf", Access::read);
+  check_send_element(m, recv);
+  if (m.count != want) {
+    const std::string r = std::to_string(rank), w = std::to_string(want);
+    throw ArgumentError("sendbuf: sends " + std::to_string(m.count) +
+                        " elements but the receive counts give rank " + r + " " + w + " (counts[" +
+                        r + "] = " + w + ")");
   }
-  out = v * scale;
-  return true;
+  return m;
 }
 
-constexpr std::int64_t kMaxBytes = std::numeric_limits<std::int64_t>::max();
-
-// p sizes from an exact list, each times `scale`.
-bool plain_sizes(py::handle list, int p, std::int64_t scale, std::vector<std::int64_t>& out) {
-  if (!PyList_CheckExact(list.ptr()) || PyList_GET_SIZE(list.ptr()) != p) return false;
-  out.resize(static_cast<std::size_t>(p));
-  for (int r = 0; r < p; ++r)
-    if (!plain_size(PyList_GET_ITEM(list.ptr(), r), scale, kMaxBytes, out[r])) return false;
-  return true;
+// P blocks of `block` bytes, rank r's at offset + r * block.
+Layout even_blocks(int p, std::int64_t block, std::int64_t offset) {
+  Layout l;
+  l.counts.assign(static_cast<std::size_t>(p), block);
+  for (int r = 0; r < p; ++r) l.displs.push_back(offset + r * block);
+  l.extent = offset + p * block;
+  return l;
 }
 
-// A writable C-contiguous ndarray of a plain numeric dtype.
-bool plain_recv(py::handle arr, View& v) {
-  char kind = 0;
-  return is_ndarray(arr) && v.acquire(arr, PyBUF_FORMAT | PyBUF_WRITABLE) &&
-         numpy_kind(v.get().format, kind) && v.get().itemsize > 0;
+// The call on an inter-communicator (intergroup.cc).
+py::object inter_call(MPI_Comm user, const py::handle* a, bool regular) {
+  PythonOptions options(Collective::intergroup);
+  options_of(options, a + kBlockSize);
+  if (str_arg(a[kIntra], "intra_algorithm") != "auto") options.set("intra_algorithm", a[kIntra]);
+  inter_allgatherv(user, a[kSend], a[kRecv], regular, str_arg(a[kAlgorithm], "algorithm"),
+                   options.get());
+  return py::none();
 }
 
-// IN_PLACE (None included), or an ndarray of recv's dtype holding exactly
-// `bytes`, as the Python layer requires.
-bool plain_send(py::handle send, const View& recv, std::int64_t bytes, View& s) {
-  if (is_in_place(send)) return true;
-  return is_ndarray(send) && s.acquire(send, PyBUF_FORMAT) && s.bytes() == bytes &&
-         s.get().itemsize == recv.get().itemsize &&
-         std::strcmp(s.get().format, recv.get().format) == 0;
+void refuse_intra_algorithm(py::handle intra_algorithm) {
+  const std::string intra = str_arg(intra_algorithm, "intra_algorithm");
+  if (intra != "auto")
+    throw ArgumentError(
+        "intra_algorithm: only for inter-communicators (the intragroup phase), "
+        "got '" +
+        intra + "' with an intra-communicator; use algorithm=");
 }
 
-// One size for every rank (a count), or rank r's r times it (a stride), or
-// a list as plain_sizes.
-bool plain_sizes_or_int(py::handle h, int p, std::int64_t scale, bool stride,
-                        std::vector<std::int64_t>& out) {
-  std::int64_t one = 0;
-  if (!PyLong_CheckExact(h.ptr())) return plain_sizes(h, p, scale, out);
-  if (!plain_size(h.ptr(), scale, kMaxBytes / std::max(p, 1), one)) return false;
-  out.resize(static_cast<std::size_t>(p));
-  for (int r = 0; r < p; ++r) out[static_cast<std::size_t>(r)] = one * (stride ? r : 1);
-  return true;
-}
-
-// Exclusive prefix sum of args.counts.
-void packed_displs(AllgathervArgs& args) {
-  args.displs.resize(args.counts.size());
-  std::int64_t at = 0;
-  for (std::size_t r = 0; r < args.counts.size(); ++r) args.displs[r] = at, at += args.counts[r];
-}
-
-// P blocks of `block` bytes, rank r's at r * block.
-void even_blocks(AllgathervArgs& args, int p, std::int64_t block) {
-  args.counts.assign(static_cast<std::size_t>(p), block);
-  args.displs.resize(static_cast<std::size_t>(p));
-  for (int r = 0; r < p; ++r) args.displs[static_cast<std::size_t>(r)] = r * block;
-}
-
-// allgather's recvbuf (and allgatherv's plain array): an ndarray of P equal
-// blocks, rank r's at r * block; false when not plain (mpi4py's uneven
-// split of allgatherv is the Python layer's).
-bool block_layout(py::handle recv, int p, View& v, AllgathervArgs& args) {
-  if (!plain_recv(recv, v)) return false;
-  const std::int64_t esize = v.get().itemsize, elements = v.bytes() / esize;
-  if (elements % p) return false;
-  even_blocks(args, p, elements / p * esize);
-  return true;
-}
-
-// allgatherv's recvbuf: an ndarray (split evenly over the ranks), [ndarray,
-// counts] or [ndarray, counts, displs] with lists of ints (displs None:
-// packed); false when not plain.
-bool vector_layout(py::handle recv, int p, View& v, AllgathervArgs& args) {
-  const bool spec = PyList_CheckExact(recv.ptr()) || PyTuple_CheckExact(recv.ptr());
-  if (!spec) return block_layout(recv, p, v, args);
-  const Py_ssize_t items = PySequence_Fast_GET_SIZE(recv.ptr());
-  if (items < 2 || items > 3) return false;
-  PyObject** item = PySequence_Fast_ITEMS(recv.ptr());
-  if (!plain_recv(item[0], v)) return false;
-  const std::int64_t esize = v.get().itemsize;
-  if (!plain_sizes(item[1], p, esize, args.counts)) return false;
-  if (items == 3 && item[2] != Py_None) {
-    if (!plain_sizes(item[2], p, esize, args.displs)) return false;
-  } else {
-    packed_displs(args);
-  }
-  return args.extent() <= v.bytes();  // else the Python layer words it
-}
-
-// The plain call once `layout` has read recvbuf: comm and options checked,
-// sendbuf checked against the layout, then the collective.
-template <class Layout>
-py::object run_plain(const char* collective, const py::handle* a, Layout&& layout) {
-  MPI_Comm user = MPI_COMM_NULL;
-  std::string algorithm, intra;
-  PythonOptions options(std::string_view(collective) == "allgather" ? Collective::allgather
-                                                                    : Collective::allgatherv);
-  if (!plain_intracomm(a[kComm], user) || !plain_algorithm(a[kAlgorithm], algorithm) ||
-      !plain_algorithm(a[kIntra], intra) || !intra.empty() ||
-      !plain_options(a + kBlockSize, options))
-    return py::object();
-  View v, s;
+// The receive layout and the contribution in hand: run on `comm`.
+py::object run_intake(const char* collective, MPI_Comm comm, const std::string& algorithm,
+                      const CallOptions* options, const BufferView& recv, Layout& layout,
+                      const Message& send) {
   AllgathervArgs args;
-  if (!layout(a[kRecv], size_of(user), v, args) ||
-      !plain_send(a[kSend], v, args.counts[static_cast<std::size_t>(rank_of(user))], s))
-    return py::object();
-  args.send = static_cast<const std::byte*>(s.ptr());
-  args.recv = static_cast<std::byte*>(v.ptr());
-  return run_checked(collective, user, args, v.bytes(), s.bytes(), algorithm, options.get());
+  args.counts = std::move(layout.counts);
+  args.displs = std::move(layout.displs);
+  args.recv = recv.data();
+  args.send = send.view.held() ? send.data() : nullptr;
+  return run_checked(collective, comm, args, recv.bytes(), send.bytes(), algorithm, options);
 }
 
-py::object allgatherv_plain(const py::handle* a) {
-  return run_plain("allgatherv", a, vector_layout);
+py::object allgatherv_call(const py::handle* a) {
+  const MPI_Comm user = comm_of(a[kComm]);
+  if (is_inter(user)) return inter_call(user, a, false);
+  refuse_intra_algorithm(a[kIntra]);
+  const std::string algorithm = str_arg(a[kAlgorithm], "algorithm");
+  PythonOptions options(Collective::allgatherv);
+  options_of(options, a + kBlockSize);
+  const int rank = rank_of(user);
+  VectorMessage recv = parse_vector(a[kRecv], "recvbuf", size_of(user));
+  const std::int64_t want = recv.layout.counts[static_cast<std::size_t>(rank)] / recv.element.size;
+  const Message send = contribution(a[kSend], recv.element, want, rank);
+  return run_intake("allgatherv", user, algorithm, options.get(), recv.view, recv.layout, send);
 }
-py::object allgather_plain(const py::handle* a) { return run_plain("allgather", a, block_layout); }
 
+py::object allgather_call(const py::handle* a) {
+  const MPI_Comm user = comm_of(a[kComm]);
+  if (is_inter(user)) return inter_call(user, a, true);
+  refuse_intra_algorithm(a[kIntra]);
+  const std::string algorithm = str_arg(a[kAlgorithm], "algorithm");
+  PythonOptions options(Collective::allgather);
+  options_of(options, a + kBlockSize);
+  const int size = size_of(user);
+  const Message recv = parse_simple(a[kRecv], "recvbuf", Access::write, size);
+  Layout layout = even_blocks(size, recv.bytes(), recv.offset);
+  const Message send = contribution(a[kSend], recv.element, recv.count, rank_of(user));
+  return run_intake("allgather", user, algorithm, options.get(), recv.view, layout, send);
+}
+
+// ---------------------------------------------------------------------------
 // The node-shared calls: allgatherv_shared(comm, sendbuf, counts, displs, *,
 // dtype, block_size, transport, ranks_per_node, timeout) and
-// allgather_shared(comm, sendbuf, *, dtype, ...), for a C-contiguous ndarray
-// of a plain numeric dtype, dtype None, counts and displs as ints or lists of
-// ints. The result as the Python layer builds it: numpy.frombuffer of the
-// segment's read-only view with the send array's dtype.
+// allgather_shared(comm, sendbuf, *, dtype, ...). The result: a read-only
+// array over the node segment, of the send buffer's dtype.
 enum { kSharedSend = 1, kSharedCounts = 2, kSharedDispls = 3 };
 
-py::object shared_array(py::object view, py::handle send) {
-  static const py::handle frombuffer =  // kept for the module's life
+py::object numpy_dtype(const Element& e) {
+  static const py::handle dtype = py::object(py::module_::import("numpy").attr("dtype")).release();
+  if (e.byte) return dtype("u1");
+  return dtype((e.kind == 'V' ? std::string("V") : std::string(1, e.kind)) +
+               std::to_string(e.scalar));
+}
+
+// The `dtype` argument as an element: a NumPy dtype-like or an MPI datatype.
+Element dtype_element(py::handle dtype) {
+  if (PyObject_TypeCheck(dtype.ptr(), &PyMPIDatatype_Type)) return datatype_element(dtype, "dtype");
+  py::object d;
+  try {
+    d = py::module_::import("numpy").attr("dtype")(dtype);
+  } catch (py::error_already_set& e) {
+    throw ArgumentError("dtype: not a dtype: " + std::string(py::repr(dtype)) + " (" +
+                        std::string(py::str(e.value())) + ")");
+  }
+  Element el;
+  el.kind = std::string(py::str(d.attr("kind")))[0];
+  el.scalar = el.size = d.attr("itemsize").cast<std::int64_t>();
+  if (!std::strchr("biufc", el.kind))
+    el.kind = 'V', el.format = intern_format(py::str(d.attr("str")));
+  return el;
+}
+
+// The contribution of a shared call, checked against `dtype` (None: any).
+Message shared_send(py::handle send, py::handle dtype) {
+  if (is_in_place(send))
+    throw ArgumentError(
+        "sendbuf: MPI.IN_PLACE is not possible with a shared result (there is no receive buffer "
+        "to take the contribution from)");
+  Message m = parse_simple(send, "sendbuf", Access::read);
+  if (!dtype.is_none()) {
+    const Element want = dtype_element(dtype);
+    if (!want.same_type(m.element))
+      throw ArgumentError("dtype: " + want.name() +
+                          " does not match the send buffer's element type " + m.element.name());
+  }
+  return m;
+}
+
+// The node segment's result as an array of the send buffer's elements.
+py::object shared_array(py::object view, py::handle send_obj, const Element& e) {
+  static const py::handle frombuffer =
       py::object(py::module_::import("numpy").attr("frombuffer")).release();
-  return frombuffer(view, send.attr("dtype"));
+  if (is_ndarray(send_obj)) return frombuffer(view, send_obj.attr("dtype"));
+  py::object flat = frombuffer(view, numpy_dtype(e));
+  if (e.size == e.scalar) return flat;
+  return flat.attr("reshape")(py::make_tuple(-1, e.size / e.scalar));
 }
 
-template <class Layout>
-py::object run_shared(const char* collective, const py::handle* a, int dtype_index,
-                      Layout&& layout) {
-  MPI_Comm user = MPI_COMM_NULL;
+// The node segment's view of a shared call's result.
+py::object run_shared(const char* collective, MPI_Comm comm, const CallOptions* options,
+                      const Message& send, Layout& layout) {
+  BufferView no_recv;  // no receive buffer: the result stays in the segment
+  return run_intake(collective, comm, "shan", options, no_recv, layout, send);
+}
+
+// allgatherv_shared(comm, sendbuf, counts, displs, *, dtype, block_size, ...)
+py::object allgatherv_shared_call(const py::handle* a) {
+  enum { kDtype = 4 };
+  const MPI_Comm user = comm_of(a[kComm]);
   PythonOptions options(Collective::allgatherv);
-  const py::handle send = a[kSharedSend];
-  View s;
-  char kind = 0;
-  if (!plain_intracomm(a[kComm], user) || !a[dtype_index].is_none() ||
-      !plain_options(a + dtype_index + 1, options) || !is_ndarray(send) ||
-      !s.acquire(send, PyBUF_FORMAT) || !numpy_kind(s.get().format, kind))
-    return py::object();
-  AllgathervArgs args;
-  if (!layout(a, size_of(user), s, args) ||
-      args.counts[static_cast<std::size_t>(rank_of(user))] != s.bytes())
-    return py::object();
-  args.send = static_cast<const std::byte*>(s.ptr());
-  return shared_array(run_checked(collective, user, args, 0, s.bytes(), "shan", options.get()),
-                      send);
+  options_of(options, a + kDtype + 1);
+  const Message send = shared_send(a[kSharedSend], a[kDtype]);
+  const int rank = rank_of(user);
+  Layout layout =
+      parse_layout(a[kSharedCounts], a[kSharedDispls], send.element.size, size_of(user));
+  const std::int64_t mine = layout.counts[static_cast<std::size_t>(rank)];
+  if (send.bytes() != mine)
+    throw ArgumentError("sendbuf: sends " + std::to_string(send.count) + " elements but counts[" +
+                        std::to_string(rank) + "] is " + std::to_string(mine / send.element.size));
+  py::object view = run_shared("allgatherv_shared", user, options.get(), send, layout);
+  return shared_array(view, a[kSharedSend], send.element);
 }
 
-py::object allgatherv_shared_plain(const py::handle* a) {
-  return run_shared("allgatherv_shared", a, 4,
-                    [](const py::handle* h, int p, const View& s, AllgathervArgs& args) {
-                      const std::int64_t esize = s.get().itemsize;
-                      if (!plain_sizes_or_int(h[kSharedCounts], p, esize, false, args.counts))
-                        return false;
-                      if (h[kSharedDispls].is_none()) {
-                        packed_displs(args);
-                        return true;
-                      }
-                      return plain_sizes_or_int(h[kSharedDispls], p, esize, true, args.displs);
-                    });
-}
-
-py::object allgather_shared_plain(const py::handle* a) {
-  int p = 0;
-  py::object flat =
-      run_shared("allgather_shared", a, 2,
-                 [&p](const py::handle*, int size, const View& s, AllgathervArgs& args) {
-                   p = size;
-                   even_blocks(args, p, s.bytes());
-                   return true;
-                 });
-  if (!flat) return flat;
-  const py::tuple send_shape = a[kSharedSend].attr("shape");
-  py::tuple shape(send_shape.size() + 1);  // (P, *sendbuf.shape)
-  shape[0] = p;
-  for (std::size_t i = 0; i < send_shape.size(); ++i) shape[i + 1] = send_shape[i];
-  return flat.attr("reshape")(shape);
+// allgather_shared(comm, sendbuf, *, dtype, block_size, ...): shape (P,
+// *sendbuf.shape), or (P, count) for a spec.
+py::object allgather_shared_call(const py::handle* a) {
+  enum { kDtype = 2 };
+  const MPI_Comm user = comm_of(a[kComm]);
+  PythonOptions options(Collective::allgather);
+  options_of(options, a + kDtype + 1);
+  const Message send = shared_send(a[kSharedSend], a[kDtype]);
+  const int p = size_of(user);
+  Layout layout = even_blocks(p, send.bytes(), 0);
+  py::object flat = shared_array(run_shared("allgather_shared", user, options.get(), send, layout),
+                                 a[kSharedSend], send.element);
+  py::list shape;
+  shape.append(p);
+  if (is_ndarray(a[kSharedSend])) {
+    for (py::handle n : py::tuple(a[kSharedSend].attr("shape"))) shape.append(n);
+  } else {
+    shape.append(send.count);
+    if (send.element.size != send.element.scalar)
+      shape.append(send.element.size / send.element.scalar);
+  }
+  return flat.attr("reshape")(py::tuple(shape));
 }
 
 EntrySpec allgather_spec(bool vector) {
@@ -326,7 +288,7 @@ EntrySpec allgather_spec(bool vector) {
            {"timeout", none},
            {"intra_algorithm", automatic}},
           3,
-          vector ? allgatherv_plain : allgather_plain};
+          vector ? allgatherv_call : allgather_call};
 }
 
 EntrySpec shared_spec(bool vector) {
@@ -339,60 +301,31 @@ EntrySpec shared_spec(bool vector) {
                                {"ranks_per_node", none},
                                {"timeout", none}});
   return {std::move(params), vector ? 4 : 2,
-          vector ? allgatherv_shared_plain : allgather_shared_plain};
+          vector ? allgatherv_shared_call : allgather_shared_call};
 }
 
 }  // namespace
 
 void bind_allgatherv(py::module_& m) {
   if (import_mpi4py() < 0) throw py::error_already_set();  // per translation unit
-  init_fast_args();
   m.def(
       "allgatherv_entry",
-      [](py::function impl) { return make_entry(std::move(impl), allgather_spec(true)); },
-      "The builtin entry for shancoll.allgatherv with `impl` as its general path.");
+      [](py::function signature) { return make_entry(std::move(signature), allgather_spec(true)); },
+      "The builtin function shancoll.allgatherv with the name and docstring of `signature`.");
   m.def(
       "allgather_entry",
-      [](py::function impl) { return make_entry(std::move(impl), allgather_spec(false)); },
-      "The builtin entry for shancoll.allgather with `impl` as its general path.");
+      [](py::function signature) {
+        return make_entry(std::move(signature), allgather_spec(false));
+      },
+      "The builtin function shancoll.allgather with the name and docstring of `signature`.");
   m.def(
       "allgatherv_shared_entry",
-      [](py::function impl) { return make_entry(std::move(impl), shared_spec(true)); },
-      "The builtin entry for shancoll.allgatherv_shared with `impl` as its general path.");
+      [](py::function signature) { return make_entry(std::move(signature), shared_spec(true)); },
+      "The builtin function shancoll.allgatherv_shared with the name and docstring of "
+      "`signature`.");
   m.def(
       "allgather_shared_entry",
-      [](py::function impl) { return make_entry(std::move(impl), shared_spec(false)); },
-      "The builtin entry for shancoll.allgather_shared with `impl` as its general path.");
-
-  m.def(
-      "allgatherv",
-      [](py::handle comm, py::object send, py::object recv, std::vector<std::int64_t> counts,
-         std::vector<std::int64_t> displs, const std::string& algorithm, std::int64_t block_size,
-         const std::string& transport, int ranks_per_node, double timeout) {
-        PythonOptions o(Collective::allgatherv);
-        set_options(o, block_size, transport, ranks_per_node, timeout);
-        View r;
-        acquire_or_throw(r, recv, "recvbuf", PyBUF_WRITABLE);
-        return run_general("allgatherv", comm, send, static_cast<std::byte*>(r.ptr()), r.bytes(),
-                           std::move(counts), std::move(displs), algorithm, o.get());
-      },
-      py::arg("comm"), py::arg("send"), py::arg("recv"), py::arg("counts"), py::arg("displs"),
-      py::arg("algorithm") = "", py::arg("block_size") = 0, py::arg("transport") = "two_sided",
-      py::arg("ranks_per_node") = -1, py::arg("timeout") = 0.0,
-      "Allgatherv in bytes; send=None means in place. Statistics: last_stats(comm).");
-
-  m.def(
-      "allgatherv_shared",
-      [](py::handle comm, py::object send, std::vector<std::int64_t> counts,
-         std::vector<std::int64_t> displs, std::int64_t block_size, const std::string& transport,
-         int ranks_per_node, double timeout) {
-        PythonOptions o(Collective::allgatherv);
-        set_options(o, block_size, transport, ranks_per_node, timeout);
-        return run_general("allgatherv_shared", comm, send, nullptr, 0, std::move(counts),
-                           std::move(displs), "shan", o.get());
-      },
-      py::arg("comm"), py::arg("send"), py::arg("counts"), py::arg("displs"),
-      py::arg("block_size") = 0, py::arg("transport") = "two_sided", py::arg("ranks_per_node") = -1,
-      py::arg("timeout") = 0.0,
-      "Allgatherv (shan) leaving the result in the node segment: a read-only memoryview.");
+      [](py::function signature) { return make_entry(std::move(signature), shared_spec(false)); },
+      "The builtin function shancoll.allgather_shared with the name and docstring of "
+      "`signature`.");
 }

@@ -1,8 +1,9 @@
-// What the binding files share: mpi4py objects -> MPI handles, Stats -> the
-// dict behind shancoll.last_stats(). Options: options.h.
+// What the binding files share: MPI sizes and ranks, Stats -> the dict
+// behind shancoll.last_stats(). Arguments: arguments.h; buffers: bufspec.h;
+// options: options.h.
 //
 // mpi4py's C API lives in per-translation-unit pointers: every .cc that
-// includes this header must call import_mpi4py() once (in its bind_*()).
+// includes it must call import_mpi4py() once (in its bind_*()).
 #pragma once
 
 #include <mpi.h>
@@ -18,35 +19,6 @@
 #include "shancoll/progress.h"
 
 namespace shancoll::bindings {
-
-// The MPI_Comm of an mpi4py communicator (intra or inter: the collective
-// decides what it accepts); ArgumentError naming `comm` otherwise.
-inline MPI_Comm mpi_comm_of(pybind11::handle comm) {
-  if (!PyObject_TypeCheck(comm.ptr(), &PyMPIComm_Type)) {
-    throw ArgumentError("comm: expected an mpi4py communicator, got " +
-                        std::string(pybind11::str(pybind11::type::of(comm))));
-  }
-  MPI_Comm* handle = PyMPIComm_Get(comm.ptr());
-  if (!handle) throw pybind11::error_already_set();
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (finalized) throw ArgumentError("comm: MPI is already finalized");
-  return *handle;
-}
-
-inline MPI_Op mpi_op_of(pybind11::handle op) {
-  if (!PyObject_TypeCheck(op.ptr(), &PyMPIOp_Type)) {
-    throw ArgumentError("op: expected an mpi4py MPI.Op or a callable");
-  }
-  return *PyMPIOp_Get(op.ptr());
-}
-
-// The element type the Python layer described as NumPy kind + itemsize
-// (ArgumentError naming recvbuf for a type MPI cannot reduce).
-inline DType dtype_of(const std::string& kind, int itemsize) {
-  if (kind.size() != 1) throw ArgumentError("recvbuf: bad dtype kind '" + kind + "'");
-  return dtype_from_numpy(kind[0], itemsize, "recvbuf");
-}
 
 inline int size_of(MPI_Comm comm) {
   int size = 0;

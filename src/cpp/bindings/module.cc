@@ -1,13 +1,15 @@
 // The extension module shancoll._core: the module-wide functions (statistics,
 // topology, algorithm listings, environment, kernels) and the bind_*() of the
 // collectives' binding files. The bindings (src/cpp/bindings, the only
-// pybind11 code) turn mpi4py communicators and Python buffers into the
-// core's calls; each collective then goes through its door
-// (shancoll/coll/<coll>/<coll>.h, docs/design.md).
+// pybind11 code) take the arguments as the user wrote them (buffer specs:
+// bufspec.h, the rest: arguments.h, options: options.h); each collective then
+// goes through its door (shancoll/coll/<coll>/<coll>.h, docs/design.md).
 #include <mpi.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "arguments.h"
+#include "bufspec.h"
 #include "common.h"
 #include "shancoll/coll/registry.h"
 #include "shancoll/comm.h"
@@ -18,7 +20,7 @@
 
 namespace py = pybind11;
 using namespace shancoll;
-using bindings::mpi_comm_of;
+using bindings::comm_of;
 using bindings::stats_dict;
 
 void bind_allgatherv(py::module_& m);      // bindings/allgatherv.cc
@@ -52,6 +54,8 @@ PYBIND11_MODULE(_core, m) {
   py::register_exception<ArgumentError>(m, "ArgumentError", PyExc_ValueError);
   py::register_exception<TimeoutError>(m, "CollectiveTimeout", PyExc_TimeoutError);
   py::register_exception<MpiError>(m, "MPIError", PyExc_RuntimeError);
+  bindings::init_arguments();
+  bindings::bind_bufspec(m);
   bind_allgatherv(m);
   bind_allreduce(m);
   bind_intergroup(m);
@@ -75,12 +79,11 @@ PYBIND11_MODULE(_core, m) {
       "last_stats",
       [](py::handle comm) {
         // Not collective: a communicator shancoll has not used yet has no stats.
-        const Comm* c = Comm::find(mpi_comm_of(comm));
+        const Comm* c = Comm::find(comm_of(comm));
         return c ? stats_dict(c->last_stats, c->last_algorithm) : stats_dict(Stats{}, "");
       },
       py::arg("comm"), "Statistics of the last collective this rank ran on comm.");
 
-  // Every collective's listing, the one the C API and the PMPI library use.
   m.def("algorithms", [](const std::string& collective) {
     std::vector<std::pair<std::string, std::string>> out;
     for (const AlgorithmInfo& a : algorithm_listing(collective))
@@ -90,10 +93,11 @@ PYBIND11_MODULE(_core, m) {
 
   m.def(
       "topology",
-      [](py::handle comm, int ranks_per_node, double timeout) {
-        if (timeout < 0) throw ArgumentError("timeout: must be >= 0 seconds");
-        NodeContext& ctx = Comm::of(mpi_comm_of(comm), timeout > 0 ? timeout : default_timeout())
-                               .nodes(ranks_per_node);
+      [](py::handle comm, py::handle ranks_per_node, py::handle timeout) {
+        const int rpn = bindings::ranks_per_node_arg(ranks_per_node);
+        const double seconds = bindings::timeout_arg(timeout);
+        NodeContext& ctx =
+            Comm::of(comm_of(comm), seconds > 0 ? seconds : default_timeout()).nodes(rpn);
         const Topology& t = ctx.topo;
         py::dict d;
         d["node"] = t.node;
@@ -111,8 +115,8 @@ PYBIND11_MODULE(_core, m) {
         d["oversubscribed"] = t.oversubscribed;
         return d;
       },
-      py::arg("comm"), py::arg("ranks_per_node") = -1, py::arg("timeout") = 0.0,
-      "The node layout of comm (collective when it is built: waits at most timeout, 0: the "
+      py::arg("comm"), py::arg("ranks_per_node") = py::none(), py::arg("timeout") = py::none(),
+      "The node layout of comm (collective when it is built: waits at most timeout, None: the "
       "default, for every rank).");
 
   m.def("reduction_kernels", [] {

@@ -5,13 +5,13 @@
 
 #include <memory>
 
-#include "fast_args.h"
+#include "bufspec.h"
 #include "shancoll/coll/allreduce/allreduce_request.h"
 
 namespace shancoll::bindings {
 
 struct Buffers {
-  View send, recv;
+  BufferView send, recv;
 };
 
 // A split-phase request with the Python buffers it works on, and the MPI op

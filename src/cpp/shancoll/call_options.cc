@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <mutex>
+#include <sstream>
 #include <string>
 
 #include "shancoll/environment.h"
@@ -155,7 +156,11 @@ bool is_release_gather_key(const Row& row) {
 std::string describe(const OptionValue& v) {
   if (auto b = std::get_if<bool>(&v)) return *b ? "True" : "False";
   if (auto i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
-  if (auto d = std::get_if<double>(&v)) return std::to_string(*d);
+  if (auto d = std::get_if<double>(&v)) {
+    std::ostringstream out;
+    out << *d;
+    return out.str();
+  }
   if (auto s = std::get_if<std::string>(&v)) return "'" + *s + "'";
   std::string out = "[";
   for (int x : std::get<std::vector<int>>(v))
@@ -190,7 +195,9 @@ Checked checked_value(const Row& row, std::string_view key, const OptionValue& v
     case Kind::integer:
       if (!integer) wrong();
       if (*integer < row.lowest)
-        bad(key, "must be >= " + std::to_string(row.lowest) + ", got " + std::to_string(*integer));
+        bad(key, "must be >= " + std::to_string(row.lowest) +
+                     (key == "ranks_per_node" ? " (0: the physical nodes)" : "") + ", got " +
+                     std::to_string(*integer));
       c.integer = *integer;
       break;
     case Kind::seconds: {
