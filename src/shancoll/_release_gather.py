@@ -87,6 +87,7 @@ ArgumentError = _core.ArgumentError
 
 __all__ = ["bcast", "reduce"]
 
+
 def bcast(
     comm: MPI.Comm,
     buf: Any,
