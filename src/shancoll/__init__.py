@@ -50,7 +50,7 @@ from ._collectives import (
     topology,
 )
 from ._on_error import on_error, set_on_error
-from ._release_gather import bcast, reduce
+from ._rooted import bcast, reduce
 from ._rules import reload_environment, rules_info, rules_path, set_rules
 
 ArgumentError = _core.ArgumentError

@@ -142,7 +142,7 @@ def allreduce(
         ``topology``, their ``bcast_``/``reduce_`` forms for one phase,
         ``sockets``, ``buffer_size``, ``buffers``, ``inline``,
         ``read_from_parent``, ``data_copy``, ``single_copy``, ``inter_algorithm``; see
-        ``shancoll._release_gather``); they imply ``algorithm="release_gather"``.
+        ``shancoll._rooted``); they imply ``algorithm="release_gather"``.
     Raises
     ------
     ValueError (shancoll.ArgumentError)

@@ -4,7 +4,7 @@
 // intake (buffers through bufspec.h, the options through the core's option
 // table: options.h, the rest through arguments.h), then the core's door
 // (shancoll/coll/allreduce/allreduce.h) checks, selects and runs it.
-// release_gather's **options go to release_gather.cc.
+// release_gather's **options go to rooted.cc.
 #include "shancoll/coll/allreduce/allreduce.h"
 
 #include <mpi.h>
@@ -19,7 +19,7 @@
 #include "common.h"
 #include "entry.h"
 #include "options.h"
-#include "release_gather.h"
+#include "rooted.h"
 #include "request.h"
 #include "shancoll/coll/allreduce/allreduce_request.h"
 #include "shancoll/pattern/nway_dissemination.h"

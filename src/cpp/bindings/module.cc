@@ -26,7 +26,7 @@ using bindings::stats_dict;
 void bind_allgatherv(py::module_& m);      // bindings/allgatherv.cc
 void bind_allreduce(py::module_& m);       // bindings/allreduce.cc
 void bind_intergroup(py::module_& m);      // bindings/intergroup.cc
-void bind_release_gather(py::module_& m);  // bindings/release_gather.cc
+void bind_rooted(py::module_& m);          // bindings/rooted.cc
 void bind_rules(py::module_& m);           // bindings/rules.cc
 
 namespace {
@@ -59,7 +59,7 @@ PYBIND11_MODULE(_core, m) {
   bind_allgatherv(m);
   bind_allreduce(m);
   bind_intergroup(m);
-  bind_release_gather(m);
+  bind_rooted(m);
   bind_rules(m);
   set_abort_hook(flush_python_streams);
 

@@ -4,7 +4,7 @@
 // options, release_gather's **options among them, through the core's option
 // table: options.h), then the core's door (shancoll/coll/rooted.h) checks,
 // selects and runs.
-#include "release_gather.h"
+#include "rooted.h"
 
 #include <mpi.h>
 #include <pybind11/pybind11.h>
@@ -150,7 +150,7 @@ EntrySpec reduce_spec() {
 
 }  // namespace
 
-void bind_release_gather(py::module_& m) {
+void bind_rooted(py::module_& m) {
   if (import_mpi4py() < 0) throw py::error_already_set();  // per translation unit
   m.def(
       "bcast_entry",

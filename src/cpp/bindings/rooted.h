@@ -1,4 +1,4 @@
-// What allreduce's entry (allreduce.cc) hands to release_gather.cc.
+// What allreduce's entry (allreduce.cc) hands to rooted.cc.
 #pragma once
 
 #include <mpi.h>

@@ -1,4 +1,5 @@
-"""Bcast, reduce, and the options of the ``release_gather`` algorithm.
+"""The rooted collectives, bcast and reduce (the core's coll/rooted.h), and
+the options of their ``release_gather`` algorithm.
 
 ``release_gather`` (Jain et al., "Framework for Scalable Intra-Node
 Collective Operations using Shared Memory") moves data through a node-wide
@@ -170,6 +171,6 @@ def reduce(
 
 
 # The public functions: builtins with the signatures' names and docstrings
-# (src/cpp/bindings/release_gather.cc); the core's option table checks **options.
+# (src/cpp/bindings/rooted.cc); the core's option table checks **options.
 bcast = _core.bcast_entry(bcast)
 reduce = _core.reduce_entry(reduce)
