@@ -130,3 +130,23 @@ def test_stats_fields_are_the_cores():
 
     reported = list(_core.last_stats(MPI.COMM_SELF))
     assert [f.name for f in dataclasses.fields(shancoll.Stats)] == reported
+
+
+def test_the_stub_lists_every_bound_function():
+    """src/shancoll/_core.pyi names every function the extension binds."""
+    import ast
+    import inspect
+
+    from shancoll import _core
+
+    stub = Path(_core.__file__).with_name("_core.pyi")
+    if not stub.is_file():
+        stub = HERE.parent / "src" / "shancoll" / "_core.pyi"
+    tree = ast.parse(stub.read_text())
+    stubbed = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    bound = {
+        name
+        for name, value in vars(_core).items()
+        if not name.startswith("__") and (inspect.isbuiltin(value) or inspect.isclass(value))
+    }
+    assert bound - stubbed == set()

@@ -12,6 +12,12 @@
 //   data, compared byte for byte with MPI's own collective ("check" rows);
 //   --native times the MPI collective alone, without shancoll's setup.
 //
+// Every call goes through the core's door (shancoll/coll/<coll>/<coll>.h),
+// as the Python module, the C API and the PMPI library call it; --options
+// key=value,... sets any option of the collective (call_options.h). Why a
+// timing loop of its own beside the Python kernel (shancoll.bench.kernel):
+// under SimGrid SMPI there is no Python, and this driver is what runs there.
+//
 // Method: W warm-up calls, then R repeats of N calls; a repeat's time is the
 // mean over its N calls; reported are the median, min and max over the
 // repeats, in microseconds. A call's time (--timing):
