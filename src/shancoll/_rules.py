@@ -71,7 +71,9 @@ def rules_info() -> dict[str, str]:
     Returns ``{"path": file ('' for none), "how": why this one (set_rules,
     SHANCOLL_RULES, the table measured on this machine, or the conservative
     table and how to measure one), "machine": this process's CPU model and
-    MPI library, as a table's match lines compare them}``.
+    MPI library, as a table's match lines compare them, and the two apart as
+    "cpu" and "mpi"}``. ``python -m shancoll.bench.tune`` measures a table
+    for this machine.
     """
     return dict(_core.rules_info())
 

@@ -389,7 +389,8 @@ def test_a_rule_s_options_apply_to_calls_without_options(comm, tmp_path_factory)
     path = tmp_path_factory.mktemp("rules") / "kary3.tsv" if node.rank == 0 else None
     path = node.bcast(path)
     if node.rank == 0:
-        path.write_text("bcast 0 * 1 * * release_gather tree=kary,k=3,topology=none\n")
+        rule = "bcast 0 * 1 * * release_gather tree=kary,k=3,topology=none,ranks_per_node=0"
+        path.write_text(rule + "\n")  # the physical node, whatever SHANCOLL_RANKS_PER_NODE says
     node.Barrier()
     shancoll.set_rules(path)
     try:

@@ -43,6 +43,7 @@ void bind_rules(py::module_& m) {
     d["path"] = info.path;
     d["how"] = info.how;
     d["machine"] = info.machine;
+    for (const auto& [key, value] : machine_fingerprint()) d[key.c_str()] = value;
     return d;
   });
   m.def("rules_path", &active_rules_path);

@@ -1,0 +1,111 @@
+"""Calibration on this machine: measure, fit and install the rule table of ``auto``.
+
+    python -m shancoll.bench.tune [--ranks 2] [--quick] [--dry-run]
+    python -m shancoll.bench.tune --from-results DIR   # fit only, no timing
+
+Times every shancoll algorithm of allgatherv, allreduce, bcast and reduce,
+the MPI library's own call among them (``mpi``), side by side on one node
+at ``--ranks`` ranks (a sweep, ``shancoll.bench.sweep``, with the same
+kernel and method), fits the rule table (the fastest algorithm per size
+range, ``shancoll.bench.report.rule_table``), adds this machine's match
+lines (CPU model and MPI library, ``shancoll.rules_info()``) and writes it
+into the user's table directory (``shancoll._rules.user_rules_dir()``),
+where ``auto`` looks before the tables shipped in the package. Every
+process of this user on a machine of the same CPU and MPI library then
+uses it; ``shancoll.rules_info()`` (and ``SHANCOLL_PMPI_VERBOSE``) says so.
+
+The algorithms run with their default options: mechanism choices (single
+copy or the shared segment) are not tuned yet; the package's tables for the
+machines measured carry them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from .report import rule_table
+from .results import read_results
+from .sweep import load_config, run_sweep
+
+COLLECTIVES = ["allgatherv", "allreduce", "bcast", "reduce"]
+
+
+def machine() -> dict[str, str]:
+    """This process's CPU model and MPI library, as a table's match lines name them."""
+    from mpi4py import MPI  # noqa: F401  (MPI initialised: the library's version)
+
+    import shancoll
+
+    info = shancoll.rules_info()
+    return {"cpu": info["cpu"], "mpi": info["mpi"]}
+
+
+def table_name(fingerprint: dict[str, str]) -> str:
+    """A file name for the machine's table: its CPU and MPI library, slugged."""
+    slug = re.sub(r"[^a-z0-9.]+", "-", f"{fingerprint['cpu']} {fingerprint['mpi']}".lower())
+    return slug.strip("-") + ".tsv"
+
+
+def matched_table(rows: Sequence[dict], fingerprint: dict[str, str], source: str) -> str:
+    """The fitted table, with the match lines that make it this machine's."""
+    header = [f"match\tcpu\t{fingerprint['cpu']}", f"match\tmpi\t{fingerprint['mpi']}"]
+    return "\n".join(header) + "\n" + rule_table(rows, source)
+
+
+def install(text: str, fingerprint: dict[str, str], directory: Path | None = None) -> Path:
+    """Writes the table into the user's directory (or `directory`); its path."""
+    from shancoll._rules import user_rules_dir
+
+    target = (directory or user_rules_dir()) / table_name(fingerprint)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    return target
+
+
+def measure(ranks: int, quick: bool, out: Path, dry_run: bool) -> Path | None:
+    """Runs the calibration sweep into `out`; None for a dry run."""
+    cfg = load_config(
+        "quick",
+        name="tune",
+        ranks=[ranks],
+        ranks_per_node=[0],
+        sizes="8:4MiB:8" if quick else "8:4MiB:4",
+        collective_sizes={},
+        distributions=["regular"],
+        series="*",
+        collective_series={},
+    ).replace(collectives=COLLECTIVES)
+    if dry_run:
+        print(f"would time {', '.join(cfg.collectives)} at {ranks} ranks on one node into {out}")
+        return None
+    run_sweep(cfg, out, plots=False)
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m shancoll.bench.tune", description=__doc__)
+    ap.add_argument("--ranks", type=int, default=2, help="ranks on the node (default 2)")
+    ap.add_argument("--quick", action="store_true", help="fewer sizes (powers of 8)")
+    ap.add_argument("--out", default="benchmarks/results/tune", help="where the sweep writes")
+    ap.add_argument("--from-results", metavar="DIR", help="fit from an earlier sweep, no timing")
+    ap.add_argument("--rules-dir", metavar="DIR", help="install here instead of the user's")
+    ap.add_argument("--dry-run", action="store_true")
+    args = ap.parse_args(argv)
+    out = Path(args.from_results or args.out)
+    if not args.from_results and measure(args.ranks, args.quick, out, args.dry_run) is None:
+        return 0
+    rows = read_results(out / "results.csv")
+    fingerprint = machine()
+    text = matched_table(rows, fingerprint, str(out))
+    directory = Path(args.rules_dir) if args.rules_dir else None
+    print(f"wrote {install(text, fingerprint, directory)}")
+    print(text, end="")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

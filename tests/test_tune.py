@@ -1,0 +1,61 @@
+"""python -m shancoll.bench.tune: the table it writes is this machine's, and
+auto reads it back (from a synthetic measurement file: no timing)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from shancoll.bench import tune
+from shancoll.bench.results import write_results
+
+
+def synthetic_results(path):
+    """bcast at 2 ranks on one node: binomial the fastest below 1 KiB, mpi above."""
+    rows = []
+    for size in (8, 64, 512, 4096, 32768):
+        for algorithm, t in (("release_gather", 3e-6), ("binomial", 2e-6), ("mpi", 2.5e-6)):
+            if size >= 4096 and algorithm == "mpi":
+                t = 1e-6
+            rows.append({
+                "collective": "bcast", "kind": "shancoll", "algorithm": algorithm, "options": "",
+                "status": "ok", "check": "ok", "time_median_s": t, "distribution": "regular",
+                "ranks": 2, "nodes": 1, "bytes_per_rank": size, "ranks_per_node": 0,
+            })  # fmt: skip
+    path.mkdir(parents=True)
+    write_results(path / "results.csv", rows)
+
+
+def test_tune_writes_this_machine_s_table_and_auto_reads_it(tmp_path):
+    synthetic_results(tmp_path / "sweep")
+    cache = tmp_path / "cache"
+    env = dict(os.environ, XDG_CACHE_HOME=str(cache))
+    env.pop("SHANCOLL_RULES", None)
+    run = subprocess.run(
+        [sys.executable, "-m", "shancoll.bench.tune", "--from-results", str(tmp_path / "sweep")],
+        capture_output=True, text=True, env=env, timeout=120, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    written = list((cache / "shancoll" / "rules").glob("*.tsv"))
+    assert len(written) == 1, run.stdout
+    text = written[0].read_text()
+    assert text.startswith("match\tcpu\t") and "\nmatch\tmpi\t" in text
+    check = (
+        "from mpi4py import MPI; import shancoll; from shancoll import _core\n"
+        "info = shancoll.rules_info()\n"
+        "print(info['path']); print(info['how'])\n"
+        "print(_core.choose_auto('bcast', 64, 2, 1), _core.choose_auto('bcast', 32768, 2, 1))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, env=env,
+                         timeout=120, stdin=subprocess.DEVNULL)  # fmt: skip
+    path, how, choices = out.stdout.splitlines()[:3]
+    assert path == str(written[0]), out.stdout + out.stderr
+    assert "measured on this machine" in how
+    assert choices == "binomial mpi"
+
+
+def test_table_name_is_a_file_name():
+    assert tune.table_name({"cpu": "AMD EPYC 7B13", "mpi": "MPICH Version: 5.0.2"}) == (
+        "amd-epyc-7b13-mpich-version-5.0.2.tsv"
+    )
