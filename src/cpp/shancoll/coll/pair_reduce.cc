@@ -28,7 +28,8 @@ void pair_reduce(NodeContext& ctx, const std::byte* input, std::byte* result, st
   const std::size_t esize = reducer.elem_size();
   const int me = ctx.topo.local_rank, peer = 1 - me;
   Rendezvous meet(ctx, timeout);
-  meet.post(input, result);
+  const std::uint64_t shape = static_cast<std::uint64_t>(count) * 131 + esize;
+  meet.post(input, result, shape, "count");
   const std::byte* their_input = meet.first(peer);
   std::byte* their_result = meet.second(peer);  // null: the other keeps nothing
 

@@ -1,8 +1,10 @@
 #include "shancoll/shm/rendezvous.h"
 
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "shancoll/error.h"
 #include "shancoll/progress.h"
 #include "shancoll/shm/flags.h"
 
@@ -35,11 +37,22 @@ void Rendezvous::wait(int kind, int peer, const char* what) const {
   wait_flag_reaches(flag, call_, what, timeout_);
 }
 
-void Rendezvous::post(const void* first, const void* second) {
+void Rendezvous::post(const void* first, const void* second, std::uint64_t shape,
+                      const char* what) {
   std::uint64_t* w = words(line(kPost, me_));
   w[0] = reinterpret_cast<std::uint64_t>(first);
   w[1] = reinterpret_cast<std::uint64_t>(second);
-  release_store(&w[2], call_);  // after the addresses (flags.h)
+  w[3] = shape;
+  release_store(&w[2], call_);  // after the addresses and the shape (flags.h)
+  for (int j = 0; j < size_; ++j) {
+    if (j == me_) continue;
+    wait(kPost, j, "single copy: a local rank's buffers");
+    if (words(line(kPost, j))[3] == shape) continue;
+    finish();  // every local rank sees the same posts and refuses alike: none copies
+    throw ArgumentError(std::string(what) + ": the local ranks' calls differ (local rank " +
+                        std::to_string(j) + " and this one, " + std::to_string(me_) +
+                        "): MPI requires the same on every rank (check=True names them)");
+  }
 }
 
 std::byte* Rendezvous::first(int peer) const {

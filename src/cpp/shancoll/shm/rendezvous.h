@@ -6,8 +6,14 @@
 // copies from or into it.
 //
 // Two cache lines per local rank in a small node segment of its own
-// (NodeContext::rendezvous): the post line (the call's number after two
-// addresses) and the done line. Calls are numbered alike on every local
+// (NodeContext::rendezvous): the post line (two addresses, the call's number,
+// the call's shape) and the done line.
+//
+// The shape is what every local rank must agree on before any copy (the
+// count, the recvcounts): each rank copies by its own idea of the sizes, so
+// ranks whose calls differ (an MPI error that checked mode names) would
+// otherwise read or write past a peer's buffer. A disagreement is refused
+// on every local rank alike, before any copy. Calls are numbered alike on every local
 // rank and every line only grows, so one area serves every single-copy
 // collective in turn: a call's finish() keeps the next call's posts from
 // overtaking its reads of the addresses.
@@ -25,8 +31,10 @@ class Rendezvous {
   // segment is allocated then).
   Rendezvous(NodeContext& ctx, double timeout);
 
-  // Publishes my buffers' addresses (either may be null).
-  void post(const void* first, const void* second);
+  // Publishes my buffers' addresses (either may be null) and the call's
+  // shape, and waits for every local rank's post: on a different shape,
+  // finishes the call and throws ArgumentError naming `what` on every rank.
+  void post(const void* first, const void* second, std::uint64_t shape, const char* what);
   // Local rank `peer`'s addresses, once posted for this call.
   std::byte* first(int peer) const;
   std::byte* second(int peer) const;

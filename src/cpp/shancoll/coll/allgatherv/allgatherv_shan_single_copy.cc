@@ -29,6 +29,12 @@ namespace {
 // takes half the time).
 constexpr std::int64_t kMinBytes = 64 << 10;
 
+std::uint64_t counts_hash(const std::vector<std::int64_t>& counts) {
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a: equal counts, equal hash
+  for (std::int64_t c : counts) h = (h ^ static_cast<std::uint64_t>(c)) * 1099511628211ull;
+  return h;
+}
+
 }  // namespace
 
 bool shan_single_copy_fits(NodeContext& ctx, const AllgathervArgs& args) {
@@ -43,7 +49,9 @@ const std::byte* shan_single_copy(Comm& comm, NodeContext& ctx, const Allgatherv
   const int peer = 1 - t.local_rank;
   const int me_rank = comm.rank(), peer_rank = t.ranks[t.node][peer];
   const std::byte* mine = args.send ? args.send : args.recv + args.displs[me_rank];
-  meet.post(mine, args.recv);
+  // Each rank posts where it wants the other's block (its own displacement:
+  // displacements are local in MPI) and the counts it expects.
+  meet.post(mine, args.recv + args.displs[peer_rank], counts_hash(args.counts), "recvcounts");
   copy_own_block(comm, args);
   const auto half = [](std::int64_t bytes) {
     return static_cast<std::size_t>(bytes / 2 / kCacheLine * kCacheLine);
@@ -53,7 +61,7 @@ const std::byte* shan_single_copy(Comm& comm, NodeContext& ctx, const Allgatherv
   const std::size_t my_rest = static_cast<std::size_t>(args.counts[me_rank]) - my_half;
   const PeerMemory& peers = *ctx.peer_memory;
   peers.read(peer, args.recv + args.displs[peer_rank], meet.first(peer), theirs);
-  peers.write(peer, meet.second(peer) + args.displs[me_rank] + my_half, mine + my_half, my_rest);
+  peers.write(peer, meet.second(peer) + my_half, mine + my_half, my_rest);
   meet.finish();  // my block is read, and the other's written into my recvbuf
   stats.intra_messages += 2;
   stats.intra_bytes += static_cast<std::int64_t>(theirs + my_rest);

@@ -55,7 +55,10 @@ void run_whole(NodeContext& ctx, const AllreduceArgs& args, double timeout, Stat
   const std::size_t bytes = static_cast<std::size_t>(args.bytes());
   const std::size_t chunk = std::max<std::size_t>(1, kPairChunkBytes / esize) * esize;
   Rendezvous meet(ctx, timeout);
-  meet.post(args.send ? args.send : args.recv, nullptr);
+  // The shape is pair_reduce's (count, element size): a rank that runs it
+  // against one that runs this is refused too.
+  meet.post(args.send ? args.send : args.recv, nullptr,
+            static_cast<std::uint64_t>(args.count) * 131 + esize, "count");
   const std::byte* theirs = meet.first(peer);
   const PeerMemory& peers = *ctx.peer_memory;
   if (args.send) {  // a chunk into recvbuf, combined there while in cache

@@ -1,0 +1,55 @@
+"""Calls whose ranks disagree, without checked mode: MPI leaves them
+undefined, but shancoll never reads or writes past a rank's own buffers.
+The single-copy paths (two ranks of a node copying straight between their
+buffers) agree on the call's shape before any copy and refuse a difference
+on every rank. And displacements are each rank's own (MPI): a rank's block
+lands where the receiver's displacements put it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _mpi_util import assert_all, physical_node, raises_all, run_all
+
+import shancoll
+
+
+@pytest.fixture
+def pair(comm):
+    """The two ranks of a node that copy straight between their buffers."""
+    node = physical_node(comm)
+    if node.size != 2 or not shancoll.topology(node, ranks_per_node=0)["single_copy"]:
+        pytest.skip("single copy runs between the two ranks of a node")
+    return node
+
+
+@pytest.mark.parametrize("mine,theirs", [(8192, 4096), (16384, 8192), (4096, 2048)])
+def test_allreduce_counts_that_differ_are_refused(pair, mine, theirs):
+    n = mine if pair.rank == 0 else theirs  # 64/32 KiB, 128/64 KiB, 32/16 KiB of doubles
+    x, out = np.ones(n), np.zeros(n)
+    raises_all(pair, ValueError, shancoll.allreduce, pair, x, out, algorithm="shan",
+               ranks_per_node=0, match="count")  # fmt: skip
+    x, out = np.ones(9000), np.zeros(9000)  # still usable
+    run_all(pair, shancoll.allreduce, pair, x, out, algorithm="shan", ranks_per_node=0)
+    assert_all(pair, np.array_equal(out, np.full(9000, 2.0)), "allreduce afterwards")
+
+
+def test_allgatherv_counts_that_differ_are_refused(pair):
+    counts = [20000, 20000] if pair.rank == 0 else [10000, 20000]
+    mine = np.ones(counts[pair.rank])
+    out = np.zeros(sum(counts))
+    raises_all(pair, ValueError, shancoll.allgatherv, pair, mine, [out, counts],
+               algorithm="shan", ranks_per_node=0, match="recvcounts")  # fmt: skip
+
+
+def test_allgatherv_displacements_are_each_rank_s_own(pair):
+    """Rank 0 packs the blocks, rank 1 leaves a gap before each: both legal."""
+    n = 20000  # 160 KiB in all: the single-copy path
+    counts = [n, n]
+    displs = [0, n] if pair.rank == 0 else [100, n + 200]
+    mine = np.full(n, float(pair.rank + 1))
+    out = np.zeros(2 * n + 200)
+    run_all(pair, shancoll.allgatherv, pair, mine, [out, (counts, displs)], algorithm="shan",
+            ranks_per_node=0)  # fmt: skip
+    ok = all(np.all(out[displs[r] : displs[r] + n] == r + 1) for r in range(2))
+    assert_all(pair, ok, f"blocks at this rank's displacements {displs}")
