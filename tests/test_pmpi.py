@@ -355,16 +355,18 @@ from mpi4py import MPI  # noqa: E402
 import numpy as np  # noqa: E402
 
 comm = MPI.COMM_WORLD
+# one write per line: the ranks share the pipe, two writes may interleave
+say = lambda text: sys.stdout.write(text + "\\n") and sys.stdout.flush()
 n = 4 if comm.rank == comm.size - 1 else 8  # the ranks disagree on the count
 try:
     comm.Allreduce(np.ones(n), np.zeros(n))
-    print("disagreement not seen", flush=True)
+    say("disagreement not seen")
 except MPI.Exception as e:
-    print("error class", e.Get_error_class() == MPI.ERR_ARG, flush=True)
+    say(f"error class {e.Get_error_class() == MPI.ERR_ARG}")
 x, out = np.ones(8), np.zeros(8)
 comm.Allreduce(x, out)
 assert np.array_equal(out, comm.size * x)
-print("checked ok", flush=True)
+say("checked ok")
 """
 
 

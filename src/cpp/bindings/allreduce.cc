@@ -19,8 +19,8 @@
 #include "common.h"
 #include "entry.h"
 #include "options.h"
-#include "rooted.h"
 #include "request.h"
+#include "rooted.h"
 #include "shancoll/coll/allreduce/allreduce_request.h"
 #include "shancoll/pattern/nway_dissemination.h"
 
@@ -94,7 +94,7 @@ py::object allreduce_call(const py::handle* a) {
   const MPI_Comm comm = comm_of(a[kComm]);
   Call c(Collective::allreduce);
   take_options(c, a, false);
-  const py::dict options = checked_options(a[kOptions]);
+  const py::dict options = py::reinterpret_borrow<py::dict>(a[kOptions]);
   const ReductionBuffers b = parse_reduction(a[kSend], a[kRecv]);
   const OpArg op(a[kOp], a[kCommute]);
   if (!options.empty()) {

@@ -3,8 +3,6 @@
 
 #include <mpi4py/mpi4py.h>
 
-#include <limits>
-
 #include "shancoll/error.h"
 
 namespace py = pybind11;
@@ -58,21 +56,6 @@ std::string rank_of_caller(py::handle comm) {
   return std::to_string(rank) + " of COMM_WORLD";
 }
 
-int integer_arg(py::handle value, const char* name) {
-  long long v = 0;
-  if (!integer_of(value, v) || v < std::numeric_limits<int>::min() ||
-      v > std::numeric_limits<int>::max())
-    throw ArgumentError(std::string(name) + ": expected an integer or None, got " + repr_of(value));
-  return static_cast<int>(v);
-}
-
-std::int64_t int64_arg(py::handle value, const char* name) {
-  long long v = 0;
-  if (!integer_of(value, v))
-    throw ArgumentError(std::string(name) + ": expected an integer, got " + repr_of(value));
-  return v;
-}
-
 std::string str_arg(py::handle value, const char* name) {
   Py_ssize_t n = 0;
   const char* s = PyUnicode_Check(value.ptr()) ? PyUnicode_AsUTF8AndSize(value.ptr(), &n) : nullptr;
@@ -81,38 +64,6 @@ std::string str_arg(py::handle value, const char* name) {
     throw ArgumentError(std::string(name) + ": expected a string, got " + repr_of(value));
   }
   return std::string(s, static_cast<std::size_t>(n));
-}
-
-std::string name_arg(py::handle value, const char* name) {
-  std::string s = str_arg(value, name);
-  if (s == "auto") s.clear();
-  return s;
-}
-
-void refuse_bool(py::handle value, const char* name) {
-  throw ArgumentError(std::string(name) + ": expected True or False, got " + repr_of(value));
-}
-
-double seconds_arg(py::handle value) {
-  double seconds = 0;
-  long long whole = 0;
-  if (PyFloat_Check(value.ptr()))
-    seconds = PyFloat_AS_DOUBLE(value.ptr());
-  else if (integer_of(value, whole))
-    seconds = static_cast<double>(whole);
-  else
-    throw ArgumentError("timeout: expected a number of seconds, got " + repr_of(value));
-  if (!(seconds >= 0) || std::isinf(seconds))  // the option table's words (call_options.cc)
-    throw ArgumentError("timeout: must be a finite number of seconds >= 0, got " + repr_of(value));
-  return seconds;
-}
-
-int node_size_arg(py::handle value) {
-  const int rpn = integer_arg(value, "ranks_per_node");
-  if (rpn < 0)
-    throw ArgumentError("ranks_per_node: must be >= 0 (0: the physical nodes), got " +
-                        std::to_string(rpn));
-  return rpn;
 }
 
 int rank_arg(py::handle value, int size) {
@@ -157,10 +108,6 @@ py::object OpArg::take_created() {
   py::object out = created_ ? std::move(created_) : py::none();
   created_ = py::object();
   return out;
-}
-
-py::dict checked_options(py::handle options) {
-  return py::reinterpret_borrow<py::dict>(options);  // names and values: the option table's
 }
 
 void init_arguments() {

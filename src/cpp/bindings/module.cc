@@ -11,6 +11,7 @@
 #include "arguments.h"
 #include "bufspec.h"
 #include "common.h"
+#include "options.h"
 #include "shancoll/coll/registry.h"
 #include "shancoll/comm.h"
 #include "shancoll/kernels/kernels.h"
@@ -23,11 +24,11 @@ using namespace shancoll;
 using bindings::comm_of;
 using bindings::stats_dict;
 
-void bind_allgatherv(py::module_& m);      // bindings/allgatherv.cc
-void bind_allreduce(py::module_& m);       // bindings/allreduce.cc
-void bind_intergroup(py::module_& m);      // bindings/intergroup.cc
-void bind_rooted(py::module_& m);          // bindings/rooted.cc
-void bind_rules(py::module_& m);           // bindings/rules.cc
+void bind_allgatherv(py::module_& m);  // bindings/allgatherv.cc
+void bind_allreduce(py::module_& m);   // bindings/allreduce.cc
+void bind_intergroup(py::module_& m);  // bindings/intergroup.cc
+void bind_rooted(py::module_& m);      // bindings/rooted.cc
+void bind_rules(py::module_& m);       // bindings/rules.cc
 
 namespace {
 // Before SHANCOLL_ON_ERROR=abort ends the job: what the program printed is
@@ -94,10 +95,15 @@ PYBIND11_MODULE(_core, m) {
   m.def(
       "topology",
       [](py::handle comm, py::handle ranks_per_node, py::handle timeout) {
-        const int rpn = bindings::ranks_per_node_arg(ranks_per_node);
-        const double seconds = bindings::timeout_arg(timeout);
-        NodeContext& ctx =
-            Comm::of(comm_of(comm), seconds > 0 ? seconds : default_timeout()).nodes(rpn);
+        // ranks_per_node and timeout checked as every collective checks them
+        // (the option table), without any collective's environment defaults
+        CallOptions given;
+        for (auto [key, value] :
+             {std::pair{"ranks_per_node", ranks_per_node}, std::pair{"timeout", timeout}})
+          if (!value.is_none())
+            given.set(Collective::allgatherv, key, bindings::option_value(key, value));
+        const Options o = given.resolved();
+        NodeContext& ctx = Comm::of(comm_of(comm), o.timeout).nodes(o.ranks_per_node);
         const Topology& t = ctx.topo;
         py::dict d;
         d["node"] = t.node;

@@ -37,7 +37,7 @@ struct Common {
       : algorithm(str_arg(algorithm_arg, "algorithm")), options(c) {
     options.set("ranks_per_node", ranks_per_node);
     options.set("timeout", timeout);
-    if (PyDict_GET_SIZE(extra.ptr()) != 0) options.set_all(checked_options(extra));
+    if (PyDict_GET_SIZE(extra.ptr()) != 0) options.set_all(py::reinterpret_borrow<py::dict>(extra));
   }
 };
 

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "shancoll/error.h"
+#include "shancoll/hash.h"
 #include "shancoll/transport/p2p.h"
 
 namespace shancoll {
@@ -12,16 +13,10 @@ enum Field { kCollective, kAlgorithm, kRoot, kOp, kDtype, kCount, kCounts, kSend
 const char* const kFieldNames[kFields] = {"collective",   "algorithm", "root",       "op",
                                           "element type", "count",     "recvcounts", "send count"};
 
-std::int64_t hash_of(std::string_view text) {  // FNV-1a: equal text, equal hash everywhere
-  std::uint64_t h = 1469598103934665603ull;
-  for (char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
-  return static_cast<std::int64_t>(h >> 1);
-}
-
-std::int64_t hash_of(const std::vector<std::int64_t>& values) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (std::int64_t v : values) h = (h ^ static_cast<std::uint64_t>(v)) * 1099511628211ull;
-  return static_cast<std::int64_t>(h >> 1);
+// A hash as a non-negative field (-1 means "not part of this collective").
+template <class T>
+std::int64_t hash_of(const T& value) {
+  return static_cast<std::int64_t>(fnv1a(value) >> 1);
 }
 
 // A predefined op by its place in this list (its handle may differ between

@@ -12,6 +12,7 @@
 #include "shancoll/comm.h"
 #include "shancoll/environment.h"
 #include "shancoll/error.h"
+#include "shancoll/rules.h"
 
 namespace shancoll {
 
@@ -53,6 +54,16 @@ inline void verify_agreement(MPI_Comm user, const CallOptions& co, const CallSha
   Comm& comm = Comm::of(user, timeout);
   const std::string collective(shape.collective);
   comm.run({collective.c_str(), "check"}, [&] { check_agreement(comm, shape, timeout); });
+}
+
+// For `auto` on a call that gave no options of its own: the options of the
+// rule that chose `algorithm` (rules.h), when it has some; `o` is left alone
+// otherwise. `topo` is null when the call named its algorithm.
+inline void take_rule_options(Options& o, const CallOptions* given, const Topology* topo,
+                              const char* coll, std::int64_t bytes, const char* algorithm) {
+  if (!topo || given) return;
+  if (const CallOptions* r = rule_options(coll, bytes, topo->size, topo->node_count, algorithm))
+    o = r->resolved();
 }
 
 // Runs body(stats) as `collective` with `algorithm` (Comm::run: a failure

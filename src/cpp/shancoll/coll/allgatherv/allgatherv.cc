@@ -10,7 +10,6 @@
 #include "shancoll/coll/door.h"
 #include "shancoll/cost.h"
 #include "shancoll/error.h"
-#include "shancoll/rules.h"
 
 namespace shancoll {
 namespace {
@@ -77,20 +76,15 @@ AllgathervResult allgatherv(const AllgathervCall& call) {
   Options o = co.resolved();
   Comm& comm = Comm::of(call.comm, o.timeout);
   check_layout(comm, call);
+  const Topology* topo = name == "auto" ? &comm.nodes(o.ranks_per_node).topo : nullptr;
   const AllgathervAlgorithm& algo =
-      name == "auto" ? select_allgatherv(name, call.args, comm.nodes(o.ranks_per_node).topo)
-                     : allgatherv_registry().at(name);
+      topo ? select_allgatherv(name, call.args, *topo) : allgatherv_registry().at(name);
   if (!call.args.recv && algo.fn != allgatherv_shan)
     throw ArgumentError(std::string("algorithm: only shan leaves the result in the node segment, "
                                     "not '") +
                         algo.name + "'");
-  if (name == "auto" && !call.options) {  // the rule's options, for a call with none of its own
-    const Topology& t = comm.nodes(o.ranks_per_node).topo;
-    const std::int64_t per_rank = call.args.total() / std::max(comm.size(), 1);
-    if (const CallOptions* r =
-            rule_options("allgatherv", per_rank, comm.size(), t.node_count, algo.name))
-      o = r->resolved();
-  }
+  take_rule_options(o, call.options, topo, "allgatherv",
+                    call.args.total() / std::max(comm.size(), 1), algo.name);
   const std::byte* data = run_recorded(comm, collective_name(which), algo.name,
                                        [&](Stats& s) { return algo.fn(comm, call.args, o, s); });
   return {comm, data};

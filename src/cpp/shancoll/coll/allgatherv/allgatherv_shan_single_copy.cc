@@ -14,6 +14,7 @@
 #include <algorithm>
 
 #include "shancoll/coll/allgatherv/allgatherv.h"
+#include "shancoll/hash.h"
 #include "shancoll/shm/flags.h"
 #include "shancoll/shm/peer_memory.h"
 #include "shancoll/shm/rendezvous.h"
@@ -28,12 +29,6 @@ namespace {
 // 1.00x against 0.69x (each rank's local copy of its own block, 4 MiB, then
 // takes half the time).
 constexpr std::int64_t kMinBytes = 64 << 10;
-
-std::uint64_t counts_hash(const std::vector<std::int64_t>& counts) {
-  std::uint64_t h = 1469598103934665603ull;  // FNV-1a: equal counts, equal hash
-  for (std::int64_t c : counts) h = (h ^ static_cast<std::uint64_t>(c)) * 1099511628211ull;
-  return h;
-}
 
 }  // namespace
 
@@ -51,7 +46,7 @@ const std::byte* shan_single_copy(Comm& comm, NodeContext& ctx, const Allgatherv
   const std::byte* mine = args.send ? args.send : args.recv + args.displs[me_rank];
   // Each rank posts where it wants the other's block (its own displacement:
   // displacements are local in MPI) and the counts it expects.
-  meet.post(mine, args.recv + args.displs[peer_rank], counts_hash(args.counts), "recvcounts");
+  meet.post(mine, args.recv + args.displs[peer_rank], fnv1a(args.counts), "recvcounts");
   copy_own_block(comm, args);
   const auto half = [](std::int64_t bytes) {
     return static_cast<std::size_t>(bytes / 2 / kCacheLine * kCacheLine);

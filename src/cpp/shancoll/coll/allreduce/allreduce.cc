@@ -11,7 +11,6 @@
 #include "shancoll/cost.h"
 #include "shancoll/error.h"
 #include "shancoll/pattern/nway_dissemination.h"
-#include "shancoll/rules.h"
 
 namespace shancoll {
 namespace {
@@ -91,13 +90,9 @@ Comm& allreduce(const AllreduceCall& call) {
   Options o = co.resolved();
   Comm& comm = Comm::of(call.comm, o.timeout);
   const Topology* topo = name == "auto" ? &comm.nodes(o.ranks_per_node).topo : nullptr;
-  const int nodes = topo ? topo->node_count : 0;
-  const AllreduceAlgorithm& algo =
-      select_allreduce(name, args, comm.size(), nodes, topo ? topo->hosts : 1);
-  if (topo && !call.options)  // the rule's options, for a call with none of its own
-    if (const CallOptions* r =
-            rule_options("allreduce", args.bytes(), comm.size(), nodes, algo.name))
-      o = r->resolved();
+  const AllreduceAlgorithm& algo = select_allreduce(
+      name, args, comm.size(), topo ? topo->node_count : 0, topo ? topo->hosts : 1);
+  take_rule_options(o, call.options, topo, "allreduce", args.bytes(), algo.name);
   run_recorded(comm, "allreduce", algo.name, [&](Stats& s) { algo.fn(comm, args, o, s); });
   return comm;
 }

@@ -5,7 +5,6 @@
 
 #include "shancoll/coll/door.h"
 #include "shancoll/coll/rooted.h"
-#include "shancoll/rules.h"
 
 namespace shancoll {
 
@@ -28,15 +27,11 @@ Comm& bcast(const BcastCall& call) {
   args.buf = static_cast<std::byte*>(call.buf);
   args.bytes = call.bytes;
   args.root = call.root;
-  const BcastAlgorithm& algo = bcast_registry().at(name != "auto" ? std::string(name) : [&] {
-    const Topology& t = comm.nodes(o.ranks_per_node).topo;  // collective on first use
-    return choose_bcast(args.bytes, comm.size(), t.node_count, t.hosts);
-  }());
-  if (name == "auto" && !call.options)  // the rule's options, for a call with none of its own
-    if (const CallOptions* r =
-            rule_options("bcast", args.bytes, comm.size(),
-                         comm.nodes(o.ranks_per_node).topo.node_count, algo.name))
-      o = r->resolved();
+  const Topology* topo = name == "auto" ? &comm.nodes(o.ranks_per_node).topo : nullptr;
+  const BcastAlgorithm& algo = topo ? bcast_registry().at(choose_bcast(
+                                          args.bytes, comm.size(), topo->node_count, topo->hosts))
+                                    : bcast_registry().at(name);
+  take_rule_options(o, call.options, topo, "bcast", args.bytes, algo.name);
   run_recorded(comm, "bcast", algo.name, [&](Stats& s) { algo.fn(comm, args, o, s); });
   return comm;
 }

@@ -5,7 +5,6 @@
 
 #include "shancoll/coll/door.h"
 #include "shancoll/coll/rooted.h"
-#include "shancoll/rules.h"
 
 namespace shancoll {
 namespace {
@@ -18,13 +17,14 @@ void check_buffers(const ReduceCall& call, const Comm& comm) {
   if (at_root && !call.recv && call.count > 0) throw ArgumentError("recvbuf: NULL at the root");
 }
 
-const ReduceAlgorithm& select_reduce(std::string_view name, const ReduceArgs& args, Comm& comm,
-                                     const Options& o) {
+// `topo`: the layout auto chooses for, null when the call named its algorithm.
+const ReduceAlgorithm& select_reduce(std::string_view name, const ReduceArgs& args,
+                                     const Topology* topo) {
   const bool commutative = args.reducer->commutative();
-  const ReduceAlgorithm& a = reduce_registry().at(name != "auto" ? std::string(name) : [&] {
-    const Topology& t = comm.nodes(o.ranks_per_node).topo;  // collective on first use
-    return choose_reduce(args.bytes(), commutative, comm.size(), t.node_count, t.hosts);
-  }());
+  const ReduceAlgorithm& a =
+      topo ? reduce_registry().at(choose_reduce(args.bytes(), commutative, topo->size,
+                                                topo->node_count, topo->hosts))
+           : reduce_registry().at(name);
   if (!commutative && !a.rank_order)
     throw ArgumentError(
         "op: a non-commutative op needs an algorithm that combines in rank order; '" +
@@ -58,12 +58,9 @@ Comm& reduce(const ReduceCall& call) {
   args.count = call.count;
   args.reducer = &reducer;
   args.root = call.root;
-  const ReduceAlgorithm& algo = select_reduce(name, args, comm, o);
-  if (name == "auto" && !call.options)  // the rule's options, for a call with none of its own
-    if (const CallOptions* r =
-            rule_options("reduce", args.bytes(), comm.size(),
-                         comm.nodes(o.ranks_per_node).topo.node_count, algo.name))
-      o = r->resolved();
+  const Topology* topo = name == "auto" ? &comm.nodes(o.ranks_per_node).topo : nullptr;
+  const ReduceAlgorithm& algo = select_reduce(name, args, topo);
+  take_rule_options(o, call.options, topo, "reduce", args.bytes(), algo.name);
   run_recorded(comm, "reduce", algo.name, [&](Stats& s) { algo.fn(comm, args, o, s); });
   return comm;
 }
