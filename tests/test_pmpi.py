@@ -20,7 +20,9 @@ from pathlib import Path
 
 import pytest
 
-SUMMARY = re.compile(r"^(?:pmpi|capi)_check: (\d+) checks, (\d+) failed$", re.MULTILINE)
+SUMMARY = re.compile(
+    r"^(?:pmpi_check|capi_check|pmpi_repeat_path): (\d+) checks, (\d+) failed$", re.MULTILINE
+)
 TIMEOUT = 120
 SUMMARY_ROW = re.compile(
     r"^shancoll_pmpi summary: (MPI_\w+) +(\(MPI library\)|\S+) +(\d+) ", re.MULTILINE
@@ -45,7 +47,8 @@ def _run(
 ) -> str:
     """Runs a check program under mpiexec; returns its output after checking the summary."""
     mpiexec = Path(sys.executable).parent / "mpiexec"
-    env = dict(os.environ, SHANCOLL_TIMEOUT="60", SHANCOLL_PMPI_VERBOSE="1", **env_vars)
+    env = dict(os.environ, SHANCOLL_TIMEOUT="60", SHANCOLL_PMPI_VERBOSE="1")
+    env.update(env_vars)
     env.pop("LD_PRELOAD", None)
     if preload:
         env["LD_PRELOAD"] = str(_installed("lib/libshancoll_pmpi.so"))
@@ -102,6 +105,20 @@ def test_preload_routes_and_falls_back(ranks, ranks_per_node):
     assert _lines(output, "MPI_Iallreduce", "routed to shancoll"), output[-3000:]
     assert _lines(output, "MPI_Iallreduce", "fallback: datatype: not a predefined")
     _check_summary(output)
+
+
+@pytest.mark.parametrize("ranks,ranks_per_node", [(2, 0), (3, 2), (4, 1)])
+def test_repeated_calls_allocate_nothing(ranks, ranks_per_node):
+    """A call repeated with the same shape (8 B to 2 KiB, every interposed
+    collective, one node and virtual nodes) makes no allocation and reads no
+    environment variable on any rank: the per-communicator caches hold all
+    it needs (tests/c/pmpi_repeat_path.c counts them with hooks)."""
+    _run(
+        ranks,
+        binary="shancoll_pmpi_repeat_path",
+        SHANCOLL_RANKS_PER_NODE=str(ranks_per_node),
+        SHANCOLL_PMPI_VERBOSE="0",
+    )
 
 
 @pytest.mark.parametrize("algorithm", ["auto", "dissemination"])

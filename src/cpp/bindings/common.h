@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <string>
 
+#include "shancoll/comm.h"
 #include "shancoll/error.h"
 #include "shancoll/ops.h"
 #include "shancoll/options.h"
@@ -20,13 +21,17 @@
 
 namespace shancoll::bindings {
 
+// A communicator shancoll has set up knows its rank and size (Comm::find
+// remembers the last one found): a loop of calls asks MPI nothing.
 inline int size_of(MPI_Comm comm) {
+  if (const Comm* known = Comm::find(comm)) return known->size();
   int size = 0;
   check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
   return size;
 }
 
 inline int rank_of(MPI_Comm comm) {
+  if (const Comm* known = Comm::find(comm)) return known->rank();
   int rank = 0;
   check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
   return rank;

@@ -83,9 +83,45 @@ void check_count(MPI_Count count, const char* what) {
   if (count < 0) refuse(MPI_ERR_COUNT, std::string(what) + ": negative count");
 }
 
+// What was found out about the last few datatypes, per thread. Only facts
+// about predefined datatypes are remembered: those never change and their
+// handles are never freed, so a handle cannot come back meaning another
+// type. A loop of calls then asks MPI nothing about its datatype.
+template <class Fact>
+class TypeMemo {
+ public:
+  const Fact* find(MPI_Datatype type) const {
+    if (type == MPI_DATATYPE_NULL) return nullptr;  // the empty entries' type
+    for (int i = 0; i < kSize; ++i)
+      if (types_[i] == type) return &facts_[i];
+    return nullptr;
+  }
+  const Fact& add(MPI_Datatype type, Fact fact) {
+    const int i = next_++ % kSize;
+    types_[i] = type;
+    facts_[i] = fact;
+    return facts_[i];
+  }
+
+ private:
+  static constexpr int kSize = 4;
+  MPI_Datatype types_[kSize] = {MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL,
+                                MPI_DATATYPE_NULL};
+  Fact facts_[kSize] = {};
+  int next_ = 0;
+};
+
+std::int64_t checked_plain_size(MPI_Datatype type, const char* what);
+
 // Bytes per element of a datatype shancoll can move as plain bytes: named
 // (predefined), no holes (extent == size), lower bound 0.
 std::int64_t plain_size(MPI_Datatype type, const char* what) {
+  thread_local TypeMemo<std::int64_t> memo;
+  if (const std::int64_t* size = memo.find(type)) return *size;
+  return memo.add(type, checked_plain_size(type, what));
+}
+
+std::int64_t checked_plain_size(MPI_Datatype type, const char* what) {
   if (type == MPI_DATATYPE_NULL) refuse(MPI_ERR_TYPE, std::string(what) + ": MPI_DATATYPE_NULL");
   int ints = 0, addresses = 0, types = 0, combiner = 0;
   MPI_Type_get_envelope(type, &ints, &addresses, &types, &combiner);
@@ -101,10 +137,18 @@ std::int64_t plain_size(MPI_Datatype type, const char* what) {
   return size;
 }
 
+DType checked_reduction_type(MPI_Datatype type);
+
 // The core's element type of a predefined MPI datatype MPI can reduce with
 // the arithmetic, logical or bitwise ops (C integer, floating point, complex,
 // bool); MPI_CHAR, MPI_BYTE and pair types are left to the MPI library.
 DType reduction_type(MPI_Datatype type) {
+  thread_local TypeMemo<DType> memo;
+  if (const DType* known = memo.find(type)) return *known;
+  return memo.add(type, checked_reduction_type(type));
+}
+
+DType checked_reduction_type(MPI_Datatype type) {
   struct Entry {
     MPI_Datatype mpi;
     char kind;
@@ -181,18 +225,53 @@ std::byte* receive_pointer(void* recvbuf) {
   return recvbuf ? static_cast<std::byte*>(recvbuf) : &empty;
 }
 
+// An allgather(v)'s layout in bytes, kept per thread: assign() keeps the
+// arrays' capacity and the call borrows them, so a repeated call allocates
+// nothing.
+struct Layout {
+  std::vector<std::int64_t> counts, displs;
+};
+
+Layout& thread_layout() {
+  thread_local Layout layout;
+  return layout;
+}
+
+// recvcounts and displs (in elements of `elem` bytes) checked, as bytes.
+template <class Count, class Displ>
+Layout& layout_of(const Count recvcounts[], const Displ displs[], std::int64_t elem, int size) {
+  if (!recvcounts || !displs) refuse(MPI_ERR_ARG, "recvcounts/displs: NULL");
+  Layout& layout = thread_layout();
+  layout.counts.assign(static_cast<std::size_t>(size), 0);
+  layout.displs.assign(static_cast<std::size_t>(size), 0);
+  for (int r = 0; r < size; ++r) {
+    check_count(recvcounts[r], "recvcounts");
+    if (displs[r] < 0) refuse(MPI_ERR_ARG, "displs: negative displacement");
+    layout.counts[r] = static_cast<std::int64_t>(recvcounts[r]) * elem;
+    layout.displs[r] = static_cast<std::int64_t>(displs[r]) * elem;
+  }
+  return layout;
+}
+
 void allgatherv_bytes(Collective which, const void* sendbuf, MPI_Count sendcount,
-                      MPI_Datatype sendtype, void* recvbuf, std::vector<std::int64_t> counts,
-                      std::vector<std::int64_t> displs, MPI_Comm comm, const char* algorithm,
-                      const char* options) {
+                      MPI_Datatype sendtype, void* recvbuf, Layout& layout, MPI_Comm comm,
+                      const char* algorithm, const char* options) {
   CallOptions storage;
   AllgathervCall call;
   call.comm = comm;
   call.allgather = which == Collective::allgather;
   call.options = call_options(which, options, storage);
   call.algorithm = algorithm ? algorithm : "";
-  call.args.counts = std::move(counts);
-  call.args.displs = std::move(displs);
+  struct Borrowed {  // the layout's arrays, lent to the call and given back
+    AllgathervArgs& args;
+    Layout& layout;
+    ~Borrowed() {
+      args.counts.swap(layout.counts);
+      args.displs.swap(layout.displs);
+    }
+  } borrowed{call.args, layout};
+  call.args.counts.swap(layout.counts);
+  call.args.displs.swap(layout.displs);
   if (sendbuf != MPI_IN_PLACE) {
     check_count(sendcount, "sendcount");
     call.send_bytes = sendcount * plain_size(sendtype, "sendtype");
@@ -288,23 +367,14 @@ int shancoll_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype
 int shancoll_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                         const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                         MPI_Comm comm, const char* algorithm, const char* options) {
-  int size = 0, inter = 0;
-  if (comm != MPI_COMM_NULL) MPI_Comm_test_inter(comm, &inter);
-  // Refused by the large-count function; an inter-communicator's arrays
-  // have the remote group's size, so they are not read here.
-  if (comm == MPI_COMM_NULL || inter || !recvcounts || !displs)
-    return shancoll_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr, recvtype,
-                                 comm, algorithm, options);
-  std::vector<MPI_Count> counts;
-  std::vector<MPI_Aint> offsets;
-  const int rc = guarded([&] {  // the copies may throw std::bad_alloc
+  return guarded([&] {
+    check_intracomm(comm);
+    const std::int64_t elem = plain_size(recvtype, "recvtype");
+    int size = 0;
     MPI_Comm_size(comm, &size);
-    counts.assign(recvcounts, recvcounts + size);
-    offsets.assign(displs, displs + size);
+    allgatherv_bytes(Collective::allgatherv, sendbuf, sendcount, sendtype, recvbuf,
+                     layout_of(recvcounts, displs, elem, size), comm, algorithm, options);
   });
-  if (rc != MPI_SUCCESS) return rc;
-  return shancoll_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, counts.data(), offsets.data(),
-                               recvtype, comm, algorithm, options);
 }
 
 int shancoll_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
@@ -338,10 +408,12 @@ int shancoll_allgather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype 
     const std::int64_t block = recvcount * plain_size(recvtype, "recvtype");
     int size = 0;
     MPI_Comm_size(comm, &size);
-    std::vector<std::int64_t> counts(size, block), displs(size);
-    for (int r = 0; r < size; ++r) displs[r] = r * block;
-    allgatherv_bytes(Collective::allgather, sendbuf, sendcount, sendtype, recvbuf,
-                     std::move(counts), std::move(displs), comm, algorithm, options);
+    Layout& layout = thread_layout();
+    layout.counts.assign(static_cast<std::size_t>(size), block);
+    layout.displs.resize(static_cast<std::size_t>(size));
+    for (int r = 0; r < size; ++r) layout.displs[r] = r * block;
+    allgatherv_bytes(Collective::allgather, sendbuf, sendcount, sendtype, recvbuf, layout, comm,
+                     algorithm, options);
   });
 }
 
@@ -352,18 +424,10 @@ int shancoll_allgatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype
   return guarded([&] {
     check_intracomm(comm);
     const std::int64_t elem = plain_size(recvtype, "recvtype");
-    if (!recvcounts || !displs) refuse(MPI_ERR_ARG, "recvcounts/displs: NULL");
     int size = 0;
     MPI_Comm_size(comm, &size);
-    std::vector<std::int64_t> counts(size), offsets(size);
-    for (int r = 0; r < size; ++r) {
-      check_count(recvcounts[r], "recvcounts");
-      if (displs[r] < 0) refuse(MPI_ERR_ARG, "displs: negative displacement");
-      counts[r] = recvcounts[r] * elem;
-      offsets[r] = displs[r] * elem;
-    }
     allgatherv_bytes(Collective::allgatherv, sendbuf, sendcount, sendtype, recvbuf,
-                     std::move(counts), std::move(offsets), comm, algorithm, options);
+                     layout_of(recvcounts, displs, elem, size), comm, algorithm, options);
   });
 }
 

@@ -17,6 +17,8 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdint>
 #include <vector>
 
 #include "shancoll/error.h"
@@ -26,13 +28,21 @@ namespace shancoll {
 template <class T>
 class Attached {
  public:
-  // The object attached to `user`, or nullptr (not collective).
+  // The object attached to `user`, or nullptr (not collective). The last
+  // one found is remembered per thread (a loop of calls on one communicator
+  // asks MPI once) until any T is deleted: a freed communicator's handle may
+  // come back as another communicator.
   static T* find(MPI_Comm user) {
     if (user == MPI_COMM_NULL || keyval_ == MPI_KEYVAL_INVALID) return nullptr;
+    thread_local Found last;
+    const std::uint64_t deletions = deletions_.load(std::memory_order_acquire);
+    if (last.user == user && last.deletions == deletions) return last.object;
     void* value = nullptr;
     int found = 0;
     MPI_Comm_get_attr(user, keyval_, &value, &found);
-    return found ? static_cast<T*>(value) : nullptr;
+    if (!found) return nullptr;
+    last = {user, static_cast<T*>(value), deletions};
+    return last.object;
   }
 
   // Frees every attached T now, as MPI_Finalize would first thing, and
@@ -54,7 +64,14 @@ class Attached {
   }
 
  private:
+  struct Found {
+    MPI_Comm user = MPI_COMM_NULL;
+    T* object = nullptr;
+    std::uint64_t deletions = 0;
+  };
+
   static void forget(MPI_Comm user) {
+    deletions_.fetch_add(1, std::memory_order_acq_rel);  // before the handle can be reused
     users_.erase(std::remove(users_.begin(), users_.end(), user), users_.end());
   }
 
@@ -86,7 +103,9 @@ class Attached {
 
   static inline int keyval_ = MPI_KEYVAL_INVALID;
   static inline int finalize_keyval_ = MPI_KEYVAL_INVALID;
-  static inline std::vector<MPI_Comm> users_;  // user communicators holding a T, oldest first
+  static inline std::vector<MPI_Comm> users_;
+  static inline std::atomic<std::uint64_t> deletions_{
+      0};  // T objects deleted so far  // user communicators holding a T, oldest first
 };
 
 }  // namespace shancoll

@@ -128,8 +128,11 @@ void Comm::refuse_broken(const CallSite& site) const {
 // builds layouts too): refused on a broken Comm, and a failure breaks it.
 NodeContext& Comm::nodes(int ranks_per_node) {
   if (ranks_per_node < 0) ranks_per_node = environment().ranks_per_node;
+  if (ranks_per_node == last_layout_) return *last_nodes_;  // a loop of calls: one layout
   auto& slot = nodes_[ranks_per_node];
   if (!slot) slot = run([&] { return make_nodes(ranks_per_node); });
+  last_layout_ = ranks_per_node;
+  last_nodes_ = slot.get();
   return *slot;
 }
 

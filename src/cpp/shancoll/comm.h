@@ -186,6 +186,8 @@ class Comm {
   double call_timeout_;
   std::uint64_t epoch_ = 0;
   std::map<int, std::unique_ptr<NodeContext>> nodes_;
+  int last_layout_ = -2;  // the layout nodes() returned last (never -2), and its context
+  NodeContext* last_nodes_ = nullptr;
   std::vector<std::byte> scratch_;
   bool broken_ = false;
   std::string broken_why_;

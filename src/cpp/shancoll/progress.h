@@ -74,10 +74,20 @@ void unregister_active(Active* work);  // no-op if not registered (or already dr
 // by every wait past its spin; also callable on its own.
 void drive_progress();
 
+// A wait's name for its timeout error: a string, or a function that makes
+// one, called only on a timeout (a name built from parts costs nothing on a
+// call that does not time out).
+inline const char* wait_name(const char* what) { return what; }
+template <class Describe>
+std::string wait_name(const Describe& describe) {
+  return describe();
+}
+
 // Polls `done` until it returns true. Between polls it calls `poll` (e.g. to
-// drive MPI progress) and the pause hook. `what` names the wait in errors.
-template <class Done, class Poll>
-void wait_until(Done&& done, Poll&& poll, const char* what, double timeout) {
+// drive MPI progress) and the pause hook. `what` names the wait in errors
+// (wait_name).
+template <class Done, class Poll, class What>
+void wait_until(Done&& done, Poll&& poll, const What& what, double timeout) {
   if (done()) return;
   const double deadline = now_seconds() + timeout;
   PauseHook pause = pause_hook();
@@ -87,12 +97,13 @@ void wait_until(Done&& done, Poll&& poll, const char* what, double timeout) {
     if (done()) return;
     pause(i);
     if (i >= spins) drive_progress();
-    if ((i & 255) == 255 && now_seconds() > deadline) throw_timeout(what, timeout);
+    if ((i & 255) == 255 && now_seconds() > deadline)
+      throw_timeout(std::string(wait_name(what)).c_str(), timeout);
   }
 }
 
-template <class Done>
-void wait_until(Done&& done, const char* what, double timeout) {
+template <class Done, class What>
+void wait_until(Done&& done, const What& what, double timeout) {
   wait_until(done, [] {}, what, timeout);
 }
 

@@ -3,6 +3,7 @@
 // under Comm::run, recording what ran for last_stats.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -56,14 +57,49 @@ inline void verify_agreement(MPI_Comm user, const CallOptions& co, const CallSha
   comm.run({collective.c_str(), "check"}, [&] { check_agreement(comm, shape, timeout); });
 }
 
-// For `auto` on a call that gave no options of its own: the options of the
-// rule that chose `algorithm` (rules.h), when it has some; `o` is left alone
-// otherwise. `topo` is null when the call named its algorithm.
-inline void take_rule_options(Options& o, const CallOptions* given, const Topology* topo,
-                              const char* coll, std::int64_t bytes, const char* algorithm) {
-  if (!topo || given) return;
-  if (const CallOptions* r = rule_options(coll, bytes, topo->size, topo->node_count, algorithm))
-    o = r->resolved();
+// What `auto`'s choice for a call depends on, besides the node layout:
+// the collective (its rule table key), the bytes its rule is keyed by, and
+// anything else its built-in rule reads (element type, op, ...) as `traits`.
+struct AutoShape {
+  const char* collective;
+  std::int64_t rule_bytes;
+  std::uint64_t traits = 0;
+};
+
+// The last choice of `auto` for one collective on one node layout: a loop
+// of calls of one shape (a solver's allreduce of one size, an application
+// under the PMPI library) reads the rule table and the built-in rule once,
+// not on every call. Stale when the shape changes or the selection
+// generation moves (set_rules, reload_environment).
+template <class A>
+struct AutoChoice : LayoutState {
+  std::uint64_t generation = 0;  // selection_generation() when chosen; 0: never
+  std::int64_t rule_bytes = -1;
+  std::uint64_t traits = 0;
+  const A* algorithm = nullptr;
+  const CallOptions* rule_options = nullptr;  // the choosing rule's, if it has some
+};
+
+// `auto`'s algorithm on `ctx`'s layout for a call of `shape`: choose() on
+// the first call of that shape, the remembered entry after it. For a call
+// that gave no options of its own (`given` null), the options of the rule
+// that chose it (a machine's rule table, rules.h) replace `o`.
+template <class A, class Choose>
+const A& auto_choice(NodeContext& ctx, const AutoShape& shape, Options& o, const CallOptions* given,
+                     Choose&& choose) {
+  AutoChoice<A>& memo = ctx.state<AutoChoice<A>>();
+  const std::uint64_t generation = selection_generation();
+  if (memo.generation != generation || memo.rule_bytes != shape.rule_bytes ||
+      memo.traits != shape.traits) {
+    memo.algorithm = &choose();
+    memo.rule_options = rule_options(shape.collective, shape.rule_bytes, ctx.topo.size,
+                                     ctx.topo.node_count, memo.algorithm->name);
+    memo.generation = generation;
+    memo.rule_bytes = shape.rule_bytes;
+    memo.traits = shape.traits;
+  }
+  if (!given && memo.rule_options) o = memo.rule_options->resolved();
+  return *memo.algorithm;
 }
 
 // Runs body(stats) as `collective` with `algorithm` (Comm::run: a failure

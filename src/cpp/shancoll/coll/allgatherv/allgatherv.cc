@@ -40,6 +40,21 @@ std::string_view requested_name(const AllgathervCall& call) {
   return requested(call.algorithm, env.allgatherv);
 }
 
+// `auto` on the layout of o.ranks_per_node: its choice reads the total
+// bytes (the rule table is keyed by bytes per rank) and whether the result
+// has a buffer of its own.
+const AllgathervAlgorithm& auto_allgatherv(Comm& comm, const AllgathervArgs& args, Options& o,
+                                           const CallOptions* given) {
+  NodeContext& ctx = comm.nodes(o.ranks_per_node);
+  const std::int64_t total = args.total();
+  // total and the per-rank bytes the rule reads determine each other at a given size
+  const AutoShape shape{"allgatherv", total / std::max(comm.size(), 1),
+                        static_cast<std::uint64_t>(total) << 1 | (args.recv != nullptr)};
+  return auto_choice<AllgathervAlgorithm>(
+      ctx, shape, o, given,
+      [&]() -> const AllgathervAlgorithm& { return select_allgatherv("auto", args, ctx.topo); });
+}
+
 }  // namespace
 
 std::int64_t AllgathervArgs::extent() const {
@@ -76,15 +91,13 @@ AllgathervResult allgatherv(const AllgathervCall& call) {
   Options o = co.resolved();
   Comm& comm = Comm::of(call.comm, o.timeout);
   check_layout(comm, call);
-  const Topology* topo = name == "auto" ? &comm.nodes(o.ranks_per_node).topo : nullptr;
-  const AllgathervAlgorithm& algo =
-      topo ? select_allgatherv(name, call.args, *topo) : allgatherv_registry().at(name);
+  const AllgathervAlgorithm& algo = name == "auto"
+                                        ? auto_allgatherv(comm, call.args, o, call.options)
+                                        : allgatherv_registry().at(name);
   if (!call.args.recv && algo.fn != allgatherv_shan)
     throw ArgumentError(std::string("algorithm: only shan leaves the result in the node segment, "
                                     "not '") +
                         algo.name + "'");
-  take_rule_options(o, call.options, topo, "allgatherv",
-                    call.args.total() / std::max(comm.size(), 1), algo.name);
   const std::byte* data = run_recorded(comm, collective_name(which), algo.name,
                                        [&](Stats& s) { return algo.fn(comm, call.args, o, s); });
   return {comm, data};

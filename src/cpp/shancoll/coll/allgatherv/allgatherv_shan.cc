@@ -252,8 +252,16 @@ int sender_of(const Call& c, const Transport& tr, std::int64_t b) {
 // straight into the segment for them), each with its sender: READY on the
 // node's receiver of id 0 (sent by the next node's leader, signal_ready),
 // and the foreign blocks whose id falls on it.
-std::vector<Expected> expected_here(const Call& c, const Transport& tr) {
-  std::vector<Expected> out;
+// The lists a call between nodes builds, kept per layout with their
+// capacity: a repeated call allocates nothing.
+struct CallLists : LayoutState {
+  std::vector<Expected> expected;
+  std::vector<std::int64_t> pending;
+};
+
+const std::vector<Expected>& expected_here(const Call& c, const Transport& tr,
+                                           std::vector<Expected>& out) {
+  out.clear();
   const int me = c.comm.rank();
   if (tr.receiver(c.t.node, kReadyId) == me)
     out.push_back({kReadyId, c.layout.notify, 0, c.t.leader_of(c.t.next_node())});
@@ -286,9 +294,8 @@ void signal_ready(Call& c, Transport& tr) {
 
 // Foreign blocks in the order they should arrive: those of the previous
 // node first, then the one before, around the ring.
-std::vector<std::int64_t> foreign_blocks(const Call& c) {
-  std::vector<std::int64_t> ids;
-  ids.reserve(static_cast<std::size_t>(c.blocks));
+std::vector<std::int64_t>& foreign_blocks(const Call& c, std::vector<std::int64_t>& ids) {
+  ids.clear();
   for (int d = 1; d < c.t.node_count; ++d) {
     const int n = (c.t.node - d + c.t.node_count) % c.t.node_count;
     for (std::int64_t b = c.node_first_block(n); b < c.node_first_block(n + 1); ++b) {
@@ -360,7 +367,7 @@ void exchange_between_nodes(Call& c) {
   if (!tr.posts_receives()) signal_ready(c, tr);
   load_balance(c);  // two node barriers: the block ids are published
   if (tr.posts_receives()) {
-    tr.expect(expected_here(c, tr));
+    tr.expect(expected_here(c, tr, c.ctx.state<CallLists>().expected));
     node_barrier(c.ctx, c.timeout);  // all receives of the node are posted
     signal_ready(c, tr);
   }
@@ -391,7 +398,7 @@ void exchange_between_nodes(Call& c) {
 
   // Forwards whatever arrives while the share is sent. Done when the share
   // is sent, every foreign block is here and every block of the node is in.
-  std::vector<std::int64_t> pending = foreign_blocks(c);
+  std::vector<std::int64_t>& pending = foreign_blocks(c, c.ctx.state<CallLists>().pending);
   auto step = [&] {
     send_copied();
     const bool arrived = catch_and_forward(c, tr, pending);

@@ -4,6 +4,7 @@
 // arguments.
 #include "shancoll/coll/allreduce/allreduce.h"
 
+#include <cstring>
 #include <string>
 
 #include "shancoll/coll/allreduce/allreduce_request.h"
@@ -63,6 +64,21 @@ CallShape shape_of(const AllreduceCall& call, std::string_view collective, std::
   return s;
 }
 
+// `auto` on the layout of o.ranks_per_node; what its choice reads of the
+// call: the bytes, the element type, the op's commutativity and whether
+// the same bits are required on every rank.
+const AllreduceAlgorithm& auto_allreduce(Comm& comm, const AllreduceArgs& args, Options& o,
+                                         const CallOptions* given) {
+  NodeContext& ctx = comm.nodes(o.ranks_per_node);
+  const std::uint64_t traits = static_cast<std::uint64_t>(args.reducer->type()) |
+                               std::uint64_t{args.reducer->commutative()} << 16 |
+                               std::uint64_t{args.consistent} << 17;
+  return auto_choice<AllreduceAlgorithm>(
+      ctx, {"allreduce", args.bytes(), traits}, o, given, [&]() -> const AllreduceAlgorithm& {
+        return select_allreduce("auto", args, comm.size(), ctx.topo.node_count, ctx.topo.hosts);
+      });
+}
+
 }  // namespace
 
 void copy_input(const AllreduceArgs& args) {
@@ -73,7 +89,7 @@ void copy_input(const AllreduceArgs& args) {
 int default_ports(const char* algorithm, int size) {
   // nway_dissemination: the smallest n with a 5-tuple (the paper's choice);
   // dissemination and bruck: one port, the papers' 2-way baselines.
-  if (std::string(algorithm) == "nway_dissemination")
+  if (std::strcmp(algorithm, "nway_dissemination") == 0)
     return pattern::nway_smallest_adaptable_n(size);
   return 1;
 }
@@ -89,10 +105,8 @@ Comm& allreduce(const AllreduceCall& call) {
   const AllreduceArgs args = args_of(call, reducer, co);
   Options o = co.resolved();
   Comm& comm = Comm::of(call.comm, o.timeout);
-  const Topology* topo = name == "auto" ? &comm.nodes(o.ranks_per_node).topo : nullptr;
-  const AllreduceAlgorithm& algo = select_allreduce(
-      name, args, comm.size(), topo ? topo->node_count : 0, topo ? topo->hosts : 1);
-  take_rule_options(o, call.options, topo, "allreduce", args.bytes(), algo.name);
+  const AllreduceAlgorithm& algo = name == "auto" ? auto_allreduce(comm, args, o, call.options)
+                                                  : select_allreduce(name, args, comm.size(), 0);
   run_recorded(comm, "allreduce", algo.name, [&](Stats& s) { algo.fn(comm, args, o, s); });
   return comm;
 }

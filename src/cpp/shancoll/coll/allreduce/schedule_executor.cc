@@ -1,5 +1,6 @@
 #include "shancoll/coll/allreduce/schedule_executor.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -32,7 +33,8 @@ ScheduleExecutor::ScheduleExecutor(std::shared_ptr<const pattern::ReduceSchedule
 ScheduleExecutor::~ScheduleExecutor() {
   // Receives still posted would land in memory the caller may reuse: cancel
   // and complete them. Unmatched sends cannot be cancelled portably: freed.
-  for (MPI_Request& r : requests_) {
+  for (std::size_t i = 0; i < request_count_; ++i) {
+    MPI_Request& r = requests_[i];
     if (r == MPI_REQUEST_NULL) continue;
     MPI_Cancel(&r);
     MPI_Request_free(&r);
@@ -52,7 +54,14 @@ std::byte* ScheduleExecutor::slot(int i) const {
 void ScheduleExecutor::post_round() {
   const pattern::Round& rd = schedule_->rounds[round_];
   const int tag = tag_base_ + static_cast<int>(round_);
-  requests_.assign(rd.recvs.size() + rd.sends.size(), MPI_REQUEST_NULL);
+  request_count_ = rd.recvs.size() + rd.sends.size();
+  if (request_count_ > kInlineRequests) {
+    more_requests_.assign(request_count_, MPI_REQUEST_NULL);
+    requests_ = more_requests_.data();
+  } else {
+    requests_ = inline_requests_;
+    std::fill_n(requests_, request_count_, MPI_REQUEST_NULL);
+  }
   std::size_t i = 0;
   for (const pattern::Transfer& t : rd.recvs)
     irecv_bytes(slot(t.slot), args_.bytes(), t.peer, tag, comm_, &requests_[i++]);
@@ -87,9 +96,9 @@ bool ScheduleExecutor::test() {
       posted_ = true;
     }
     int complete = 0;
-    check_mpi(MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &complete,
-                          MPI_STATUSES_IGNORE),
-              "MPI_Testall (allreduce round)");
+    check_mpi(
+        MPI_Testall(static_cast<int>(request_count_), requests_, &complete, MPI_STATUSES_IGNORE),
+        "MPI_Testall (allreduce round)");
     if (!complete) return false;
     run_steps(schedule_->rounds[round_].steps);
     ++round_;
@@ -129,8 +138,8 @@ void run_schedule(Comm& comm, const AllreduceArgs& args, const Options& options,
   auto schedule = cached_schedule(schedule_fn, comm.size(), comm.rank(), ports);
   std::byte* scratch = comm.scratch(ScheduleExecutor::scratch_bytes(*schedule, args));
   ScheduleExecutor run(schedule, args, comm.mpi(), allreduce_tag_base(comm.next_epoch()), scratch);
-  const std::string what = std::string("allreduce '") + name + "': messages of a round";
-  wait_until([&] { return run.test(); }, what.c_str(), options.wait_timeout());
+  const auto what = [name] { return std::string("allreduce '") + name + "': messages of a round"; };
+  wait_until([&] { return run.test(); }, what, options.wait_timeout());
   run.count(topo, stats);
 }
 

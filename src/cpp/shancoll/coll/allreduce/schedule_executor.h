@@ -60,7 +60,13 @@ class ScheduleExecutor {
   int tag_base_;
   std::byte* scratch_;
   std::size_t bytes_;
-  std::vector<MPI_Request> requests_;
+  // The round's requests: in place for the few messages of a usual round,
+  // so that a call allocates nothing; a round of more uses more_requests_.
+  static constexpr std::size_t kInlineRequests = 8;
+  MPI_Request inline_requests_[kInlineRequests];
+  std::vector<MPI_Request> more_requests_;
+  MPI_Request* requests_ = inline_requests_;
+  std::size_t request_count_ = 0;
   std::size_t round_ = 0;
   bool started_ = false;
   bool posted_ = false;

@@ -7,6 +7,20 @@
 #include "shancoll/coll/rooted.h"
 
 namespace shancoll {
+namespace {
+
+// `auto` on the layout of o.ranks_per_node: its choice reads only the bytes.
+const BcastAlgorithm& auto_bcast(Comm& comm, std::int64_t bytes, Options& o,
+                                 const CallOptions* given) {
+  NodeContext& ctx = comm.nodes(o.ranks_per_node);
+  return auto_choice<BcastAlgorithm>(
+      ctx, {"bcast", bytes}, o, given, [&]() -> const BcastAlgorithm& {
+        return bcast_registry().at(
+            choose_bcast(bytes, comm.size(), ctx.topo.node_count, ctx.topo.hosts));
+      });
+}
+
+}  // namespace
 
 Comm& bcast(const BcastCall& call) {
   const CallOptions& co = options_or_defaults(call.options, Collective::bcast);
@@ -27,11 +41,8 @@ Comm& bcast(const BcastCall& call) {
   args.buf = static_cast<std::byte*>(call.buf);
   args.bytes = call.bytes;
   args.root = call.root;
-  const Topology* topo = name == "auto" ? &comm.nodes(o.ranks_per_node).topo : nullptr;
-  const BcastAlgorithm& algo = topo ? bcast_registry().at(choose_bcast(
-                                          args.bytes, comm.size(), topo->node_count, topo->hosts))
-                                    : bcast_registry().at(name);
-  take_rule_options(o, call.options, topo, "bcast", args.bytes, algo.name);
+  const BcastAlgorithm& algo =
+      name == "auto" ? auto_bcast(comm, args.bytes, o, call.options) : bcast_registry().at(name);
   run_recorded(comm, "bcast", algo.name, [&](Stats& s) { algo.fn(comm, args, o, s); });
   return comm;
 }

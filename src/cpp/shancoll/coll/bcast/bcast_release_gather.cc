@@ -16,9 +16,10 @@ namespace {
 
 constexpr int kTag = 0x5b12;
 
-void bcast_between_nodes(Comm& comm, const Topology& t, const BcastArgs& args, double timeout,
+void bcast_between_nodes(Comm& comm, NodeContext& ctx, const BcastArgs& args, double timeout,
                          Stats& stats) {
-  const pattern::TreeNode node = node_tree(t, args.root);
+  const Topology& t = ctx.topo;
+  const pattern::TreeNode& node = node_tree(ctx, args.root);
   if (node.parent >= 0)
     recv_bytes_waiting(args.buf, args.bytes, node.parent, kTag, comm.mpi(), timeout);
   for (int c : node.children) {
@@ -36,7 +37,7 @@ void bcast_release_gather(Comm& comm, const BcastArgs& args, const Options& opt,
   const double timeout = opt.wait_timeout();
   rg_check_sockets(t, release_gather_options(opt));
   const int rep = node_representative(t, t.node, args.root);
-  if (t.node_count > 1 && comm.rank() == rep) bcast_between_nodes(comm, t, args, timeout, stats);
+  if (t.node_count > 1 && comm.rank() == rep) bcast_between_nodes(comm, ctx, args, timeout, stats);
   rg_bcast_on_node(ctx, args.buf, args.bytes, t.local_rank_of[rep], release_gather_options(opt),
                    timeout, stats);
   stats.node_count = t.node_count;

@@ -17,19 +17,24 @@ void check_buffers(const ReduceCall& call, const Comm& comm) {
   if (at_root && !call.recv && call.count > 0) throw ArgumentError("recvbuf: NULL at the root");
 }
 
-// `topo`: the layout auto chooses for, null when the call named its algorithm.
-const ReduceAlgorithm& select_reduce(std::string_view name, const ReduceArgs& args,
-                                     const Topology* topo) {
+// `auto` on the layout of o.ranks_per_node: its choice reads the bytes and
+// the op's commutativity.
+const ReduceAlgorithm& auto_reduce(Comm& comm, const ReduceArgs& args, Options& o,
+                                   const CallOptions* given) {
+  NodeContext& ctx = comm.nodes(o.ranks_per_node);
   const bool commutative = args.reducer->commutative();
-  const ReduceAlgorithm& a =
-      topo ? reduce_registry().at(choose_reduce(args.bytes(), commutative, topo->size,
-                                                topo->node_count, topo->hosts))
-           : reduce_registry().at(name);
-  if (!commutative && !a.rank_order)
+  return auto_choice<ReduceAlgorithm>(
+      ctx, {"reduce", args.bytes(), commutative}, o, given, [&]() -> const ReduceAlgorithm& {
+        return reduce_registry().at(choose_reduce(args.bytes(), commutative, ctx.topo.size,
+                                                  ctx.topo.node_count, ctx.topo.hosts));
+      });
+}
+
+void check_op(const ReduceAlgorithm& a, const ReduceArgs& args) {
+  if (!args.reducer->commutative() && !a.rank_order)
     throw ArgumentError(
         "op: a non-commutative op needs an algorithm that combines in rank order; '" +
         std::string(a.name) + "' combines in tree order (use binomial or mpi)");
-  return a;
 }
 
 }  // namespace
@@ -58,9 +63,9 @@ Comm& reduce(const ReduceCall& call) {
   args.count = call.count;
   args.reducer = &reducer;
   args.root = call.root;
-  const Topology* topo = name == "auto" ? &comm.nodes(o.ranks_per_node).topo : nullptr;
-  const ReduceAlgorithm& algo = select_reduce(name, args, topo);
-  take_rule_options(o, call.options, topo, "reduce", args.bytes(), algo.name);
+  const ReduceAlgorithm& algo =
+      name == "auto" ? auto_reduce(comm, args, o, call.options) : reduce_registry().at(name);
+  check_op(algo, args);
   run_recorded(comm, "reduce", algo.name, [&](Stats& s) { algo.fn(comm, args, o, s); });
   return comm;
 }

@@ -20,9 +20,10 @@ namespace {
 
 constexpr int kTag = 0x5b13;
 
-void reduce_between_nodes(Comm& comm, const Topology& t, const ReduceArgs& args, std::byte* partial,
+void reduce_between_nodes(Comm& comm, NodeContext& ctx, const ReduceArgs& args, std::byte* partial,
                           std::byte* tmp, double timeout, Stats& stats) {
-  const pattern::TreeNode node = node_tree(t, args.root);
+  const Topology& t = ctx.topo;
+  const pattern::TreeNode& node = node_tree(ctx, args.root);
   for (int c : node.children) {
     recv_bytes_waiting(tmp, args.bytes(), c, kTag, comm.mpi(), timeout);
     args.reducer->combine(partial, partial, tmp, args.count, nullptr);
@@ -52,7 +53,7 @@ void reduce_release_gather(Comm& comm, const ReduceArgs& args, const Options& op
   rg_reduce_on_node(ctx, input, partial, args.count, *args.reducer, t.local_rank_of[rep],
                     release_gather_options(opt), timeout, stats);
   if (t.node_count > 1 && me_rep)
-    reduce_between_nodes(comm, t, args, partial, scratch + bytes, timeout, stats);
+    reduce_between_nodes(comm, ctx, args, partial, scratch + bytes, timeout, stats);
   stats.node_count = t.node_count;
 }
 

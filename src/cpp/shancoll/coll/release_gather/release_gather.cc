@@ -181,10 +181,7 @@ RgPhase::RgPhase(NodeContext& ctx, const ReleaseGatherOptions& o, bool reduce, i
       config_.sockets = map;
     }
   }
-  node_ = config_.topology == pattern::TreeTopology::none
-              ? pattern::tree_node(local_size_, me_, local_root, tree.shape)
-              : pattern::socket_tree_node(config_.sockets, me_, local_root, tree.shape,
-                                          config_.topology);
+  node_ = &tree_node();
   const RgBuffer buffer = o.buffer_for(bytes);
   config_.buffer_bytes = buffer.bytes;
   config_.inline_data =
@@ -203,6 +200,27 @@ RgPhase::RgPhase(NodeContext& ctx, const ReleaseGatherOptions& o, bool reduce, i
     call_ = ++st_.single_copy_calls;
   }
   if (bytes > 0) enter_region();
+}
+
+// This rank's node of config_'s tree, built when the root, shape, topology
+// or socket map differ from the last call's.
+const pattern::TreeNode& RgPhase::tree_node() const {
+  RgTreeMemo& m = region_.tree;
+  const pattern::TreeShape& shape = config_.tree;
+  if (m.valid && m.root == config_.root && m.shape.kind == shape.kind && m.shape.k == shape.k &&
+      m.shape.right_skew == shape.right_skew && m.topology == config_.topology &&
+      m.sockets == config_.sockets)
+    return m.node;
+  m.node =
+      config_.topology == pattern::TreeTopology::none
+          ? pattern::tree_node(local_size_, me_, config_.root, shape)
+          : pattern::socket_tree_node(config_.sockets, me_, config_.root, shape, config_.topology);
+  m.root = config_.root;
+  m.shape = shape;
+  m.topology = config_.topology;
+  m.sockets = config_.sockets;
+  m.valid = true;
+  return m.node;
 }
 
 std::byte* RgPhase::release_line(int r) const { return st_.segment->base() + kCacheLine * r; }
@@ -260,19 +278,19 @@ void RgPhase::wait_consumed(std::uint64_t count) {
     seen = std::min(seen, acquire_load(gather_line(r)));
   };
   if (reduce_) {
-    if (!root()) wait_for(node_.parent);
+    if (!root()) wait_for(node_->parent);
   } else {
-    for (int c : node_.children) wait_for(c);
+    for (int c : node_->children) wait_for(c);
   }
   region_.consumed = seen == ~std::uint64_t{0} ? count : seen;
 }
 
 void RgPhase::signal_children(std::uint64_t r) {
-  if (node_.children.empty()) return;
+  if (node_->children.empty()) return;
   if (config_.read_from_parent) {
     release_store(release_line(me_), r);  // one store; every child reads it
   } else {
-    for (int c : node_.children) release_store(release_line(c), r);
+    for (int c : node_->children) release_store(release_line(c), r);
   }
 }
 
@@ -286,7 +304,7 @@ const std::byte* RgPhase::bcast_release(const std::byte* root_data, std::size_t 
     wait_consumed(region_.last_use[slot]);
     std::memcpy(data, root_data, bytes);  // before the release store below
   } else {
-    wait_flag(config_.read_from_parent ? release_line(node_.parent) : release_line(me_), r,
+    wait_flag(config_.read_from_parent ? release_line(node_->parent) : release_line(me_), r,
               "release_gather: the parent's release");
   }
   region_.last_use[slot] = chunk;
@@ -300,7 +318,7 @@ void RgPhase::bcast_gather(bool last) {
   // needs a slot. A single-copy root's children read its own buffer, which
   // the caller may change once the call returns.
   if (!root() || (config_.single_copy && last))
-    for (int c : node_.children) wait_flag(gather_line(c), g, "release_gather: a child's gather");
+    for (int c : node_->children) wait_flag(gather_line(c), g, "release_gather: a child's gather");
   release_store(gather_line(me_), g);  // after my reads of the slot
 }
 

@@ -112,9 +112,21 @@ struct RgConfig {  // what a buffer region was laid out for
   bool operator==(const RgConfig& o) const;
 };
 
+// This rank's node of a phase's tree, for the root, shape, topology and
+// socket map it was built for: a loop of calls builds it once.
+struct RgTreeMemo {
+  bool valid = false;
+  int root = -1;
+  pattern::TreeShape shape;
+  pattern::TreeTopology topology = pattern::TreeTopology::none;
+  std::vector<int> sockets;
+  pattern::TreeNode node;
+};
+
 // A buffer region's slot bookkeeping, identical on every local rank.
 struct RgRegion {
   RgConfig config;
+  RgTreeMemo tree;
   std::vector<std::uint64_t> last_use;  // gather count of each slot's last chunk
   std::uint64_t next = 0;               // chunks since the configuration began
   std::uint64_t consumed = 0;           // consumers known done up to this count
@@ -142,8 +154,8 @@ class RgPhase {
   RgPhase(NodeContext& ctx, const ReleaseGatherOptions& o, bool reduce, int local_root,
           std::int64_t bytes, std::size_t elem, double timeout, Stats& stats);
 
-  bool root() const { return node_.parent < 0; }
-  const pattern::TreeNode& node() const { return node_; }
+  bool root() const { return node_->parent < 0; }
+  const pattern::TreeNode& node() const { return *node_; }
   bool inlined() const { return config_.inline_data; }
   bool single_copy() const { return config_.single_copy; }
   std::int64_t chunk_bytes() const { return chunk_; }
@@ -169,6 +181,7 @@ class RgPhase {
   void reduce_publish();
 
  private:
+  const pattern::TreeNode& tree_node() const;
   std::byte* release_line(int r) const;
   std::byte* gather_line(int r) const;
   std::byte* slot_of(int r, int slot) const;  // r < 0: the bcast buffer
@@ -184,7 +197,7 @@ class RgPhase {
   ReleaseGatherState& st_;
   RgRegion& region_;
   RgConfig config_;
-  pattern::TreeNode node_;
+  const pattern::TreeNode* node_ = nullptr;  // in region_.tree
   bool reduce_;
   int me_;
   int local_size_;
@@ -221,8 +234,9 @@ void rg_reduce_pair(NodeContext& ctx, const std::byte* send, std::byte* result, 
 // the root's node, the leader elsewhere); trees over nodes are binomial.
 int node_representative(const Topology& t, int node, int root);
 // The tree over nodes rooted at the root's node: my representative's parent
-// and children representatives (ranks of the communicator).
-pattern::TreeNode node_tree(const Topology& t, int root);
+// and children representatives (ranks of the communicator). Built once per
+// root and layout, kept in the layout's state.
+const pattern::TreeNode& node_tree(NodeContext& ctx, int root);
 
 // The node's state, its segment holding buffers of `buffer_bytes` (collective over the node).
 ReleaseGatherState& release_gather_state(NodeContext& ctx, std::size_t buffer_bytes);

@@ -24,12 +24,27 @@ int node_representative(const Topology& t, int node, int root) {
   return t.node_of[root] == node ? root : t.leader_of(node);
 }
 
-pattern::TreeNode node_tree(const Topology& t, int root) {
+namespace {
+
+// The last root's tree over nodes (a loop of calls keeps its root).
+struct NodeTreeMemo : LayoutState {
+  int root = -1;
+  pattern::TreeNode node;
+};
+
+}  // namespace
+
+const pattern::TreeNode& node_tree(NodeContext& ctx, int root) {
+  NodeTreeMemo& memo = ctx.state<NodeTreeMemo>();
+  if (memo.root == root) return memo.node;
+  const Topology& t = ctx.topo;
   const pattern::TreeShape binomial{pattern::TreeKind::knomial, 2, true};
   pattern::TreeNode n = pattern::tree_node(t.node_count, t.node, t.node_of[root], binomial);
   if (n.parent >= 0) n.parent = node_representative(t, n.parent, root);
   for (int& c : n.children) c = node_representative(t, c, root);
-  return n;
+  memo.node = std::move(n);
+  memo.root = root;
+  return memo.node;
 }
 
 void rg_bcast_on_node(NodeContext& ctx, std::byte* buf, std::int64_t bytes, int local_root,

@@ -77,7 +77,7 @@ std::size_t RgPhase::pushed_share(std::size_t bytes, std::uint64_t children) con
 
 std::byte* RgPhase::child_buffer(std::size_t i) {
   if (child_buffers_.empty()) {
-    for (int c : node_.children) {
+    for (int c : node_->children) {
       wait_flag(post_line(c), call_, "release_gather: a child's buffer");
       child_buffers_.push_back(address(post_line(c), 1));
     }
@@ -89,27 +89,27 @@ void RgPhase::bcast_single_copy(std::byte* buf, std::size_t off, std::size_t byt
   const std::uint64_t r = ++st_.release_state;
   if (!root()) {
     if (off == 0) post(post_line(me_), call_, buf);
-    std::byte* parent = release_line(node_.parent);
+    std::byte* parent = release_line(node_->parent);
     wait_flag(config_.read_from_parent ? parent : release_line(me_), r,
               "release_gather: the parent's release");
     const std::size_t s = pushed_share(bytes, word(parent, 2).load(std::memory_order_relaxed));
-    peers_->read(node_.parent, buf + off + s, address(parent, 1) + off + s, bytes - s);
+    peers_->read(node_->parent, buf + off + s, address(parent, 1) + off + s, bytes - s);
     // A leaf is done with its parent's buffer now: its gather (the value
     // bcast_gather() stores again) lets the parent go before the parent's
     // own write has reached this rank, one flag crossing earlier.
-    if (node_.children.empty()) release_store(gather_line(me_), st_.gather_state + 1);
-    if (s > 0) wait_flag(post_line(node_.parent) + 32, r, "release_gather: the parent's writes");
+    if (node_->children.empty()) release_store(gather_line(me_), st_.gather_state + 1);
+    if (s > 0) wait_flag(post_line(node_->parent) + 32, r, "release_gather: the parent's writes");
     stats_.intra_messages += 1;
     stats_.intra_bytes += static_cast<std::int64_t>(bytes - s);
   }
   std::byte* mine = release_line(me_);
   word(mine, 1).store(reinterpret_cast<std::uint64_t>(buf), std::memory_order_relaxed);
-  word(mine, 2).store(node_.children.size(), std::memory_order_relaxed);
+  word(mine, 2).store(node_->children.size(), std::memory_order_relaxed);
   signal_children(r);  // its acquire by a child orders the two stores above
-  const std::size_t s = pushed_share(bytes, node_.children.size());
+  const std::size_t s = pushed_share(bytes, node_->children.size());
   if (s == 0) return;
-  for (std::size_t i = 0; i < node_.children.size(); ++i) {
-    peers_->write(node_.children[i], child_buffer(i) + off, buf + off, s);
+  for (std::size_t i = 0; i < node_->children.size(); ++i) {
+    peers_->write(node_->children[i], child_buffer(i) + off, buf + off, s);
     stats_.intra_messages += 1;
     stats_.intra_bytes += static_cast<std::int64_t>(s);
   }

@@ -1,0 +1,150 @@
+/* The PMPI library's repeated-call path allocates nothing and reads no
+ * environment variable (issue 24, item 2): once a communicator is set up and
+ * a call of one shape has been made, the same call again must not call
+ * malloc (or new), calloc, realloc, the aligned allocators, getenv or
+ * secure_getenv. This program replaces those functions (the executable's
+ * definitions win over every shared library's), counts them during a loop
+ * of repeated calls of each interposed collective, and checks that each
+ * call was routed to shancoll (shancoll_last_algorithm, looked up at run
+ * time: without the preload the check fails rather than passing vacuously).
+ * Allocations made by the MPI library itself (its pools grow now and then
+ * under shancoll's point-to-point messages, as under its own) are told apart
+ * by their caller's object and not held against shancoll.
+ *
+ * Prints "pmpi_repeat_path: N checks, F failed" (tests/test_pmpi.py). */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern void* __libc_malloc(size_t);
+extern void* __libc_calloc(size_t, size_t);
+extern void* __libc_realloc(void*, size_t);
+extern void* __libc_memalign(size_t, size_t);
+
+static volatile int counting;
+static long allocations, mpi_allocations, environment_reads;
+static void* mpi_base; /* where the MPI library is loaded */
+
+/* The MPI library's own allocations (its request pools and unexpected-message
+ * queues grow now and then) are counted apart: they are not shancoll's. */
+static int called_by_mpi(const void* caller) {
+  Dl_info info;
+  if (!dladdr(caller, &info)) return 0;
+  if (info.dli_fbase == mpi_base) return 1;
+  return info.dli_fname &&
+         (strstr(info.dli_fname, "/libuc") || strstr(info.dli_fname, "libfabric"));
+}
+
+static void count_allocation(const void* caller) {
+  if (!counting) return;
+  counting = 0; /* dladdr may allocate */
+  if (called_by_mpi(caller))
+    ++mpi_allocations;
+  else
+    ++allocations;
+  counting = 1;
+}
+
+void* malloc(size_t n) {
+  count_allocation(__builtin_return_address(0));
+  return __libc_malloc(n);
+}
+void* calloc(size_t n, size_t size) {
+  count_allocation(__builtin_return_address(0));
+  return __libc_calloc(n, size);
+}
+void* realloc(void* p, size_t n) {
+  count_allocation(__builtin_return_address(0));
+  return __libc_realloc(p, n);
+}
+void* memalign(size_t alignment, size_t n) {
+  count_allocation(__builtin_return_address(0));
+  return __libc_memalign(alignment, n);
+}
+void* aligned_alloc(size_t alignment, size_t n) {
+  count_allocation(__builtin_return_address(0));
+  return __libc_memalign(alignment, n);
+}
+int posix_memalign(void** out, size_t alignment, size_t n) {
+  count_allocation(__builtin_return_address(0));
+  *out = __libc_memalign(alignment, n);
+  return *out ? 0 : 12; /* ENOMEM */
+}
+
+typedef char* (*getenv_fn)(const char*);
+static char* forward_getenv(const char* symbol, const char* name) {
+  getenv_fn real = (getenv_fn)dlsym(RTLD_NEXT, symbol);
+  return real ? real(name) : NULL;
+}
+char* getenv(const char* name) {
+  if (counting) ++environment_reads;
+  return forward_getenv("getenv", name);
+}
+char* secure_getenv(const char* name) {
+  if (counting) ++environment_reads;
+  return forward_getenv("secure_getenv", name);
+}
+
+enum { kRepeats = 2000, kWarm = 3 };
+
+static double send_buf[512], recv_buf[1024];
+
+static void call(int which, int count) {
+  switch (which) {
+    case 0:
+      MPI_Allreduce(send_buf, recv_buf, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+      break;
+    case 1:
+      MPI_Bcast(send_buf, count, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+      break;
+    case 2:
+      MPI_Reduce(send_buf, recv_buf, count, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+      break;
+    default:
+      MPI_Allgather(send_buf, count, MPI_DOUBLE, recv_buf, count, MPI_DOUBLE, MPI_COMM_WORLD);
+      break;
+  }
+}
+
+int main(int argc, char** argv) {
+  int provided = 0, rank = 0, size = 1;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  Dl_info mpi;
+  if (dladdr((void*)&PMPI_Send, &mpi)) mpi_base = mpi.dli_fbase;
+  const char* (*last_algorithm)(void) =
+      (const char* (*)(void))dlsym(RTLD_DEFAULT, "shancoll_last_algorithm");
+  static const char* names[] = {"MPI_Allreduce", "MPI_Bcast", "MPI_Reduce", "MPI_Allgather"};
+  static const int counts[] = {1, 64, 512 / 2}; /* 8 B, 512 B, 2 KiB (allgather: per rank) */
+  int checks = 0, failed = 0;
+  for (int which = 0; which < 4; ++which) {
+    for (int c = 0; c < 3; ++c) {
+      const int count = which == 3 && counts[c] * size > 1024 ? 1024 / size : counts[c];
+      for (int i = 0; i < kWarm; ++i) call(which, count);
+      allocations = mpi_allocations = environment_reads = 0;
+      counting = 1;
+      for (int i = 0; i < kRepeats; ++i) call(which, count);
+      counting = 0;
+      const char* algorithm = last_algorithm ? last_algorithm() : "";
+      const int routed = algorithm && *algorithm && strcmp(algorithm, "mpi") != 0;
+      int bad = !routed || allocations != 0 || environment_reads != 0;
+      if (bad)
+        printf(
+            "pmpi_repeat_path: rank %d: %s of %d doubles: %s, %ld allocations (and %ld by MPI), "
+            "%ld environment reads in %d repeated calls\n",
+            rank, names[which], count, routed ? algorithm : "not routed to shancoll", allocations,
+            mpi_allocations, environment_reads, kRepeats);
+      MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+      ++checks;
+      failed += bad;
+    }
+  }
+  if (rank == 0) printf("pmpi_repeat_path: %d checks, %d failed\n", checks, failed);
+  fflush(stdout);
+  MPI_Finalize();
+  return failed != 0;
+}
