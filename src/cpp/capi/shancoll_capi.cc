@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -199,15 +200,19 @@ DType checked_reduction_type(MPI_Datatype type) {
          "type (shancoll reduces only those)");
 }
 
+// Where a call's own options are made, only when it has some (a
+// CallOptions holds strings and vectors: not built on the plain call).
+using OptionsStorage = std::optional<CallOptions>;
+
 // The options of a call: SHANCOLL_<COLL>_OPTIONS with `text` over it
 // (completed in `storage`), or nullptr when there is no text (the door then
 // takes the defaults, parsed once).
-const CallOptions* call_options(Collective c, const char* text, CallOptions& storage) {
+const CallOptions* call_options(Collective c, const char* text, OptionsStorage& storage) {
   if (!text || !*text) return nullptr;
-  storage = default_options(c);
-  storage.set_text(c, text, "options");
-  storage.complete();
-  return &storage;
+  CallOptions& options = storage.emplace(default_options(c));
+  options.set_text(c, text, "options");
+  options.complete();
+  return &options;
 }
 
 // Records what the door ran, for shancoll_last_algorithm and the PMPI
@@ -256,7 +261,7 @@ Layout& layout_of(const Count recvcounts[], const Displ displs[], std::int64_t e
 void allgatherv_bytes(Collective which, const void* sendbuf, MPI_Count sendcount,
                       MPI_Datatype sendtype, void* recvbuf, Layout& layout, MPI_Comm comm,
                       const char* algorithm, const char* options) {
-  CallOptions storage;
+  OptionsStorage storage;
   AllgathervCall call;
   call.comm = comm;
   call.allgather = which == Collective::allgather;
@@ -292,7 +297,7 @@ void allgatherv_bytes(Collective which, const void* sendbuf, MPI_Count sendcount
 // An allreduce's call, checked; `storage` holds its options.
 AllreduceCall allreduce_call(Collective which, const void* sendbuf, void* recvbuf, MPI_Count count,
                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const char* algorithm,
-                             const char* options, CallOptions& storage) {
+                             const char* options, OptionsStorage& storage) {
   check_intracomm(comm);
   check_count(count, "count");
   if (!recvbuf && count > 0) refuse(MPI_ERR_BUFFER, "recvbuf: NULL");
@@ -434,7 +439,7 @@ int shancoll_allgatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype
 int shancoll_allreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
                          MPI_Op op, MPI_Comm comm, const char* algorithm, const char* options) {
   return guarded([&] {
-    CallOptions storage;
+    OptionsStorage storage;
     record(allreduce(allreduce_call(Collective::allreduce, sendbuf, recvbuf, count, datatype, op,
                                     comm, algorithm, options, storage)));
   });
@@ -446,7 +451,7 @@ int shancoll_iallreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count,
   return guarded([&] {
     if (!request) refuse(MPI_ERR_REQUEST, "request: NULL");
     *request = SHANCOLL_REQUEST_NULL;
-    CallOptions storage;
+    OptionsStorage storage;
     auto started = std::make_unique<shancoll_request_s>();
     started->request = iallreduce(allreduce_call(Collective::iallreduce, sendbuf, recvbuf, count,
                                                  datatype, op, comm, algorithm, options, storage));
@@ -488,7 +493,7 @@ int shancoll_bcast_c(void* buffer, MPI_Count count, MPI_Datatype datatype, int r
   return guarded([&] {
     check_intracomm(comm);
     check_count(count, "count");
-    CallOptions storage;
+    OptionsStorage storage;
     BcastCall call;
     call.comm = comm;
     call.bytes = count * plain_size(datatype, "datatype");
@@ -512,7 +517,7 @@ int shancoll_reduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_D
     if (sendbuf == MPI_IN_PLACE && rank != root)
       refuse(MPI_ERR_BUFFER, "sendbuf: MPI_IN_PLACE is only valid at the root");
     if (rank == root && !recvbuf && count > 0) refuse(MPI_ERR_BUFFER, "recvbuf: NULL at the root");
-    CallOptions storage;
+    OptionsStorage storage;
     ReduceCall call;
     call.comm = comm;
     call.send = sendbuf == MPI_IN_PLACE ? nullptr : sendbuf;
