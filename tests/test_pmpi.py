@@ -121,6 +121,19 @@ def test_repeated_calls_allocate_nothing(ranks, ranks_per_node):
     )
 
 
+def test_a_bad_environment_variable_is_said_once_even_when_quiet():
+    """A misspelt SHANCOLL_BCAST_OPTIONS makes every MPI_Bcast fall back to
+    the MPI library (correct, but not accelerated): said on stderr once per
+    process without SHANCOLL_PMPI_VERBOSE, never silently."""
+    output = _run(2, SHANCOLL_BCAST_OPTIONS="inline_data=1", SHANCOLL_PMPI_VERBOSE="0")
+    told = [
+        line
+        for line in output.splitlines()
+        if "goes to the MPI library: SHANCOLL_BCAST_OPTIONS: inline_data:" in line
+    ]
+    assert len(told) == 2, output[-3000:]  # one line per rank, however many calls
+
+
 @pytest.mark.parametrize("algorithm", ["auto", "dissemination"])
 def test_nonblocking_progress_in_any_order(algorithm):
     """MPI's progress rule under the preload: 2000 outstanding MPI_Iallreduce

@@ -4,8 +4,10 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 
 #include "capi_internal.h"
 #include "shancoll.h"
@@ -23,6 +25,22 @@ void report(const char* collective, MPI_Comm comm, const char* prefix, const cha
 // "routed to shancoll <algorithm>", with release_gather's trees, once per
 // communicator and collective (as report()). Never throws.
 void report_routed(const char* collective, MPI_Comm comm);
+
+// A refusal caused by a SHANCOLL_* variable (a misspelt option in
+// SHANCOLL_BCAST_OPTIONS, say) sends every such call to the MPI library: that
+// is said on stderr once per process, verbose or not, so that it is never
+// silent. Then as report(). Never throws.
+inline void report_refusal(const char* collective, MPI_Comm comm, const char* error) {
+  if (std::strncmp(error, "SHANCOLL_", 9) == 0) {
+    static std::atomic<bool> told{false};
+    if (!told.exchange(true))
+      std::fprintf(stderr,
+                   "shancoll_pmpi: %s goes to the MPI library: %s (and so does every call that "
+                   "variable refuses; SHANCOLL_PMPI_VERBOSE=1 lists them)\n",
+                   collective, error);
+  }
+  report(collective, comm, "fallback: ", error);
+}
 
 // The reason every call goes to the MPI library now, or nullptr.
 const char* global_fallback();
@@ -59,7 +77,7 @@ int interpose(const char* collective, MPI_Comm comm, Bytes&& bytes, Shancoll&& s
     algorithm = shancoll_last_algorithm();
     report_routed(collective, comm);
   } else if (capi::refused(rc)) {
-    report(collective, comm, "fallback: ", shancoll_last_error());
+    report_refusal(collective, comm, shancoll_last_error());
     rc = library_call();
   } else {
     return failed(collective, comm, rc);

@@ -120,7 +120,10 @@ int route(const char* collective, const void* sendbuf, void* recvbuf, MPI_Count 
     return rc;
   }
   if (why || capi::refused(rc)) {
-    report(collective, comm, "fallback: ", why ? why : shancoll_last_error());
+    if (why)
+      report(collective, comm, "fallback: ", why);
+    else
+      report_refusal(collective, comm, shancoll_last_error());
     const double t0 = summary() ? PMPI_Wtime() : 0;
     const int lib = library_call();
     if (summary()) record(collective, kLibrary, bytes_of(count, datatype), PMPI_Wtime() - t0);
