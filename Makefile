@@ -5,7 +5,8 @@
 #   make setup   create/update .venv, build + install shancoll
 #   make test    setup, then run the test suite
 #   make bench   setup, then run the quick benchmark sweep
-#   make bench-pmpi  setup, then a plain C benchmark with and without the PMPI preload (2 ranks)
+#   make bench-peers  setup, then a plain C benchmark under every MPI library in its
+#                documented settings and with the PMPI preload (2 ranks; benchmarks/peers.py)
 #   make lint    ruff + clang-format checks (no changes made)
 #   make smpi    SimGrid SMPI build of the core + driver (installs SimGrid if missing;
 #                scripts/setup_smpi.sh), then the 64-rank simulated correctness check
@@ -30,7 +31,7 @@ CXX_SOURCES   = $(shell find src/cpp tests benchmarks -type f \
                   \( -name '*.h' -o -name '*.hpp' -o -name '*.cc' -o -name '*.cpp' -o -name '*.c' \) \
                   2>/dev/null)
 
-.PHONY: all setup test bench bench-pmpi lint clean distclean smpi smpi-check smpi-sweep
+.PHONY: all setup test bench bench-peers lint clean distclean smpi smpi-check smpi-sweep
 
 all: test
 
@@ -43,8 +44,8 @@ test: setup
 bench: setup
 	$(BENCH_CMD)
 
-bench-pmpi: setup
-	$(PYTHON) benchmarks/pmpi_ratio.py -n 2 --repeats 3
+bench-peers: setup
+	$(PYTHON) benchmarks/peers.py --repeats 5
 
 SMPI_SWEEP := python3 benchmarks/smpi/sweep_smpi.py
 SMPI_ARIES := benchmarks/smpi/platforms/aries_dragonfly_32.xml

@@ -1,6 +1,6 @@
 /* osu_style: a plain MPI collective benchmark in the manner of the OSU
  * micro-benchmarks. It knows nothing of shancoll: run it unchanged with and
- * without LD_PRELOAD=libshancoll_pmpi.so to compare (benchmarks/pmpi_ratio.py).
+ * without LD_PRELOAD=libshancoll_pmpi.so to compare (benchmarks/peers.py).
  *
  * Per collective and message size: warm-up calls, then timed calls each
  * preceded by MPI_Barrier (so no call overlaps the previous one), the mean
