@@ -53,3 +53,23 @@ def test_allgatherv_displacements_are_each_rank_s_own(pair):
             ranks_per_node=0)  # fmt: skip
     ok = all(np.all(out[displs[r] : displs[r] + n] == r + 1) for r in range(2))
     assert_all(pair, ok, f"blocks at this rank's displacements {displs}")
+
+
+@pytest.mark.parametrize("root_bytes,other_bytes", [(1 << 20, 256 << 10), (256 << 10, 1 << 20)])
+def test_bcast_sizes_that_differ_are_refused(pair, root_bytes, other_bytes):
+    """release_gather's single-copy bcast writes into its child's buffer and
+    reads its parent's: a child with a smaller buffer was overwritten past
+    its end, a larger one read past the parent's. Both refuse instead."""
+    n = (root_bytes if pair.rank == 0 else other_bytes) // 8
+    buf = np.full(n, 1.0) if pair.rank == 0 else np.zeros(n)
+    guard = np.zeros(n + 4096)  # the child's buffer is a view: what follows it must stay zero
+    if pair.rank == 1:
+        guard[:n] = buf
+        buf = guard[:n]
+    raises_all(pair, ValueError, shancoll.bcast, pair, buf, 0, algorithm="release_gather",
+               ranks_per_node=0, single_copy=True, match="count")  # fmt: skip
+    assert_all(pair, not np.any(guard[n:]), "nothing written past the child's buffer")
+    x = np.full(40000, 3.0) if pair.rank == 0 else np.zeros(40000)  # still usable
+    run_all(pair, shancoll.bcast, pair, x, 0, algorithm="release_gather", ranks_per_node=0,
+            single_copy=True)  # fmt: skip
+    assert_all(pair, np.all(x == 3.0), "bcast afterwards")

@@ -198,6 +198,7 @@ RgPhase::RgPhase(NodeContext& ctx, const ReleaseGatherOptions& o, bool reduce, i
     peers_ = ctx.peer_memory.get();
     chunk_ = kSingleCopyChunk;
     call_ = ++st_.single_copy_calls;
+    total_ = bytes;
   }
   if (bytes > 0) enter_region();
 }

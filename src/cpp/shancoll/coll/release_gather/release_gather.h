@@ -202,6 +202,7 @@ class RgPhase {
   int me_;
   int local_size_;
   std::int64_t chunk_ = 0;
+  std::int64_t total_ = 0;             // the call's bytes on this rank
   int slot_ = 0;                       // this chunk's slot
   std::vector<int> synthetic_map_;     // the sockets option's map, when given
   const PeerMemory* peers_ = nullptr;  // when single_copy

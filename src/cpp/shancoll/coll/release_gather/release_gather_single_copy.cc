@@ -31,6 +31,7 @@
 // Allreduce ("everywhere", halves): both ranks keep the result, so each
 // writes its half into the other's recvbuf and no bcast phase runs.
 #include <algorithm>
+#include <string>
 
 #include "shancoll/coll/pair_reduce.h"
 #include "shancoll/coll/release_gather/release_gather.h"
@@ -42,15 +43,27 @@ namespace shancoll {
 namespace {
 
 // Words of a line (8 bytes each). Release line: 0 the counter, 1 my
-// buffer's address, 2 my child count (both written before each release, so
-// never stale). Post line, used by the single-copy bcast alone (an inlined
-// bcast leaves arbitrary bytes in release lines): 0 the call number, 1 my
-// buffer's address, 4 pushed (the last chunk I wrote to my children).
+// buffer's address, 2 my child count, 3 my bytes in this call (all written
+// before each release, so never stale). Post line, used by the single-copy
+// bcast alone (an inlined bcast leaves arbitrary bytes in release lines): 0
+// the call number, 1 my buffer's address, 2 my bytes in this call, 4 pushed
+// (the last chunk I wrote to my children).
 std::atomic<std::uint64_t>& word(std::byte* line, int i) { return flag_at(line + 8 * i); }
 
-void post(std::byte* line, std::uint64_t call, const void* buffer) {
+void post(std::byte* line, std::uint64_t call, const void* buffer, std::int64_t bytes) {
   word(line, 1).store(reinterpret_cast<std::uint64_t>(buffer), std::memory_order_relaxed);
-  release_store(line, call);  // after the address (flags.h)
+  word(line, 2).store(static_cast<std::uint64_t>(bytes), std::memory_order_relaxed);
+  release_store(line, call);  // after the address and size (flags.h)
+}
+
+// A parent and a child whose calls differ in size would read or write past
+// the smaller buffer: each checks the other's posted size before its first
+// copy, so both refuse at the same point, before any data moves.
+void check_same_size(std::uint64_t theirs, std::int64_t mine, const char* whose) {
+  if (theirs == static_cast<std::uint64_t>(mine)) return;
+  throw ArgumentError("count: " + std::string(whose) + " bcast has " + std::to_string(theirs) +
+                      " bytes, this rank's " + std::to_string(mine) +
+                      ": MPI requires the same on every rank (check=True names the ranks)");
 }
 
 std::byte* address(std::byte* line, int i) {
@@ -79,6 +92,7 @@ std::byte* RgPhase::child_buffer(std::size_t i) {
   if (child_buffers_.empty()) {
     for (int c : node_->children) {
       wait_flag(post_line(c), call_, "release_gather: a child's buffer");
+      check_same_size(word(post_line(c), 2).load(std::memory_order_relaxed), total_, "a child's");
       child_buffers_.push_back(address(post_line(c), 1));
     }
   }
@@ -88,10 +102,12 @@ std::byte* RgPhase::child_buffer(std::size_t i) {
 void RgPhase::bcast_single_copy(std::byte* buf, std::size_t off, std::size_t bytes) {
   const std::uint64_t r = ++st_.release_state;
   if (!root()) {
-    if (off == 0) post(post_line(me_), call_, buf);
+    if (off == 0) post(post_line(me_), call_, buf, total_);
     std::byte* parent = release_line(node_->parent);
     wait_flag(config_.read_from_parent ? parent : release_line(me_), r,
               "release_gather: the parent's release");
+    if (off == 0)
+      check_same_size(word(parent, 3).load(std::memory_order_relaxed), total_, "the parent's");
     const std::size_t s = pushed_share(bytes, word(parent, 2).load(std::memory_order_relaxed));
     peers_->read(node_->parent, buf + off + s, address(parent, 1) + off + s, bytes - s);
     // A leaf is done with its parent's buffer now: its gather (the value
@@ -105,7 +121,8 @@ void RgPhase::bcast_single_copy(std::byte* buf, std::size_t off, std::size_t byt
   std::byte* mine = release_line(me_);
   word(mine, 1).store(reinterpret_cast<std::uint64_t>(buf), std::memory_order_relaxed);
   word(mine, 2).store(node_->children.size(), std::memory_order_relaxed);
-  signal_children(r);  // its acquire by a child orders the two stores above
+  word(mine, 3).store(static_cast<std::uint64_t>(total_), std::memory_order_relaxed);
+  signal_children(r);  // its acquire by a child orders the stores above
   const std::size_t s = pushed_share(bytes, node_->children.size());
   if (s == 0) return;
   for (std::size_t i = 0; i < node_->children.size(); ++i) {
