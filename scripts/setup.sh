@@ -49,7 +49,7 @@ note() { printf '    %s\n' "$*"; }
 warn() { printf '    WARNING: %s\n' "$*" >&2; }
 
 # --------------------------------------------------------------------------
-step "1/6 System packages (libhwloc-dev, pkg-config; gfortran, libmpich-dev)"
+step "1/7 System packages (libhwloc-dev, pkg-config; gfortran, libmpich-dev)"
 # --------------------------------------------------------------------------
 # hwloc is optional (topology); gfortran and Debian's MPICH (mpif90) build the
 # Fortran example (step 5), whose test fails in CI when they are missing.
@@ -99,7 +99,7 @@ else
 fi
 
 # --------------------------------------------------------------------------
-step "2/6 Python virtualenv at .venv"
+step "2/7 Python virtualenv at .venv"
 # --------------------------------------------------------------------------
 # Pick the base interpreter from a PATH without .venv/bin (the Makefile puts it first).
 base_path="$(printf '%s' "$PATH" | tr ':' '\n' | { grep -vxF "$VENV/bin" || true; } | paste -sd: -)"
@@ -131,7 +131,7 @@ else
 fi
 
 # --------------------------------------------------------------------------
-step "3/6 Python dependencies (pip; already-satisfied ones are not re-downloaded)"
+step "3/7 Python dependencies (pip; already-satisfied ones are not re-downloaded)"
 # --------------------------------------------------------------------------
 "$VPY" -m pip install --quiet --upgrade-strategy only-if-needed "${DEPS[@]}"
 note "$("$VENV/bin/mpichversion" 2>/dev/null | head -n 1 || echo 'mpichversion: not found')"
@@ -139,13 +139,13 @@ note "mpi4py $("$VPY" -c 'import mpi4py; print(mpi4py.__version__)')," \
   "numpy $("$VPY" -c 'import numpy; print(numpy.__version__)')"
 
 if [[ "${SHANCOLL_SKIP_INSTALL:-0}" == 1 ]]; then
-  step "4/6 Build and install shancoll: skipped (SHANCOLL_SKIP_INSTALL=1)"
+  step "4/7 Build and install shancoll: skipped (SHANCOLL_SKIP_INSTALL=1)"
   step "Done"
   exit 0
 fi
 
 # --------------------------------------------------------------------------
-step "4/6 Build and install shancoll into .venv (against the venv's MPICH)"
+step "4/7 Build and install shancoll into .venv (against the venv's MPICH)"
 # --------------------------------------------------------------------------
 if [[ ! -f "$ROOT/pyproject.toml" ]]; then
   echo "error: $ROOT/pyproject.toml not found; nothing to install" >&2
@@ -173,7 +173,7 @@ else
 fi
 
 # --------------------------------------------------------------------------
-step "5/6 The C API from Fortran: build/fortran against Debian's MPICH"
+step "5/7 The C API from Fortran: build/fortran against Debian's MPICH"
 # --------------------------------------------------------------------------
 # The Fortran program and libshancoll.so must use one MPI library, and the
 # wheel's MPICH has no Fortran bindings: so a second, C-API-only build of the
@@ -198,7 +198,29 @@ else
 fi
 
 # --------------------------------------------------------------------------
-step "6/6 Sanity check"
+step "6/7 ThreadSanitizer build of the PMPI library and its threads test: build/tsan"
+# --------------------------------------------------------------------------
+# libshancoll_pmpi.so and tests/c/pmpi_threads.c built with -fsanitize=thread
+# against the venv's MPICH (itself not instrumented); tests/test_pmpi.py runs
+# it at 2 ranks and fails on any report (docs/design.md, "Threads").
+TSAN_BUILD="$ROOT/build/tsan"
+TSAN_LOG="$LOG_DIR/tsan-build.log"
+if "$VENV/bin/cmake" -S "$ROOT" -B "$TSAN_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+     -DSHANCOLL_TOOLS=OFF -DSHANCOLL_CAPI=ON -DSHANCOLL_PYTHON=OFF \
+     -DCMAKE_C_FLAGS=-fsanitize=thread -DCMAKE_CXX_FLAGS=-fsanitize=thread \
+     -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread \
+     -DMPI_C_COMPILER="$VENV/bin/mpicc" -DMPI_CXX_COMPILER="$VENV/bin/mpicxx" \
+     >"$TSAN_LOG" 2>&1 &&
+   "$VENV/bin/cmake" --build "$TSAN_BUILD" --target shancoll_pmpi_threads_linked \
+     >>"$TSAN_LOG" 2>&1; then
+  note "built build/tsan/shancoll_pmpi_threads_linked (log: ${TSAN_LOG#"$ROOT"/})"
+else
+  tail -n 30 "$TSAN_LOG" >&2 || true
+  warn "the ThreadSanitizer build failed (log: ${TSAN_LOG#"$ROOT"/}); its test will fail"
+fi
+
+# --------------------------------------------------------------------------
+step "7/7 Sanity check"
 # --------------------------------------------------------------------------
 # Run from outside the repo so the installed package (not ./src) is imported.
 (cd / && "$VPY" - <<'PY'

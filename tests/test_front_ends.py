@@ -79,7 +79,6 @@ import sys
 import mpi4py
 
 mpi4py.profile("shancoll_pmpi", path=[sys.argv[1]])
-mpi4py.rc.thread_level = "serialized"
 from mpi4py import MPI  # noqa: E402
 import numpy as np  # noqa: E402
 import shancoll  # noqa: E402

@@ -115,7 +115,6 @@ comm.Barrier()
 import sys
 import mpi4py
 mpi4py.profile("shancoll_pmpi", path=[sys.argv[1]])
-mpi4py.rc.thread_level = "serialized"
 from mpi4py import MPI
 import numpy as np
 

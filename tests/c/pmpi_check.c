@@ -320,7 +320,7 @@ static void intercomm(void) {
 }
 
 int main(int argc, char** argv) {
-  /* --thread-multiple: the PMPI library must then leave everything to MPI. */
+  /* --thread-multiple: every check at MPI_THREAD_MULTIPLE, routed as at SINGLE. */
   const int multiple = argc > 1 && strcmp(argv[1], "--thread-multiple") == 0;
   int provided = MPI_THREAD_SINGLE;
   MPI_Init_thread(&argc, &argv, multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);

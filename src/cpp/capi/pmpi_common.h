@@ -19,7 +19,10 @@ bool verbose();  // SHANCOLL_PMPI_VERBOSE
 bool summary();  // SHANCOLL_PMPI_SUMMARY
 
 // Prints (SHANCOLL_PMPI_VERBOSE=1) "<prefix><detail>" the first time it
-// happens on this communicator and collective. Never throws.
+// happens on this communicator and collective. Never throws. The first
+// report of the process (every interposed call makes one, unless it fails)
+// is preceded by the start-up line: the thread level, the MPI library, the
+// rule table and what falls back.
 void report(const char* collective, MPI_Comm comm, const char* prefix, const char* detail);
 
 // "routed to shancoll <algorithm>", with release_gather's trees, once per

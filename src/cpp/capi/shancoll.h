@@ -71,10 +71,14 @@
  *     to stderr and calls MPI_Abort(MPI_COMM_WORLD, 1): the call does not
  *     return. An invalid SHANCOLL_ON_ERROR is refused with MPI_ERR_ARG.
  *
- * Threads: one thread at a time may call shancoll (MPI_THREAD_SERIALIZED
- * use): its per-communicator caches (topology, shared segments, scratch) are
- * not locked. The PMPI library therefore leaves everything to the MPI library
- * when the thread level is MPI_THREAD_MULTIPLE.
+ * Threads: at MPI_THREAD_MULTIPLE, threads may call shancoll at once on
+ * different communicators (MPI's own rule for collectives: never two at once
+ * on one communicator). Per-communicator state is not locked under that
+ * rule; process-wide state (the communicator registry, caches, the rule
+ * table) is safe for concurrent calls on different communicators, and
+ * communicators may be created and freed by other threads meanwhile. A
+ * request from shancoll_iallreduce may be tested or waited on by any thread,
+ * one at a time. The PMPI library routes every thread level alike.
  */
 #ifndef SHANCOLL_H
 #define SHANCOLL_H

@@ -541,8 +541,9 @@ const char* shancoll_rules_info(void) {
   thread_local std::string text;
   const int rc = guarded([&] {
     const RulesInfo info = rules_info();
-    text = (info.path.empty() ? "no table" : info.path) + ": " + info.how +
-           " (machine: " + info.machine + ")";
+    // Without a table, `how` says so ("no table: the built-in rules").
+    text =
+        (info.path.empty() ? "" : info.path + ": ") + info.how + " (machine: " + info.machine + ")";
   });
   return rc == MPI_SUCCESS ? text.c_str() : shancoll_last_error();
 }

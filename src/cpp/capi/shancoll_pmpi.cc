@@ -10,18 +10,24 @@
 //   - calls made from inside shancoll: the core calls MPI's collectives by
 //     their PMPI_ names (comm.h), and the C API's "inside" flag guards any
 //     other path back here (a user op calling MPI_Allreduce, say);
-//   - everything when SHANCOLL_PMPI=0;
-//   - everything when the thread level is MPI_THREAD_MULTIPLE: shancoll's
-//     per-communicator state (the cached Comm, its scratch memory and
-//     segments) is not safe under concurrent calls on one communicator.
+//   - everything when SHANCOLL_PMPI=0.
 //
-// SHANCOLL_PMPI_VERBOSE=1 prints each distinct outcome (the algorithm, or
-// why it fell back) once per communicator and collective on stderr;
+// Threads: every thread level, MPI_THREAD_MULTIPLE included, is routed.
+// MPI forbids concurrent collectives on one communicator and allows them on
+// different ones; shancoll's per-communicator state needs no lock under that
+// rule, and its process-wide state is safe for threads on different
+// communicators (docs/design.md, "Threads"). Here: the switches below are
+// read once (magic statics), the verbose log and the summary take a mutex,
+// only when they are on.
+//
+// SHANCOLL_PMPI_VERBOSE=1 prints one start-up line per process at the first
+// interposed call (the thread level, the MPI library, the rule table and what
+// falls back), then each distinct outcome (the algorithm, or why it fell
+// back) once per communicator and collective on stderr;
 // SHANCOLL_PMPI_SUMMARY=1 prints calls, bytes and time per collective and
 // algorithm at MPI_Finalize (pmpi_summary.cc). MPI_Iallreduce: pmpi_iallreduce.cc.
 #include <mpi.h>
 
-#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -30,6 +36,7 @@
 #include <string>
 
 #include "pmpi_common.h"
+#include "shancoll/on_error.h"
 
 namespace shancoll::pmpi {
 namespace {
@@ -40,19 +47,77 @@ bool env_flag(const char* name, bool fallback) {
   return std::strcmp(text, "0") != 0;
 }
 
-// The thread level cannot change after MPI_Init_thread; -1: not asked yet.
-bool thread_multiple() {
-  static std::atomic<int> level{-1};
-  int known = level.load(std::memory_order_relaxed);
-  if (known < 0) {
-    PMPI_Query_thread(&known);
-    level.store(known, std::memory_order_relaxed);
+const char* thread_level_name() {
+  int level = MPI_THREAD_SINGLE;
+  PMPI_Query_thread(&level);
+  switch (level) {
+    case MPI_THREAD_SINGLE:
+      return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED:
+      return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED:
+      return "MPI_THREAD_SERIALIZED";
+    case MPI_THREAD_MULTIPLE:
+      return "MPI_THREAD_MULTIPLE";
   }
-  return known == MPI_THREAD_MULTIPLE;
+  return "unknown";
+}
+
+// The first line of MPI_Get_library_version, runs of blanks as one space.
+std::string library_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+  int length = 0;
+  PMPI_Get_library_version(text, &length);
+  std::string line;
+  for (int i = 0; i < length && text[i] && text[i] != '\n'; ++i) {
+    const bool blank = text[i] == ' ' || text[i] == '\t' || text[i] == '\r';
+    if (blank && (line.empty() || line.back() == ' ')) continue;
+    line += blank ? ' ' : text[i];
+  }
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  return line;
+}
+
+// What goes to the MPI library in this process, and why (README's list).
+std::string what_falls_back() {
+  if (!enabled()) return "everything (SHANCOLL_PMPI=0)";
+  try {
+    shancoll::check_on_error();
+  } catch (const std::exception& e) {
+    return std::string("everything (") + e.what() + ")";
+  }
+  std::string out =
+      "inter-communicators, derived datatypes and predefined ones with holes, reductions on "
+      "types other than C/Fortran integer, floating-point, complex and bool or with "
+      "MINLOC/MAXLOC/REPLACE/NO_OP, non-commutative user ops under algorithms that do not "
+      "combine in rank order";
+#if !defined(MPICH_VERSION)
+  out += ", every MPI_Iallreduce (not interposed: no MPIX_Grequest_start)";
+#endif
+  return out;
+}
+
+// The start-up line, once per process (SHANCOLL_PMPI_VERBOSE=1).
+void print_status() {
+  int rank = -1;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const std::string line = "shancoll_pmpi: rank " + std::to_string(rank) +
+                           ": start-up: thread level " + thread_level_name() +
+                           "; MPI library: " + library_version() +
+                           "; rules: " + shancoll_rules_info() +
+                           "; falls back to the MPI library: " + what_falls_back() + "\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);  // one write: ranks' lines do not mix
+}
+
+// The start-up line, before the first outcome (verbose only: no cost per call otherwise).
+void announce() {
+  static std::once_flag told;
+  std::call_once(told, print_status);
 }
 
 // Prints an outcome the first time it happens on this communicator and collective.
 void report_once(const char* collective, MPI_Comm comm, const std::string& outcome) {
+  announce();
   static std::mutex mutex;
   static std::set<std::string> seen;
   // The Fortran handle: a portable integer for any MPI's MPI_Comm.
@@ -123,8 +188,6 @@ void report(const char* collective, MPI_Comm comm, const char* prefix, const cha
 void report_routed(const char* collective, MPI_Comm comm) {
   if (!verbose()) return;
   try {
-    static std::once_flag rules_told;  // which rule table "auto" reads, once per process
-    std::call_once(rules_told, [&] { report_once("rules", comm, shancoll_rules_info()); });
     const std::string trees = shancoll::capi::last_trees();
     report_once(collective, comm,
                 std::string("routed to shancoll ") + shancoll_last_algorithm() +
@@ -134,14 +197,18 @@ void report_routed(const char* collective, MPI_Comm comm) {
   }
 }
 
-const char* global_fallback() {
-  if (!enabled()) return "SHANCOLL_PMPI=0";
-  if (thread_multiple()) return "MPI_THREAD_MULTIPLE (shancoll's per-communicator state)";
-  return nullptr;
-}
+const char* global_fallback() { return enabled() ? nullptr : "SHANCOLL_PMPI=0"; }
 
+// The start-up line after the error: it asks the C API, which clears the error.
 int failed(const char* collective, MPI_Comm comm, int rc) {
   std::fprintf(stderr, "shancoll_pmpi: %s failed: %s\n", collective, shancoll_last_error());
+  if (verbose()) {
+    try {
+      announce();
+    } catch (...) {
+      // Out of memory while logging: the error itself is reported.
+    }
+  }
   PMPI_Comm_call_errhandler(comm, rc);
   return rc;
 }

@@ -79,6 +79,10 @@ struct CallOptions {
 // The options a call of `collective` starts from: the built-in defaults with
 // SHANCOLL_<COLL>_OPTIONS applied and completed, read once (reread after
 // reload_environment). ArgumentError naming the variable if it is invalid.
+// Threads: built once per selection generation under a lock, then read by
+// every thread without one (an acquire load); reload_environment and
+// set_rules rebuild them, so they must not run while another thread is in
+// a call (environment.h).
 const CallOptions& default_options(Collective collective);
 
 // The names of `collective`'s options, comma-separated (for messages and docs).

@@ -13,6 +13,15 @@
 // by their PMPI_ names: under that library (LD_PRELOAD, mpi4py.profile) the
 // Python module's `mpi` baselines and internal calls must still reach the
 // MPI library, not shancoll again. tests/test_pmpi.py checks the sources.
+//
+// Threads (MPI_THREAD_MULTIPLE): MPI forbids concurrent collectives on one
+// communicator, so a Comm, its NodeContexts and their states are used by
+// one thread at a time and hold no lock. What several threads share is
+// process-wide and guarded on its slow path only: the attribute keyvals and
+// the list of Comms (attached.h), the state slot counter (an atomic, once
+// per LayoutState type). The exception: a split-phase request completes its
+// communicator's last_stats/last_algorithm from whichever thread completes
+// it (statistics only; MPI lets a request be completed on any thread).
 #pragma once
 
 #include <mpi.h>

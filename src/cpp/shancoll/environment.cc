@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
-#include <vector>
+#include <deque>
+#include <mutex>
 
 #include "shancoll/on_error.h"
 
@@ -47,10 +48,11 @@ struct Cached {
   std::string value;
 };
 
-std::vector<Cached>& cached_values() {
-  static std::vector<Cached> values;
-  return values;
-}
+// The other variables read so far. A deque: a value's string never moves
+// (the callers keep its c_str()) when another is added. Guarded: threads
+// setting up different communicators read variables at once.
+std::mutex cached_mutex;
+std::deque<Cached> cached_values;
 
 }  // namespace
 
@@ -65,17 +67,21 @@ const std::string& algorithm_name(const std::string& requested,
 
 void reload_environment() {
   current() = read_environment();
-  cached_values().clear();
+  {
+    std::lock_guard<std::mutex> lock(cached_mutex);
+    cached_values.clear();
+  }
   bump_selection_generation();
   check_on_error();
 }
 
+// Not per call: read when a communicator or the default options are set up.
 const char* environment_value(const char* name) {
-  std::vector<Cached>& values = cached_values();
-  for (const Cached& c : values)
+  std::lock_guard<std::mutex> lock(cached_mutex);
+  for (const Cached& c : cached_values)
     if (c.name == name) return c.value.c_str();
-  values.push_back({name, text_of(name)});
-  return values.back().value.c_str();
+  cached_values.push_back({name, text_of(name)});
+  return cached_values.back().value.c_str();
 }
 
 std::uint64_t selection_generation() { return generation.load(std::memory_order_relaxed); }

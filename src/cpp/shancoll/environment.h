@@ -3,6 +3,11 @@
 // getenv scans the whole environment, and an `auto` allreduce needed four of
 // them, about a tenth of a small call. reload_environment() reads them again
 // (shancoll.reload_environment()); it must not run during a collective.
+//
+// Threads: environment() is read on every call without a lock, so
+// reload_environment() is a configuration call (like set_rules): no thread
+// of the process may be inside shancoll while it runs. environment_value()
+// and the selection generation are safe from any thread.
 #pragma once
 
 #include <cstdint>

@@ -11,6 +11,7 @@
 //
 // Set by SHANCOLL_ON_ERROR (read once, see environment.h) or by
 // set_on_error(), which wins. Comm::run is the one place that acts on it.
+// Threads: the choice and the abort hook are atomics, set from any thread.
 #pragma once
 
 #include <string>

@@ -17,7 +17,7 @@
 namespace shancoll {
 namespace {
 
-PauseHook g_pause = default_pause;
+std::atomic<PauseHook> g_pause{default_pause};  // read once per wait, set from any thread
 std::atomic<std::uint64_t> g_spin_polls{kSpinPolls};
 
 std::mutex g_active_mutex;
@@ -60,9 +60,11 @@ void sleeping_pause(std::uint64_t iteration) {
   nanosleep(&t, nullptr);
 }
 
-void set_pause_hook(PauseHook hook) { g_pause = hook ? hook : default_pause; }
+void set_pause_hook(PauseHook hook) {
+  g_pause.store(hook ? hook : default_pause, std::memory_order_relaxed);
+}
 
-PauseHook pause_hook() { return g_pause; }
+PauseHook pause_hook() { return g_pause.load(std::memory_order_relaxed); }
 
 void register_active(Active* work) {
   std::lock_guard<std::mutex> lock(g_active_mutex);

@@ -57,7 +57,8 @@ double now_seconds();
 // is process-wide and guarded by a mutex taken only outside the fast path
 // (registration, and waits past their spin); advance_elsewhere() may thus run
 // on another thread than the owner's, so an Active guards its own state
-// (try_advance: whoever holds it advances, the other one skips).
+// (try_advance: whoever holds it advances, the other one skips). The pause
+// hook and the spin count are atomics (relaxed: plain loads on x86).
 class Active {
  public:
   virtual ~Active() = default;

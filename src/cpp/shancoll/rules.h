@@ -32,6 +32,12 @@
 // conservative table: choices that won on every machine measured), else none
 // (built-in rules); the path "builtin" means none. Every rank must see the
 // same table. rules_info() says which is active and why.
+//
+// Threads: the active table is process-wide, behind one mutex; every thread
+// memoises its last matches (no lock per call once seen). set_rules and
+// set_default_rules are configuration calls: safe from any thread, but the
+// default options they make stale (call_options.h) must not be in use by a
+// call on another thread at that moment.
 #pragma once
 
 #include <cstdint>
@@ -51,7 +57,7 @@ struct Rule {
   int min_ranks = 1, max_ranks = INT32_MAX;           // [min, max]
   int min_nodes = 1, max_nodes = INT32_MAX;           // [min, max]
   std::string algorithm;
-  std::string options_text;                   // "" for '-'
+  std::string options_text;                    // "" for '-'
   std::shared_ptr<const CallOptions> options;  // parsed and completed; null for '-'
 };
 
