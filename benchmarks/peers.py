@@ -183,8 +183,12 @@ def main() -> None:
     for lib in args.libs.split(","):
         if lib == "mpich":
             envs[lib] = mpi_envs.ensure("default")
-        elif args.build or lib in mpi_envs.available():
+        elif args.build:
             envs[lib] = mpi_envs.ensure(lib, quiet=True)
+        elif lib in mpi_envs.available():
+            envs[lib] = mpi_envs.load(lib)  # as built: --build rebuilds it from these sources
+            if not mpi_envs.is_current(lib):
+                print(f"# {lib}: its shancoll was built from older sources (--build rebuilds)")
         else:
             how = f"python -m shancoll.bench.mpi_envs ensure {lib}, or --build"
             print(f"# {lib}: no environment ({how})")
