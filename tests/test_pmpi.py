@@ -262,7 +262,9 @@ def test_python_module_not_routed_twice(tmp_path):
 
 
 STRING = re.compile(r'"(?:[^"\\]|\\.)*"')  # a C string literal: names in messages are fine
-INTERPOSED = re.compile(r"(?<![A-Za-z_])MPI_(Allgatherv?|Allreduce|Iallreduce|Bcast|Reduce)(_c)?\(")
+INTERPOSED = re.compile(
+    r"(?<![A-Za-z_])MPI_(Allgatherv?|Allreduce|Iallreduce|Bcast|Reduce|Barrier)(_c)?\("
+)
 
 
 def test_core_calls_interposed_collectives_by_pmpi_names():
