@@ -149,10 +149,10 @@ def test_many_calls_and_other_collectives_between(algorithm):
 
 
 def layout(comm: MPI.Comm, rpn: int) -> tuple[int, int, int]:
-    """(nodes, my node's size, my local rank) for virtual nodes of rpn ranks."""
-    nodes = math.ceil(comm.size / rpn)
-    node = comm.rank // rpn
-    return nodes, min(rpn, comm.size - node * rpn), comm.rank - node * rpn
+    """(nodes, my node's size, my local rank) for virtual nodes of rpn ranks (within
+    each host in the runs on two real hosts)."""
+    t = shancoll.topology(comm, ranks_per_node=rpn)
+    return t["node_count"], len(t["ranks"][t["node"]]), t["local_rank"]
 
 
 @pytest.mark.parametrize("rpn", [1, 2, 3])
