@@ -87,30 +87,41 @@ comm = MPI.COMM_WORLD
 x = np.ones(4)
 expected = np.full(4, float(comm.size))
 out = np.empty(4)
+barrier = sys.argv[3] == "barrier"
 try:
-    shancoll.allreduce(comm, x, out)
+    shancoll.barrier(comm) if barrier else shancoll.allreduce(comm, x, out)
 except shancoll.ArgumentError as e:
     with open(f"{sys.argv[2]}/rank{comm.rank}.txt", "w") as f:
         f.write(str(e))
-comm.Allreduce(x, out)  # through the PMPI library: refused, left to the MPI library
-assert np.array_equal(out, expected)
+# Through the PMPI library: refused, left to the MPI library.
+comm.Barrier() if barrier else comm.Allreduce(x, out)
+assert barrier or np.array_equal(out, expected)
 print("PMPI ok", flush=True)
 """
 
 
 @pytest.mark.parametrize(
-    "key,text", [("inter_algorithm", "bogus"), ("ports", "-1"), ("reduce_k", "2"), ("tree", "oak")]
+    "collective,key,text",
+    [
+        ("allreduce", "inter_algorithm", "bogus"),
+        ("allreduce", "ports", "-1"),
+        ("allreduce", "reduce_k", "2"),
+        ("allreduce", "tree", "oak"),
+        ("barrier", "tree", "flat"),
+        ("barrier", "timeout", "-1"),
+    ],
 )
-def test_environment_options_refused_alike_by_python_and_pmpi(tmp_path, key, text):
-    """SHANCOLL_ALLREDUCE_OPTIONS goes through the same table in the Python
+def test_environment_options_refused_alike_by_python_and_pmpi(tmp_path, collective, key, text):
+    """SHANCOLL_<COLL>_OPTIONS goes through the same table in the Python
     API and in the PMPI library, which then leaves the call to MPI (correct
     result) and says why."""
     script = tmp_path / "pmpi_options.py"
     script.write_text(PMPI_SCRIPT)
     libdir = Path(__import__("shancoll").__file__).parent / "lib"
+    variable = f"SHANCOLL_{collective.upper()}_OPTIONS"
     output = _mpiexec(
-        2, sys.executable, str(script), str(libdir), str(tmp_path),
-        SHANCOLL_ALLREDUCE_OPTIONS=f"{key}={text}", SHANCOLL_PMPI_VERBOSE="1",
+        2, sys.executable, str(script), str(libdir), str(tmp_path), collective,
+        **{variable: f"{key}={text}"}, SHANCOLL_PMPI_VERBOSE="1",
     )  # fmt: skip
     assert output.count("PMPI ok") == 2, output[-3000:]
     pmpi = [line for line in output.splitlines() if "fallback: " in line and f"{key}: " in line]

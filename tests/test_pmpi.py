@@ -99,6 +99,8 @@ def test_preload_routes_and_falls_back(ranks, ranks_per_node):
         assert _lines(output, collective, "fallback: "), (collective, output[-3000:])
     assert _lines(output, "MPI_Allreduce", "fallback: datatype: not a predefined")
     assert _lines(output, "MPI_Allreduce", "fallback: comm: an inter-communicator")
+    assert _lines(output, "MPI_Barrier", "routed to shancoll release_gather"), output[-3000:]
+    assert _lines(output, "MPI_Barrier", "fallback: comm: an inter-communicator")
     for collective in COLLECTIVES:  # the MPI-4 large-count variants
         assert _lines(output, collective + "_c", "routed to shancoll"), collective
     # MPI_Iallreduce: routed (completed by MPI_Wait, MPI_Test, MPI_Waitall), and
@@ -152,7 +154,7 @@ def _check_summary(output: str) -> None:
     table = {(collective, algorithm): int(calls) for collective, algorithm, calls in rows}
     assert ("MPI_Allreduce", "(MPI library)") in table, output[-3000:]  # the fallback row
     routed = {collective for collective, algorithm in table if algorithm != "(MPI library)"}
-    assert routed >= {*COLLECTIVES, "MPI_Iallreduce"}, sorted(table)
+    assert routed >= {*COLLECTIVES, "MPI_Iallreduce", "MPI_Barrier"}, sorted(table)
     assert all(calls > 0 for calls in table.values()), table
 
 
@@ -176,7 +178,9 @@ def test_forced_algorithms_and_non_commutative_fallback():
         SHANCOLL_BCAST_ALGORITHM="binomial",
         SHANCOLL_REDUCE_ALGORITHM="binomial",
         SHANCOLL_ALLGATHERV_ALGORITHM="bruck",
+        SHANCOLL_BARRIER_ALGORITHM="dissemination",
     )
+    assert _lines(output, "MPI_Barrier", "routed to shancoll dissemination")
     assert _lines(output, "MPI_Allreduce", "routed to shancoll ring")
     assert _lines(output, "MPI_Bcast", "routed to shancoll binomial")
     assert _lines(output, "MPI_Reduce", "routed to shancoll binomial")
@@ -433,7 +437,9 @@ def test_python_module_not_routed_twice(tmp_path):
 
 
 STRING = re.compile(r'"(?:[^"\\]|\\.)*"')  # a C string literal: names in messages are fine
-INTERPOSED = re.compile(r"(?<![A-Za-z_])MPI_(Allgatherv?|Allreduce|Iallreduce|Bcast|Reduce)(_c)?\(")
+INTERPOSED = re.compile(
+    r"(?<![A-Za-z_])MPI_(Allgatherv?|Allreduce|Iallreduce|Bcast|Reduce|Barrier)(_c)?\("
+)
 
 
 def test_core_calls_interposed_collectives_by_pmpi_names():

@@ -18,9 +18,11 @@ specs and checks its arguments itself::
 Algorithms (``shancoll.algorithms("allgatherv")``): ``shan`` (shared
 notifications over node-wide shared segments, pipelined ring of nodes),
 ``ring``, ``bruck``, ``recursive_doubling`` and ``mpi`` (the MPI library's
-own); ``auto`` chooses. ``allgather`` and ``allgatherv`` also take an
-inter-communicator (``mpi4py.MPI.Intercomm``, receive counts of the remote
-group as in mpi4py), with the algorithms of
+own); ``auto`` chooses. :func:`barrier`, :func:`bcast`, :func:`reduce` and
+:func:`allreduce` run the release/gather steps of Jain et al. on shared
+memory among others (``shancoll.algorithms("barrier")``). ``allgather`` and
+``allgatherv`` also take an inter-communicator (``mpi4py.MPI.Intercomm``,
+receive counts of the remote group as in mpi4py), with the algorithms of
 ``shancoll.algorithms("allgatherv", inter=True)``: ``segmented`` (full-duplex
 segmented exchange between the groups, then intragroup allgathers; the
 default), ``root_gather`` and ``mpi``. Errors: :class:`ArgumentError` (a ``ValueError``),
@@ -39,6 +41,7 @@ from __future__ import annotations
 
 from . import _core
 from ._allreduce import AllreduceRequest, allreduce, iallreduce, reduction_kernels
+from ._barrier import barrier
 from ._collectives import (
     Stats,
     algorithms,
@@ -86,6 +89,7 @@ __all__ = [
     "allgatherv",
     "allgatherv_shared",
     "allreduce",
+    "barrier",
     "bcast",
     "iallreduce",
     "last_stats",

@@ -254,6 +254,27 @@ static void refusals(void) {
   MPI_Type_free(&vector);
 }
 
+/* Every barrier algorithm, named and listed; a bad option or algorithm is refused. */
+static void barrier_algorithms(void) {
+  const char* names[] = {"release_gather", "dissemination", "mpi", NULL};
+  for (size_t a = 0; a < sizeof names / sizeof *names; ++a)
+    for (int round = 0; round < 3; ++round)
+      expect_ran(shancoll_barrier(MPI_COMM_WORLD, names[a], NULL), "barrier", names[a]);
+  expect_ran(shancoll_barrier(MPI_COMM_WORLD, NULL, "ranks_per_node=1,timeout=30"),
+             "barrier on nodes of one rank", "release_gather");
+  expect(strcmp(shancoll_algorithms("barrier"), "release_gather,dissemination,mpi") == 0,
+         "barrier listing", NULL);
+  expect(shancoll_barrier(MPI_COMM_WORLD, "nope", NULL) == MPI_ERR_ARG &&
+             strstr(shancoll_last_error(), "algorithm: unknown barrier algorithm 'nope'"),
+         "barrier: unknown algorithm", NULL);
+  expect(shancoll_barrier(MPI_COMM_WORLD, NULL, "tree=flat") == MPI_ERR_ARG &&
+             strstr(shancoll_last_error(), "options: tree: unknown option of barrier"),
+         "barrier: an option of another collective", NULL);
+  expect(shancoll_barrier(MPI_COMM_NULL, NULL, NULL) == MPI_ERR_COMM &&
+             strstr(shancoll_last_error(), "comm: MPI_COMM_NULL"),
+         "barrier: MPI_COMM_NULL", NULL);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -265,6 +286,7 @@ int main(int argc, char** argv) {
   fortran_types();
   options();
   refusals();
+  barrier_algorithms();
   int failed = 0;
   MPI_Allreduce(&g_failed, &failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (g_rank == 0) printf("capi_check: %d checks, %d failed\n", g_checks, failed);

@@ -4,7 +4,8 @@
  * (interposed by libshancoll_pmpi.so when preloaded) and once through PMPI_*
  * (always the MPI library's own), and compares the bytes of the results.
  * Covered: allgather, allgatherv, allreduce, iallreduce (MPI_Wait, MPI_Test,
- * MPI_Waitall), bcast, reduce; several datatypes
+ * MPI_Waitall), bcast, reduce, barrier (as a barrier: a shared counter);
+ * several datatypes
  * (one a derived vector type, one a pair type: both must fall back), the
  * predefined ops, a commutative and a non-commutative user op, MPI_IN_PLACE,
  * every root, an inter-communicator (falls back). Values are small integers, so floating-point sums
@@ -304,6 +305,39 @@ static void large_count(void) {
 static void large_count(void) {}
 #endif
 
+/* MPI_Barrier as a barrier: every rank of a node increments a counter in
+ * the node's shared window, entering late by a rank-dependent delay, then
+ * calls MPI_Barrier; after it the counter must hold every local rank's
+ * increment of this round (a rank that left early would see fewer). */
+static void barrier(void) {
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, g_rank, MPI_INFO_NULL, &node);
+  int local_rank, local_size;
+  MPI_Comm_rank(node, &local_rank);
+  MPI_Comm_size(node, &local_size);
+  int* counter = NULL;
+  MPI_Win win;
+  MPI_Win_allocate_shared(local_rank == 0 ? (MPI_Aint)sizeof(int) : 0, sizeof(int), MPI_INFO_NULL,
+                          node, &counter, &win);
+  MPI_Aint bytes;
+  int unit;
+  MPI_Win_shared_query(win, 0, &bytes, &unit, &counter);
+  if (local_rank == 0) __atomic_store_n(counter, 0, __ATOMIC_SEQ_CST);
+  PMPI_Barrier(MPI_COMM_WORLD);
+  int wrong = 0;
+  for (int round = 1; round <= 200; ++round) {
+    for (volatile long spin = 0; spin < (round % 7) * 20000L * g_rank; ++spin) {
+    }
+    __atomic_fetch_add(counter, 1, __ATOMIC_SEQ_CST);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (__atomic_load_n(counter, __ATOMIC_SEQ_CST) < round * local_size) ++wrong;
+    PMPI_Barrier(MPI_COMM_WORLD); /* nobody increments before everyone has read */
+  }
+  expect_same(&wrong, &(int){0}, sizeof wrong, "barrier: a rank left before all had arrived");
+  MPI_Win_free(&win);
+  MPI_Comm_free(&node);
+}
+
 /* An inter-communicator between the even and the odd ranks: it falls back. */
 static void intercomm(void) {
   if (g_size < 2) return;
@@ -315,6 +349,7 @@ static void intercomm(void) {
   MPI_Allreduce(&in, &got, 1, MPI_INT, MPI_SUM, inter);
   PMPI_Allreduce(&in, &want, 1, MPI_INT, MPI_SUM, inter);
   expect_same(&got, &want, sizeof got, "allreduce on an inter-communicator");
+  MPI_Barrier(inter);
   MPI_Comm_free(&inter);
   MPI_Comm_free(&half);
 }
@@ -339,6 +374,7 @@ int main(int argc, char** argv) {
   iallreduce(abs_max_op, first_op, pair_sum_op);
   data_movement();
   pair_type();
+  barrier();
   intercomm();
   large_count();
 

@@ -40,8 +40,12 @@ CASES = [
     ("allreduce", "reduce_k", 2, "2"),
     ("allgather", "transport", "pigeon", "pigeon"),
     ("allgather", "block_size", -5, "-5"),
+    ("barrier", "tree", "flat", "flat"),
+    ("barrier", "ports", 2, "2"),
+    ("barrier", "timeout", -1.0, "-1"),
+    ("barrier", "ranks_per_node", -2, "-2"),
 ]
-LISTED = ["allgather", "allgatherv", "allreduce", "iallreduce", "bcast", "reduce"]
+LISTED = ["allgather", "allgatherv", "allreduce", "iallreduce", "bcast", "reduce", "barrier"]
 
 
 def case_id(case) -> str:
@@ -58,6 +62,8 @@ def python_call(comm, collective: str, key: str, value):
         shancoll.reduce(comm, x, out, MPI.SUM, 0, **options)
     elif collective == "allreduce":
         shancoll.allreduce(comm, x, out, MPI.SUM, **options)
+    elif collective == "barrier":
+        shancoll.barrier(comm, **options)
     else:
         shancoll.allgather(comm, x, out, **options)
 
@@ -90,6 +96,8 @@ def capi_call(lib, comm, collective: str, text: str) -> tuple[int, str]:
     elif collective == "allreduce":
         rc = lib.shancoll_allreduce(ptr(x.ctypes.data), ptr(out.ctypes.data), 4, t(h(MPI.DOUBLE)),
                                     o(h(MPI.SUM)), c(h(comm)), None, options)  # fmt: skip
+    elif collective == "barrier":
+        rc = lib.shancoll_barrier(c(h(comm)), None, options)
     else:
         rc = lib.shancoll_allgather(ptr(x.ctypes.data), 4, t(h(MPI.DOUBLE)), ptr(out.ctypes.data),
                                     4, t(h(MPI.DOUBLE)), c(h(comm)), None, options)  # fmt: skip

@@ -85,6 +85,13 @@ def reduce(algorithm, rpn, root=0):
     return call
 
 
+def barrier(algorithm, rpn):
+    def call(c, timeout=None):
+        shancoll.barrier(c, algorithm, ranks_per_node=rpn, timeout=timeout)
+
+    return call
+
+
 def inter_allgatherv(algorithm):
     def call(c, timeout=None):
         shancoll.allgatherv(c, np.ones(N), np.zeros(N * c.remote_size), algorithm=algorithm,
@@ -99,6 +106,7 @@ ALLREDUCE_P2P = ["dissemination", "nway_dissemination", "bruck", "pairwise_excha
 ALLREDUCE = ALLREDUCE_P2P + ["ring", "release_gather", "shan"]
 ROOTED = ["release_gather", "binomial"]
 INTERGROUP = ["segmented", "root_gather"]
+BARRIER = ["release_gather", "dissemination"]  # mpi: MPI_Barrier blocks in the library
 
 
 def cases() -> dict[str, Case]:
@@ -111,6 +119,8 @@ def cases() -> dict[str, Case]:
     for a in ROOTED:
         c[f"bcast-{a}-first-call"] = Case(bcast(a, 0), FIRST_CALL)
         c[f"reduce-{a}-first-call"] = Case(reduce(a, 0), FIRST_CALL)
+    for a in BARRIER:
+        c[f"barrier-{a}-first-call"] = Case(barrier(a, 0), FIRST_CALL)
     for a in INTERGROUP:
         c[f"intergroup-{a}-first-call"] = Case(
             inter_allgatherv(a), ("set-up of the inter-communicator",), inter=True
@@ -142,6 +152,17 @@ def cases() -> dict[str, Case]:
         c[f"bcast-{a}-later-call"] = Case(f, expect, warm=f)
         f = reduce(a, 0)  # only the root surely waits for the missing rank (a leaf)
         c[f"reduce-{a}-later-call"] = Case(f, expect, warm=f, waiters=(0,))
+    # barrier: every rank that came waits (for a child's gather, local rank 0's
+    # release, or, between nodes and in dissemination, a signal).
+    signal = "barrier dissemination"
+    for a, rpn, expect in (
+        ("release_gather", 0, ("release_gather:", signal)),  # real nodes: between leaders
+        ("release_gather", 1, (signal,)),
+        ("release_gather", 2, ("release_gather:", signal)),
+        ("dissemination", 0, (signal,)),
+    ):
+        f = barrier(a, rpn)
+        c[f"barrier-{a}-rpn{rpn}-later-call"] = Case(f, expect, warm=f)
     for a in INTERGROUP:
         f = inter_allgatherv(a)
         c[f"intergroup-{a}-later-call"] = Case(f, ("group",), warm=f, inter=True)

@@ -103,6 +103,11 @@ int shancoll_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtyp
 int shancoll_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
                        MPI_Op op, MPI_Comm comm, const char* algorithm, const char* options);
 
+/* MPI_Barrier: returns once every rank of comm has called it. algorithm:
+ * NULL/"" (SHANCOLL_BARRIER_ALGORITHM, else "auto"), "auto", "release_gather",
+ * "dissemination" or "mpi"; options: timeout, check, ranks_per_node. */
+int shancoll_barrier(MPI_Comm comm, const char* algorithm, const char* options);
+
 /* MPI_Bcast of count elements from root. */
 int shancoll_bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
                    const char* algorithm, const char* options);
@@ -164,7 +169,7 @@ const char* shancoll_last_error(void);
 const char* shancoll_last_algorithm(void);
 
 /* The algorithms of `collective` ("allgather", "allgatherv", "allreduce",
- * "iallreduce", "bcast", "reduce"), comma-separated, in the order Python's
+ * "iallreduce", "bcast", "reduce", "barrier"), comma-separated, in the order Python's
  * shancoll.algorithms() lists them ("auto" not listed); NULL for an unknown
  * collective (shancoll_last_error says why). Valid until the calling
  * thread's next call of this function. Local: no communication. */

@@ -16,6 +16,7 @@
 #include "shancoll/coll/allgatherv/allgatherv.h"
 #include "shancoll/coll/allreduce/allreduce.h"
 #include "shancoll/coll/allreduce/allreduce_request.h"
+#include "shancoll/coll/barrier/barrier.h"
 #include "shancoll/coll/registry.h"
 #include "shancoll/coll/rooted.h"
 #include "shancoll/comm.h"
@@ -392,6 +393,18 @@ int shancoll_iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datat
                         shancoll_request* request) {
   return shancoll_iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, algorithm, options,
                                request);
+}
+
+int shancoll_barrier(MPI_Comm comm, const char* algorithm, const char* options) {
+  return guarded([&] {
+    check_intracomm(comm);
+    CallOptions storage;
+    BarrierCall call;
+    call.comm = comm;
+    call.algorithm = algorithm ? algorithm : "";
+    call.options = call_options(Collective::barrier, options, storage);
+    record(barrier(call));
+  });
 }
 
 int shancoll_bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,

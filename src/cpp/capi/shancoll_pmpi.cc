@@ -1,7 +1,7 @@
 // libshancoll_pmpi.so: MPI_Allgather, MPI_Allgatherv, MPI_Allreduce,
-// MPI_Bcast and MPI_Reduce (and their MPI-4 large-count _c variants) for unmodified MPI programs
-// (LD_PRELOAD, or linked before the MPI library), routed to shancoll's C API when it can run the
-// call, else to the MPI library's PMPI_ function.
+// MPI_Barrier, MPI_Bcast and MPI_Reduce (and their MPI-4 large-count _c variants) for unmodified
+// MPI programs (LD_PRELOAD, or linked before the MPI library), routed to shancoll's C API when it
+// can run the call, else to the MPI library's PMPI_ function.
 //
 // When a call is routed: the C API's checks decide (shancoll.h), before any
 // communication, so a call refused on one rank is refused on all ranks given
@@ -263,6 +263,12 @@ int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype da
         return shancoll_allreduce(sendbuf, recvbuf, count, datatype, op, comm, nullptr, nullptr);
       },
       [&] { return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm); });
+}
+
+int MPI_Barrier(MPI_Comm comm) {
+  return interpose(
+      "MPI_Barrier", comm, [] { return std::int64_t{0}; },
+      [&] { return shancoll_barrier(comm, nullptr, nullptr); }, [&] { return PMPI_Barrier(comm); });
 }
 
 int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {

@@ -319,6 +319,8 @@ const char* env_name(Collective c) {
       return environment_value("SHANCOLL_REDUCE_OPTIONS");
     case Collective::intergroup:
       return environment_value("SHANCOLL_INTERGROUP_OPTIONS");
+    case Collective::barrier:
+      return environment_value("SHANCOLL_BARRIER_OPTIONS");
   }
   return "";
 }
@@ -332,8 +334,9 @@ std::string variable_of(Collective c) {
 }  // namespace
 
 const char* collective_name(Collective c) {
-  static const char* const names[kCollectives] = {
-      "allgather", "allgatherv", "allreduce", "iallreduce", "bcast", "reduce", "intergroup"};
+  static const char* const names[kCollectives] = {"allgather",  "allgatherv", "allreduce",
+                                                  "iallreduce", "bcast",      "reduce",
+                                                  "intergroup", "barrier"};
   return names[static_cast<unsigned>(c)];
 }
 

@@ -36,8 +36,9 @@ enum class Collective : unsigned {
   bcast,
   reduce,
   intergroup,  // allgather(v) on an inter-communicator
+  barrier,
 };
-constexpr int kCollectives = 7;
+constexpr int kCollectives = 8;
 const char* collective_name(Collective c);
 
 // A value as a front end hands it over: Python's bool, int, float, str or

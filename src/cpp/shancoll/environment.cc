@@ -31,6 +31,7 @@ Environment read_environment() {
   e.iallreduce = text_of("SHANCOLL_IALLREDUCE_ALGORITHM");
   e.allreduce = text_of("SHANCOLL_ALLREDUCE_ALGORITHM");
   e.bcast = text_of("SHANCOLL_BCAST_ALGORITHM");
+  e.barrier = text_of("SHANCOLL_BARRIER_ALGORITHM");
   e.reduce = text_of("SHANCOLL_REDUCE_ALGORITHM");
   e.intergroup = text_of("SHANCOLL_INTERGROUP_ALGORITHM");
   return e;

@@ -27,6 +27,7 @@ struct Environment {
   std::string allreduce;
   std::string iallreduce;
   std::string bcast;
+  std::string barrier;
   std::string reduce;
   std::string intergroup;
 };

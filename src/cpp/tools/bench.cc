@@ -8,6 +8,7 @@
 //                  --sizes ... [--first-group N]
 //   shancoll_bench --coll allreduce --algorithms shan,nway_dissemination,mpi
 //                  --sizes 1,255 (elements) --dtype int|double --op sum|max
+//   shancoll_bench --coll barrier --algorithms release_gather,mpi [--native]
 //   add --check to any allgatherv/allreduce run: every algorithm once on real
 //   data, compared byte for byte with MPI's own collective ("check" rows);
 //   --native times the MPI collective alone, without shancoll's setup.
@@ -58,6 +59,12 @@
 // of each group sends c i / (n - 1); 7 as 2 with allgatherv; 8 as 7 with the
 // arithmetic sizes of 6. The distribution column reads "setting<s>_p<p>_q<q>".
 //
+// --coll barrier: no sizes (one row, 0 bytes). Timed back to back, as OSU's
+// osu_barrier: W warm-up calls, then R repeats of N consecutive calls, a
+// repeat's time the slowest rank's own time / N (a barrier before each call
+// would time the barrier's exit skew only). --iters 0 is allowed (instruction
+// counts: N calls against none).
+//
 // --coll allreduce: --sizes are element counts; bytes_per_rank is count x
 // element size; the distribution column reads "<dtype>_<op>".
 //
@@ -81,6 +88,7 @@
 #include "shancoll/call_options.h"
 #include "shancoll/coll/allgatherv/allgatherv.h"
 #include "shancoll/coll/allreduce/allreduce.h"
+#include "shancoll/coll/barrier/barrier.h"
 #include "shancoll/coll/intergroup/intergroup.h"
 #include "shancoll/comm.h"
 #include "shancoll/cost.h"
@@ -202,8 +210,10 @@ Config parse(int argc, char** argv) {
       throw ArgumentError("unknown option '" + arg + "'\n" + kUsage);
     }
   }
-  if (c.coll != "allgatherv" && c.coll != "intergroup" && c.coll != "allreduce") {
-    throw ArgumentError("--coll: '" + c.coll + "' (valid: allgatherv, allreduce, intergroup)");
+  if (c.coll != "allgatherv" && c.coll != "intergroup" && c.coll != "allreduce" &&
+      c.coll != "barrier") {
+    throw ArgumentError("--coll: '" + c.coll +
+                        "' (valid: allgatherv, allreduce, intergroup, barrier)");
   }
   if (c.dtype != "int" && c.dtype != "double") throw ArgumentError("--dtype: int or double");
   if (c.op != "sum" && c.op != "max") throw ArgumentError("--op: sum or max");
@@ -211,7 +221,8 @@ Config parse(int argc, char** argv) {
   if (c.dist != "regular" && c.dist != "decreasing" && c.dist != "bcast") {
     throw ArgumentError("--dist: '" + c.dist + "' (valid: regular, decreasing, bcast)");
   }
-  if (c.iters < 1 || c.repeats < 1) throw ArgumentError("--iters and --repeats must be >= 1");
+  if (c.iters < (c.coll == "barrier" ? 0 : 1) || c.repeats < 1)
+    throw ArgumentError("--iters and --repeats must be >= 1 (barrier: --iters >= 0)");
   if (c.timing != "barrier" && c.timing != "global") {
     throw ArgumentError("--timing: '" + c.timing + "' (valid: barrier, global)");
   }
@@ -224,6 +235,7 @@ Config parse(int argc, char** argv) {
   if (c.intra_overhead_us < 0) throw ArgumentError("--intra-overhead-us: not negative");
   const Collective which = c.coll == "allreduce"    ? Collective::allreduce
                            : c.coll == "intergroup" ? Collective::intergroup
+                           : c.coll == "barrier"    ? Collective::barrier
                                                     : Collective::allgatherv;
   c.options = default_options(which);
   c.options.set_text(which, c.option_text, "options");
@@ -493,6 +505,48 @@ void bench_allreduce(const Config& cfg, MPI_Comm user) {
 // windows). Under SMPI that setup costs minutes of wall time at 1024 ranks
 // (SMPI's MPI_Comm_split gathers with a linear wait per request), and the
 // baselines need none of it. Rows read algorithm "mpi", ranks_per_node 0.
+// Barrier, timed back to back (see the top); `call` is one barrier.
+template <class Call>
+Summary time_back_to_back(const Config& cfg, MPI_Comm comm, Call&& call) {
+  for (int i = 0; i < cfg.warmup; ++i) call();
+  std::vector<double> repeats;
+  for (int rep = 0; rep < cfg.repeats; ++rep) {
+    PMPI_Barrier(comm);
+    const double t0 = MPI_Wtime();
+    for (int i = 0; i < cfg.iters; ++i) call();
+    const double mine = MPI_Wtime() - t0;
+    double most = 0;
+    MPI_Reduce(&mine, &most, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
+    repeats.push_back(cfg.iters ? 1e6 * most / cfg.iters : 0);
+  }
+  std::sort(repeats.begin(), repeats.end());
+  const std::size_t n = repeats.size();
+  const double median = n % 2 ? repeats[n / 2] : (repeats[n / 2 - 1] + repeats[n / 2]) / 2;
+  return {median, repeats.front(), repeats.back()};
+}
+
+void bench_barrier(const Config& cfg, MPI_Comm user) {
+  int p = 0, r = 0;
+  MPI_Comm_size(user, &p);
+  MPI_Comm_rank(user, &r);
+  if (r == 0) std::printf("%s", kHeader);
+  if (cfg.native) {
+    const Summary s = time_back_to_back(cfg, user, [&] { PMPI_Barrier(user); });
+    if (r == 0) print_row("barrier", "mpi", "-", "-", p, 0, 0, s);
+    return;
+  }
+  Comm& comm = Comm::of(user, cfg.options.resolved().timeout);
+  const int rpn = comm.nodes(cfg.options.options.ranks_per_node).topo.max_local_size();
+  for (const std::string& name : cfg.algorithms) {
+    BarrierCall call;  // through the door, as every front end calls it
+    call.comm = user;
+    call.algorithm = name;
+    call.options = &cfg.options;
+    const Summary s = time_back_to_back(cfg, user, [&] { barrier(call); });
+    if (r == 0) print_row("barrier", comm.last_algorithm, "-", "-", p, rpn, 0, s);
+  }
+}
+
 void bench_native(const Config& cfg, MPI_Comm comm) {
   int p = 0, r = 0;
   MPI_Comm_size(comm, &p);
@@ -622,7 +676,9 @@ int main(int argc, char** argv) {
     if (cfg.intra_overhead_us > 0) set_intra_node_overhead(cfg.intra_overhead_us * 1e-6);
 #endif
     if (cfg.sizes.empty()) throw ArgumentError("--sizes: no size given");
-    if (cfg.native && cfg.coll != "intergroup") {
+    if (cfg.coll == "barrier") {
+      bench_barrier(cfg, MPI_COMM_WORLD);
+    } else if (cfg.native && cfg.coll != "intergroup") {
       bench_native(cfg, MPI_COMM_WORLD);
     } else if (cfg.coll == "intergroup") {
       bench_intergroup(cfg);

@@ -35,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 LIBS = ("mpich", "openmpi", "impi")
-COLLECTIVES = ("allgatherv", "allgather", "allreduce", "bcast", "reduce")
+COLLECTIVES = ("allgatherv", "allgather", "allreduce", "bcast", "reduce", "barrier")
 
 
 @dataclass(frozen=True)
@@ -86,11 +86,12 @@ MPICH_ALGORITHMS: dict[str, tuple[str, ...]] = {
         "nb",
     ),
     "reduce": ("binomial", "reduce_scatter_gather", "smp", "nb"),
+    "barrier": ("nb", "smp", "k_dissemination", "recexch"),
 }
 # Collectives with CH4's POSIX shared-memory release/gather path (the seed
 # paper's algorithms, in MPICH). Left on "auto" it may take a call before the
 # MPIR algorithm is reached, so forcing an MPIR algorithm turns it off.
-MPICH_RELEASE_GATHER = ("allreduce", "bcast", "reduce")
+MPICH_RELEASE_GATHER = ("allreduce", "bcast", "reduce", "barrier")
 
 # ---------------------------------------------------------------------- Open MPI
 # coll_tuned_<coll>_algorithm enumerators of Open MPI 5.0.11 (ompi_info), 0
@@ -141,6 +142,16 @@ OPENMPI_ALGORITHMS: dict[str, dict[int, str]] = {
         5: "binomial",
         6: "in_order_binary",
         7: "rabenseifner",
+    },
+    # Open MPI 5's coll_tuned_barrier_algorithm (coll_tuned_barrier_decision.c;
+    # not yet checked against an installed ompi_info here).
+    "barrier": {
+        1: "linear",
+        2: "double_ring",
+        3: "recursive_doubling",
+        4: "bruck",
+        5: "two_proc",
+        6: "tree",
     },
 }
 
@@ -200,6 +211,16 @@ IMPI_ALGORITHMS: dict[str, dict[int, str]] = {
         9: "topo_shm_knomial",
         10: "topo_shm_knary",
         11: "topo_shm_binomial",
+    },
+    # I_MPI_ADJUST_BARRIER (Intel MPI reference; its SHM-based 7+ left out,
+    # not checked against an installed library here).
+    "barrier": {
+        1: "dissemination",
+        2: "recursive_doubling",
+        3: "topo_dissemination",
+        4: "topo_recursive_doubling",
+        5: "binomial_gather_scatter",
+        6: "topo_binomial_gather_scatter",
     },
 }
 

@@ -323,7 +323,8 @@ class Point:
 
 
 class MessagePoint:
-    """Buffers of one allreduce/bcast/reduce point: one message of ``nbytes``, root 0.
+    """Buffers of one allreduce/bcast/reduce point: one message of ``nbytes``, root 0
+    (barrier: no buffers; its one point is 0 bytes).
 
     Rank r contributes ``arange(n) + r``: every sum is an integer, exact in
     float64 whatever order an algorithm combines in.
@@ -359,12 +360,15 @@ class MessagePoint:
             return lambda: copyto(dst, src)
         if s.kind == "native":
             native = {
+                "barrier": comm.Barrier,
                 "allreduce": lambda: comm.Allreduce(send, recv, MPI.SUM),
                 "bcast": lambda: comm.Bcast(recv, 0),
                 "reduce": lambda: comm.Reduce(send, recv, MPI.SUM, 0),
             }
             return native[self.collective]
         kw = dict(s.options, algorithm=s.algorithm, ranks_per_node=rpn, timeout=timeout)
+        if self.collective == "barrier":
+            return lambda: shancoll.barrier(comm, **kw)
         if self.collective == "allreduce":
             return lambda: shancoll.allreduce(comm, send, recv, MPI.SUM, **kw)
         if self.collective == "bcast":
@@ -484,6 +488,8 @@ def _irrelevant(s: Series, collective: str, node_count: int) -> str:
     """Why a series is skipped on this job ('' if it is not)."""
     if s.kind == "shared" and collective in (*MESSAGE_COLLECTIVES, "intergroup"):
         return f"{collective} has no node-shared variant"
+    if s.kind == "memcpy" and collective == "barrier":
+        return "barrier moves no data"
     if s.needs_nodes and node_count < 2:
         return "transport option is irrelevant on a single node"
     return ""

@@ -150,7 +150,8 @@ def _dress_panel(ax, dist: str, sizes: Sequence[int], what: str) -> None:
 
     if what == "speedup":
         ax.axhline(1.0, color="black", linewidth=0.8)
-    ax.set_xscale("log", base=2)
+    if min(sizes) > 0:  # barrier's one point is 0 bytes: a linear axis
+        ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.xaxis.set_major_locator(FixedLocator(sizes))
     ax.xaxis.set_minor_locator(NullLocator())

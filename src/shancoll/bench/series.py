@@ -45,10 +45,10 @@ ALGORITHM_OPTIONS = (
     "transport", "block_size", "ports", "consistent", "tree", "k", "skew", "buffer_size",
     "buffers", "inline", "read_from_parent", "data_copy", "single_copy", "inter_algorithm",
 )  # fmt: skip
-COLLECTIVES = ("allgatherv", "allgather", "allreduce", "bcast", "reduce", "intergroup")
+COLLECTIVES = ("allgatherv", "allgather", "allreduce", "bcast", "reduce", "intergroup", "barrier")
 # One message of `bytes_per_rank` bytes (regular distribution only; root 0),
 # op SUM; both sides timed by this kernel through Python.
-MESSAGE_COLLECTIVES = ("allreduce", "bcast", "reduce")
+MESSAGE_COLLECTIVES = ("allreduce", "bcast", "reduce", "barrier")  # barrier: one size, 0 bytes
 
 # ---------------------------------------------------------------------------
 # sizes and distributions (pure: no MPI; also used by the sweep driver)

@@ -387,7 +387,8 @@ def plan(
         labels = [*cfg.series, *cfg.collective_series.get(coll, [])]
         series = tuple(expand_series(labels, list(algorithms(coll))))
         dists = [d for d in cfg.distributions if d in distributions_of(coll)]
-        sizes = tuple(cfg.collective_sizes.get(coll, cfg.sizes))
+        # barrier moves no data: one point, 0 bytes
+        sizes = (0,) if coll == "barrier" else tuple(cfg.collective_sizes.get(coll, cfg.sizes))
         for p, rpn, dist, lib in itertools.product(
             cfg.ranks, cfg.ranks_per_node, dists, cfg.libraries
         ):

@@ -203,3 +203,30 @@ inline ReduceSchedule dissemination_schedule(int size, int rank, int n = 1) {
 }
 
 }  // namespace shancoll::pattern
+
+namespace shancoll::pattern {
+
+// ---- Dissemination barrier (Hensgen, Finkel and Manber 1988)
+// Round k (0-based) of ceil(log2 P): rank i signals i + 2^k and waits for
+// i - 2^k (mod P). After round k, rank i has heard, directly or through the
+// signals it waited for, from ranks i - 2^(k+1) + 1 .. i, so after the last
+// round from all P: no rank leaves before every rank arrived. The partners
+// of one rank differ in every round (2^k < P), so each message is told apart
+// by its source and round. Cost: ceil(log2 P) rounds, one message (no data)
+// sent and one received per rank per round; P = 1: none.
+struct BarrierRound {
+  int to, from;
+};
+
+inline int dissemination_barrier_rounds(int size) {
+  int rounds = 0;
+  for (long long span = 1; span < size; span *= 2) ++rounds;
+  return rounds;
+}
+
+inline BarrierRound dissemination_barrier_round(int size, int rank, int round) {
+  const long long step = 1LL << round;
+  return {mod_rank(rank + step, size), mod_rank(rank - step, size)};
+}
+
+}  // namespace shancoll::pattern

@@ -42,7 +42,7 @@ void NodeSegment::renew(std::size_t want) {
   void* leader_base = nullptr;
   check_mpi(MPI_Win_shared_query(win, 0, &size, &disp_unit, &leader_base), "MPI_Win_shared_query");
   if (local_rank == 0) std::memset(leader_base, 0, want);
-  MPI_Barrier(node_comm_);  // the zero fill is visible before anyone uses a flag
+  PMPI_Barrier(node_comm_);  // the zero fill is visible before anyone uses a flag
 
   if (win_ != MPI_WIN_NULL) retired_.push_back(win_);
   win_ = win;

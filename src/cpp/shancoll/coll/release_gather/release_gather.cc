@@ -340,4 +340,47 @@ const std::byte* RgPhase::reduce_child(int c) {
 
 void RgPhase::reduce_publish() { release_store(gather_line(me_), st_.gather_state); }
 
+namespace {
+std::size_t small_buffer_bytes() {
+  static const std::size_t bytes = ReleaseGatherOptions{}.buffer_for(0).bytes;
+  return bytes;
+}
+}  // namespace
+
+// The tree is the layout's, made once; the segment is reserved at the size
+// small bcasts and reduces reserve, so a barrier never makes it grow
+// between them (growing resets the counters, collectively).
+RgBarrier::RgBarrier(NodeContext& ctx, double timeout, Stats& stats)
+    : st_(release_gather_state(ctx, small_buffer_bytes())),
+      me_(ctx.topo.local_rank),
+      timeout_(timeout),
+      base_(st_.segment->base()),
+      local_size_(ctx.topo.local_size()) {
+  if (!st_.barrier_tree_made) {
+    st_.barrier_shape = ReleaseGatherOptions{}.tree_for(true, 0).shape;
+    st_.barrier_tree = pattern::tree_node(local_size_, me_, 0, st_.barrier_shape);
+    st_.barrier_tree_made = true;
+  }
+  stats.reduce_tree = TreeUsed{true, st_.barrier_shape, pattern::TreeTopology::none, 1, ""};
+  stats.bcast_tree =
+      TreeUsed{true, {pattern::TreeKind::flat, 1, false}, pattern::TreeTopology::none, 1, ""};
+}
+
+void RgBarrier::gather() {
+  const std::uint64_t g = ++st_.gather_state;
+  for (int c : st_.barrier_tree.children)
+    wait_flag_reaches(base_ + kCacheLine * (local_size_ + c), g, "release_gather: a child's gather",
+                      timeout_);
+  release_store(base_ + kCacheLine * (local_size_ + me_), g);
+}
+
+void RgBarrier::release() {
+  const std::uint64_t r = ++st_.release_state;
+  if (root())
+    release_store(base_, r);  // local rank 0's release line
+  else
+    wait_flag_reaches(base_, r, "release_gather: the release of local rank 0", timeout_);
+  st_.all_done = st_.gather_state;  // everyone's gather reached it: no drain needed
+}
+
 }  // namespace shancoll

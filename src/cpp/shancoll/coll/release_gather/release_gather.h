@@ -146,6 +146,10 @@ struct ReleaseGatherState : LayoutState {
   bool leaders_made = false;
   // Local rank 0 of every node (several nodes); null on the other ranks.
   std::unique_ptr<Comm> leaders;
+  // The barrier's gather tree (RgBarrier), made on its first call.
+  pattern::TreeNode barrier_tree;
+  pattern::TreeShape barrier_shape;
+  bool barrier_tree_made = false;
 };
 
 // One rank's view of one phase (a bcast or a reduce) on its node.
@@ -210,6 +214,30 @@ class RgPhase {
   std::vector<std::byte*> child_buffers_;
   double timeout_;
   Stats& stats_;
+};
+
+// A barrier's steps on one node: a gather step without data up the reduce
+// phase's tree for no bytes (the paper's K-nomial tree, K = 4), then one
+// release step from local rank 0, whose release line every other rank reads
+// (a flat release tree with read-from-parent). The same flags and counters
+// as the bcast and reduce steps, so it interleaves with them on one layout;
+// it writes no release line but local rank 0's, which every earlier step's
+// writer of that line finished before its gather (see the barrier's file).
+// Between gather() and release() local rank 0 knows that every local rank
+// has arrived: several nodes join there (barrier_release_gather.cc).
+class RgBarrier {
+ public:
+  RgBarrier(NodeContext& ctx, double timeout, Stats& stats);
+  bool root() const { return me_ == 0; }
+  void gather();   // my children's gather flags, then mine
+  void release();  // local rank 0 stores its release line; the others wait for it
+
+ private:
+  ReleaseGatherState& st_;
+  int me_;
+  double timeout_;
+  std::byte* base_;
+  int local_size_;
 };
 
 // The collectives on one node (collective over the node's ranks); the

@@ -1,0 +1,58 @@
+// pybind11 binding of barrier: the builtin entry (entry.h) takes the call as
+// the user wrote it (algorithm, ranks_per_node, timeout and **options through
+// the core's option table: options.h), then the core's door
+// (shancoll/coll/barrier/barrier.h) checks, selects and runs.
+#include "shancoll/coll/barrier/barrier.h"
+
+#include <mpi.h>
+#include <pybind11/pybind11.h>
+
+#include <string>
+
+#include "arguments.h"
+#include "entry.h"
+#include "options.h"
+
+namespace py = pybind11;
+using namespace shancoll;
+using namespace shancoll::bindings;
+
+namespace {
+
+// barrier(comm, algorithm, *, ranks_per_node, timeout, **options)
+py::object barrier_call(const py::handle* a) {
+  enum { kComm, kAlgorithm, kRanksPerNode, kTimeout, kOptions };
+  BarrierCall call;
+  call.comm = comm_of(a[kComm]);
+  const std::string algorithm = str_arg(a[kAlgorithm], "algorithm");
+  PythonOptions options(Collective::barrier);
+  options.set("ranks_per_node", a[kRanksPerNode]);
+  options.set("timeout", a[kTimeout]);
+  if (PyDict_GET_SIZE(a[kOptions].ptr()) != 0)
+    options.set_all(py::reinterpret_borrow<py::dict>(a[kOptions]));
+  call.algorithm = algorithm;
+  call.options = options.get();
+  py::gil_scoped_release release;
+  shancoll::barrier(call);
+  return py::none();
+}
+
+EntrySpec barrier_spec() {
+  const py::object none = py::none();
+  return {{{"comm", py::object()},
+           {"algorithm", py::str("auto")},
+           {"ranks_per_node", none},
+           {"timeout", none}},
+          2,
+          barrier_call,
+          true};
+}
+
+}  // namespace
+
+void bind_barrier(py::module_& m) {
+  m.def(
+      "barrier_entry",
+      [](py::function signature) { return make_entry(std::move(signature), barrier_spec()); },
+      "The builtin function shancoll.barrier with the name and docstring of `signature`.");
+}
