@@ -103,8 +103,11 @@ static void call(int which, int count) {
     case 2:
       MPI_Reduce(send_buf, recv_buf, count, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
       break;
-    default:
+    case 3:
       MPI_Allgather(send_buf, count, MPI_DOUBLE, recv_buf, count, MPI_DOUBLE, MPI_COMM_WORLD);
+      break;
+    default:
+      MPI_Barrier(MPI_COMM_WORLD);
       break;
   }
 }
@@ -118,11 +121,12 @@ int main(int argc, char** argv) {
   if (dladdr((void*)&PMPI_Send, &mpi)) mpi_base = mpi.dli_fbase;
   const char* (*last_algorithm)(void) =
       (const char* (*)(void))dlsym(RTLD_DEFAULT, "shancoll_last_algorithm");
-  static const char* names[] = {"MPI_Allreduce", "MPI_Bcast", "MPI_Reduce", "MPI_Allgather"};
+  static const char* names[] = {"MPI_Allreduce", "MPI_Bcast", "MPI_Reduce", "MPI_Allgather",
+                                "MPI_Barrier"};
   static const int counts[] = {1, 64, 512 / 2}; /* 8 B, 512 B, 2 KiB (allgather: per rank) */
   int checks = 0, failed = 0;
-  for (int which = 0; which < 4; ++which) {
-    for (int c = 0; c < 3; ++c) {
+  for (int which = 0; which < 5; ++which) {
+    for (int c = 0; c < (which == 4 ? 1 : 3); ++c) { /* a barrier has no size */
       const int count = which == 3 && counts[c] * size > 1024 ? 1024 / size : counts[c];
       for (int i = 0; i < kWarm; ++i) call(which, count);
       allocations = mpi_allocations = environment_reads = 0;

@@ -398,7 +398,7 @@ int shancoll_iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datat
 int shancoll_barrier(MPI_Comm comm, const char* algorithm, const char* options) {
   return guarded([&] {
     check_intracomm(comm);
-    CallOptions storage;
+    OptionsStorage storage;
     BarrierCall call;
     call.comm = comm;
     call.algorithm = algorithm ? algorithm : "";

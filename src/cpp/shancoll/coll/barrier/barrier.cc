@@ -8,6 +8,19 @@
 #include "shancoll/coll/door.h"
 
 namespace shancoll {
+namespace {
+
+// `auto` on the layout of o.ranks_per_node: its choice reads only the layout.
+const BarrierAlgorithm& auto_barrier(Comm& comm, Options& o, const CallOptions* given) {
+  NodeContext& ctx = comm.nodes(o.ranks_per_node);
+  return auto_choice<BarrierAlgorithm>(
+      ctx, {"barrier", 0}, o, given, [&]() -> const BarrierAlgorithm& {
+        return barrier_registry().at(
+            choose_barrier(comm.size(), ctx.topo.node_count, ctx.topo.hosts));
+      });
+}
+
+}  // namespace
 
 Comm& barrier(const BarrierCall& call) {
   const CallOptions& co = options_or_defaults(call.options, Collective::barrier);
@@ -20,11 +33,7 @@ Comm& barrier(const BarrierCall& call) {
   const BarrierAlgorithm* named = name == "auto" ? nullptr : &barrier_registry().at(name);
   Options o = co.resolved();
   Comm& comm = Comm::of(call.comm, o.timeout);
-  const Topology* topo = named ? nullptr : &comm.nodes(o.ranks_per_node).topo;
-  const BarrierAlgorithm& algo =
-      named ? *named
-            : barrier_registry().at(choose_barrier(comm.size(), topo->node_count, topo->hosts));
-  take_rule_options(o, call.options, topo, "barrier", 0, algo.name);
+  const BarrierAlgorithm& algo = named ? *named : auto_barrier(comm, o, call.options);
   run_recorded(comm, "barrier", algo.name, [&](Stats& s) { algo.fn(comm, o, s); });
   return comm;
 }

@@ -25,10 +25,15 @@ void barrier_release_gather(Comm&, const Options&, Stats&);
 void barrier_dissemination(Comm&, const Options&, Stats&);
 void barrier_mpi(Comm&, const Options&, Stats&);
 
-// Dissemination among `ranks` (ranks of comm.mpi(); I am ranks[me]): zero-
-// byte messages, each wait with `timeout`. Counts rounds and messages
-// (intra or inter node by `topo`) into `stats`. barrier_dissemination.cc.
-void dissemination_among(Comm& comm, const std::vector<int>& ranks, int me, const Topology& topo,
+// Which rank of comm.mpi() member i of a dissemination is (no list is
+// built per call: a repeated call allocates nothing).
+using MemberRank = int (*)(const Topology& topo, int i);
+
+// Dissemination among `size` members (member i is rank_of(topo, i); I am
+// member `me`): zero-byte messages, each wait with `timeout`. Counts rounds
+// and messages (intra or inter node by `topo`) into `stats`.
+// barrier_dissemination.cc.
+void dissemination_among(Comm& comm, int size, int me, MemberRank rank_of, const Topology& topo,
                          double timeout, Stats& stats);
 
 // ---------------------------------------------------------------------------

@@ -13,14 +13,13 @@
 
 namespace shancoll {
 
-void dissemination_among(Comm& comm, const std::vector<int>& ranks, int me, const Topology& topo,
+void dissemination_among(Comm& comm, int size, int me, MemberRank rank_of, const Topology& topo,
                          double timeout, Stats& stats) {
-  const int size = static_cast<int>(ranks.size());
   const int rounds = pattern::dissemination_barrier_rounds(size);
   for (int k = 0; k < rounds; ++k) {
     const pattern::BarrierRound round = pattern::dissemination_barrier_round(size, me, k);
-    const int to = ranks[static_cast<std::size_t>(round.to)];
-    const int from = ranks[static_cast<std::size_t>(round.from)];
+    const int to = rank_of(topo, round.to);
+    const int from = rank_of(topo, round.from);
     MPI_Request recv = MPI_REQUEST_NULL, send = MPI_REQUEST_NULL;
     irecv_bytes(nullptr, 0, from, kBarrierTag + k, comm.mpi(), &recv);
     isend_bytes(nullptr, 0, to, kBarrierTag + k, comm.mpi(), &send);
@@ -36,9 +35,8 @@ void dissemination_among(Comm& comm, const std::vector<int>& ranks, int me, cons
 
 void barrier_dissemination(Comm& comm, const Options& opt, Stats& stats) {
   const Topology& t = comm.nodes(opt.ranks_per_node).topo;
-  std::vector<int> everyone(static_cast<std::size_t>(comm.size()));
-  for (int r = 0; r < comm.size(); ++r) everyone[static_cast<std::size_t>(r)] = r;
-  dissemination_among(comm, everyone, comm.rank(), t, opt.wait_timeout(), stats);
+  const MemberRank itself = [](const Topology&, int i) { return i; };
+  dissemination_among(comm, comm.size(), comm.rank(), itself, t, opt.wait_timeout(), stats);
   stats.node_count = t.node_count;
 }
 

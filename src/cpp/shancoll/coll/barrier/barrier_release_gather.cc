@@ -19,7 +19,6 @@
 // down; at L = 2, two cache-line transfers per barrier (rank 1's gather
 // line to rank 0, rank 0's release line to rank 1), one after the other;
 // between nodes ceil(log2 N) rounds, one zero-byte message per leader each.
-#include <vector>
 
 #include "shancoll/coll/barrier/barrier.h"
 #include "shancoll/coll/release_gather/release_gather.h"
@@ -28,9 +27,8 @@ namespace shancoll {
 namespace {
 
 void between_leaders(Comm& comm, const Topology& t, double timeout, Stats& stats) {
-  std::vector<int> leaders(static_cast<std::size_t>(t.node_count));
-  for (int n = 0; n < t.node_count; ++n) leaders[static_cast<std::size_t>(n)] = t.leader_of(n);
-  dissemination_among(comm, leaders, t.node, t, timeout, stats);
+  const MemberRank leader = [](const Topology& topo, int n) { return topo.leader_of(n); };
+  dissemination_among(comm, t.node_count, t.node, leader, t, timeout, stats);
 }
 
 }  // namespace
