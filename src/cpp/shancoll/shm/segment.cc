@@ -1,25 +1,74 @@
 #include "shancoll/shm/segment.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
 #include <cstring>
+#include <string>
+
+#if !defined(SHANCOLL_SMPI)
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 #include "shancoll/error.h"
 #include "shancoll/handshake.h"
 
 namespace shancoll {
 
+#if !defined(SHANCOLL_SMPI)
+
+namespace {
+
+constexpr int kNameBytes = 64;
+
+// A name no other segment of any process has: the leader's pid and a count.
+std::string fresh_name() {
+  static std::atomic<std::uint64_t> made{0};
+  char name[kNameBytes];
+  std::snprintf(name, sizeof name, "/shancoll-%ld-%llu", static_cast<long>(getpid()),
+                static_cast<unsigned long long>(made.fetch_add(1)));
+  return name;
+}
+
+// The leader's new segment, mapped; "" in `name` if it could not be made.
+void* create(std::size_t bytes, char (&name)[kNameBytes]) {
+  const std::string fresh = fresh_name();
+  const int fd = shm_open(fresh.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  void* base = MAP_FAILED;
+  if (fd >= 0) {
+    if (ftruncate(fd, static_cast<off_t>(bytes)) == 0)  // zero-filled
+      base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (base == MAP_FAILED) shm_unlink(fresh.c_str());
+  }
+  std::snprintf(name, kNameBytes, "%s", base == MAP_FAILED ? "" : fresh.c_str());
+  return base == MAP_FAILED ? nullptr : base;
+}
+
+void* attach(const char* name, std::size_t bytes) {
+  const int fd = shm_open(name, O_RDWR, 0600);
+  if (fd < 0) return nullptr;
+  void* base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  return base == MAP_FAILED ? nullptr : base;
+}
+
+}  // namespace
+
 NodeSegment::~NodeSegment() {
-  for (MPI_Win& w : retired_) MPI_Win_free(&w);
-  if (win_ != MPI_WIN_NULL) MPI_Win_free(&win_);
+  for (const Mapping& m : retired_) munmap(m.base, m.bytes);
+  if (base_) munmap(base_, size_);
 }
 
-void NodeSegment::reserve(std::size_t bytes) {
-  if (bytes <= size_ && win_ != MPI_WIN_NULL) return;
-  // Grow geometrically so that slowly growing messages do not reallocate
-  // (a collective) on every call.
-  renew(std::max<std::size_t>({bytes, 2 * size_, 4096}));
-}
-
+// The leader makes a POSIX shared-memory object and sends its name; the
+// others map it; once all have, the leader unlinks the name (nothing is
+// left in /dev/shm, whatever happens later). Not MPI_Win_allocate_shared:
+// MPICH 5.0.2 aborts ("shm_seg != NULL", mpidu_shm_alloc.c) when threads
+// allocate and free shared windows on different communicators at once,
+// which MPI_THREAD_MULTIPLE allows and programs that make communicators on
+// threads do (a plain MPI program shows it: docs/design.md, "Threads").
 void NodeSegment::renew(std::size_t want) {
   handshake(grown_by_,
             grown_by_ == node_comm_ ? "a shared-memory segment of the node"
@@ -27,28 +76,61 @@ void NodeSegment::renew(std::size_t want) {
             timeout_);
   int local_rank = 0;
   MPI_Comm_rank(node_comm_, &local_rank);
-  MPI_Info info;
-  MPI_Info_create(&info);
-  MPI_Info_set(info, "alloc_shared_noncontig", "false");
+  char name[kNameBytes] = "";
+  void* base = local_rank == 0 ? create(want, name) : nullptr;
+  check_mpi(PMPI_Bcast(name, kNameBytes, MPI_CHAR, 0, node_comm_), "MPI_Bcast (node segment)");
+  if (!name[0]) throw MpiError("shared memory: the node leader could not make a segment");
+  if (local_rank != 0) base = attach(name, want);
+  int mapped = base != nullptr, everywhere = 0;
+  check_mpi(PMPI_Allreduce(&mapped, &everywhere, 1, MPI_INT, MPI_MIN, node_comm_),
+            "MPI_Allreduce (node segment)");
+  if (local_rank == 0) shm_unlink(name);  // every rank has mapped it, or failed to
+  if (!everywhere) {
+    if (base) munmap(base, want);
+    throw MpiError(std::string("shared memory: a local rank could not map ") + name);
+  }
+  if (base_) retired_.push_back({base_, size_});
+  base_ = static_cast<std::byte*>(base);
+  size_ = want;
+  ++generation_;
+}
+
+#else  // SimGrid SMPI: its ranks are threads of one process; its window is the segment
+
+NodeSegment::~NodeSegment() {
+  for (MPI_Win& w : retired_windows_) MPI_Win_free(&w);
+  if (win_ != MPI_WIN_NULL) MPI_Win_free(&win_);
+}
+
+void NodeSegment::renew(std::size_t want) {
+  handshake(grown_by_, "a shared-memory segment of the node", timeout_);
+  int local_rank = 0;
+  MPI_Comm_rank(node_comm_, &local_rank);
   void* mine = nullptr;
   MPI_Win win = MPI_WIN_NULL;
   const MPI_Aint mine_size = local_rank == 0 ? static_cast<MPI_Aint>(want) : 0;
-  int rc = MPI_Win_allocate_shared(mine_size, 1, info, node_comm_, &mine, &win);
-  MPI_Info_free(&info);
-  check_mpi(rc, "MPI_Win_allocate_shared (node segment)");
-
+  check_mpi(MPI_Win_allocate_shared(mine_size, 1, MPI_INFO_NULL, node_comm_, &mine, &win),
+            "MPI_Win_allocate_shared (node segment)");
   MPI_Aint size = 0;
   int disp_unit = 1;
   void* leader_base = nullptr;
   check_mpi(MPI_Win_shared_query(win, 0, &size, &disp_unit, &leader_base), "MPI_Win_shared_query");
   if (local_rank == 0) std::memset(leader_base, 0, want);
   PMPI_Barrier(node_comm_);  // the zero fill is visible before anyone uses a flag
-
-  if (win_ != MPI_WIN_NULL) retired_.push_back(win_);
+  if (win_ != MPI_WIN_NULL) retired_windows_.push_back(win_);
   win_ = win;
   base_ = static_cast<std::byte*>(leader_base);
   size_ = want;
   ++generation_;
+}
+
+#endif
+
+void NodeSegment::reserve(std::size_t bytes) {
+  if (bytes <= size_ && base_) return;
+  // Grow geometrically so that slowly growing messages do not reallocate
+  // (a collective) on every call.
+  renew(std::max<std::size_t>({bytes, 2 * size_, 4096}));
 }
 
 }  // namespace shancoll

@@ -1,14 +1,15 @@
 // NodeSegment: one shared memory segment per node, the only place where
 // shancoll allocates shared memory.
 //
-// The node leader allocates the whole segment with MPI_Win_allocate_shared and
-// the others pass size 0; everybody addresses it through the leader's base
-// plus offsets (SimGrid SMPI returns the same base for every rank, so
-// per-rank bases cannot be relied on). Growing is collective over the node and
+// The node leader makes the whole segment (a POSIX shared-memory object,
+// unlinked once every local rank has mapped it; under SimGrid SMPI a window
+// of MPI_Win_allocate_shared, whose base is the same for every rank) and
+// every local rank maps it; offsets into it mean the same on every rank.
+// Freeing is local (munmap). Growing is collective over the node and
 // keeps the old allocation alive until the segment is destroyed, so a shared
 // result view a user still holds never points at freed memory. Every
 // allocation starts with a handshake (handshake.h): a rank missing from it is
-// a TimeoutError, not a hang in MPI_Win_allocate_shared.
+// a TimeoutError, not a hang in the collective calls that follow.
 #pragma once
 
 #include <mpi.h>
@@ -46,8 +47,13 @@ class NodeSegment {
   MPI_Comm node_comm_;
   MPI_Comm grown_by_;
   const double& timeout_;
-  MPI_Win win_ = MPI_WIN_NULL;
-  std::vector<MPI_Win> retired_;
+  struct Mapping {
+    void* base;
+    std::size_t bytes;
+  };
+  std::vector<Mapping> retired_;  // earlier segments, unmapped with this one
+  MPI_Win win_ = MPI_WIN_NULL;    // SimGrid SMPI: the segment's window
+  std::vector<MPI_Win> retired_windows_;
   std::byte* base_ = nullptr;
   std::size_t size_ = 0;
   std::uint64_t generation_ = 0;
