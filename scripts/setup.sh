@@ -48,6 +48,21 @@ step() { printf '\n==> [setup] %s\n' "$*"; }
 note() { printf '    %s\n' "$*"; }
 warn() { printf '    WARNING: %s\n' "$*" >&2; }
 
+# A second CMake tree of this project, for one target a test runs:
+#   side_build WHAT DIR TARGET CMAKE_ARGS...   (incremental on re-runs)
+# A failure is a warning (the test that needs the target fails), not the end of setup.
+side_build() {
+  local what=$1 dir=$2 target=$3 log="$LOG_DIR/$(basename "$2")-build.log"
+  shift 3
+  if "$VENV/bin/cmake" -S "$ROOT" -B "$dir" -G Ninja "$@" >"$log" 2>&1 &&
+     "$VENV/bin/cmake" --build "$dir" --target "$target" >>"$log" 2>&1; then
+    note "built ${dir#"$ROOT"/}/$target (log: ${log#"$ROOT"/})"
+  else
+    tail -n 30 "$log" >&2 || true
+    warn "building $what failed (log: ${log#"$ROOT"/}); its test will fail"
+  fi
+}
+
 # --------------------------------------------------------------------------
 step "1/7 System packages (libhwloc-dev, pkg-config; gfortran, libmpich-dev)"
 # --------------------------------------------------------------------------
@@ -179,22 +194,15 @@ step "5/7 The C API from Fortran: build/fortran against Debian's MPICH"
 # wheel's MPICH has no Fortran bindings: so a second, C-API-only build of the
 # same CMake project against Debian's MPICH (mpicc/mpicxx/mpif90.mpich).
 # Incremental on re-runs; tests/test_pmpi.py runs the program.
-FORTRAN_BUILD="$ROOT/build/fortran"
-FORTRAN_LOG="$LOG_DIR/fortran-build.log"
 if ! command -v mpif90.mpich >/dev/null 2>&1 || ! command -v mpicxx.mpich >/dev/null 2>&1; then
   note "skipped: no mpif90.mpich (apt-get install gfortran libmpich-dev)"
-elif "$VENV/bin/cmake" -S "$ROOT" -B "$FORTRAN_BUILD" -G Ninja \
-       -DSHANCOLL_TOOLS=OFF -DSHANCOLL_CAPI=ON -DSHANCOLL_FORTRAN=ON -DSHANCOLL_PYTHON=OFF \
-       -DMPI_C_COMPILER="$(command -v mpicc.mpich)" \
-       -DMPI_CXX_COMPILER="$(command -v mpicxx.mpich)" \
-       -DMPI_Fortran_COMPILER="$(command -v mpif90.mpich)" \
-       -DMPIEXEC_EXECUTABLE="$(command -v mpiexec.mpich)" >"$FORTRAN_LOG" 2>&1 &&
-     "$VENV/bin/cmake" --build "$FORTRAN_BUILD" --target shancoll_fortran_example \
-       >>"$FORTRAN_LOG" 2>&1; then
-  note "built build/fortran/shancoll_fortran_example (log: ${FORTRAN_LOG#"$ROOT"/})"
 else
-  tail -n 30 "$FORTRAN_LOG" >&2 || true
-  warn "building the Fortran example failed (log: ${FORTRAN_LOG#"$ROOT"/}); its test will fail"
+  side_build "the Fortran example" "$ROOT/build/fortran" shancoll_fortran_example \
+    -DSHANCOLL_TOOLS=OFF -DSHANCOLL_CAPI=ON -DSHANCOLL_FORTRAN=ON -DSHANCOLL_PYTHON=OFF \
+    -DMPI_C_COMPILER="$(command -v mpicc.mpich)" \
+    -DMPI_CXX_COMPILER="$(command -v mpicxx.mpich)" \
+    -DMPI_Fortran_COMPILER="$(command -v mpif90.mpich)" \
+    -DMPIEXEC_EXECUTABLE="$(command -v mpiexec.mpich)"
 fi
 
 # --------------------------------------------------------------------------
@@ -203,21 +211,11 @@ step "6/7 ThreadSanitizer build of the PMPI library and its threads test: build/
 # libshancoll_pmpi.so and tests/c/pmpi_threads.c built with -fsanitize=thread
 # against the venv's MPICH (itself not instrumented); tests/test_pmpi.py runs
 # it at 2 ranks and fails on any report (docs/design.md, "Threads").
-TSAN_BUILD="$ROOT/build/tsan"
-TSAN_LOG="$LOG_DIR/tsan-build.log"
-if "$VENV/bin/cmake" -S "$ROOT" -B "$TSAN_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-     -DSHANCOLL_TOOLS=OFF -DSHANCOLL_CAPI=ON -DSHANCOLL_PYTHON=OFF \
-     -DCMAKE_C_FLAGS=-fsanitize=thread -DCMAKE_CXX_FLAGS=-fsanitize=thread \
-     -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread \
-     -DMPI_C_COMPILER="$VENV/bin/mpicc" -DMPI_CXX_COMPILER="$VENV/bin/mpicxx" \
-     >"$TSAN_LOG" 2>&1 &&
-   "$VENV/bin/cmake" --build "$TSAN_BUILD" --target shancoll_pmpi_threads_linked \
-     >>"$TSAN_LOG" 2>&1; then
-  note "built build/tsan/shancoll_pmpi_threads_linked (log: ${TSAN_LOG#"$ROOT"/})"
-else
-  tail -n 30 "$TSAN_LOG" >&2 || true
-  warn "the ThreadSanitizer build failed (log: ${TSAN_LOG#"$ROOT"/}); its test will fail"
-fi
+side_build "the ThreadSanitizer build" "$ROOT/build/tsan" shancoll_pmpi_threads_linked \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHANCOLL_TOOLS=OFF -DSHANCOLL_CAPI=ON -DSHANCOLL_PYTHON=OFF \
+  -DCMAKE_C_FLAGS=-fsanitize=thread -DCMAKE_CXX_FLAGS=-fsanitize=thread \
+  -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread \
+  -DMPI_C_COMPILER="$VENV/bin/mpicc" -DMPI_CXX_COMPILER="$VENV/bin/mpicxx"
 
 # --------------------------------------------------------------------------
 step "7/7 Sanity check"

@@ -80,18 +80,20 @@ struct AutoChoice : LayoutState {
   const CallOptions* rule_options = nullptr;  // the choosing rule's, if it has some
 };
 
-// `auto`'s algorithm on `ctx`'s layout for a call of `shape`: choose() on
+// `auto`'s algorithm on the layout of o.ranks_per_node for a call of
+// `shape`: choose(the layout's topology) on
 // the first call of that shape, the remembered entry after it. For a call
 // that gave no options of its own (`given` null), the options of the rule
 // that chose it (a machine's rule table, rules.h) replace `o`.
 template <class A, class Choose>
-const A& auto_choice(NodeContext& ctx, const AutoShape& shape, Options& o, const CallOptions* given,
+const A& auto_choice(Comm& comm, const AutoShape& shape, Options& o, const CallOptions* given,
                      Choose&& choose) {
+  NodeContext& ctx = comm.nodes(o.ranks_per_node);
   AutoChoice<A>& memo = ctx.state<AutoChoice<A>>();
   const std::uint64_t generation = selection_generation();
   if (memo.generation != generation || memo.rule_bytes != shape.rule_bytes ||
       memo.traits != shape.traits) {
-    memo.algorithm = &choose();
+    memo.algorithm = choose(ctx.topo);  // the registry's entry
     memo.rule_options = rule_options(shape.collective, shape.rule_bytes, ctx.topo.size,
                                      ctx.topo.node_count, memo.algorithm->name);
     memo.generation = generation;

@@ -29,6 +29,9 @@ struct TreeShape {
   TreeKind kind = TreeKind::knomial;
   int k = 4;                // branching factor (kary, knomial); ignored by flat
   bool right_skew = false;  // children in decreasing rank order
+  bool operator==(const TreeShape& o) const {
+    return kind == o.kind && k == o.k && right_skew == o.right_skew;
+  }
 };
 
 struct TreeNode {

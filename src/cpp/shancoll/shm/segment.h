@@ -52,8 +52,10 @@ class NodeSegment {
     std::size_t bytes;
   };
   std::vector<Mapping> retired_;  // earlier segments, unmapped with this one
-  MPI_Win win_ = MPI_WIN_NULL;    // SimGrid SMPI: the segment's window
+#if defined(SHANCOLL_SMPI)
+  MPI_Win win_ = MPI_WIN_NULL;  // the segment's window, and the earlier ones
   std::vector<MPI_Win> retired_windows_;
+#endif
   std::byte* base_ = nullptr;
   std::size_t size_ = 0;
   std::uint64_t generation_ = 0;

@@ -40,19 +40,18 @@ std::string_view requested_name(const AllgathervCall& call) {
   return requested(call.algorithm, env.allgatherv);
 }
 
-// `auto` on the layout of o.ranks_per_node: its choice reads the total
+// `auto`: its choice reads the total
 // bytes (the rule table is keyed by bytes per rank) and whether the result
 // has a buffer of its own.
 const AllgathervAlgorithm& auto_allgatherv(Comm& comm, const AllgathervArgs& args, Options& o,
                                            const CallOptions* given) {
-  NodeContext& ctx = comm.nodes(o.ranks_per_node);
   const std::int64_t total = args.total();
   // total and the per-rank bytes the rule reads determine each other at a given size
   const AutoShape shape{"allgatherv", total / std::max(comm.size(), 1),
                         static_cast<std::uint64_t>(total) << 1 | (args.recv != nullptr)};
-  return auto_choice<AllgathervAlgorithm>(
-      ctx, shape, o, given,
-      [&]() -> const AllgathervAlgorithm& { return select_allgatherv("auto", args, ctx.topo); });
+  return auto_choice<AllgathervAlgorithm>(comm, shape, o, given, [&](const Topology& t) {
+    return &select_allgatherv("auto", args, t);
+  });
 }
 
 }  // namespace

@@ -64,18 +64,17 @@ CallShape shape_of(const AllreduceCall& call, std::string_view collective, std::
   return s;
 }
 
-// `auto` on the layout of o.ranks_per_node; what its choice reads of the
+// `auto`: what its choice reads of the
 // call: the bytes, the element type, the op's commutativity and whether
 // the same bits are required on every rank.
 const AllreduceAlgorithm& auto_allreduce(Comm& comm, const AllreduceArgs& args, Options& o,
                                          const CallOptions* given) {
-  NodeContext& ctx = comm.nodes(o.ranks_per_node);
   const std::uint64_t traits = static_cast<std::uint64_t>(args.reducer->type()) |
                                std::uint64_t{args.reducer->commutative()} << 16 |
                                std::uint64_t{args.consistent} << 17;
   return auto_choice<AllreduceAlgorithm>(
-      ctx, {"allreduce", args.bytes(), traits}, o, given, [&]() -> const AllreduceAlgorithm& {
-        return select_allreduce("auto", args, comm.size(), ctx.topo.node_count, ctx.topo.hosts);
+      comm, {"allreduce", args.bytes(), traits}, o, given, [&](const Topology& t) {
+        return &select_allreduce("auto", args, t.size, t.node_count, t.hosts);
       });
 }
 

@@ -10,14 +10,11 @@
 namespace shancoll {
 namespace {
 
-// `auto` on the layout of o.ranks_per_node: its choice reads only the layout.
+// `auto`: its choice reads only the layout.
 const BarrierAlgorithm& auto_barrier(Comm& comm, Options& o, const CallOptions* given) {
-  NodeContext& ctx = comm.nodes(o.ranks_per_node);
-  return auto_choice<BarrierAlgorithm>(
-      ctx, {"barrier", 0}, o, given, [&]() -> const BarrierAlgorithm& {
-        return barrier_registry().at(
-            choose_barrier(comm.size(), ctx.topo.node_count, ctx.topo.hosts));
-      });
+  return auto_choice<BarrierAlgorithm>(comm, {"barrier", 0}, o, given, [](const Topology& t) {
+    return &barrier_registry().at(choose_barrier(t.size, t.node_count, t.hosts));
+  });
 }
 
 }  // namespace

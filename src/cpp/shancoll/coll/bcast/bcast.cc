@@ -9,15 +9,12 @@
 namespace shancoll {
 namespace {
 
-// `auto` on the layout of o.ranks_per_node: its choice reads only the bytes.
+// `auto`: its choice reads only the bytes.
 const BcastAlgorithm& auto_bcast(Comm& comm, std::int64_t bytes, Options& o,
                                  const CallOptions* given) {
-  NodeContext& ctx = comm.nodes(o.ranks_per_node);
-  return auto_choice<BcastAlgorithm>(
-      ctx, {"bcast", bytes}, o, given, [&]() -> const BcastAlgorithm& {
-        return bcast_registry().at(
-            choose_bcast(bytes, comm.size(), ctx.topo.node_count, ctx.topo.hosts));
-      });
+  return auto_choice<BcastAlgorithm>(comm, {"bcast", bytes}, o, given, [&](const Topology& t) {
+    return &bcast_registry().at(choose_bcast(bytes, t.size, t.node_count, t.hosts));
+  });
 }
 
 }  // namespace

@@ -17,16 +17,15 @@ void check_buffers(const ReduceCall& call, const Comm& comm) {
   if (at_root && !call.recv && call.count > 0) throw ArgumentError("recvbuf: NULL at the root");
 }
 
-// `auto` on the layout of o.ranks_per_node: its choice reads the bytes and
+// `auto`: its choice reads the bytes and
 // the op's commutativity.
 const ReduceAlgorithm& auto_reduce(Comm& comm, const ReduceArgs& args, Options& o,
                                    const CallOptions* given) {
-  NodeContext& ctx = comm.nodes(o.ranks_per_node);
   const bool commutative = args.reducer->commutative();
   return auto_choice<ReduceAlgorithm>(
-      ctx, {"reduce", args.bytes(), commutative}, o, given, [&]() -> const ReduceAlgorithm& {
-        return reduce_registry().at(choose_reduce(args.bytes(), commutative, ctx.topo.size,
-                                                  ctx.topo.node_count, ctx.topo.hosts));
+      comm, {"reduce", args.bytes(), commutative}, o, given, [&](const Topology& t) {
+        return &reduce_registry().at(
+            choose_reduce(args.bytes(), commutative, t.size, t.node_count, t.hosts));
       });
 }
 

@@ -40,8 +40,7 @@ std::size_t segment_bytes(int local_size, std::size_t buffer) {
 }  // namespace
 
 bool RgConfig::operator==(const RgConfig& o) const {
-  return root == o.root && tree.kind == o.tree.kind && tree.k == o.tree.k &&
-         tree.right_skew == o.tree.right_skew && topology == o.topology && sockets == o.sockets &&
+  return root == o.root && tree == o.tree && topology == o.topology && sockets == o.sockets &&
          slots == o.slots && slot_bytes == o.slot_bytes && buffer_bytes == o.buffer_bytes &&
          inline_data == o.inline_data && read_from_parent == o.read_from_parent &&
          single_copy == o.single_copy;
@@ -208,8 +207,7 @@ RgPhase::RgPhase(NodeContext& ctx, const ReleaseGatherOptions& o, bool reduce, i
 const pattern::TreeNode& RgPhase::tree_node() const {
   RgTreeMemo& m = region_.tree;
   const pattern::TreeShape& shape = config_.tree;
-  if (m.valid && m.root == config_.root && m.shape.kind == shape.kind && m.shape.k == shape.k &&
-      m.shape.right_skew == shape.right_skew && m.topology == config_.topology &&
+  if (m.valid && m.root == config_.root && m.shape == shape && m.topology == config_.topology &&
       m.sockets == config_.sockets)
     return m.node;
   m.node =
