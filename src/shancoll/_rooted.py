@@ -47,8 +47,10 @@ each in a cache line of its own. Its optimisations are keyword options of
     chunks) from 64 KiB on, where 8 KiB chunks measured about half as fast
     (docs/performance.md).
 ``inline``
-    Messages of at most 56 bytes travel inside the flag's cache line
-    (default False: the paper measured no gain).
+    Messages of at most 56 bytes travel inside the flag's cache line, in
+    8 such lines used in turn (default True): a reader's wait and its read
+    are one cache-line transfer, and a writer checks that its readers are
+    done once per 8 calls, not on every call.
 ``read_from_parent``
     Children read their parent's release flag instead of the parent writing
     one flag per child (default True).

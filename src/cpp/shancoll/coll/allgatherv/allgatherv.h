@@ -49,6 +49,12 @@ bool shan_single_copy_fits(NodeContext& ctx, const AllgathervArgs& args);
 const std::byte* shan_single_copy(Comm& comm, NodeContext& ctx, const AllgathervArgs& args,
                                   double timeout, Stats& stats);
 
+// shan on one node, blocks of at most 56 bytes inlined beside their flags
+// (allgatherv_shan_inline.cc): whether it runs (alike on every rank), and the call.
+bool shan_inline_fits(NodeContext& ctx, const AllgathervArgs& args);
+const std::byte* shan_inline(Comm& comm, NodeContext& ctx, const AllgathervArgs& args,
+                             double timeout, Stats& stats);
+
 // Copies this rank's own contribution into the receive buffer (not in place).
 void copy_own_block(const Comm& comm, const AllgathervArgs& args);
 

@@ -29,7 +29,9 @@
 // shaped inputs).
 //
 // On one node of two ranks with a private recvbuf, the blocks go straight
-// between the two ranks' buffers instead (allgatherv_shan_single_copy.cc).
+// between the two ranks' buffers instead (allgatherv_shan_single_copy.cc);
+// on one node, blocks of at most 56 bytes go beside their flags, one cache
+// line each (allgatherv_shan_inline.cc).
 //
 // Safety across calls: the segment is the result; a node writes into its
 // successor only after the successor signalled READY for this call (a
@@ -466,6 +468,7 @@ void gather_in_chunks(Call& c) {
 const std::byte* allgatherv_shan(Comm& comm, const AllgathervArgs& args, const Options& opt,
                                  Stats& stats) {
   NodeContext& ctx = comm.nodes(opt.ranks_per_node);
+  if (shan_inline_fits(ctx, args)) return shan_inline(comm, ctx, args, opt.wait_timeout(), stats);
   if (shan_single_copy_fits(ctx, args))
     return shan_single_copy(comm, ctx, args, opt.wait_timeout(), stats);
   Call c{comm, ctx, ctx.topo, args, opt, stats, comm.next_epoch()};

@@ -4,7 +4,8 @@
 // chunk's three passes run while it is still in cache, and with flags per
 // chunk instead of whole-message node barriers.
 //
-// Small messages are not split (run_whole: one flag crossing).
+// Small messages are not split (run_whole: one flag crossing; run_inline up
+// to 56 bytes: the data in the flag's line, one line transfer).
 // Per chunk g (the same sequence on every local rank) of E elements, split
 // into n fractions, local rank l:
 //   1. copies the fractions j != l of its input into its slot g mod S of the
@@ -13,11 +14,13 @@
 //   2. once every ready[j] >= g + 1: reduces fraction l over the n inputs in
 //      local rank order, into the hole its own fraction left in its slot,
 //      copies that into recvbuf and publishes reduced[l] = g + 1;
-//   3. copies each fraction j != l out of rank j's slot once reduced[j] >= g + 1,
-//      then publishes done[l] = g + 1.
-// A slot is refilled (chunk g + S) only when every done[j] >= g + 1: all
-// ranks read it. The counters only grow across calls, so no call ever
-// resets or waits for the whole node.
+//   3. copies each fraction j != l out of rank j's slot once reduced[j] >= g + 1.
+// A slot is free again two chunks later, with no flag of its own: a rank
+// starts chunk g only after every ready[j] >= g (step 2 of chunk g - 1, or
+// the whole path's wait), and rank j publishes that only once it finished
+// chunk g - 2, its last reads of the slots included; S >= 2 slots suffice.
+// The counters only grow across calls, so no call ever resets or waits for
+// the whole node.
 //
 // Cost model (n local ranks, m bytes, chunks of C bytes, memcpy at bandwidth
 // B, gamma per byte combined, f one flag crossing between cores):
@@ -66,7 +69,12 @@ constexpr std::int64_t kWholeMaxCombined = 4 << 10;
 constexpr std::size_t kWholeSpacing = kWholeMaxCombined / 2;  // n >= 2 ranks: m <= this
 constexpr std::size_t kWholePlaces = kChunkBytes / kWholeSpacing;
 
-enum Flag { kReady, kReduced, kDone, kFlags };
+enum Flag { kReady, kReduced, kFlags };
+// A message of at most kInlineBytes travels beside its ready flag, in one of
+// two lines per rank (chunk g in line g mod 2, free again at g + 2 as the
+// slots are): a reader's wait and its read are one line transfer.
+constexpr std::size_t kInlineBytes = kCacheLine - sizeof(std::uint64_t);
+constexpr int kInlineLines = 2;
 
 struct Pipeline {
   const AllreduceArgs& args;
@@ -78,10 +86,14 @@ struct Pipeline {
   void (*copy_out)(void*, const void*, std::size_t);  // into recvbuf
 
   void* flag(Flag f, int local) const { return base + (f * n + local) * kCacheLine; }
+  std::byte* inline_line(int local, std::uint64_t g) const {
+    return base + (kFlags * n + local * kInlineLines + g % kInlineLines) * kCacheLine;
+  }
   std::byte* slot(int local, std::uint64_t g) const {
     const std::size_t index = static_cast<std::size_t>(local) * kSlots + g % kSlots;
-    return base + kFlags * n * kCacheLine + index * kChunkBytes;
+    return base + lines_bytes(n) + index * kChunkBytes;
   }
+  static std::size_t lines_bytes(int n) { return (kFlags + kInlineLines) * n * kCacheLine; }
   void wait_all(Flag f, std::uint64_t value, const char* what) const {
     for (int j = 0; j < n; ++j)
       if (j != me) wait_flag_reaches(flag(f, j), value, what, timeout);
@@ -109,7 +121,6 @@ void run_chunk(const Pipeline& p, std::uint64_t g, std::int64_t first, std::int6
   const std::byte* in = (p.args.send ? p.args.send : p.args.recv) + first * p.esize;
   std::byte* out = p.args.recv + first * p.esize;
   std::byte* my_slot = p.slot(p.me, g);
-  if (g >= kSlots) p.wait_all(kDone, g - kSlots + 1, "shan allreduce: slot free");
   for (int j = 0; j < p.n; ++j) {  // 1. inputs in
     if (j == p.me) continue;
     const std::int64_t a = lo(e, j, p.n), b = lo(e, j + 1, p.n);
@@ -129,7 +140,6 @@ void run_chunk(const Pipeline& p, std::uint64_t g, std::int64_t first, std::int6
     const std::int64_t ja = lo(e, j, p.n), jb = lo(e, j + 1, p.n);
     p.copy_out(out + ja * p.esize, p.slot(j, g) + ja * p.esize, (jb - ja) * p.esize);
   }
-  release_store(p.flag(kDone, p.me), g + 1);  // my reads of the slots are over
   const std::int64_t moved = (e - (b - a)) * static_cast<std::int64_t>(p.esize);
   stats.intra_messages += 2;
   stats.intra_bytes += 2 * moved;
@@ -143,7 +153,6 @@ void run_chunk(const Pipeline& p, std::uint64_t g, std::int64_t first, std::int6
 // combine work, a few KiB.
 void run_whole(const Pipeline& p, std::uint64_t g, std::int64_t e, Stats& stats) {
   const std::size_t bytes = static_cast<std::size_t>(e) * p.esize;
-  if (g >= kSlots) p.wait_all(kDone, g - kSlots + 1, "shan allreduce: slot free");
   auto at = [&](int j) { return p.slot(j, g) + g / kSlots % kWholePlaces * kWholeSpacing; };
   local_copy(at(p.me), p.args.send ? p.args.send : p.args.recv, bytes);
   release_store(p.flag(kReady, p.me), g + 1);  // after the data (flags.h)
@@ -152,7 +161,27 @@ void run_whole(const Pipeline& p, std::uint64_t g, std::int64_t e, Stats& stats)
   const int last = p.n - 1;  // the slots, not my private input: recvbuf may be it
   r.combine(p.args.recv, at(last - 1), at(last), e, nullptr);
   for (int j = last - 2; j >= 0; --j) r.combine(p.args.recv, at(j), p.args.recv, e, nullptr);
-  release_store(p.flag(kDone, p.me), g + 1);  // my reads of the slots are over
+  stats.intra_messages += 1;
+  stats.intra_bytes += static_cast<std::int64_t>(bytes);
+}
+
+// The whole path for a message of at most kInlineBytes: my input and ready
+// flag in my inline line, every rank's line read once its flag says g + 1.
+// Per rank: one store of its line, n - 1 line transfers in, all at once.
+void run_inline(const Pipeline& p, std::uint64_t g, std::int64_t e, Stats& stats) {
+  const std::size_t bytes = static_cast<std::size_t>(e) * p.esize;
+  std::byte* mine = p.inline_line(p.me, g);
+  std::memcpy(mine + sizeof(std::uint64_t), p.args.send ? p.args.send : p.args.recv, bytes);
+  release_store(mine, g + 1);  // after the data (flags.h)
+  auto at = [&](int j) {
+    std::byte* line = p.inline_line(j, g);
+    if (j != p.me) wait_flag_reaches(line, g + 1, "shan allreduce: inputs", p.timeout);
+    return line + sizeof(std::uint64_t);
+  };
+  const Reducer& r = *p.args.reducer;
+  const int last = p.n - 1;  // the lines, not my private input: recvbuf may be it
+  r.combine(p.args.recv, at(last - 1), at(last), e, nullptr);
+  for (int j = last - 2; j >= 0; --j) r.combine(p.args.recv, at(j), p.args.recv, e, nullptr);
   stats.intra_messages += 1;
   stats.intra_bytes += static_cast<std::int64_t>(bytes);
 }
@@ -169,7 +198,7 @@ void shan_node_pipeline(NodeContext& ctx, const AllreduceArgs& args, double time
   ShanPipelineState& s = ctx.state<ShanPipelineState>();
   if (!s.segment) {  // collective over the node, on its first use only
     s.segment = std::make_unique<NodeSegment>(t.node_comm, t.node_comm, ctx.call_timeout);
-    s.segment->reserve(kFlags * t.local_size() * kCacheLine +
+    s.segment->reserve(Pipeline::lines_bytes(t.local_size()) +
                        t.local_size() * kSlots * kChunkBytes);
   }
   const bool large = args.bytes() >= kStreamMinBytes;
@@ -181,6 +210,8 @@ void shan_node_pipeline(NodeContext& ctx, const AllreduceArgs& args, double time
                    esize,
                    timeout,
                    large ? stream_copy : local_copy};
+  if (args.bytes() <= static_cast<std::int64_t>(kInlineBytes))
+    return run_inline(p, s.chunks++, args.count, stats);
   if (args.bytes() * t.local_size() <= kWholeMaxCombined)
     return run_whole(p, s.chunks++, args.count, stats);
   for (std::int64_t first = 0; first < args.count; first += p.chunk) {

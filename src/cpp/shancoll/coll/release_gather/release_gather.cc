@@ -30,11 +30,21 @@ namespace {
 
 constexpr std::size_t kFlagBytes = 8;
 constexpr std::size_t kInlineBytes = kCacheLine - kFlagBytes;  // data beside a flag
+// Inlined chunks in flight: a writer refills a line once its readers are done
+// with the chunk it held, which it checks once per this many calls.
+constexpr int kInlineSlots = 8;
 
 std::size_t round_up(std::size_t x) { return (x + kCacheLine - 1) / kCacheLine * kCacheLine; }
 
+// L release lines | L gather lines | L post lines | kInlineSlots lines for
+// bcast | kInlineSlots lines per rank for reduce | bcast buffer | L reduce buffers.
+std::size_t lines_bytes(int local_size) {
+  const auto l = static_cast<std::size_t>(local_size);
+  return kCacheLine * (3 * l + kInlineSlots * (1 + l));
+}
+
 std::size_t segment_bytes(int local_size, std::size_t buffer) {
-  return 3 * kCacheLine * local_size + buffer * (1 + static_cast<std::size_t>(local_size));
+  return lines_bytes(local_size) + buffer * (1 + static_cast<std::size_t>(local_size));
 }
 
 }  // namespace
@@ -185,7 +195,7 @@ RgPhase::RgPhase(NodeContext& ctx, const ReleaseGatherOptions& o, bool reduce, i
   config_.buffer_bytes = buffer.bytes;
   config_.inline_data =
       o.inline_data && bytes <= static_cast<std::int64_t>(kInlineBytes) && elem <= kInlineBytes;
-  config_.slots = config_.inline_data ? 1 : buffer.slots;
+  config_.slots = config_.inline_data ? kInlineSlots : buffer.slots;
   config_.slot_bytes = config_.inline_data
                            ? kInlineBytes
                            : config_.buffer_bytes / buffer.slots / kCacheLine * kCacheLine;
@@ -233,8 +243,15 @@ std::byte* RgPhase::post_line(int r) const {
 }
 
 std::byte* RgPhase::slot_of(int r, int slot) const {
-  std::byte* buffers = st_.segment->base() + 3 * kCacheLine * local_size_;
+  std::byte* buffers = st_.segment->base() + lines_bytes(local_size_);
   return buffers + config_.buffer_bytes * (r + 1) + config_.slot_bytes * slot;
+}
+
+// An inlined chunk's line: its flag (the step's counter), then the data.
+// Lines apart from the buffers, so a flag never holds an old chunk's data.
+std::byte* RgPhase::inline_line(int r, int slot) const {
+  std::byte* lines = st_.segment->base() + 3 * kCacheLine * local_size_;
+  return lines + kCacheLine * (kInlineSlots * (r + 1) + slot);
 }
 
 void RgPhase::wait_flag(const std::byte* flag, std::uint64_t value, const char* what) const {
@@ -297,8 +314,8 @@ const std::byte* RgPhase::bcast_release(const std::byte* root_data, std::size_t 
   const std::uint64_t r = ++st_.release_state;
   const std::uint64_t chunk = st_.gather_state + 1;  // this chunk's gather count
   const int slot = next_slot();
-  std::byte* data =
-      config_.inline_data ? release_line(config_.root) + kFlagBytes : slot_of(-1, slot);
+  if (config_.inline_data) return bcast_inline(root_data, bytes, r, chunk, slot);
+  std::byte* data = slot_of(-1, slot);
   if (root()) {
     wait_consumed(region_.last_use[slot]);
     std::memcpy(data, root_data, bytes);  // before the release store below
@@ -309,6 +326,24 @@ const std::byte* RgPhase::bcast_release(const std::byte* root_data, std::size_t 
   region_.last_use[slot] = chunk;
   signal_children(r);  // before copying out: the subtree starts at once
   return data;
+}
+
+// Inlined: the root writes the chunk and its release count into the slot's
+// line, and every other rank reads that line (whatever the tree: the data
+// needs no forwarding); one line transfer per reader. The tree still
+// carries the gather steps that free the line.
+const std::byte* RgPhase::bcast_inline(const std::byte* root_data, std::size_t bytes,
+                                       std::uint64_t r, std::uint64_t chunk, int slot) {
+  std::byte* line = inline_line(-1, slot);
+  if (root()) {
+    wait_consumed(region_.last_use[slot]);
+    std::memcpy(line + kFlagBytes, root_data, bytes);
+    release_store(line, r);
+  } else {
+    wait_flag(line, r, "release_gather: the root's release");
+  }
+  region_.last_use[slot] = chunk;
+  return line + kFlagBytes;
 }
 
 void RgPhase::bcast_gather(bool last) {
@@ -328,15 +363,26 @@ std::byte* RgPhase::reduce_slot(bool data_copy) {
   region_.last_use[slot] = st_.gather_state;
   if (root() && data_copy) return nullptr;
   if (!root()) wait_consumed(previous);
-  return config_.inline_data ? gather_line(me_) + kFlagBytes : slot_of(me_, slot);
+  return config_.inline_data ? inline_line(me_, slot) + kFlagBytes : slot_of(me_, slot);
 }
 
+// Inlined, a child's chunk and its flag share the slot's line: one transfer.
 const std::byte* RgPhase::reduce_child(int c) {
+  if (config_.inline_data) {
+    std::byte* line = inline_line(c, slot_);
+    wait_flag(line, st_.gather_state, "release_gather: a child's gather");
+    return line + kFlagBytes;
+  }
   wait_flag(gather_line(c), st_.gather_state, "release_gather: a child's gather");
-  return config_.inline_data ? gather_line(c) + kFlagBytes : slot_of(c, slot_);
+  return slot_of(c, slot_);
 }
 
-void RgPhase::reduce_publish() { release_store(gather_line(me_), st_.gather_state); }
+// My gather flag tells my children their slots are free (and drains that I
+// am done); inlined, the slot's line also carries the flag my parent reads.
+void RgPhase::reduce_publish() {
+  if (config_.inline_data && !root()) release_store(inline_line(me_, slot_), st_.gather_state);
+  release_store(gather_line(me_), st_.gather_state);
+}
 
 namespace {
 std::size_t small_buffer_bytes() {

@@ -12,18 +12,20 @@
 //   g" (bcast: copied it out; reduce: its partial result is in my buffer, and
 //   I consumed my children's buffers).
 // Segment layout (one segment per node, its own NodeSegment, L local ranks,
-// B = buffer_size): L release lines | L gather lines | bcast buffer (B) |
+// B = buffer_size): L release lines | L gather lines | L post lines | 8 inline
+// lines for bcast | 8 inline lines per rank for reduce | bcast buffer (B) |
 // L reduce buffers (B each). A buffer is split into `buffers` slots of one
-// chunk each (pipelining); a chunk of at most 56 bytes may travel inside the
-// flag's cache line instead (inlining).
+// chunk each (pipelining). A chunk of at most 56 bytes travels inside a
+// cache line beside its flag instead (inlining, on by default): 8 such lines
+// are its slots, so a reader's wait and read are one line transfer and a
+// writer looks at its consumers' gather flags once per 8 chunks.
 //
 // Single copy (an addition to the paper; release_gather_single_copy.cc): a
 // bcast moves each chunk straight from the parent's buffer into the child's
 // (shm/peer_memory.h), no slots, the parent writing a share of it while the
 // child reads the rest; a reduce on a node of two ranks splits the message
 // between them. A third set of lines, one per rank, carries the buffer
-// addresses a call's peers need (post lines): L release lines | L gather
-// lines | L post lines | buffers.
+// addresses a call's peers need (post lines).
 //
 // Buffer reuse: each slot remembers the gather count of its last use. A bcast
 // root may refill a slot once its children's gather flags reached that count
@@ -76,7 +78,7 @@ struct ReleaseGatherOptions {
   SocketSpec sockets;            // synthetic socket map; automatic: the topology's (hwloc)
   std::int64_t buffer_size = 0;  // bytes of one buffer (bcast's, each reduce's); 0: by size
   int buffers = 0;               // slots per buffer (chunks in flight); 0: by size
-  bool inline_data = false;      // messages of <= 56 bytes inside the flag's cache line
+  bool inline_data = true;       // messages of <= 56 bytes inside the flag's cache line
   bool read_from_parent = true;  // children read their parent's release flag
   bool data_copy = true;         // reduce straight into the root's recvbuf
   int single_copy = -1;  // bcast: children read their parent's buffer (-1: by size; 0 off; 1 on)
@@ -188,7 +190,10 @@ class RgPhase {
   const pattern::TreeNode& tree_node() const;
   std::byte* release_line(int r) const;
   std::byte* gather_line(int r) const;
-  std::byte* slot_of(int r, int slot) const;  // r < 0: the bcast buffer
+  std::byte* slot_of(int r, int slot) const;      // r < 0: the bcast buffer
+  std::byte* inline_line(int r, int slot) const;  // r < 0: bcast's lines
+  const std::byte* bcast_inline(const std::byte* root_data, std::size_t bytes, std::uint64_t r,
+                                std::uint64_t chunk, int slot);
   void wait_flag(const std::byte* flag, std::uint64_t value, const char* what) const;
   void enter_region();
   int next_slot();

@@ -5,6 +5,9 @@
 //   bcast:  m/c chunks; per chunk the root copies c bytes in, every other rank
 //           copies c bytes out (in parallel); flags: d hops down, d hops up.
 //           The root waits only when all `buffers` slots are still being read.
+//           Inlined (m <= 56): one line transfer to each reader (they all
+//           read the root's line), and the root reads its children's gather
+//           lines once per 8 calls.
 //           Single copy: no copy in; every other rank reads c bytes from its
 //           parent's buffer (a system call each); the root waits for the
 //           last chunk's gather.
@@ -13,6 +16,9 @@
 //           slot; each rank combines its children's slots in turn, the root
 //           straight into its recvbuf (data-copy optimisation). A writer waits
 //           only when its parent has not yet consumed the slot's previous chunk.
+//           Inlined (m <= 56): one line transfer per tree edge (the child's
+//           chunk beside its flag), d in a row; a child reads its parent's
+//           gather line once per 8 calls.
 #include <algorithm>
 #include <cstring>
 

@@ -1,0 +1,133 @@
+"""Small messages back to back: the inlined paths (data in its flag's cache
+line, a few lines per rank reused in turn) must never let a writer overwrite a
+line a reader has not read yet, nor let a reader take a later call's data.
+
+Every call carries data of its own (the call's index), ranks lag in turn (a
+short sleep every few calls, so writers run ahead of readers as far as the
+protocol lets them), in runs of one size (a change of size or root may
+drain the node: within a run nothing does) that cross the inline limit (56
+bytes), so the paths alternate on one layout. Results
+are checked locally against their closed form and made collective once.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from _mpi_util import REDUCED, assert_all, physical_node, raises_all, run_all
+from mpi4py import MPI
+
+import shancoll
+
+CALLS = 120 if REDUCED else 400
+COUNTS = [1, 7, 8, 3, 300]  # int64 elements: 8 and 56 bytes inlined, 64 and 24 B, 2.4 KiB
+RUN = 20  # calls of one size in a row
+
+
+def lag(comm, i):
+    """Rank i mod size sleeps now and then, so the others run ahead of it."""
+    if i % 7 == 0 and comm.rank == (i // 7) % comm.size:
+        time.sleep(0.0002)
+
+
+def back_to_back(comm, call):
+    failures: list[str] = []
+
+    def body():
+        for i in range(CALLS):
+            n = COUNTS[i // RUN % len(COUNTS)]
+            lag(comm, i)
+            problem = call(i, n)
+            if problem:
+                failures.append(f"call {i} n={n}: {problem}")
+
+    run_all(comm, body)
+    assert_all(comm, not failures, f"{failures[:5]}")
+
+
+def allreduce_case(comm, algorithm):
+    def call(i, n):
+        out = np.zeros(n, np.int64)
+        send = np.arange(n, dtype=np.int64) + i * (comm.rank + 1)
+        shancoll.allreduce(comm, send, out, MPI.SUM, algorithm)
+        want = np.arange(n, dtype=np.int64) * comm.size + i * comm.size * (comm.size + 1) // 2
+        return None if np.array_equal(out, want) else f"got {out[:3]} want {want[:3]}"
+
+    back_to_back(comm, call)
+
+
+def test_shan_allreduce(comm):
+    allreduce_case(comm, "shan")
+
+
+def test_release_gather_allreduce(comm):
+    allreduce_case(comm, "release_gather")
+
+
+def test_release_gather_bcast_changing_roots(comm):
+    def call(i, n):
+        root = (i // RUN) % comm.size
+        buf = np.arange(n, dtype=np.int64) + i if comm.rank == root else np.zeros(n, np.int64)
+        shancoll.bcast(comm, buf, root, "release_gather")
+        want = np.arange(n, dtype=np.int64) + i
+        return None if np.array_equal(buf, want) else f"root {root} got {buf[:3]}"
+
+    back_to_back(comm, call)
+
+
+def test_release_gather_bcast_one_root(comm):
+    def call(i, n):
+        buf = np.full(n, i, np.int64) if comm.rank == 0 else np.zeros(n, np.int64)
+        shancoll.bcast(comm, buf, 0, "release_gather")
+        return None if np.all(buf == i) else f"got {buf[:3]}"
+
+    back_to_back(comm, call)
+
+
+def test_release_gather_reduce(comm):
+    def call(i, n):
+        root = comm.size - 1
+        out = np.zeros(n, np.int64)
+        shancoll.reduce(comm, np.full(n, i + comm.rank, np.int64), out, MPI.SUM, root,
+                        "release_gather")  # fmt: skip
+        want = i * comm.size + comm.size * (comm.size - 1) // 2
+        if comm.rank != root or np.all(out == want):
+            return None
+        return f"got {out[:3]} want {want}"
+
+    back_to_back(comm, call)
+
+
+def test_shan_allgatherv(comm):
+    def call(i, n):
+        counts = [(n + r) % 8 * 7 for r in range(comm.size)]  # 0 to 49 bytes, some empty
+        mine = (np.arange(counts[comm.rank]) + i + comm.rank).astype(np.uint8)
+        out = np.zeros(sum(counts), np.uint8)
+        shancoll.allgatherv(comm, mine, [out, counts], algorithm="shan")
+        want = np.concatenate([(np.arange(c) + i + r).astype(np.uint8)
+                               for r, c in enumerate(counts)])  # fmt: skip
+        return None if np.array_equal(out, want) else f"got {out[:8]} want {want[:8]}"
+
+    back_to_back(comm, call)
+
+
+def test_shan_allgatherv_counts_that_differ_are_refused_everywhere(comm):
+    """On one node every rank reads every flag, and so sees any difference."""
+    node = physical_node(comm)
+    if node.size > 1:
+        counts = [8] * node.size
+        if node.rank == 0:
+            counts[1] = 16  # rank 0 expects 16 bytes of rank 1, which sends 8
+        out = np.zeros(sum(counts), np.uint8)
+        raises_all(node, ValueError, shancoll.allgatherv, node,
+                   np.zeros(counts[node.rank], np.uint8), [out, counts], algorithm="shan",
+                   ranks_per_node=0, match="recvcounts")  # fmt: skip
+        out = np.zeros(8 * node.size, np.uint8)  # still usable
+        run_all(node, shancoll.allgatherv, node, np.full(8, node.rank, np.uint8),
+                [out, [8] * node.size], algorithm="shan", ranks_per_node=0)  # fmt: skip
+        ok = np.array_equal(out, np.repeat(np.arange(node.size), 8))
+    else:
+        ok = True
+    node.Free()
+    assert_all(comm, ok, "allgatherv after the refused call")
