@@ -4,6 +4,8 @@ and the table a sweep fits from its results."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import shancoll
@@ -201,5 +203,23 @@ def test_across_hosts_auto_leaves_the_call_to_mpi():
             assert _core.choose_auto(coll, 64, 2, 2, hosts=1) != "mpi", coll
         # a node-shared result has one way only
         assert _core.choose_auto("allgatherv", 64, 2, 2, private_recv=False, hosts=2) == "shan"
+    finally:
+        shancoll.set_rules(None)
+
+
+def test_the_conservative_table_leaves_mid_and_large_sizes_to_mpi():
+    """Without a table of its own, a machine gets shancoll's algorithms only
+    where they won on every machine and library measured, and MPI's call above."""
+    from shancoll._rules import PACKAGE_RULES
+
+    shancoll.set_rules(str(Path(PACKAGE_RULES) / "conservative.tsv"))
+    try:
+        for coll, fast, limit in [("allgatherv", "shan", 16384), ("allreduce", "shan", 16384),
+                                  ("bcast", "release_gather", 32768),
+                                  ("reduce", "release_gather", 32768)]:  # fmt: skip
+            assert _core.choose_auto(coll, 8, 2, 1) == fast, coll
+            assert _core.choose_auto(coll, limit - 1, 2, 1) == fast, coll
+            assert _core.choose_auto(coll, limit, 2, 1) == "mpi", coll
+            assert _core.choose_auto(coll, 16 << 20, 2, 1) == "mpi", coll
     finally:
         shancoll.set_rules(None)
