@@ -546,6 +546,52 @@ say("checked ok")
 """
 
 
+MISSING_PEER_SCRIPT = """
+import sys, time
+import mpi4py
+mpi4py.profile("shancoll_pmpi", path=[sys.argv[1]])
+from mpi4py import MPI
+import numpy as np
+comm = MPI.COMM_WORLD
+x, y = np.ones(255), np.zeros(255)
+comm.Allreduce(x, y)
+if comm.rank == 0:  # rank 1 never starts its MPI_Iallreduce
+    request = comm.Iallreduce(x, y)
+    start = time.monotonic()
+    try:
+        request.Wait()
+        print("completed without the peer")
+    except MPI.Exception as e:
+        print(f"error after {time.monotonic() - start:.1f} s: class {e.Get_error_class()}")
+    comm.send("over", dest=1)
+else:
+    comm.recv(source=0)
+"""
+
+
+def test_iallreduce_with_a_missing_peer_ends_in_an_error(tmp_path, monkeypatch):
+    """MPI_Wait on a routed MPI_Iallreduce only polls it; when no round of its
+    schedule completes for SHANCOLL_TIMEOUT seconds, the request completes
+    with an error instead of spinning forever."""
+    monkeypatch.setenv("SHANCOLL_IALLREDUCE_ALGORITHM", "pairwise_exchange")
+    script = tmp_path / "missing.py"
+    script.write_text(MISSING_PEER_SCRIPT)
+    mpiexec = Path(sys.executable).parent / "mpiexec"
+    libdir = _installed("lib/libshancoll_pmpi.so").parent
+    env = dict(os.environ, SHANCOLL_TIMEOUT="2", SHANCOLL_PMPI_VERBOSE="1")
+    env.pop("LD_PRELOAD", None)
+    run = subprocess.run(
+        [str(mpiexec), "-n", "2", sys.executable, str(script), str(libdir)],
+        capture_output=True, text=True, timeout=60, env=env, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    output = run.stdout + run.stderr
+    assert run.returncode == 0, output[-3000:]
+    assert "MPI_Iallreduce_c on comm" in output and "routed to shancoll pairwise_exchange" in output
+    assert "no round completed for more than 2 s" in output, output[-3000:]
+    seconds = float(output.split("error after ")[1].split(" s")[0])
+    assert 2 <= seconds < 10, output[-3000:]
+
+
 def test_checked_mode_calls_the_error_handler(tmp_path, monkeypatch):
     """SHANCOLL_CHECK=1 under the PMPI library: calls whose arguments disagree
     reach the communicator's error handler (mpi4py's: an exception) on every

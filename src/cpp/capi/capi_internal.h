@@ -1,7 +1,10 @@
 // Internal to the C API and the PMPI library (both link capi/shancoll_capi.cc).
 #pragma once
 
+#include <cstddef>
 #include <string>
+
+#include "shancoll.h"
 
 namespace shancoll::capi {
 
@@ -20,5 +23,12 @@ bool refused(int code);
 // "reduce tree: ...; bcast tree: ..."; "" for the other algorithms. For the
 // PMPI library's verbose lines (formatted only when asked).
 std::string last_trees();
+
+// A split-phase request's progress, for a deadline kept by its caller: the
+// rounds of shancoll's schedule done so far, and the call's timeout; false
+// when the request is MPI's own (the `mpi` algorithm) or null.
+bool request_progress(shancoll_request request, std::size_t& rounds, double& timeout);
+// Abandons a request (its posted receives cancelled) and nulls the handle.
+void free_request(shancoll_request* request);
 
 }  // namespace shancoll::capi

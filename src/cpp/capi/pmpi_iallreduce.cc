@@ -14,6 +14,14 @@
 // request would need the program to complete it: MPI_Iallreduce is then not
 // interposed at all (every call reaches the MPI library).
 //
+// Deadline: MPI_Wait only polls, so the poll keeps the rule of every wait of
+// shancoll (SHANCOLL_TIMEOUT, the call's timeout): when polls see no round
+// of the schedule complete for that long, a peer is missing or late, and the
+// request completes with an error (MPI_Wait/MPI_Test return it) instead of
+// spinning forever. Rounds that keep completing, however slowly, reset it.
+// The `mpi` algorithm's request is MPI's own: no deadline, as for a blocking
+// call to MPI.
+//
 // Not routed, besides the blocking collectives' cases (pmpi_common.h):
 // MPI_Request_free or MPI_Cancel on an active request is erroneous for a
 // collective in MPI; here it would stop progress, as no poll would come.
@@ -35,6 +43,8 @@ struct Pending {
   double start = 0;
   char algorithm[48] = "";  // copied: shancoll_last_algorithm() changes with the next call
   const char* collective = "";
+  std::size_t rounds = 0;  // of the schedule, at the last poll that saw one complete
+  double idle_since = 0;   // when polls began to see none
 };
 
 int query(void* state, MPI_Status* status) {
@@ -53,6 +63,27 @@ int free_state(void* state) {
 // MPI: a collective's request cannot be cancelled; nothing to undo.
 int cancel(void*, int) { return MPI_SUCCESS; }
 
+// True when the schedule has completed no round for longer than the call's
+// timeout; then frees the request (its receives cancelled) and says so.
+bool stalled(Pending* p) {
+  std::size_t rounds = 0;
+  double timeout = 0;
+  if (!capi::request_progress(p->request, rounds, timeout)) return false;
+  const double now = PMPI_Wtime();
+  if (rounds != p->rounds || p->idle_since == 0) {
+    p->rounds = rounds;
+    p->idle_since = now;
+    return false;
+  }
+  if (now - p->idle_since <= timeout) return false;
+  std::fprintf(stderr,
+               "shancoll_pmpi: %s: no round completed for more than %g s (a peer rank is missing "
+               "from the collective or late; see SHANCOLL_TIMEOUT)\n",
+               p->collective, timeout);
+  capi::free_request(&p->request);
+  return true;
+}
+
 // Advances the allreduce; completes the generalized request when it is done
 // or failed (the error then comes out of MPI_Wait/MPI_Test through query).
 int poll(void* state, MPI_Status*) {
@@ -64,6 +95,8 @@ int poll(void* state, MPI_Status*) {
     std::fprintf(stderr, "shancoll_pmpi: %s failed: %s\n", p->collective, shancoll_last_error());
     p->error = rc;
     p->request = SHANCOLL_REQUEST_NULL;  // freed by shancoll_test
+  } else if (!flag && stalled(p)) {
+    p->error = MPI_ERR_OTHER;
   }
   if (p->request != SHANCOLL_REQUEST_NULL) return MPI_SUCCESS;
   if (summary() && rc == MPI_SUCCESS)

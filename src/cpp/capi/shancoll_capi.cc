@@ -358,6 +358,21 @@ struct Release {
   }
 };
 
+namespace shancoll::capi {
+
+bool request_progress(shancoll_request request, std::size_t& rounds, double& timeout) {
+  if (!request) return false;
+  timeout = request->timeout;
+  return request->request->rounds_done(rounds);
+}
+
+void free_request(shancoll_request* request) {
+  delete *request;
+  *request = SHANCOLL_REQUEST_NULL;
+}
+
+}  // namespace shancoll::capi
+
 extern "C" {
 
 // The int-count functions forward to the large-count ones (MPI_Count,

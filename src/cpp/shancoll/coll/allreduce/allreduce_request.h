@@ -41,6 +41,12 @@ class AllreduceRequest final : public Active {
   const Stats& stats() const { return stats_; }
   const char* algorithm() const { return algorithm_.name; }
   double timeout() const { return timeout_; }  // the call's: what its waits default to
+  // Rounds of shancoll's schedule completed so far; false for `mpi` (MPI's
+  // own request, whose progress shancoll cannot see).
+  bool rounds_done(std::size_t& rounds) const {
+    if (executor_) rounds = executor_->rounds_done();
+    return executor_ != nullptr;
+  }
 
   bool advance_elsewhere() noexcept override;
 

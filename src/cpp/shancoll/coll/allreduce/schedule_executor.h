@@ -45,6 +45,7 @@ class ScheduleExecutor {
   // Advances as far as possible without blocking; true when the result is in recv.
   bool test();
   bool done() const { return round_ == schedule_->rounds.size(); }
+  std::size_t rounds_done() const { return round_; }
 
   // Rounds, and messages/bytes sent by this rank, counted as intra/inter node.
   void count(const Topology& topo, Stats& stats) const;
