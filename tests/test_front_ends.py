@@ -160,3 +160,29 @@ def test_the_stub_lists_every_bound_function():
         if not name.startswith("__") and (inspect.isbuiltin(value) or inspect.isclass(value))
     }
     assert bound - stubbed == set()
+
+
+def test_every_public_function_has_its_signature_and_help():
+    """The collectives are compiled entries, yet inspect.signature() and help()
+    show the documenting Python function's signature and docstring."""
+    import inspect
+    import pydoc
+
+    import shancoll
+
+    for name in shancoll.__all__:
+        value = getattr(shancoll, name)
+        if inspect.isclass(value) or not callable(value):
+            continue
+        signature = inspect.signature(value)  # raises for a bare builtin
+        assert "comm" in signature.parameters or name in NOT_ON_A_COMMUNICATOR, name
+        assert inspect.isroutine(value), name
+        text = pydoc.render_doc(value, renderer=pydoc.plaintext)
+        assert f"{name}{signature}" in text and value.__doc__.split("\n")[0] in text, name
+    assert list(inspect.signature(shancoll.allreduce).parameters)[:5] == [
+        "comm", "sendbuf", "recvbuf", "op", "algorithm",
+    ]  # fmt: skip
+
+
+NOT_ON_A_COMMUNICATOR = {"algorithms", "on_error", "reduction_kernels", "reload_environment",
+                         "rules_info", "rules_path", "set_on_error", "set_rules"}  # fmt: skip

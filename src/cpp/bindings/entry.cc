@@ -4,6 +4,8 @@
 #include <memory>
 #include <string>
 
+#include <structmember.h>
+
 #include "arguments.h"
 #include "shancoll/error.h"
 
@@ -13,15 +15,11 @@ namespace shancoll::bindings {
 namespace {
 
 constexpr std::size_t kMaxParams = 16;
-constexpr const char* kCapsuleName = "shancoll.entry";
-
-// What one builtin function needs; owned by the capsule the function holds
-// as its `self`, so it lives exactly as long as the function.
+// What one entry needs; owned by its Python object (EntryObject).
 struct Entry {
   EntrySpec spec;
   std::vector<py::object> names;  // interned parameter names
-  std::string name, doc;
-  PyMethodDef def{};
+  std::string name;
 };
 
 int param_index(const Entry& e, PyObject* keyword) {
@@ -95,8 +93,7 @@ bool is_argument_error(py::error_already_set& err) {
   return err.matches(type);
 }
 
-PyObject* call_entry(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  const Entry& e = *static_cast<const Entry*>(PyCapsule_GetPointer(self, kCapsuleName));
+PyObject* call_entry(const Entry& e, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   py::handle bound[kMaxParams + 1];
   try {
     py::object extra;  // a dict only when there are options (no allocation for most calls)
@@ -115,6 +112,75 @@ PyObject* call_entry(PyObject* self, PyObject* const* args, Py_ssize_t nargs, Py
   return nullptr;
 }
 
+// The entry as a Python object: called by vectorcall, as a builtin function
+// is, and documented by the Python function it stands for: `__wrapped__`,
+// which inspect.signature() and help() follow, and its name, module and
+// docstring. A descriptor that binds to nothing, so that inspect counts it a
+// routine (help() then shows its signature and docstring).
+struct EntryObject {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+  Entry* entry;
+  PyObject* wrapped;
+};
+
+EntryObject* entry_of(PyObject* self) { return reinterpret_cast<EntryObject*>(self); }
+
+PyObject* entry_vectorcall(PyObject* self, PyObject* const* args, std::size_t nargsf,
+                           PyObject* kwnames) {
+  return call_entry(*entry_of(self)->entry, args, PyVectorcall_NARGS(nargsf), kwnames);
+}
+
+void entry_dealloc(PyObject* self) {
+  delete entry_of(self)->entry;
+  Py_XDECREF(entry_of(self)->wrapped);
+  PyTypeObject* type = Py_TYPE(self);
+  type->tp_free(self);
+  Py_DECREF(type);  // a heap type: each instance holds it
+}
+
+PyObject* entry_repr(PyObject* self) {
+  return PyUnicode_FromFormat("<shancoll function %s>", entry_of(self)->entry->name.c_str());
+}
+
+PyObject* entry_get(PyObject* self, PyObject*, PyObject*) { return Py_NewRef(self); }
+
+PyObject* wrapped_attribute(PyObject* self, void* name) {
+  return PyObject_GetAttrString(entry_of(self)->wrapped, static_cast<const char*>(name));
+}
+
+PyGetSetDef entry_getset[] = {
+    {"__wrapped__", [](PyObject* self, void*) { return Py_NewRef(entry_of(self)->wrapped); },
+     nullptr, nullptr, nullptr},
+    {"__name__", wrapped_attribute, nullptr, nullptr, const_cast<char*>("__name__")},
+    {"__qualname__", wrapped_attribute, nullptr, nullptr, const_cast<char*>("__qualname__")},
+    {"__module__", wrapped_attribute, nullptr, nullptr, const_cast<char*>("__module__")},
+    {"__doc__", wrapped_attribute, nullptr, nullptr, const_cast<char*>("__doc__")},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+PyMemberDef entry_members[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(EntryObject, vectorcall), READONLY, nullptr},
+    {nullptr, 0, 0, 0, nullptr}};
+
+PyTypeObject* entry_type() {
+  static PyTypeObject* type = [] {
+    PyType_Slot slots[] = {{Py_tp_dealloc, reinterpret_cast<void*>(entry_dealloc)},
+                           {Py_tp_repr, reinterpret_cast<void*>(entry_repr)},
+                           {Py_tp_call, reinterpret_cast<void*>(PyVectorcall_Call)},
+                           {Py_tp_descr_get, reinterpret_cast<void*>(entry_get)},
+                           {Py_tp_getset, entry_getset},
+                           {Py_tp_members, entry_members},
+                           {0, nullptr}};
+    PyType_Spec spec{"shancoll._core.function", sizeof(EntryObject), 0,
+                     Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_IMMUTABLETYPE,
+                     slots};
+    auto* t = reinterpret_cast<PyTypeObject*>(PyType_FromSpec(&spec));
+    if (!t) throw py::error_already_set();
+    return t;
+  }();
+  return type;
+}
+
 }  // namespace
 
 py::object make_entry(py::function signature, EntrySpec spec) {
@@ -127,23 +193,13 @@ py::object make_entry(py::function signature, EntrySpec spec) {
   }
   e->spec = std::move(spec);
   e->name = py::str(signature.attr("__name__"));
-  const py::object doc = signature.attr("__doc__");
-  e->doc = doc.is_none() ? "" : std::string(py::str(doc));
-  e->def = {e->name.c_str(),
-            reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(call_entry)),
-            METH_FASTCALL | METH_KEYWORDS, e->doc.c_str()};
-  PyMethodDef* def = &e->def;
-  auto free_entry = [](PyObject* capsule) {
-    delete static_cast<Entry*>(PyCapsule_GetPointer(capsule, kCapsuleName));
-  };
-  PyObject* capsule = PyCapsule_New(e.get(), kCapsuleName, free_entry);
-  if (!capsule) throw py::error_already_set();
-  e.release();
-  const py::object owner = py::reinterpret_steal<py::object>(capsule);
-  const py::object module = signature.attr("__module__");
-  PyObject* fn = PyCFunction_NewEx(def, owner.ptr(), module.ptr());
-  if (!fn) throw py::error_already_set();
-  return py::reinterpret_steal<py::object>(fn);
+  PyTypeObject* type = entry_type();
+  auto* self = PyObject_New(EntryObject, type);  // holds a reference to its heap type
+  if (!self) throw py::error_already_set();
+  self->vectorcall = entry_vectorcall;
+  self->entry = e.release();
+  self->wrapped = signature.release().ptr();
+  return py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(self));
 }
 
 }  // namespace shancoll::bindings

@@ -35,8 +35,10 @@ struct EntrySpec {
   bool keywords = false;
 };
 
-// The builtin function with the name, docstring and module of `signature`,
-// the Python function that documents it (never called).
+// The compiled function standing for `signature`, the Python function that
+// documents it (never called): called by vectorcall like a builtin, it shows
+// that function's name, docstring, module and (through __wrapped__, which
+// inspect.signature and help() follow) its signature.
 pybind11::object make_entry(pybind11::function signature, EntrySpec spec);
 
 }  // namespace shancoll::bindings
