@@ -1,10 +1,10 @@
 // Builtin entry points that run the whole call in C++ (see entry.h).
 #include "entry.h"
 
+#include <structmember.h>
+
 #include <memory>
 #include <string>
-
-#include <structmember.h>
 
 #include "arguments.h"
 #include "shancoll/error.h"
@@ -118,7 +118,7 @@ PyObject* call_entry(const Entry& e, PyObject* const* args, Py_ssize_t nargs, Py
 // docstring. A descriptor that binds to nothing, so that inspect counts it a
 // routine (help() then shows its signature and docstring).
 struct EntryObject {
-  PyObject_HEAD
+  PyObject ob_base;  // PyObject_HEAD
   vectorcallfunc vectorcall;
   Entry* entry;
   PyObject* wrapped;
