@@ -67,7 +67,7 @@ def test_release_gather_allreduce(comm):
 
 def test_release_gather_bcast_changing_roots(comm):
     def call(i, n):
-        root = (i // RUN) % comm.size
+        root = (i // RUN + i % 2) % comm.size  # runs of one size, root alternating
         buf = np.arange(n, dtype=np.int64) + i if comm.rank == root else np.zeros(n, np.int64)
         shancoll.bcast(comm, buf, root, "release_gather")
         want = np.arange(n, dtype=np.int64) + i
@@ -131,3 +131,24 @@ def test_shan_allgatherv_counts_that_differ_are_refused_everywhere(comm):
         ok = True
     node.Free()
     assert_all(comm, ok, "allgatherv after the refused call")
+
+
+def test_release_gather_calls_of_nothing_in_between(comm):
+    """A call of zero bytes from another root works out that root's tree and
+    moves no data: the next call like the one before it must not run on it."""
+
+    def call(i, n):
+        root = i % comm.size
+        other = (root + 1) % comm.size
+        buf = np.full(n, i, np.int64) if comm.rank == root else np.zeros(n, np.int64)
+        shancoll.bcast(comm, buf, root, "release_gather")
+        shancoll.bcast(comm, np.zeros(0, np.int64), other, "release_gather")
+        shancoll.reduce(comm, np.zeros(0, np.int64), np.zeros(0, np.int64), MPI.SUM, other,
+                        "release_gather")  # fmt: skip
+        again = np.full(n, i + 1, np.int64) if comm.rank == root else np.zeros(n, np.int64)
+        shancoll.bcast(comm, again, root, "release_gather")
+        if not (np.all(buf == i) and np.all(again == i + 1)):
+            return f"root {root}: {buf[:2]} then {again[:2]}"
+        return None
+
+    back_to_back(comm, call)

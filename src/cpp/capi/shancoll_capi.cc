@@ -76,6 +76,7 @@ int guarded(F&& body) {
 
 void check_intracomm(MPI_Comm comm) {
   if (comm == MPI_COMM_NULL) refuse(MPI_ERR_COMM, "comm: MPI_COMM_NULL");
+  if (Comm::find(comm)) return;  // set up already: only intra-communicators are
   int inter = 0;
   MPI_Comm_test_inter(comm, &inter);
   if (inter) refuse(MPI_ERR_COMM, "comm: an inter-communicator (not supported by the C API)");

@@ -399,7 +399,9 @@ void CallOptions::complete() {
 Options CallOptions::resolved() const {
   Options o = options;
   if (o.timeout <= 0) o.timeout = default_timeout();
-  o.release_gather = &release_gather;
+  // No release_gather key given: the shared defaults, which release_gather
+  // recognises (a loop of calls then reuses its plan, release_gather.h).
+  o.release_gather = release_gather_keys.empty() ? nullptr : &release_gather;
   return o;
 }
 

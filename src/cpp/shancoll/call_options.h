@@ -72,7 +72,8 @@ struct CallOptions {
   // Checks the options as a whole and resolves the release/gather trees;
   // ArgumentError naming the option. Pure: no communication.
   void complete();
-  // The core's Options, pointing at release_gather (valid while *this lives),
+  // The core's Options, pointing at release_gather (valid while *this lives;
+  // null, the shared defaults, when no release_gather key was given),
   // the timeout resolved (0: SHANCOLL_TIMEOUT or its default).
   Options resolved() const;
 };

@@ -139,13 +139,19 @@ const std::vector<int>& rg_socket_map(const Topology& t, const ReleaseGatherOpti
 }
 
 void rg_check_sockets(const Topology& t, const ReleaseGatherOptions& o) {
+  if (o.sockets.automatic()) return;  // the topology's own map fits it
   std::vector<int> storage;
   rg_socket_map(t, o, storage);
 }
 
+namespace {
+const ReleaseGatherOptions kDefaults;  // at namespace scope: no guard on every call
+}  // namespace
+
+const ReleaseGatherOptions& release_gather_defaults() { return kDefaults; }
+
 const ReleaseGatherOptions& release_gather_options(const Options& opt) {
-  static const ReleaseGatherOptions defaults;
-  return opt.release_gather ? *opt.release_gather : defaults;
+  return opt.release_gather ? *opt.release_gather : release_gather_defaults();
 }
 
 // Collective over the node: the segment exists and is large enough. A new
@@ -176,6 +182,7 @@ RgPhase::RgPhase(NodeContext& ctx, const ReleaseGatherOptions& o, bool reduce, i
       local_size_(ctx.topo.local_size()),
       timeout_(timeout),
       stats_(stats) {
+  if (reuse_plan(o, local_root, bytes, elem)) return;
   config_.root = local_root;
   const RgTree tree = o.tree_for(reduce, bytes);
   config_.tree = tree.shape;
@@ -210,6 +217,31 @@ RgPhase::RgPhase(NodeContext& ctx, const ReleaseGatherOptions& o, bool reduce, i
     total_ = bytes;
   }
   if (bytes > 0) enter_region();
+  remember_plan(o, local_root, bytes, elem);
+}
+
+bool RgPhase::reuse_plan(const ReleaseGatherOptions& o, int root, std::int64_t bytes,
+                         std::size_t elem) {
+  const RgPlan& p = region_.plan;
+  if (!p.valid || &o != &release_gather_defaults() || p.root != root || p.bytes != bytes ||
+      p.elem != elem)
+    return false;
+  config_ = region_.config;
+  node_ = &region_.tree.node;
+  chunk_ = p.chunk;
+  (reduce_ ? stats_.reduce_tree : stats_.bcast_tree) = p.used;
+  return true;
+}
+
+void RgPhase::remember_plan(const ReleaseGatherOptions& o, int root, std::int64_t bytes,
+                            std::size_t elem) {
+  RgPlan& p = region_.plan;
+  p.valid = &o == &release_gather_defaults() && bytes > 0 && !config_.single_copy;
+  p.root = root;
+  p.bytes = bytes;
+  p.elem = elem;
+  p.chunk = chunk_;
+  p.used = reduce_ ? stats_.reduce_tree : stats_.bcast_tree;
 }
 
 // This rank's node of config_'s tree, built when the root, shape, topology
@@ -270,6 +302,7 @@ void RgPhase::enter_region() {
     st_.all_done = target;
   }
   region_.config = config_;
+  region_.plan.valid = false;
   region_.last_use.assign(static_cast<std::size_t>(config_.slots), 0);
   region_.next = 0;
   region_.consumed = 0;

@@ -125,10 +125,24 @@ struct RgTreeMemo {
   pattern::TreeNode node;
 };
 
+// The last call's plan on a region, when it ran with the default options
+// and not by single copy: a call of the same root, bytes and element size
+// (a loop of small calls) reuses its configuration, tree node and chunk
+// instead of working them out again and comparing configurations.
+struct RgPlan {
+  bool valid = false;
+  int root = -1;
+  std::int64_t bytes = -1;
+  std::size_t elem = 0;
+  std::int64_t chunk = 0;
+  TreeUsed used;
+};
+
 // A buffer region's slot bookkeeping, identical on every local rank.
 struct RgRegion {
   RgConfig config;
   RgTreeMemo tree;
+  RgPlan plan;                          // valid only while `config` is the one it was made with
   std::vector<std::uint64_t> last_use;  // gather count of each slot's last chunk
   std::uint64_t next = 0;               // chunks since the configuration began
   std::uint64_t consumed = 0;           // consumers known done up to this count
@@ -188,6 +202,8 @@ class RgPhase {
 
  private:
   const pattern::TreeNode& tree_node() const;
+  bool reuse_plan(const ReleaseGatherOptions& o, int root, std::int64_t bytes, std::size_t elem);
+  void remember_plan(const ReleaseGatherOptions& o, int root, std::int64_t bytes, std::size_t elem);
   std::byte* release_line(int r) const;
   std::byte* gather_line(int r) const;
   std::byte* slot_of(int r, int slot) const;      // r < 0: the bcast buffer
@@ -277,5 +293,6 @@ ReleaseGatherState& release_gather_state(NodeContext& ctx, std::size_t buffer_by
 
 // The options of a call (the defaults when the caller gave none).
 const ReleaseGatherOptions& release_gather_options(const Options& opt);
+const ReleaseGatherOptions& release_gather_defaults();
 
 }  // namespace shancoll
