@@ -138,6 +138,25 @@ def test_fitted_table_round_trips():
     assert all(r[3] == r[4] == 2 and r[5] == r[6] == 1 for r in parsed)
 
 
+def test_a_winning_mechanism_option_goes_into_its_rule():
+    """Single copy off or on is a mechanism choice: a series with it may win,
+    and its row carries it (as rules.h reads booleans); other options never win."""
+    rows = [
+        _row("bcast", "release_gather", 8, 1.0),
+        _row("bcast", "release_gather", 8, 2.0, options="single_copy=False"),
+        _row("bcast", "release_gather", 65536, 3.0),
+        _row("bcast", "release_gather", 65536, 2.0, options="single_copy=False"),
+        _row("bcast", "release_gather", 65536, 2.5, options="single_copy=True"),
+        _row("bcast", "release_gather", 65536, 0.5, options="single_copy=False,buffers=2"),
+        _row("bcast", "mpi", 65536, 2.2),
+    ]
+    parsed = _core.parse_rules(report.rule_table(rows, "test"))
+    assert [(r[1], r[7], r[8]) for r in parsed] == [
+        (0, "release_gather", ""),
+        (724, "release_gather", "single_copy=0"),
+    ], parsed
+
+
 def test_shipped_tables_parse():
     from shancoll._rules import PACKAGE_RULES
 

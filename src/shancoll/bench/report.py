@@ -11,8 +11,10 @@ All read only ``results.csv`` rows (``shancoll.bench.results.read_results``):
   (collective, ranks, nodes), the algorithm with the lowest median time at each
   measured size, over size ranges split at the geometric mean of neighbouring
   sizes, neighbours with the same winner merged. Only series of shancoll
-  algorithms with their default options, a correct result and, for
-  allgatherv, the regular distribution count (the table has no distribution).
+  algorithms with their default options or with mechanism options
+  (:data:`TUNED_OPTIONS`: a winner with them carries them into its row), a
+  correct result and, for allgatherv, the regular distribution count (the
+  table has no distribution).
 * :func:`performance_sections` -> per collective a Markdown block: at each size
   the best shancoll algorithm and its speedup over the library's default
   collective (``native``) and over its best forced algorithm (``native:<name>``).
@@ -39,11 +41,29 @@ def _good(r: dict) -> bool:
     return r.get("status") == "ok" and r.get("check") == "ok" and bool(t) and not math.isnan(t)
 
 
-def _winners(rows: Sequence[dict]) -> dict[tuple, dict[int, str]]:
-    """(collective, ranks, nodes) -> {bytes_per_rank: fastest algorithm}."""
-    best: dict[tuple, dict[int, tuple[float, str]]] = {}
+# Options that choose a mechanism, not a result: a rule may carry them
+# (calls without options of their own then run with them, rules.h).
+TUNED_OPTIONS = ("single_copy",)
+
+
+def _rule_options(text: str) -> str | None:
+    """A series' options as a rule's options column ("-": none), or None when
+    they are not all mechanism options. Booleans as 1/0, as rules.h reads them."""
+    if not text:
+        return "-"
+    items = [item.split("=", 1) for item in text.split(",")]
+    if any(len(kv) != 2 or kv[0] not in TUNED_OPTIONS for kv in items):
+        return None
+    value = {"True": "1", "False": "0"}
+    return ",".join(f"{k}={value.get(v, v)}" for k, v in items)
+
+
+def _winners(rows: Sequence[dict]) -> dict[tuple, dict[int, tuple[str, str]]]:
+    """(collective, ranks, nodes) -> {bytes_per_rank: (fastest algorithm, its options)}."""
+    best: dict[tuple, dict[int, tuple[float, tuple[str, str]]]] = {}
     for r in rows:
-        if r.get("kind") != "shancoll" or r.get("options") or not _good(r):
+        options = _rule_options(r.get("options") or "")
+        if r.get("kind") != "shancoll" or options is None or not _good(r):
             continue
         if r["collective"] in ("allgatherv", "allgather") and r["distribution"] != "regular":
             continue
@@ -52,7 +72,7 @@ def _winners(rows: Sequence[dict]) -> dict[tuple, dict[int, str]]:
         sizes = best.setdefault(key, {})
         t = float(r["time_median_s"])
         if r["bytes_per_rank"] not in sizes or t < sizes[r["bytes_per_rank"]][0]:
-            sizes[r["bytes_per_rank"]] = (t, r["algorithm"])
+            sizes[r["bytes_per_rank"]] = (t, (r["algorithm"], options))
     return {k: {s: a for s, (_, a) in v.items()} for k, v in best.items()}
 
 
@@ -66,16 +86,18 @@ def rule_table(rows: Sequence[dict], source: str = "") -> str:
     for (coll, ranks, nodes), by_size in sorted(_winners(rows).items()):
         sizes = sorted(by_size)
         bounds = [0] + [math.isqrt(a * b) for a, b in zip(sizes, sizes[1:], strict=False)] + [None]
-        spans: list[list] = []  # [lo, hi, algorithm]
+        spans: list[list] = []  # [lo, hi, (algorithm, options)]
         for i, s in enumerate(sizes):
             if spans and spans[-1][2] == by_size[s]:
                 spans[-1][1] = bounds[i + 1]
             else:
                 spans.append([bounds[i], bounds[i + 1], by_size[s]])
-        for lo, hi, alg in spans:
+        for lo, hi, (alg, options) in spans:
             hi_text = "*" if hi is None else str(hi)
             node_text = str(nodes) if nodes else "*"
-            lines.append(f"{coll}\t{lo}\t{hi_text}\t{ranks}\t{ranks}\t{node_text}\t{alg}\t-")
+            lines.append(
+                f"{coll}\t{lo}\t{hi_text}\t{ranks}\t{ranks}\t{node_text}\t{alg}\t{options}"
+            )
     return "\n".join(lines) + "\n"
 
 

@@ -14,9 +14,11 @@ where ``auto`` looks before the tables shipped in the package. Every
 process of this user on a machine of the same CPU and MPI library then
 uses it; ``shancoll.rules_info()`` (and ``SHANCOLL_PMPI_VERBOSE``) says so.
 
-The algorithms run with their default options: mechanism choices (single
-copy or the shared segment) are not tuned yet; the package's tables for the
-machines measured carry them.
+Every algorithm runs with its default options, and release_gather (bcast,
+reduce, allreduce) also with single copy forced off and on: the mechanism
+that wins differs between machines (on the AMD EPYC VM the shared segment
+beat cross-memory attach, on the Intel Xeon VM the reverse), and a rule that
+chose one carries it (``single_copy=0``) into calls made without options.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from .results import read_results
 from .sweep import load_config, run_sweep
 
 COLLECTIVES = ["allgatherv", "allreduce", "bcast", "reduce"]
+# The mechanism variants timed beside the defaults (report.TUNED_OPTIONS).
+MECHANISMS = ["release_gather[single_copy=false]", "release_gather[single_copy=true]"]
 
 
 def machine() -> dict[str, str]:
@@ -77,7 +81,7 @@ def measure(ranks: int, quick: bool, out: Path, dry_run: bool) -> Path | None:
         collective_sizes={},
         distributions=["regular"],
         series="*",
-        collective_series={},
+        collective_series={c: MECHANISMS for c in ("allreduce", "bcast", "reduce")},
     ).replace(collectives=COLLECTIVES)
     if dry_run:
         print(f"would time {', '.join(cfg.collectives)} at {ranks} ranks on one node into {out}")
