@@ -31,7 +31,7 @@ CXX_SOURCES   = $(shell find src/cpp tests benchmarks -type f \
                   \( -name '*.h' -o -name '*.hpp' -o -name '*.cc' -o -name '*.cpp' -o -name '*.c' \) \
                   2>/dev/null)
 
-.PHONY: all setup test bench bench-peers lint clean distclean smpi smpi-check smpi-sweep
+.PHONY: all setup test bench bench-peers docs lint clean distclean smpi smpi-check smpi-sweep
 
 all: test
 
@@ -43,6 +43,10 @@ test: setup
 
 bench: setup
 	$(BENCH_CMD)
+
+# The API reference (docs/api), warnings as errors: docs/api/_build/index.html.
+docs: setup
+	$(PYTHON) -m sphinx -W -q -b html docs/api docs/api/_build
 
 bench-peers: setup
 	$(PYTHON) benchmarks/peers.py --repeats 5

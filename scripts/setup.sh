@@ -42,6 +42,7 @@ DEPS=(
   "nbclient>=0.10"
   "nbformat>=5.10"
   "ipykernel>=6.29"
+  "sphinx>=7"
 )
 
 step() { printf '\n==> [setup] %s\n' "$*"; }
