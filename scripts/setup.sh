@@ -43,6 +43,7 @@ DEPS=(
   "nbformat>=5.10"
   "ipykernel>=6.29"
   "sphinx>=7"
+  "mypy>=1.10"
 )
 
 step() { printf '\n==> [setup] %s\n' "$*"; }
