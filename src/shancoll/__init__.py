@@ -39,6 +39,9 @@ fails during communication aborts the job; :func:`set_on_error`).
 
 from __future__ import annotations
 
+from . import _one_mpi  # noqa: F401  (first: the extension beside mpi4py's MPI library only)
+
+# isort: split
 from . import _core
 from ._allreduce import AllreduceRequest, allreduce, iallreduce, reduction_kernels
 from ._barrier import barrier
