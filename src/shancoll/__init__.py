@@ -55,6 +55,7 @@ from ._collectives import (
 from ._on_error import on_error, set_on_error
 from ._rooted import bcast, reduce
 from ._rules import reload_environment, rules_info, rules_path, set_rules
+from ._scan import exscan, scan
 
 ArgumentError = _core.ArgumentError
 CollectiveTimeout = _core.CollectiveTimeout
@@ -91,6 +92,7 @@ __all__ = [
     "allreduce",
     "barrier",
     "bcast",
+    "exscan",
     "iallreduce",
     "last_stats",
     "on_error",
@@ -99,6 +101,7 @@ __all__ = [
     "reload_environment",
     "rules_info",
     "rules_path",
+    "scan",
     "set_on_error",
     "set_rules",
     "topology",

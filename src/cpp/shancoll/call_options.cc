@@ -321,6 +321,10 @@ const char* env_name(Collective c) {
       return environment_value("SHANCOLL_INTERGROUP_OPTIONS");
     case Collective::barrier:
       return environment_value("SHANCOLL_BARRIER_OPTIONS");
+    case Collective::scan:
+      return environment_value("SHANCOLL_SCAN_OPTIONS");
+    case Collective::exscan:
+      return environment_value("SHANCOLL_EXSCAN_OPTIONS");
   }
   return "";
 }
@@ -334,9 +338,9 @@ std::string variable_of(Collective c) {
 }  // namespace
 
 const char* collective_name(Collective c) {
-  static const char* const names[kCollectives] = {"allgather",  "allgatherv", "allreduce",
-                                                  "iallreduce", "bcast",      "reduce",
-                                                  "intergroup", "barrier"};
+  static const char* const names[kCollectives] = {
+      "allgather", "allgatherv", "allreduce", "iallreduce", "bcast",
+      "reduce",    "intergroup", "barrier",   "scan",       "exscan"};
   return names[static_cast<unsigned>(c)];
 }
 

@@ -28,6 +28,8 @@ struct Environment {
   std::string iallreduce;
   std::string bcast;
   std::string barrier;
+  std::string scan;
+  std::string exscan;
   std::string reduce;
   std::string intergroup;
 };

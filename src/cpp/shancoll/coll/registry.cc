@@ -5,6 +5,7 @@
 #include "shancoll/coll/barrier/barrier.h"
 #include "shancoll/coll/intergroup/intergroup.h"
 #include "shancoll/coll/rooted.h"
+#include "shancoll/coll/scan/scan.h"
 #include "shancoll/error.h"
 
 namespace shancoll {
@@ -26,9 +27,11 @@ std::vector<AlgorithmInfo> algorithm_listing(std::string_view collective) {
   if (collective == "reduce") return reduce_registry().listing();
   if (collective == "intergroup") return intergroup_registry().listing();
   if (collective == "barrier") return barrier_registry().listing();
+  if (collective == "scan") return scan_registry().listing();
+  if (collective == "exscan") return exscan_registry().listing();
   throw ArgumentError("collective: unknown collective '" + std::string(collective) +
                       "' (valid: allgather, allgatherv, allreduce, iallreduce, bcast, reduce, "
-                      "intergroup, barrier)");
+                      "intergroup, barrier, scan, exscan)");
 }
 
 }  // namespace shancoll
