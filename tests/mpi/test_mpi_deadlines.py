@@ -92,6 +92,14 @@ def barrier(algorithm, rpn):
     return call
 
 
+def scan(algorithm, rpn, coll="scan"):
+    def call(c, timeout=None):
+        getattr(shancoll, coll)(c, np.ones(N), np.zeros(N), MPI.SUM, algorithm, ranks_per_node=rpn,
+                                timeout=timeout)  # fmt: skip
+
+    return call
+
+
 def inter_allgatherv(algorithm):
     def call(c, timeout=None):
         shancoll.allgatherv(c, np.ones(N), np.zeros(N * c.remote_size), algorithm=algorithm,
@@ -195,6 +203,19 @@ def cases() -> dict[str, Case]:
         allreduce("release_gather", 1), ("communicator of the node leaders",),
         warm=allreduce("ring", 1),
     )  # fmt: skip
+    # scan and exscan: rank 0 always waits for the missing last rank (in
+    # recursive doubling its partners' groups reach it); shan on one node:
+    # every rank at the node barrier.
+    for a in ["shan", "recursive_doubling"]:
+        c[f"scan-{a}-first-call"] = Case(scan(a, 0), FIRST_CALL)
+    rd = "recursive_doubling scan"
+    for coll in ["scan", "exscan"]:
+        f = scan("recursive_doubling", 0, coll)
+        c[f"{coll}-recursive_doubling-later-call"] = Case(f, (rd,), warm=f, waiters=(0,))
+        f = scan("shan", 0, coll)  # one node; on real nodes: between them too
+        c[f"{coll}-shan-rpn0-later-call"] = Case(f, ("node barrier", rd), warm=f, waiters=(0,))
+        f = scan("shan", 1, coll)  # one rank per node: the node totals' exscan
+        c[f"{coll}-shan-rpn1-later-call"] = Case(f, (rd,), warm=f, waiters=(0,))
     return c
 
 
