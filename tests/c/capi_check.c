@@ -275,6 +275,71 @@ static void barrier_algorithms(void) {
          "barrier: MPI_COMM_NULL", NULL);
 }
 
+/* Every scan and exscan algorithm against MPI's, a non-commutative user op
+ * among them; in place; the listing; refusals. */
+static void first_int(void* in, void* inout, int* len, MPI_Datatype* type) {
+  (void)type;
+  memcpy(inout, in, (size_t)*len * sizeof(int)); /* x o y = x: any reordering shows */
+}
+
+static void scan_algorithms(void) {
+  const char* names[] = {"shan", "recursive_doubling", "mpi", NULL};
+  const char* options[] = {NULL, "ranks_per_node=1", "ranks_per_node=2"};
+  MPI_Op first_op;
+  MPI_Op_create(first_int, 0, &first_op);
+  double in[N], got[N], want[N];
+  int iin[N], igot[N], iwant[N];
+  fill(in, N, 3);
+  for (int i = 0; i < N; ++i) iin[i] = g_rank * 1000 + i;
+  for (int exclusive = 0; exclusive < 2; ++exclusive) {
+    int (*call)(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm, const char*, const char*) =
+        exclusive ? shancoll_exscan : shancoll_scan;
+    int (*mpi)(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm) =
+        exclusive ? MPI_Exscan : MPI_Scan;
+    const int compared = !exclusive || g_rank > 0; /* exscan's rank 0: undefined */
+    mpi(in, want, N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    mpi(iin, iwant, N, MPI_INT, first_op, MPI_COMM_WORLD);
+    for (size_t a = 0; a < sizeof names / sizeof *names; ++a)
+      for (size_t o = 0; o < sizeof options / sizeof *options; ++o) {
+        memset(got, 0, sizeof got), memset(igot, 0, sizeof igot);
+        expect_ran(call(in, got, N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, names[a], options[o]),
+                   "scan/exscan", names[a]);
+        expect(!compared || memcmp(got, want, sizeof got) == 0, "scan/exscan result", names[a]);
+        expect_ran(call(iin, igot, N, MPI_INT, first_op, MPI_COMM_WORLD, names[a], options[o]),
+                   "scan/exscan user op", names[a]);
+        expect(!compared || memcmp(igot, iwant, sizeof igot) == 0,
+               "scan/exscan non-commutative op in rank order", names[a]);
+        memcpy(got, in, sizeof in);
+        expect_ran(
+            call(MPI_IN_PLACE, got, N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, names[a], options[o]),
+            "scan/exscan in place", names[a]);
+        expect(!compared || memcmp(got, want, sizeof got) == 0, "scan/exscan in place result",
+               names[a]);
+      }
+  }
+  MPI_Op_free(&first_op);
+  expect(strcmp(shancoll_algorithms("scan"), "shan,recursive_doubling,mpi") == 0 &&
+             strcmp(shancoll_algorithms("exscan"), "shan,recursive_doubling,mpi") == 0,
+         "scan listing", NULL);
+  expect(
+      shancoll_scan(in, got, N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, "nope", NULL) == MPI_ERR_ARG &&
+          strstr(shancoll_last_error(), "algorithm: unknown scan algorithm 'nope'"),
+      "scan: unknown algorithm", NULL);
+  expect(shancoll_exscan(in, got, N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, NULL, "ports=2") ==
+                 MPI_ERR_ARG &&
+             strstr(shancoll_last_error(), "options: ports: unknown option of exscan"),
+         "exscan: an option of another collective", NULL);
+  expect(
+      shancoll_scan(in, got, -1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, NULL, NULL) == MPI_ERR_COUNT,
+      "scan: negative count", NULL);
+  expect(shancoll_exscan(in, got, 1, MPI_INT, MPI_MAXLOC, MPI_COMM_WORLD, NULL, NULL) == MPI_ERR_OP,
+         "exscan: MAXLOC", NULL);
+  expect(
+      shancoll_scan(in, got, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_NULL, NULL, NULL) == MPI_ERR_COMM &&
+          strstr(shancoll_last_error(), "comm: MPI_COMM_NULL"),
+      "scan: MPI_COMM_NULL", NULL);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -287,6 +352,7 @@ int main(int argc, char** argv) {
   options();
   refusals();
   barrier_algorithms();
+  scan_algorithms();
   int failed = 0;
   MPI_Allreduce(&g_failed, &failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (g_rank == 0) printf("capi_check: %d checks, %d failed\n", g_checks, failed);

@@ -6,7 +6,9 @@
  * definitions win over every shared library's), counts them during a loop
  * of repeated calls of each interposed collective, and checks that each
  * call was routed to shancoll (shancoll_last_algorithm, looked up at run
- * time: without the preload the check fails rather than passing vacuously).
+ * time: without the preload the check fails rather than passing vacuously;
+ * MPI_Scan and MPI_Exscan, whose auto is the MPI library's, run the algorithms
+ * tests/test_pmpi.py names in SHANCOLL_SCAN/EXSCAN_ALGORITHM).
  * Allocations made by the MPI library itself (its pools grow now and then
  * under shancoll's point-to-point messages, as under its own) are told apart
  * by their caller's object and not held against shancoll.
@@ -106,6 +108,12 @@ static void call(int which, int count) {
     case 3:
       MPI_Allgather(send_buf, count, MPI_DOUBLE, recv_buf, count, MPI_DOUBLE, MPI_COMM_WORLD);
       break;
+    case 5:
+      MPI_Scan(send_buf, recv_buf, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+      break;
+    case 6:
+      MPI_Exscan(send_buf, recv_buf, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+      break;
     default:
       MPI_Barrier(MPI_COMM_WORLD);
       break;
@@ -122,10 +130,10 @@ int main(int argc, char** argv) {
   const char* (*last_algorithm)(void) =
       (const char* (*)(void))dlsym(RTLD_DEFAULT, "shancoll_last_algorithm");
   static const char* names[] = {"MPI_Allreduce", "MPI_Bcast", "MPI_Reduce", "MPI_Allgather",
-                                "MPI_Barrier"};
+                                "MPI_Barrier",   "MPI_Scan",  "MPI_Exscan"};
   static const int counts[] = {1, 64, 512 / 2}; /* 8 B, 512 B, 2 KiB (allgather: per rank) */
   int checks = 0, failed = 0;
-  for (int which = 0; which < 5; ++which) {
+  for (int which = 0; which < 7; ++which) {
     for (int c = 0; c < (which == 4 ? 1 : 3); ++c) { /* a barrier has no size */
       const int count = which == 3 && counts[c] * size > 1024 ? 1024 / size : counts[c];
       for (int i = 0; i < kWarm; ++i) call(which, count);

@@ -161,6 +161,21 @@ int shancoll_iallreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count,
                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const char* algorithm,
                           const char* options, shancoll_request* request);
 
+/* MPI_Scan and MPI_Exscan (sendbuf == MPI_IN_PLACE takes the input from
+ * recvbuf; exscan leaves rank 0's recvbuf as it was). algorithm: NULL/""
+ * (SHANCOLL_SCAN_ALGORITHM / SHANCOLL_EXSCAN_ALGORITHM, else "auto"), "auto",
+ * "shan", "recursive_doubling" or "mpi"; options: timeout, check,
+ * ranks_per_node. Every algorithm keeps rank order (non-commutative ops);
+ * shancoll_algorithms("scan") and ("exscan") list them. */
+int shancoll_scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                  MPI_Comm comm, const char* algorithm, const char* options);
+int shancoll_exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                    MPI_Comm comm, const char* algorithm, const char* options);
+int shancoll_scan_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                    MPI_Op op, MPI_Comm comm, const char* algorithm, const char* options);
+int shancoll_exscan_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Op op, MPI_Comm comm, const char* algorithm, const char* options);
+
 /* The message of the calling thread's last error ("" if none yet); valid
  * until the thread's next shancoll call. */
 const char* shancoll_last_error(void);

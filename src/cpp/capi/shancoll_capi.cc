@@ -19,6 +19,7 @@
 #include "shancoll/coll/barrier/barrier.h"
 #include "shancoll/coll/registry.h"
 #include "shancoll/coll/rooted.h"
+#include "shancoll/coll/scan/scan.h"
 #include "shancoll/comm.h"
 #include "shancoll/progress.h"
 #include "shancoll/rules.h"
@@ -315,6 +316,27 @@ AllreduceCall allreduce_call(Collective which, const void* sendbuf, void* recvbu
   return call;
 }
 
+// A scan's or exscan's call, checked, run through its door.
+void run_scan(bool exclusive, const void* sendbuf, void* recvbuf, MPI_Count count,
+              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const char* algorithm,
+              const char* options) {
+  check_intracomm(comm);
+  check_count(count, "count");
+  if (!recvbuf && count > 0) refuse(MPI_ERR_BUFFER, "recvbuf: NULL");
+  OptionsStorage storage;
+  ScanCall call;
+  call.comm = comm;
+  call.send = sendbuf == MPI_IN_PLACE ? nullptr : sendbuf;
+  call.recv = recvbuf;
+  call.count = count;
+  call.type = reduction_type(datatype);
+  call.datatype = datatype;
+  call.op = op;
+  call.algorithm = algorithm ? algorithm : "";
+  call.options = call_options(exclusive ? Collective::exscan : Collective::scan, options, storage);
+  record(exclusive ? exscan(call) : scan(call));
+}
+
 }  // namespace
 
 bool inside() { return t_inside; }
@@ -544,6 +566,28 @@ int shancoll_reduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_D
     call.options = call_options(Collective::reduce, options, storage);
     record(reduce(call));
   });
+}
+
+int shancoll_scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                  MPI_Comm comm, const char* algorithm, const char* options) {
+  return shancoll_scan_c(sendbuf, recvbuf, count, datatype, op, comm, algorithm, options);
+}
+
+int shancoll_exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                    MPI_Comm comm, const char* algorithm, const char* options) {
+  return shancoll_exscan_c(sendbuf, recvbuf, count, datatype, op, comm, algorithm, options);
+}
+
+int shancoll_scan_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                    MPI_Op op, MPI_Comm comm, const char* algorithm, const char* options) {
+  return guarded(
+      [&] { run_scan(false, sendbuf, recvbuf, count, datatype, op, comm, algorithm, options); });
+}
+
+int shancoll_exscan_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Op op, MPI_Comm comm, const char* algorithm, const char* options) {
+  return guarded(
+      [&] { run_scan(true, sendbuf, recvbuf, count, datatype, op, comm, algorithm, options); });
 }
 
 const char* shancoll_last_error(void) { return t_last_error.c_str(); }

@@ -288,6 +288,25 @@ int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datat
       [&] { return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm); });
 }
 
+// MPI_Scan and MPI_Exscan are interposed too (their _c variants below).
+int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+             MPI_Comm comm) {
+  return interpose(
+      "MPI_Scan", comm, [&] { return bytes_of(count, datatype); },
+      [&] { return shancoll_scan(sendbuf, recvbuf, count, datatype, op, comm, nullptr, nullptr); },
+      [&] { return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm); });
+}
+
+int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               MPI_Comm comm) {
+  return interpose(
+      "MPI_Exscan", comm, [&] { return bytes_of(count, datatype); },
+      [&] {
+        return shancoll_exscan(sendbuf, recvbuf, count, datatype, op, comm, nullptr, nullptr);
+      },
+      [&] { return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm); });
+}
+
 // The large-count variants (MPI-4): mpi4py 4 and other MPI-4 codes call these.
 #if MPI_VERSION >= 4
 
@@ -345,6 +364,26 @@ int MPI_Reduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Dataty
                                  nullptr);
       },
       [&] { return PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm); });
+}
+
+int MPI_Scan_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+               MPI_Op op, MPI_Comm comm) {
+  return interpose(
+      "MPI_Scan_c", comm, [&] { return bytes_of(count, datatype); },
+      [&] {
+        return shancoll_scan_c(sendbuf, recvbuf, count, datatype, op, comm, nullptr, nullptr);
+      },
+      [&] { return PMPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm); });
+}
+
+int MPI_Exscan_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                 MPI_Op op, MPI_Comm comm) {
+  return interpose(
+      "MPI_Exscan_c", comm, [&] { return bytes_of(count, datatype); },
+      [&] {
+        return shancoll_exscan_c(sendbuf, recvbuf, count, datatype, op, comm, nullptr, nullptr);
+      },
+      [&] { return PMPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm); });
 }
 
 #endif  // MPI_VERSION >= 4
