@@ -44,8 +44,13 @@ CASES = [
     ("barrier", "ports", 2, "2"),
     ("barrier", "timeout", -1.0, "-1"),
     ("barrier", "ranks_per_node", -2, "-2"),
+    ("scan", "ports", 2, "2"),
+    ("scan", "tree", "flat", "flat"),
+    ("exscan", "timeout", -1.0, "-1"),
+    ("exscan", "consistent", False, "0"),
 ]
 LISTED = ["allgather", "allgatherv", "allreduce", "iallreduce", "bcast", "reduce", "barrier"]
+LISTED += ["scan", "exscan"]
 
 
 def case_id(case) -> str:
@@ -64,6 +69,8 @@ def python_call(comm, collective: str, key: str, value):
         shancoll.allreduce(comm, x, out, MPI.SUM, **options)
     elif collective == "barrier":
         shancoll.barrier(comm, **options)
+    elif collective in ("scan", "exscan"):
+        getattr(shancoll, collective)(comm, x, out, MPI.SUM, **options)
     else:
         shancoll.allgather(comm, x, out, **options)
 
@@ -98,6 +105,11 @@ def capi_call(lib, comm, collective: str, text: str) -> tuple[int, str]:
                                     o(h(MPI.SUM)), c(h(comm)), None, options)  # fmt: skip
     elif collective == "barrier":
         rc = lib.shancoll_barrier(c(h(comm)), None, options)
+    elif collective in ("scan", "exscan"):
+        rc = getattr(lib, f"shancoll_{collective}")(
+            ptr(x.ctypes.data), ptr(out.ctypes.data), 4, t(h(MPI.DOUBLE)), o(h(MPI.SUM)),
+            c(h(comm)), None, options,
+        )  # fmt: skip
     else:
         rc = lib.shancoll_allgather(ptr(x.ctypes.data), 4, t(h(MPI.DOUBLE)), ptr(out.ctypes.data),
                                     4, t(h(MPI.DOUBLE)), c(h(comm)), None, options)  # fmt: skip
