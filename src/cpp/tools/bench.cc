@@ -9,6 +9,8 @@
 //   shancoll_bench --coll allreduce --algorithms shan,nway_dissemination,mpi
 //                  --sizes 1,255 (elements) --dtype int|double --op sum|max
 //   shancoll_bench --coll barrier --algorithms release_gather,mpi [--native]
+//   shancoll_bench --coll scan|exscan --algorithms shan,recursive_doubling,mpi
+//                  --sizes 1,255 (elements) --dtype int|double --op sum|max [--native]
 //   add --check to any allgatherv/allreduce run: every algorithm once on real
 //   data, compared byte for byte with MPI's own collective ("check" rows);
 //   --native times the MPI collective alone, without shancoll's setup.
@@ -90,6 +92,7 @@
 #include "shancoll/coll/allreduce/allreduce.h"
 #include "shancoll/coll/barrier/barrier.h"
 #include "shancoll/coll/intergroup/intergroup.h"
+#include "shancoll/coll/scan/scan.h"
 #include "shancoll/comm.h"
 #include "shancoll/cost.h"
 #include "shancoll/error.h"
@@ -210,10 +213,11 @@ Config parse(int argc, char** argv) {
       throw ArgumentError("unknown option '" + arg + "'\n" + kUsage);
     }
   }
+  const bool scans = c.coll == "scan" || c.coll == "exscan";
   if (c.coll != "allgatherv" && c.coll != "intergroup" && c.coll != "allreduce" &&
-      c.coll != "barrier") {
+      c.coll != "barrier" && !scans) {
     throw ArgumentError("--coll: '" + c.coll +
-                        "' (valid: allgatherv, allreduce, intergroup, barrier)");
+                        "' (valid: allgatherv, allreduce, intergroup, barrier, scan, exscan)");
   }
   if (c.dtype != "int" && c.dtype != "double") throw ArgumentError("--dtype: int or double");
   if (c.op != "sum" && c.op != "max") throw ArgumentError("--op: sum or max");
@@ -236,6 +240,8 @@ Config parse(int argc, char** argv) {
   const Collective which = c.coll == "allreduce"    ? Collective::allreduce
                            : c.coll == "intergroup" ? Collective::intergroup
                            : c.coll == "barrier"    ? Collective::barrier
+                           : c.coll == "scan"       ? Collective::scan
+                           : c.coll == "exscan"     ? Collective::exscan
                                                     : Collective::allgatherv;
   c.options = default_options(which);
   c.options.set_text(which, c.option_text, "options");
@@ -583,6 +589,49 @@ void bench_native(const Config& cfg, MPI_Comm comm) {
   }
 }
 
+// Scan and exscan through their doors (--native: MPI_Scan / MPI_Exscan on the
+// user's communicator); --sizes in elements, as allreduce's.
+void bench_scan(const Config& cfg, MPI_Comm user) {
+  const bool exclusive = cfg.coll == "exscan";
+  const DType type = cfg.dtype == "int" ? DType::kInt32 : DType::kFloat64;
+  const MPI_Op op = cfg.op == "sum" ? MPI_SUM : MPI_MAX;
+  const std::string dist = cfg.dtype + "_" + cfg.op;
+  int p = 0, r = 0;
+  MPI_Comm_size(user, &p);
+  MPI_Comm_rank(user, &r);
+  if (r == 0) std::printf("%s", kHeader);
+  for (std::int64_t count : cfg.sizes) {
+    const std::int64_t bytes = count * static_cast<std::int64_t>(dtype_size(type));
+    Buffer send(static_cast<std::size_t>(bytes), false), recv(send.size(), false);
+    if (cfg.native) {
+      const int n = static_cast<int>(count);
+      const Summary s = time_calls(cfg, user, [&] {
+        if (exclusive)
+          MPI_Exscan(send.data(), recv.data(), n, dtype_mpi(type), op, user);
+        else
+          MPI_Scan(send.data(), recv.data(), n, dtype_mpi(type), op, user);
+      });
+      if (r == 0) print_row(cfg.coll.c_str(), "mpi", "-", dist, p, 0, bytes, s);
+      continue;
+    }
+    Comm& comm = Comm::of(user, cfg.options.resolved().timeout);
+    const int rpn = comm.nodes(cfg.options.options.ranks_per_node).topo.max_local_size();
+    for (const std::string& name : cfg.algorithms) {
+      ScanCall call;  // through the door, as every front end calls it
+      call.comm = user;
+      call.send = send.data();
+      call.recv = recv.data();
+      call.count = count;
+      call.type = type;
+      call.op = op;
+      call.algorithm = name;
+      call.options = &cfg.options;
+      const Summary s = time_calls(cfg, comm.mpi(), [&] { exclusive ? exscan(call) : scan(call); });
+      if (r == 0) print_row(cfg.coll.c_str(), name, "-", dist, p, rpn, bytes, s);
+    }
+  }
+}
+
 // Block bytes of rank i of a group of n ranks (A: the larger) in a setting.
 std::int64_t setting_block(int setting, bool in_a, int i, int n, std::int64_t c) {
   if (setting == 3 && !in_a) return c / 4;
@@ -678,6 +727,8 @@ int main(int argc, char** argv) {
     if (cfg.sizes.empty()) throw ArgumentError("--sizes: no size given");
     if (cfg.coll == "barrier") {
       bench_barrier(cfg, MPI_COMM_WORLD);
+    } else if (cfg.coll == "scan" || cfg.coll == "exscan") {
+      bench_scan(cfg, MPI_COMM_WORLD);
     } else if (cfg.native && cfg.coll != "intergroup") {
       bench_native(cfg, MPI_COMM_WORLD);
     } else if (cfg.coll == "intergroup") {

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 LIBS = ("mpich", "openmpi", "impi")
 COLLECTIVES = ("allgatherv", "allgather", "allreduce", "bcast", "reduce", "barrier")
+COLLECTIVES += ("scan", "exscan")
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,8 @@ MPICH_ALGORITHMS: dict[str, tuple[str, ...]] = {
     ),
     "reduce": ("binomial", "reduce_scatter_gather", "smp", "nb"),
     "barrier": ("nb", "smp", "k_dissemination", "recexch"),
+    "scan": ("nb", "smp", "recursive_doubling"),
+    "exscan": ("nb", "recursive_doubling"),
 }
 # Collectives with CH4's POSIX shared-memory release/gather path (the seed
 # paper's algorithms, in MPICH). Left on "auto" it may take a call before the
@@ -153,6 +156,10 @@ OPENMPI_ALGORITHMS: dict[str, dict[int, str]] = {
         5: "two_proc",
         6: "tree",
     },
+    # coll_tuned_scan_algorithm / _exscan_ (coll_tuned_scan_decision.c,
+    # coll_tuned_exscan_decision.c; not checked against an installed ompi_info here).
+    "scan": {1: "linear", 2: "recursive_doubling"},
+    "exscan": {1: "linear", 2: "recursive_doubling"},
 }
 
 # -------------------------------------------------------------------- Intel MPI
@@ -222,6 +229,10 @@ IMPI_ALGORITHMS: dict[str, dict[int, str]] = {
         5: "binomial_gather_scatter",
         6: "topo_binomial_gather_scatter",
     },
+    # I_MPI_ADJUST_SCAN / _EXSCAN (Intel MPI reference; not checked against an
+    # installed library here).
+    "scan": {1: "partial_results", 2: "topo_partial_results"},
+    "exscan": {1: "partial_results", 2: "topo_partial_results"},
 }
 
 # ------------------------------------------------------------------ tuned settings
