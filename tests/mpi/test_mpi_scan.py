@@ -178,6 +178,27 @@ def test_repeated_calls_changing_sizes_among_other_traffic(comm):
     assert_all(comm, not failures, f"differs from mpi4py: {failures[:5]}")
 
 
+@pytest.mark.parametrize("rpn", [None, 2])
+def test_back_to_back_growing_calls(comm, rpn):
+    """Calls of growing sizes with nothing between them (the references come
+    after): a rank may start the next call, whose larger slots move shan's
+    areas, while a slower local rank still copies out of them."""
+    sizes = [1 << k for k in range(0, 13 if REDUCED else 15)]
+    outs = []
+    for i, n in enumerate(sizes):
+        coll = COLLECTIVES[i % 2]
+        out = np.zeros(n, np.int64)
+        run(coll, comm, exact_data(np.int64, n, comm.rank), out, MPI.SUM, "shan", ranks_per_node=rpn)
+        outs.append(out)
+    failures = []
+    for i, n in enumerate(sizes):
+        coll = COLLECTIVES[i % 2]
+        want = reference(comm, coll, exact_data(np.int64, n, comm.rank), MPI.SUM)
+        if compared(comm, coll) and not equal(outs[i], want):
+            failures.append(f"{coll} n={n}")
+    assert_all(comm, not failures, f"differs from mpi4py: {failures[:5]}")
+
+
 def test_dup_and_split_communicators(comm):
     failures: list[str] = []
     dup = comm.Dup()

@@ -24,6 +24,15 @@ inline bool takes(const Topology& t, int fraction) {
   return fraction % t.local_size() == t.local_rank;
 }
 
+// Every node a contiguous range of ranks, in node order: then node order is
+// rank order, and a node's blocks of a rank-ordered vector are one range
+// (shan scan's and shan reduce_scatter's precondition).
+inline bool nodes_contiguous(const Topology& topo) {
+  for (int r = 0; r < topo.size; ++r)
+    if (topo.node_order[static_cast<std::size_t>(r)] != r) return false;
+  return true;
+}
+
 // Builds the fraction communicators of the layout on its first call:
 // collective over comm (every rank calls it before its first fraction),
 // behind a handshake with `timeout`.

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "shancoll/coll/allreduce/shan_fractions.h"
 #include "shancoll/coll/door.h"
 
 namespace shancoll {

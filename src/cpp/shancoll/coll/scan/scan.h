@@ -39,10 +39,6 @@ void scan_shan(Comm&, const ScanArgs&, const Options&, Stats&);
 void scan_recursive_doubling(Comm&, const ScanArgs&, const Options&, Stats&);
 void scan_mpi(Comm&, const ScanArgs&, const Options&, Stats&);
 
-// Every node a contiguous range of ranks, so that the node prefixes and the
-// prefix of node totals compose into rank order (shan's precondition).
-bool nodes_contiguous(const Topology& topo);
-
 // ---------------------------------------------------------------------------
 // The registries and "auto"
 

@@ -25,7 +25,7 @@
 // on N ranks and m/n bytes: ceil(log2 N) rounds):
 //   intra    copy in m, (n - 1) m/n bytes combined for the node prefix,
 //            n m/n for E, copy out m per rank; two node barriers (a third
-//            handshake when the segment grows);
+//            when the slots grow);
 //   inter    X(N, m/n) per rank, the n ranks of a node at once: a node sends
 //            what one rank's flat recursive doubling would send, over n ranks;
 //   time     2 m/memcpy + (2n - 1) gamma m/n + X(N, m/n) + 2 barriers,
@@ -35,7 +35,8 @@
 //            inter = X's messages; intra = the two copies.
 // Segment: its own (not the node's shared one, whose other users lay out
 // other data), F input slots, F output slots and E, each a slot of a
-// capacity that only grows (doubling). Safe across calls with two barriers:
+// capacity that only grows (doubling; a growth moves the areas,
+// so it first waits for the node: a node barrier). Safe across calls with two barriers:
 // inputs are rewritten only after every rank passed the previous call's
 // second barrier, so no rank still reads them; outputs and E only after this
 // call's first barrier, so every rank has left the previous copy-out.
@@ -58,13 +59,18 @@ struct ScanShanState : LayoutState {
   std::int64_t slot = 0;  // bytes per slot
 };
 
-// Grows the slots (collective over the node: every local rank has the same
-// count) and returns the stride between them.
-std::size_t reserve_slots(NodeContext& ctx, ScanShanState& st, std::int64_t bytes) {
+// Grows the slots (every local rank has the same bytes) and returns the
+// stride between them. A growth moves the areas, even inside a segment big
+// enough already, so it first waits until the node has left the previous
+// call: a slower local rank may still copy out of the old areas.
+std::size_t reserve_slots(NodeContext& ctx, ScanShanState& st, std::int64_t bytes, double timeout) {
   const Topology& t = ctx.topo;
   if (!st.segment)
     st.segment = std::make_unique<NodeSegment>(t.node_comm, t.node_comm, ctx.call_timeout);
-  if (bytes > st.slot) st.slot = std::max<std::int64_t>(bytes, 2 * st.slot);
+  if (bytes > st.slot) {
+    st.slot = std::max<std::int64_t>(bytes, 2 * st.slot);
+    node_barrier(ctx, timeout);
+  }
   const std::size_t stride = align(static_cast<std::size_t>(st.slot));
   st.segment->reserve(stride * (2 * static_cast<std::size_t>(t.max_local_size()) + 1));
   return stride;
@@ -140,12 +146,6 @@ void copy_out(Call& c) {
 
 }  // namespace
 
-bool nodes_contiguous(const Topology& topo) {
-  for (int r = 0; r < topo.size; ++r)
-    if (topo.node_order[static_cast<std::size_t>(r)] != r) return false;
-  return true;
-}
-
 void scan_shan(Comm& comm, const ScanArgs& args, const Options& options, Stats& stats) {
   NodeContext& ctx = comm.nodes(options.ranks_per_node);
   const Topology& t = ctx.topo;
@@ -158,7 +158,7 @@ void scan_shan(Comm& comm, const ScanArgs& args, const Options& options, Stats& 
   const double timeout = options.wait_timeout();
   if (t.node_count > 1) ensure_fraction_comms(comm, ctx, timeout);
   ScanShanState& st = ctx.state<ScanShanState>();
-  const std::size_t stride = reserve_slots(ctx, st, args.bytes());
+  const std::size_t stride = reserve_slots(ctx, st, args.bytes(), timeout);
   Call c{
       ctx,   t, args, options, stats, Fractions{args.count, t.max_local_size()}, st.segment->base(),
       stride};
