@@ -53,6 +53,7 @@ from ._collectives import (
     topology,
 )
 from ._on_error import on_error, set_on_error
+from ._reduce_scatter import reduce_scatter, reduce_scatter_block
 from ._rooted import bcast, reduce
 from ._rules import reload_environment, rules_info, rules_path, set_rules
 from ._scan import exscan, scan
@@ -97,6 +98,8 @@ __all__ = [
     "last_stats",
     "on_error",
     "reduce",
+    "reduce_scatter",
+    "reduce_scatter_block",
     "reduction_kernels",
     "reload_environment",
     "rules_info",

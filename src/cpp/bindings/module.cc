@@ -32,6 +32,8 @@ void bind_rooted(py::module_& m);      // bindings/rooted.cc
 void bind_rules(py::module_& m);       // bindings/rules.cc
 void bind_scan(py::module_& m);        // bindings/scan.cc
 
+void bind_reduce_scatter(py::module_& m);  // bindings/reduce_scatter.cc
+
 namespace {
 // Before SHANCOLL_ON_ERROR=abort ends the job: what the program printed is
 // still in Python's own buffers (a pipe under mpiexec: block-buffered).
@@ -66,6 +68,7 @@ PYBIND11_MODULE(_core, m) {
   bind_rooted(m);
   bind_rules(m);
   bind_scan(m);
+  bind_reduce_scatter(m);
   set_abort_hook(flush_python_streams);
 
   m.def(

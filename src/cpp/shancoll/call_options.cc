@@ -325,6 +325,10 @@ const char* env_name(Collective c) {
       return environment_value("SHANCOLL_SCAN_OPTIONS");
     case Collective::exscan:
       return environment_value("SHANCOLL_EXSCAN_OPTIONS");
+    case Collective::reduce_scatter:
+      return environment_value("SHANCOLL_REDUCE_SCATTER_OPTIONS");
+    case Collective::reduce_scatter_block:
+      return environment_value("SHANCOLL_REDUCE_SCATTER_BLOCK_OPTIONS");
   }
   return "";
 }
@@ -339,8 +343,9 @@ std::string variable_of(Collective c) {
 
 const char* collective_name(Collective c) {
   static const char* const names[kCollectives] = {
-      "allgather", "allgatherv", "allreduce", "iallreduce", "bcast",
-      "reduce",    "intergroup", "barrier",   "scan",       "exscan"};
+      "allgather", "allgatherv", "allreduce",      "iallreduce",
+      "bcast",     "reduce",     "intergroup",     "barrier",
+      "scan",      "exscan",     "reduce_scatter", "reduce_scatter_block"};
   return names[static_cast<unsigned>(c)];
 }
 

@@ -39,8 +39,10 @@ enum class Collective : unsigned {
   barrier,
   scan,
   exscan,
+  reduce_scatter,
+  reduce_scatter_block,
 };
-constexpr int kCollectives = 10;
+constexpr int kCollectives = 12;
 const char* collective_name(Collective c);
 
 // A value as a front end hands it over: Python's bool, int, float, str or

@@ -30,6 +30,8 @@ struct Environment {
   std::string barrier;
   std::string scan;
   std::string exscan;
+  std::string reduce_scatter;
+  std::string reduce_scatter_block;
   std::string reduce;
   std::string intergroup;
 };

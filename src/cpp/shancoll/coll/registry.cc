@@ -4,6 +4,7 @@
 #include "shancoll/coll/allreduce/allreduce.h"
 #include "shancoll/coll/barrier/barrier.h"
 #include "shancoll/coll/intergroup/intergroup.h"
+#include "shancoll/coll/reduce_scatter/reduce_scatter.h"
 #include "shancoll/coll/rooted.h"
 #include "shancoll/coll/scan/scan.h"
 #include "shancoll/error.h"
@@ -29,9 +30,11 @@ std::vector<AlgorithmInfo> algorithm_listing(std::string_view collective) {
   if (collective == "barrier") return barrier_registry().listing();
   if (collective == "scan") return scan_registry().listing();
   if (collective == "exscan") return exscan_registry().listing();
+  if (collective == "reduce_scatter") return reduce_scatter_registry().listing();
+  if (collective == "reduce_scatter_block") return reduce_scatter_block_registry().listing();
   throw ArgumentError("collective: unknown collective '" + std::string(collective) +
                       "' (valid: allgather, allgatherv, allreduce, iallreduce, bcast, reduce, "
-                      "intergroup, barrier, scan, exscan)");
+                      "intergroup, barrier, scan, exscan, reduce_scatter, reduce_scatter_block)");
 }
 
 }  // namespace shancoll
