@@ -188,7 +188,8 @@ def test_back_to_back_growing_calls(comm, rpn):
     for i, n in enumerate(sizes):
         coll = COLLECTIVES[i % 2]
         out = np.zeros(n, np.int64)
-        run(coll, comm, exact_data(np.int64, n, comm.rank), out, MPI.SUM, "shan", ranks_per_node=rpn)
+        send = exact_data(np.int64, n, comm.rank)
+        run(coll, comm, send, out, MPI.SUM, "shan", ranks_per_node=rpn)
         outs.append(out)
     failures = []
     for i, n in enumerate(sizes):
