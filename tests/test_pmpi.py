@@ -107,7 +107,8 @@ def test_preload_routes_and_falls_back(ranks, ranks_per_node):
     # the derived type falls back.
     assert _lines(output, "MPI_Iallreduce", "routed to shancoll"), output[-3000:]
     assert _lines(output, "MPI_Iallreduce", "fallback: datatype: not a predefined")
-    for collective in ["MPI_Scan", "MPI_Exscan"]:  # auto: the MPI library's call, through shancoll
+    # Scans and reduce-scatters: auto is the MPI library's call, through shancoll.
+    for collective in ["MPI_Scan", "MPI_Exscan", "MPI_Reduce_scatter", "MPI_Reduce_scatter_block"]:
         for name in [collective, collective + "_c"]:
             assert _lines(output, name, "routed to shancoll mpi"), (name, output[-3000:])
         assert _lines(output, collective, "fallback: datatype: not a predefined")
@@ -127,6 +128,8 @@ def test_repeated_calls_allocate_nothing(ranks, ranks_per_node):
         SHANCOLL_PMPI_VERBOSE="0",
         SHANCOLL_SCAN_ALGORITHM="shan",
         SHANCOLL_EXSCAN_ALGORITHM="recursive_doubling",
+        SHANCOLL_REDUCE_SCATTER_ALGORITHM="shan",
+        SHANCOLL_REDUCE_SCATTER_BLOCK_ALGORITHM="pairwise",
     )
 
 
@@ -187,9 +190,13 @@ def test_forced_algorithms_and_non_commutative_fallback():
         SHANCOLL_BARRIER_ALGORITHM="dissemination",
         SHANCOLL_SCAN_ALGORITHM="shan",
         SHANCOLL_EXSCAN_ALGORITHM="recursive_doubling",
+        SHANCOLL_REDUCE_SCATTER_ALGORITHM="shan",
+        SHANCOLL_REDUCE_SCATTER_BLOCK_ALGORITHM="pairwise",
     )
     assert _lines(output, "MPI_Scan", "routed to shancoll shan")
     assert _lines(output, "MPI_Exscan", "routed to shancoll recursive_doubling")
+    assert _lines(output, "MPI_Reduce_scatter", "routed to shancoll shan")
+    assert _lines(output, "MPI_Reduce_scatter_block", "routed to shancoll pairwise")
     assert _lines(output, "MPI_Barrier", "routed to shancoll dissemination")
     assert _lines(output, "MPI_Allreduce", "routed to shancoll ring")
     assert _lines(output, "MPI_Bcast", "routed to shancoll binomial")

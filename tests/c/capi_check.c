@@ -340,6 +340,70 @@ static void scan_algorithms(void) {
       "scan: MPI_COMM_NULL", NULL);
 }
 
+/* Every reduce_scatter(_block) algorithm against MPI's, a non-commutative
+ * user op among them (not for ring, which refuses it); in place; refusals. */
+static void reduce_scatter_algorithms(void) {
+  enum { B = 5 };
+  const char* names[] = {"shan", "ring", "pairwise", "mpi", NULL};
+  const char* options[] = {NULL, "ranks_per_node=1", "ranks_per_node=2"};
+  MPI_Op first_op;
+  MPI_Op_create(first_int, 0, &first_op);
+  int* counts = malloc(sizeof(int) * (size_t)g_size);
+  int total = 0;
+  for (int q = 0; q < g_size; ++q) total += counts[q] = (q * 3) % 4; /* zeros included */
+  double* in = malloc(sizeof(double) * (size_t)(B * g_size + total));
+  int* iin = malloc(sizeof(int) * (size_t)(B * g_size));
+  double got[B], want[B], vgot[4], vwant[4];
+  int igot[B], iwant[B];
+  fill(in, B * g_size + total, 5);
+  for (int i = 0; i < B * g_size; ++i) iin[i] = g_rank * 1000 + i;
+  MPI_Reduce_scatter_block(in, want, B, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Reduce_scatter_block(iin, iwant, B, MPI_INT, first_op, MPI_COMM_WORLD);
+  MPI_Reduce_scatter(in, vwant, counts, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  for (size_t a = 0; a < sizeof names / sizeof *names; ++a)
+    for (size_t o = 0; o < sizeof options / sizeof *options; ++o) {
+      memset(got, 0, sizeof got), memset(igot, 0, sizeof igot), memset(vgot, 0, sizeof vgot);
+      expect_ran(shancoll_reduce_scatter_block(in, got, B, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD,
+                                               names[a], options[o]),
+                 "reduce_scatter_block", names[a]);
+      expect(memcmp(got, want, sizeof got) == 0, "reduce_scatter_block result", names[a]);
+      expect_ran(shancoll_reduce_scatter(in, vgot, counts, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD,
+                                         names[a], options[o]),
+                 "reduce_scatter", names[a]);
+      expect(memcmp(vgot, vwant, sizeof(double) * (size_t)counts[g_rank]) == 0,
+             "reduce_scatter result", names[a]);
+      if (names[a] && strcmp(names[a], "ring") == 0) continue;
+      expect_ran(shancoll_reduce_scatter_block(iin, igot, B, MPI_INT, first_op, MPI_COMM_WORLD,
+                                               names[a], options[o]),
+                 "reduce_scatter_block user op", names[a]);
+      expect(memcmp(igot, iwant, sizeof igot) == 0,
+             "reduce_scatter_block non-commutative op in rank order", names[a]);
+    }
+  double* inplace = malloc(sizeof(double) * (size_t)(B * g_size));
+  memcpy(inplace, in, sizeof(double) * (size_t)(B * g_size));
+  expect_ran(shancoll_reduce_scatter_block(MPI_IN_PLACE, inplace, B, MPI_DOUBLE, MPI_SUM,
+                                           MPI_COMM_WORLD, "shan", NULL),
+             "reduce_scatter_block in place", "shan");
+  expect(memcmp(inplace, want, sizeof want) == 0, "reduce_scatter_block in place result", NULL);
+  expect(strcmp(shancoll_algorithms("reduce_scatter"), "shan,ring,pairwise,mpi") == 0 &&
+             strcmp(shancoll_algorithms("reduce_scatter_block"), "shan,ring,pairwise,mpi") == 0,
+         "reduce_scatter listing", NULL);
+  if (g_size > 1)
+    expect(shancoll_reduce_scatter_block(iin, igot, B, MPI_INT, first_op, MPI_COMM_WORLD, "ring",
+                                         NULL) == MPI_ERR_OP &&
+               strstr(shancoll_last_error(), "op: a non-commutative op"),
+           "reduce_scatter_block: ring refuses a non-commutative op", NULL);
+  expect(shancoll_reduce_scatter(in, got, NULL, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, NULL, NULL) ==
+                 MPI_ERR_ARG &&
+             strstr(shancoll_last_error(), "recvcounts: NULL"),
+         "reduce_scatter: recvcounts NULL", NULL);
+  expect(shancoll_reduce_scatter_block(in, got, -1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, NULL,
+                                       NULL) == MPI_ERR_COUNT,
+         "reduce_scatter_block: negative count", NULL);
+  MPI_Op_free(&first_op);
+  free(counts), free(in), free(iin), free(inplace);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -353,6 +417,7 @@ int main(int argc, char** argv) {
   refusals();
   barrier_algorithms();
   scan_algorithms();
+  reduce_scatter_algorithms();
   int failed = 0;
   MPI_Allreduce(&g_failed, &failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (g_rank == 0) printf("capi_check: %d checks, %d failed\n", g_checks, failed);
