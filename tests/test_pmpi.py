@@ -455,7 +455,7 @@ def test_python_module_not_routed_twice(tmp_path):
 
 STRING = re.compile(r'"(?:[^"\\]|\\.)*"')  # a C string literal: names in messages are fine
 INTERPOSED = re.compile(
-    r"(?<![A-Za-z_])MPI_(Allgatherv?|Allreduce|Iallreduce|Bcast|Reduce|Barrier|Scan|Exscan)(_c)?\("
+    r"(?<![A-Za-z_])MPI_(Allgatherv?|Allreduce|Iallreduce|Bcast|Reduce|Barrier|Scan|Exscan|Reduce_scatter(?:_block)?)(_c)?\("
 )
 
 
