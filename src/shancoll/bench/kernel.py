@@ -350,9 +350,13 @@ class MessagePoint:
             self.expected = (r + 1) * base + r * (r + 1) // 2
         elif collective == "exscan":  # ranks 0..r-1 (rank 0: undefined, not checked)
             self.expected = r * base + r * (r - 1) // 2
+        elif collective == "reduce_scatter_block":  # P blocks in, block r of the sum out
+            whole = np.arange(p * n, dtype=dtype)
+            self.send = whole + r
+            self.expected = p * whole[r * n : (r + 1) * n] + p * (p - 1) // 2
         else:
             self.expected = p * base + p * (p - 1) // 2
-        self.copy_src, self.copy_dst = self.send.copy(), np.zeros(n, dtype)
+        self.copy_src, self.copy_dst = self.send[:n].copy(), np.zeros(n, dtype)
 
     def call_for(self, s: Series, rpn: int, timeout: float | None) -> Callable[[], Any]:
         from mpi4py import MPI
@@ -371,6 +375,7 @@ class MessagePoint:
                 "reduce": lambda: comm.Reduce(send, recv, MPI.SUM, 0),
                 "scan": lambda: comm.Scan(send, recv, MPI.SUM),
                 "exscan": lambda: comm.Exscan(send, recv, MPI.SUM),
+                "reduce_scatter_block": lambda: comm.Reduce_scatter_block(send, recv, MPI.SUM),
             }
             return native[self.collective]
         kw = dict(s.options, algorithm=s.algorithm, ranks_per_node=rpn, timeout=timeout)
@@ -378,7 +383,7 @@ class MessagePoint:
             return lambda: shancoll.barrier(comm, **kw)
         if self.collective == "allreduce":
             return lambda: shancoll.allreduce(comm, send, recv, MPI.SUM, **kw)
-        if self.collective in ("scan", "exscan"):
+        if self.collective in ("scan", "exscan", "reduce_scatter_block"):
             call = getattr(shancoll, self.collective)
             return lambda: call(comm, send, recv, MPI.SUM, **kw)
         if self.collective == "bcast":
