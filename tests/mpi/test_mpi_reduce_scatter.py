@@ -271,6 +271,19 @@ def test_bad_input_raises_everywhere_then_recovers(comm, case):
     assert_all(comm, not failures, "a valid call after an error")
 
 
+def test_inter_communicator_refused(comm):
+    if comm.size < 2:
+        pytest.skip("needs two groups")
+    local = comm.Split(comm.rank % 2, comm.rank)
+    inter = local.Create_intercomm(0, comm, 1 - comm.rank % 2, tag=7)
+    raises_all(comm, ValueError, shancoll.reduce_scatter_block, inter, np.ones(2), np.zeros(1),
+               match="comm: an inter-communicator")  # fmt: skip
+    raises_all(comm, ValueError, shancoll.reduce_scatter, inter, np.ones(2), np.zeros(1), [1, 1],
+               match="comm: an inter-communicator")  # fmt: skip
+    inter.Free()
+    local.Free()
+
+
 def test_checked_mode_refuses_counts_that_differ(comm):
     if comm.size == 1:
         pytest.skip("one rank always agrees")

@@ -27,6 +27,15 @@ namespace {
 
 enum { kComm, kSend, kRecv };
 
+// An inter-communicator is refused before its group's size is taken for the
+// number of blocks (a buffer error would come first, and mislead).
+void check_intra(MPI_Comm comm) {
+  int inter = 0;
+  check_mpi(MPI_Comm_test_inter(comm, &inter), "MPI_Comm_test_inter");
+  if (inter)
+    throw ArgumentError("comm: an inter-communicator (reduce_scatter runs on intra-communicators)");
+}
+
 // Scalars of the reduction type in a message.
 std::int64_t scalars(const Message& m) { return m.bytes() / m.element.scalar; }
 
@@ -94,6 +103,7 @@ py::object run(ReduceScatterCall& call, const Buffers& b, const OpArg& op, Commo
 py::object block_call(const py::handle* a) {
   enum { kOp = 3, kAlgorithm, kCommute };
   const MPI_Comm comm = comm_of(a[kComm]);
+  check_intra(comm);
   Common c(Collective::reduce_scatter_block, a, kAlgorithm);
   const Buffers b = parse_buffers(a[kSend], a[kRecv]);
   const int size = size_of(comm);
@@ -117,6 +127,7 @@ py::object block_call(const py::handle* a) {
 py::object vector_call(const py::handle* a) {
   enum { kCounts = 3, kOp, kAlgorithm, kCommute };
   const MPI_Comm comm = comm_of(a[kComm]);
+  check_intra(comm);
   Common c(Collective::reduce_scatter, a, kAlgorithm);
   if (a[kCounts].is_none())
     throw ArgumentError(
