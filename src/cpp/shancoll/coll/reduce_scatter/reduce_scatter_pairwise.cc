@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "shancoll/coll/reduce_scatter/reduce_scatter.h"
+#include "shancoll/pattern/reduce_scatter.h"
 #include "shancoll/transport/p2p.h"
 
 namespace shancoll {
@@ -33,7 +34,7 @@ void reduce_scatter_pairwise(Comm& comm, const ReduceScatterArgs& args, const Op
   };
   const double timeout = opt.wait_timeout();
   for (int k = 1; k < p; ++k) {
-    const int to = (r + k) % p, from = (r - k + p) % p;
+    const auto [to, from] = pattern::pairwise_round(p, r, k);
     const std::int64_t out = args.counts[to] * args.esize();
     sendrecv(args.block_of(args.input(), to), out, to, slots + mine * from, mine, from,
              kReduceScatterTag, comm.mpi(), "reduce_scatter 'pairwise': a block from a peer",

@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "shancoll/coll/reduce_scatter/reduce_scatter.h"
+#include "shancoll/pattern/reduce_scatter.h"
 #include "shancoll/transport/p2p.h"
 
 namespace shancoll {
@@ -25,11 +26,12 @@ void reduce_scatter_ring(Comm& comm, const ReduceScatterArgs& args, const Option
   const std::int64_t largest = *std::max_element(args.counts, args.counts + p) * args.esize();
   std::byte* const incoming = comm.scratch(2 * static_cast<std::size_t>(largest));
   std::byte* const partial = incoming + largest;
-  const std::byte* sending = args.block_of(args.input(), (r - 1 + p) % p);
-  const int right = (r + 1) % p, left = (r - 1 + p) % p;
+  const std::byte* sending =
+      args.block_of(args.input(), pattern::ring_reduce_scatter_step(p, r, 0).send_block);
+  const int right = pattern::mod_rank(r + 1, p), left = pattern::mod_rank(r - 1, p);
   const double timeout = opt.wait_timeout();
   for (int s = 0; s + 1 < p; ++s) {
-    const int out = (r - s - 1 + 2 * p) % p, in = (r - s - 2 + 2 * p) % p;
+    const auto [out, in] = pattern::ring_reduce_scatter_step(p, r, s);
     const std::int64_t out_bytes = args.counts[out] * args.esize();
     sendrecv(sending, out_bytes, right, incoming, args.counts[in] * args.esize(), left,
              kReduceScatterTag, comm.mpi(), "reduce_scatter 'ring': a partial block from the left",
