@@ -107,6 +107,11 @@ def test_preload_routes_and_falls_back(ranks, ranks_per_node):
     # the derived type falls back.
     assert _lines(output, "MPI_Iallreduce", "routed to shancoll"), output[-3000:]
     assert _lines(output, "MPI_Iallreduce", "fallback: datatype: not a predefined")
+    # Scans and reduce-scatters: auto is the MPI library's call, through shancoll.
+    for collective in ["MPI_Scan", "MPI_Exscan", "MPI_Reduce_scatter", "MPI_Reduce_scatter_block"]:
+        for name in [collective, collective + "_c"]:
+            assert _lines(output, name, "routed to shancoll mpi"), (name, output[-3000:])
+        assert _lines(output, collective, "fallback: datatype: not a predefined")
     _check_summary(output)
 
 
@@ -121,6 +126,10 @@ def test_repeated_calls_allocate_nothing(ranks, ranks_per_node):
         binary="shancoll_pmpi_repeat_path",
         SHANCOLL_RANKS_PER_NODE=str(ranks_per_node),
         SHANCOLL_PMPI_VERBOSE="0",
+        SHANCOLL_SCAN_ALGORITHM="shan",
+        SHANCOLL_EXSCAN_ALGORITHM="recursive_doubling",
+        SHANCOLL_REDUCE_SCATTER_ALGORITHM="shan",
+        SHANCOLL_REDUCE_SCATTER_BLOCK_ALGORITHM="pairwise",
     )
 
 
@@ -179,7 +188,15 @@ def test_forced_algorithms_and_non_commutative_fallback():
         SHANCOLL_REDUCE_ALGORITHM="binomial",
         SHANCOLL_ALLGATHERV_ALGORITHM="bruck",
         SHANCOLL_BARRIER_ALGORITHM="dissemination",
+        SHANCOLL_SCAN_ALGORITHM="shan",
+        SHANCOLL_EXSCAN_ALGORITHM="recursive_doubling",
+        SHANCOLL_REDUCE_SCATTER_ALGORITHM="shan",
+        SHANCOLL_REDUCE_SCATTER_BLOCK_ALGORITHM="pairwise",
     )
+    assert _lines(output, "MPI_Scan", "routed to shancoll shan")
+    assert _lines(output, "MPI_Exscan", "routed to shancoll recursive_doubling")
+    assert _lines(output, "MPI_Reduce_scatter", "routed to shancoll shan")
+    assert _lines(output, "MPI_Reduce_scatter_block", "routed to shancoll pairwise")
     assert _lines(output, "MPI_Barrier", "routed to shancoll dissemination")
     assert _lines(output, "MPI_Allreduce", "routed to shancoll ring")
     assert _lines(output, "MPI_Bcast", "routed to shancoll binomial")
@@ -438,7 +455,7 @@ def test_python_module_not_routed_twice(tmp_path):
 
 STRING = re.compile(r'"(?:[^"\\]|\\.)*"')  # a C string literal: names in messages are fine
 INTERPOSED = re.compile(
-    r"(?<![A-Za-z_])MPI_(Allgatherv?|Allreduce|Iallreduce|Bcast|Reduce|Barrier)(_c)?\("
+    r"(?<![A-Za-z_])MPI_(Allgatherv?|Allreduce|Iallreduce|Bcast|Reduce|Barrier|Scan|Exscan|Reduce_scatter(?:_block)?)(_c)?\("
 )
 
 

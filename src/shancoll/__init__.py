@@ -56,8 +56,10 @@ from ._collectives import (
     topology,
 )
 from ._on_error import on_error, set_on_error
+from ._reduce_scatter import reduce_scatter, reduce_scatter_block
 from ._rooted import bcast, reduce
 from ._rules import reload_environment, rules_info, rules_path, set_rules
+from ._scan import exscan, scan
 
 ArgumentError = _core.ArgumentError
 CollectiveTimeout = _core.CollectiveTimeout
@@ -94,14 +96,18 @@ __all__ = [
     "allreduce",
     "barrier",
     "bcast",
+    "exscan",
     "iallreduce",
     "last_stats",
     "on_error",
     "reduce",
+    "reduce_scatter",
+    "reduce_scatter_block",
     "reduction_kernels",
     "reload_environment",
     "rules_info",
     "rules_path",
+    "scan",
     "set_on_error",
     "set_rules",
     "topology",

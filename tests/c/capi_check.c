@@ -275,6 +275,135 @@ static void barrier_algorithms(void) {
          "barrier: MPI_COMM_NULL", NULL);
 }
 
+/* Every scan and exscan algorithm against MPI's, a non-commutative user op
+ * among them; in place; the listing; refusals. */
+static void first_int(void* in, void* inout, int* len, MPI_Datatype* type) {
+  (void)type;
+  memcpy(inout, in, (size_t)*len * sizeof(int)); /* x o y = x: any reordering shows */
+}
+
+static void scan_algorithms(void) {
+  const char* names[] = {"shan", "recursive_doubling", "mpi", NULL};
+  const char* options[] = {NULL, "ranks_per_node=1", "ranks_per_node=2"};
+  MPI_Op first_op;
+  MPI_Op_create(first_int, 0, &first_op);
+  double in[N], got[N], want[N];
+  int iin[N], igot[N], iwant[N];
+  fill(in, N, 3);
+  for (int i = 0; i < N; ++i) iin[i] = g_rank * 1000 + i;
+  for (int exclusive = 0; exclusive < 2; ++exclusive) {
+    int (*call)(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm, const char*, const char*) =
+        exclusive ? shancoll_exscan : shancoll_scan;
+    int (*mpi)(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm) =
+        exclusive ? MPI_Exscan : MPI_Scan;
+    const int compared = !exclusive || g_rank > 0; /* exscan's rank 0: undefined */
+    mpi(in, want, N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    mpi(iin, iwant, N, MPI_INT, first_op, MPI_COMM_WORLD);
+    for (size_t a = 0; a < sizeof names / sizeof *names; ++a)
+      for (size_t o = 0; o < sizeof options / sizeof *options; ++o) {
+        memset(got, 0, sizeof got), memset(igot, 0, sizeof igot);
+        expect_ran(call(in, got, N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, names[a], options[o]),
+                   "scan/exscan", names[a]);
+        expect(!compared || memcmp(got, want, sizeof got) == 0, "scan/exscan result", names[a]);
+        expect_ran(call(iin, igot, N, MPI_INT, first_op, MPI_COMM_WORLD, names[a], options[o]),
+                   "scan/exscan user op", names[a]);
+        expect(!compared || memcmp(igot, iwant, sizeof igot) == 0,
+               "scan/exscan non-commutative op in rank order", names[a]);
+        memcpy(got, in, sizeof in);
+        expect_ran(
+            call(MPI_IN_PLACE, got, N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, names[a], options[o]),
+            "scan/exscan in place", names[a]);
+        expect(!compared || memcmp(got, want, sizeof got) == 0, "scan/exscan in place result",
+               names[a]);
+      }
+  }
+  MPI_Op_free(&first_op);
+  expect(strcmp(shancoll_algorithms("scan"), "shan,recursive_doubling,mpi") == 0 &&
+             strcmp(shancoll_algorithms("exscan"), "shan,recursive_doubling,mpi") == 0,
+         "scan listing", NULL);
+  expect(
+      shancoll_scan(in, got, N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, "nope", NULL) == MPI_ERR_ARG &&
+          strstr(shancoll_last_error(), "algorithm: unknown scan algorithm 'nope'"),
+      "scan: unknown algorithm", NULL);
+  expect(shancoll_exscan(in, got, N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, NULL, "ports=2") ==
+                 MPI_ERR_ARG &&
+             strstr(shancoll_last_error(), "options: ports: unknown option of exscan"),
+         "exscan: an option of another collective", NULL);
+  expect(
+      shancoll_scan(in, got, -1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, NULL, NULL) == MPI_ERR_COUNT,
+      "scan: negative count", NULL);
+  expect(shancoll_exscan(in, got, 1, MPI_INT, MPI_MAXLOC, MPI_COMM_WORLD, NULL, NULL) == MPI_ERR_OP,
+         "exscan: MAXLOC", NULL);
+  expect(
+      shancoll_scan(in, got, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_NULL, NULL, NULL) == MPI_ERR_COMM &&
+          strstr(shancoll_last_error(), "comm: MPI_COMM_NULL"),
+      "scan: MPI_COMM_NULL", NULL);
+}
+
+/* Every reduce_scatter(_block) algorithm against MPI's, a non-commutative
+ * user op among them (not for ring, which refuses it); in place; refusals. */
+static void reduce_scatter_algorithms(void) {
+  enum { B = 5 };
+  const char* names[] = {"shan", "ring", "pairwise", "mpi", NULL};
+  const char* options[] = {NULL, "ranks_per_node=1", "ranks_per_node=2"};
+  MPI_Op first_op;
+  MPI_Op_create(first_int, 0, &first_op);
+  int* counts = malloc(sizeof(int) * (size_t)g_size);
+  int total = 0;
+  for (int q = 0; q < g_size; ++q) total += counts[q] = (q * 3) % 4; /* zeros included */
+  double* in = malloc(sizeof(double) * (size_t)(B * g_size + total));
+  int* iin = malloc(sizeof(int) * (size_t)(B * g_size));
+  double got[B], want[B], vgot[4], vwant[4];
+  int igot[B], iwant[B];
+  fill(in, B * g_size + total, 5);
+  for (int i = 0; i < B * g_size; ++i) iin[i] = g_rank * 1000 + i;
+  MPI_Reduce_scatter_block(in, want, B, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Reduce_scatter_block(iin, iwant, B, MPI_INT, first_op, MPI_COMM_WORLD);
+  MPI_Reduce_scatter(in, vwant, counts, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  for (size_t a = 0; a < sizeof names / sizeof *names; ++a)
+    for (size_t o = 0; o < sizeof options / sizeof *options; ++o) {
+      memset(got, 0, sizeof got), memset(igot, 0, sizeof igot), memset(vgot, 0, sizeof vgot);
+      expect_ran(shancoll_reduce_scatter_block(in, got, B, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD,
+                                               names[a], options[o]),
+                 "reduce_scatter_block", names[a]);
+      expect(memcmp(got, want, sizeof got) == 0, "reduce_scatter_block result", names[a]);
+      expect_ran(shancoll_reduce_scatter(in, vgot, counts, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD,
+                                         names[a], options[o]),
+                 "reduce_scatter", names[a]);
+      expect(memcmp(vgot, vwant, sizeof(double) * (size_t)counts[g_rank]) == 0,
+             "reduce_scatter result", names[a]);
+      if (names[a] && strcmp(names[a], "ring") == 0) continue;
+      expect_ran(shancoll_reduce_scatter_block(iin, igot, B, MPI_INT, first_op, MPI_COMM_WORLD,
+                                               names[a], options[o]),
+                 "reduce_scatter_block user op", names[a]);
+      expect(memcmp(igot, iwant, sizeof igot) == 0,
+             "reduce_scatter_block non-commutative op in rank order", names[a]);
+    }
+  double* inplace = malloc(sizeof(double) * (size_t)(B * g_size));
+  memcpy(inplace, in, sizeof(double) * (size_t)(B * g_size));
+  expect_ran(shancoll_reduce_scatter_block(MPI_IN_PLACE, inplace, B, MPI_DOUBLE, MPI_SUM,
+                                           MPI_COMM_WORLD, "shan", NULL),
+             "reduce_scatter_block in place", "shan");
+  expect(memcmp(inplace, want, sizeof want) == 0, "reduce_scatter_block in place result", NULL);
+  expect(strcmp(shancoll_algorithms("reduce_scatter"), "shan,ring,pairwise,mpi") == 0 &&
+             strcmp(shancoll_algorithms("reduce_scatter_block"), "shan,ring,pairwise,mpi") == 0,
+         "reduce_scatter listing", NULL);
+  if (g_size > 1)
+    expect(shancoll_reduce_scatter_block(iin, igot, B, MPI_INT, first_op, MPI_COMM_WORLD, "ring",
+                                         NULL) == MPI_ERR_OP &&
+               strstr(shancoll_last_error(), "op: a non-commutative op"),
+           "reduce_scatter_block: ring refuses a non-commutative op", NULL);
+  expect(shancoll_reduce_scatter(in, got, NULL, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, NULL, NULL) ==
+                 MPI_ERR_ARG &&
+             strstr(shancoll_last_error(), "recvcounts: NULL"),
+         "reduce_scatter: recvcounts NULL", NULL);
+  expect(shancoll_reduce_scatter_block(in, got, -1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, NULL,
+                                       NULL) == MPI_ERR_COUNT,
+         "reduce_scatter_block: negative count", NULL);
+  MPI_Op_free(&first_op);
+  free(counts), free(in), free(iin), free(inplace);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -287,6 +416,8 @@ int main(int argc, char** argv) {
   options();
   refusals();
   barrier_algorithms();
+  scan_algorithms();
+  reduce_scatter_algorithms();
   int failed = 0;
   MPI_Allreduce(&g_failed, &failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (g_rank == 0) printf("capi_check: %d checks, %d failed\n", g_checks, failed);

@@ -4,7 +4,9 @@
  * (interposed by libshancoll_pmpi.so when preloaded) and once through PMPI_*
  * (always the MPI library's own), and compares the bytes of the results.
  * Covered: allgather, allgatherv, allreduce, iallreduce (MPI_Wait, MPI_Test,
- * MPI_Waitall), bcast, reduce, barrier (as a barrier: a shared counter);
+ * MPI_Waitall), bcast, reduce, barrier (as a barrier: a shared counter),
+ * scan, exscan (rank 0's exscan result, undefined in MPI, not compared),
+ * reduce_scatter, reduce_scatter_block;
  * several datatypes
  * (one a derived vector type, one a pair type: both must fall back), the
  * predefined ops, a commutative and a non-commutative user op, MPI_IN_PLACE,
@@ -219,6 +221,88 @@ static void reductions(MPI_Op abs_max_op, MPI_Op first_op, MPI_Op pair_sum_op) {
   check_reduce(50, g_contig, pair_sum_op, g_size - 1, 1, "reduce derived type, user op");
 }
 
+static void check_scan(int exclusive, int count, MPI_Datatype type, MPI_Op op, int in_place,
+                       const char* what) {
+  const size_t n = bytes_of(count, type) + 1;
+  char *send = malloc(n), *got = malloc(n), *want = malloc(n);
+  fill(send, count, type, g_rank, 1);
+  memcpy(got, send, n), memcpy(want, send, n);
+  const void* s = in_place ? MPI_IN_PLACE : send;
+  if (!in_place) memset(got, 0x5a, n), memset(want, 0x5a, n);
+  if (exclusive) {
+    MPI_Exscan(s, got, count, type, op, MPI_COMM_WORLD);
+    PMPI_Exscan(s, want, count, type, op, MPI_COMM_WORLD);
+  } else {
+    MPI_Scan(s, got, count, type, op, MPI_COMM_WORLD);
+    PMPI_Scan(s, want, count, type, op, MPI_COMM_WORLD);
+  }
+  if (!exclusive || g_rank > 0) expect_same(got, want, n, what);
+  free(send), free(got), free(want);
+}
+
+/* Scan and exscan: predefined ops, a commutative and a non-commutative
+ * (rank order shows) user op, in place, count 0, a derived type (falls back). */
+static void scans(MPI_Op abs_max_op, MPI_Op first_op, MPI_Op pair_sum_op) {
+  const MPI_Datatype types[] = {MPI_INT, MPI_DOUBLE, MPI_UNSIGNED_CHAR};
+  const MPI_Op ops[] = {MPI_SUM, MPI_MAX, MPI_PROD, abs_max_op, first_op};
+  char what[160];
+  for (int exclusive = 0; exclusive < 2; ++exclusive) {
+    for (size_t t = 0; t < sizeof types / sizeof *types; ++t)
+      for (size_t o = 0; o < sizeof ops / sizeof *ops; ++o)
+        for (int in_place = 0; in_place < 2; ++in_place) {
+          if (types[t] != MPI_INT && o >= 3) continue; /* the user ops are on ints */
+          snprintf(what, sizeof what, "%s %s op %zu in_place %d", exclusive ? "exscan" : "scan",
+                   type_name(types[t]), o, in_place);
+          check_scan(exclusive, 1 + 999 * in_place, types[t], ops[o], in_place, what);
+        }
+    check_scan(exclusive, 0, MPI_INT, MPI_SUM, 0, "scan/exscan count 0");
+    check_scan(exclusive, 50, g_contig, pair_sum_op, 0, "scan/exscan derived type, user op");
+  }
+}
+
+/* Reduce_scatter_block (blocks of `count`) and reduce_scatter (counts q % 3,
+ * zeros included), against the PMPI_ calls; in place; a derived type falls back. */
+static void check_reduce_scatter(int count, MPI_Datatype type, MPI_Op op, int in_place,
+                                 const char* what) {
+  int* counts = malloc(sizeof(int) * (size_t)g_size);
+  int total = 0;
+  for (int q = 0; q < g_size; ++q) total += counts[q] = count < 0 ? q % 3 : count;
+  const size_t n = bytes_of(total, type) + 1;
+  char *send = malloc(n), *got = malloc(n), *want = malloc(n);
+  fill(send, total, type, g_rank, 2);
+  memcpy(got, send, n), memcpy(want, send, n);
+  const void* s = in_place ? MPI_IN_PLACE : send;
+  if (!in_place) memset(got, 0x5a, n), memset(want, 0x5a, n);
+  if (count >= 0) {
+    MPI_Reduce_scatter_block(s, got, count, type, op, MPI_COMM_WORLD);
+    PMPI_Reduce_scatter_block(s, want, count, type, op, MPI_COMM_WORLD);
+  } else {
+    MPI_Reduce_scatter(s, got, counts, type, op, MPI_COMM_WORLD);
+    PMPI_Reduce_scatter(s, want, counts, type, op, MPI_COMM_WORLD);
+  }
+  expect_same(got, want, bytes_of(counts[g_rank], type), what);
+  free(counts), free(send), free(got), free(want);
+}
+
+static void reduce_scatters(MPI_Op abs_max_op, MPI_Op first_op, MPI_Op pair_sum_op) {
+  const MPI_Datatype types[] = {MPI_INT, MPI_DOUBLE, MPI_UNSIGNED_CHAR};
+  const MPI_Op ops[] = {MPI_SUM, MPI_MAX, MPI_PROD, abs_max_op, first_op};
+  char what[160];
+  for (size_t t = 0; t < sizeof types / sizeof *types; ++t)
+    for (size_t o = 0; o < sizeof ops / sizeof *ops; ++o)
+      for (int in_place = 0; in_place < 2; ++in_place) {
+        if (types[t] != MPI_INT && o >= 3) continue;      /* the user ops are on ints */
+        for (int count = -1; count < 400; count += 200) { /* -1: reduce_scatter */
+          snprintf(what, sizeof what, "reduce_scatter %s op %zu count %d in_place %d",
+                   type_name(types[t]), o, count, in_place);
+          check_reduce_scatter(count, types[t], ops[o], in_place, what);
+        }
+      }
+  check_reduce_scatter(0, MPI_INT, MPI_SUM, 0, "reduce_scatter_block count 0");
+  check_reduce_scatter(7, g_contig, pair_sum_op, 0, "reduce_scatter_block derived type, user op");
+  check_reduce_scatter(-1, g_contig, pair_sum_op, 0, "reduce_scatter derived type, user op");
+}
+
 static void iallreduce(MPI_Op abs_max_op, MPI_Op first_op, MPI_Op pair_sum_op) {
   const MPI_Datatype types[] = {MPI_INT, MPI_DOUBLE};
   const MPI_Op ops[] = {MPI_SUM, MPI_MAX, abs_max_op, first_op};
@@ -294,6 +378,24 @@ static void large_count(void) {
   MPI_Allgather_c(in, N, MPI_DOUBLE, all_got, N, MPI_DOUBLE, MPI_COMM_WORLD);
   PMPI_Allgather_c(in, N, MPI_DOUBLE, all_want, N, MPI_DOUBLE, MPI_COMM_WORLD);
   expect_same(all_got, all_want, (size_t)g_size * sizeof in, "allgather_c");
+  MPI_Scan_c(in, got, N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  PMPI_Scan_c(in, want, N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  expect_same(got, want, sizeof got, "scan_c");
+  memcpy(got, in, sizeof in), memcpy(want, in, sizeof in);
+  MPI_Exscan_c(in, got, N, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  PMPI_Exscan_c(in, want, N, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  if (g_rank > 0) expect_same(got, want, sizeof got, "exscan_c");
+  const MPI_Count block = N / g_size; /* P blocks fit in `in` */
+  MPI_Reduce_scatter_block_c(in, got, block, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  PMPI_Reduce_scatter_block_c(in, want, block, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  expect_same(got, want, sizeof(double) * (size_t)block, "reduce_scatter_block_c");
+  if (g_size <= 64) {
+    MPI_Count blocks[64];
+    for (int r = 0; r < g_size; ++r) blocks[r] = block;
+    MPI_Reduce_scatter_c(in, got, blocks, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    PMPI_Reduce_scatter_c(in, want, blocks, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    expect_same(got, want, sizeof(double) * (size_t)block, "reduce_scatter_c");
+  }
   if (g_size <= 64) {
     MPI_Allgatherv_c(in, N, MPI_DOUBLE, all_got, counts, displs, MPI_DOUBLE, MPI_COMM_WORLD);
     PMPI_Allgatherv_c(in, N, MPI_DOUBLE, all_want, counts, displs, MPI_DOUBLE, MPI_COMM_WORLD);
@@ -372,6 +474,8 @@ int main(int argc, char** argv) {
 
   reductions(abs_max_op, first_op, pair_sum_op);
   iallreduce(abs_max_op, first_op, pair_sum_op);
+  scans(abs_max_op, first_op, pair_sum_op);
+  reduce_scatters(abs_max_op, first_op, pair_sum_op);
   data_movement();
   pair_type();
   barrier();

@@ -6,7 +6,10 @@
  * definitions win over every shared library's), counts them during a loop
  * of repeated calls of each interposed collective, and checks that each
  * call was routed to shancoll (shancoll_last_algorithm, looked up at run
- * time: without the preload the check fails rather than passing vacuously).
+ * time: without the preload the check fails rather than passing vacuously;
+ * MPI_Scan, MPI_Exscan and MPI_Reduce_scatter(_block), whose auto is the MPI
+ * library's, run the algorithms tests/test_pmpi.py names in their
+ * SHANCOLL_<COLL>_ALGORITHM).
  * Allocations made by the MPI library itself (its pools grow now and then
  * under shancoll's point-to-point messages, as under its own) are told apart
  * by their caller's object and not held against shancoll.
@@ -91,6 +94,7 @@ char* secure_getenv(const char* name) {
 enum { kRepeats = 2000, kWarm = 3 };
 
 static double send_buf[512], recv_buf[1024];
+static int block_counts[64]; /* MPI_Reduce_scatter's: the count of the case, per rank */
 
 static void call(int which, int count) {
   switch (which) {
@@ -105,6 +109,18 @@ static void call(int which, int count) {
       break;
     case 3:
       MPI_Allgather(send_buf, count, MPI_DOUBLE, recv_buf, count, MPI_DOUBLE, MPI_COMM_WORLD);
+      break;
+    case 5:
+      MPI_Scan(send_buf, recv_buf, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+      break;
+    case 6:
+      MPI_Exscan(send_buf, recv_buf, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+      break;
+    case 7:
+      MPI_Reduce_scatter_block(send_buf, recv_buf, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+      break;
+    case 8:
+      MPI_Reduce_scatter(send_buf, recv_buf, block_counts, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
       break;
     default:
       MPI_Barrier(MPI_COMM_WORLD);
@@ -121,13 +137,17 @@ int main(int argc, char** argv) {
   if (dladdr((void*)&PMPI_Send, &mpi)) mpi_base = mpi.dli_fbase;
   const char* (*last_algorithm)(void) =
       (const char* (*)(void))dlsym(RTLD_DEFAULT, "shancoll_last_algorithm");
-  static const char* names[] = {"MPI_Allreduce", "MPI_Bcast", "MPI_Reduce", "MPI_Allgather",
-                                "MPI_Barrier"};
+  static const char* names[] = {
+      "MPI_Allreduce",     "MPI_Bcast", "MPI_Reduce", "MPI_Allgather",
+      "MPI_Barrier",       "MPI_Scan",  "MPI_Exscan", "MPI_Reduce_scatter_block",
+      "MPI_Reduce_scatter"};
   static const int counts[] = {1, 64, 512 / 2}; /* 8 B, 512 B, 2 KiB (allgather: per rank) */
   int checks = 0, failed = 0;
-  for (int which = 0; which < 5; ++which) {
+  for (int which = 0; which < 9; ++which) {
     for (int c = 0; c < (which == 4 ? 1 : 3); ++c) { /* a barrier has no size */
-      const int count = which == 3 && counts[c] * size > 1024 ? 1024 / size : counts[c];
+      int count = which == 3 && counts[c] * size > 1024 ? 1024 / size : counts[c];
+      if (which >= 7 && count * size > 512) count = 512 / size; /* P blocks in send_buf */
+      for (int r = 0; r < size && r < 64; ++r) block_counts[r] = count;
       for (int i = 0; i < kWarm; ++i) call(which, count);
       allocations = mpi_allocations = environment_reads = 0;
       counting = 1;

@@ -31,6 +31,8 @@
 #include "shancoll/pattern/dissemination.h"
 #include "shancoll/pattern/nway_dissemination.h"
 #include "shancoll/pattern/pairwise_exchange.h"
+#include "shancoll/pattern/reduce_scatter.h"
+#include "shancoll/pattern/scan.h"
 #include "shancoll/pattern/shan_blocks.h"
 #include "shancoll/pattern/tree.h"
 
@@ -374,6 +376,10 @@ void tree_tests() {
 #include "intergroup_pattern_checks.h"  // NOLINT(build/include_order)
 // The topology-aware trees; use check() and tree_depths() above.
 #include "socket_tree_checks.h"  // NOLINT(build/include_order)
+// The recursive doubling prefix of scan/exscan; uses check() and Exprs above.
+#include "scan_pattern_checks.h"  // NOLINT(build/include_order)
+// The point-to-point reduce-scatters' arithmetic; uses check() above.
+#include "reduce_scatter_pattern_checks.h"  // NOLINT(build/include_order)
 
 // pipeline_block_size / choose_block_size (shan_blocks.h).
 void shan_block_size_tests() {
@@ -415,6 +421,8 @@ int main() {
   const int kMaxP = 130, kMaxN = 8;
   paper_examples();
   intergroup_checks::run();
+  scan_checks::run();
+  reduce_scatter_checks::run();
   for (int n = 1; n <= kMaxN; ++n) {
     const std::string sn = "(n=" + std::to_string(n) + ")";
     std::vector<int> fallback;

@@ -44,8 +44,16 @@ CASES = [
     ("barrier", "ports", 2, "2"),
     ("barrier", "timeout", -1.0, "-1"),
     ("barrier", "ranks_per_node", -2, "-2"),
+    ("scan", "ports", 2, "2"),
+    ("scan", "tree", "flat", "flat"),
+    ("exscan", "timeout", -1.0, "-1"),
+    ("exscan", "consistent", False, "0"),
+    ("reduce_scatter_block", "ports", 2, "2"),
+    ("reduce_scatter_block", "timeout", -1.0, "-1"),
+    ("reduce_scatter", "tree", "flat", "flat"),
 ]
 LISTED = ["allgather", "allgatherv", "allreduce", "iallreduce", "bcast", "reduce", "barrier"]
+LISTED += ["scan", "exscan", "reduce_scatter", "reduce_scatter_block"]
 
 
 def case_id(case) -> str:
@@ -64,6 +72,13 @@ def python_call(comm, collective: str, key: str, value):
         shancoll.allreduce(comm, x, out, MPI.SUM, **options)
     elif collective == "barrier":
         shancoll.barrier(comm, **options)
+    elif collective in ("scan", "exscan"):
+        getattr(shancoll, collective)(comm, x, out, MPI.SUM, **options)
+    elif collective == "reduce_scatter_block":
+        shancoll.reduce_scatter_block(comm, np.ones(4 * comm.size), out, MPI.SUM, **options)
+    elif collective == "reduce_scatter":
+        counts = [4] * comm.size
+        shancoll.reduce_scatter(comm, np.ones(4 * comm.size), out, counts, MPI.SUM, **options)
     else:
         shancoll.allgather(comm, x, out, **options)
 
@@ -98,6 +113,22 @@ def capi_call(lib, comm, collective: str, text: str) -> tuple[int, str]:
                                     o(h(MPI.SUM)), c(h(comm)), None, options)  # fmt: skip
     elif collective == "barrier":
         rc = lib.shancoll_barrier(c(h(comm)), None, options)
+    elif collective.startswith("reduce_scatter"):
+        send = np.ones(4 * comm.size)
+        if collective == "reduce_scatter":
+            counts = (ctypes.c_int * comm.size)(*([4] * comm.size))
+            rc = lib.shancoll_reduce_scatter(ptr(send.ctypes.data), ptr(out.ctypes.data), counts,
+                                             t(h(MPI.DOUBLE)), o(h(MPI.SUM)), c(h(comm)), None,
+                                             options)  # fmt: skip
+        else:
+            rc = lib.shancoll_reduce_scatter_block(ptr(send.ctypes.data), ptr(out.ctypes.data), 4,
+                                                   t(h(MPI.DOUBLE)), o(h(MPI.SUM)), c(h(comm)),
+                                                   None, options)  # fmt: skip
+    elif collective in ("scan", "exscan"):
+        rc = getattr(lib, f"shancoll_{collective}")(
+            ptr(x.ctypes.data), ptr(out.ctypes.data), 4, t(h(MPI.DOUBLE)), o(h(MPI.SUM)),
+            c(h(comm)), None, options,
+        )  # fmt: skip
     else:
         rc = lib.shancoll_allgather(ptr(x.ctypes.data), 4, t(h(MPI.DOUBLE)), ptr(out.ctypes.data),
                                     4, t(h(MPI.DOUBLE)), c(h(comm)), None, options)  # fmt: skip

@@ -92,6 +92,22 @@ def barrier(algorithm, rpn):
     return call
 
 
+def scan(algorithm, rpn, coll="scan"):
+    def call(c, timeout=None):
+        getattr(shancoll, coll)(c, np.ones(N), np.zeros(N), MPI.SUM, algorithm, ranks_per_node=rpn,
+                                timeout=timeout)  # fmt: skip
+
+    return call
+
+
+def reduce_scatter(algorithm, rpn):
+    def call(c, timeout=None):
+        shancoll.reduce_scatter_block(c, np.ones(N * c.size), np.zeros(N), MPI.SUM, algorithm,
+                                      ranks_per_node=rpn, timeout=timeout)  # fmt: skip
+
+    return call
+
+
 def inter_allgatherv(algorithm):
     def call(c, timeout=None):
         shancoll.allgatherv(c, np.ones(N), np.zeros(N * c.remote_size), algorithm=algorithm,
@@ -195,6 +211,33 @@ def cases() -> dict[str, Case]:
         allreduce("release_gather", 1), ("communicator of the node leaders",),
         warm=allreduce("ring", 1),
     )  # fmt: skip
+    # scan and exscan: rank 0 always waits for the missing last rank (in
+    # recursive doubling its partners' groups reach it); shan on one node:
+    # every rank at the node barrier.
+    for a in ["shan", "recursive_doubling"]:
+        c[f"scan-{a}-first-call"] = Case(scan(a, 0), FIRST_CALL)
+    rd = "recursive_doubling scan"
+    for coll in ["scan", "exscan"]:
+        f = scan("recursive_doubling", 0, coll)
+        c[f"{coll}-recursive_doubling-later-call"] = Case(f, (rd,), warm=f, waiters=(0,))
+        f = scan("shan", 0, coll)  # one node; on real nodes: between them too
+        c[f"{coll}-shan-rpn0-later-call"] = Case(f, ("node barrier", rd), warm=f, waiters=(0,))
+        f = scan("shan", 1, coll)  # one rank per node: the node totals' exscan
+        c[f"{coll}-shan-rpn1-later-call"] = Case(f, (rd,), warm=f, waiters=(0,))
+    # reduce_scatter_block: rank 0 exchanges with the missing last rank
+    # (pairwise, shan's pairwise between nodes) or is its right neighbour (ring).
+    for a in ["shan", "ring", "pairwise"]:
+        c[f"reduce_scatter-{a}-first-call"] = Case(reduce_scatter(a, 0), FIRST_CALL)
+        if a != "shan":
+            f = reduce_scatter(a, 0)
+            c[f"reduce_scatter-{a}-later-call"] = Case(
+                f, (f"reduce_scatter '{a}'",), warm=f, waiters=(0,)
+            )
+    pw = "reduce_scatter 'pairwise'"
+    f = reduce_scatter("shan", 0)  # one node: the node barrier; on real nodes: between them
+    c["reduce_scatter-shan-rpn0-later-call"] = Case(f, ("node barrier", pw), warm=f, waiters=(0,))
+    f = reduce_scatter("shan", 1)
+    c["reduce_scatter-shan-rpn1-later-call"] = Case(f, (pw,), warm=f, waiters=(0,))
     return c
 
 

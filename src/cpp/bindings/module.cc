@@ -30,6 +30,9 @@ void bind_barrier(py::module_& m);     // bindings/barrier.cc
 void bind_intergroup(py::module_& m);  // bindings/intergroup.cc
 void bind_rooted(py::module_& m);      // bindings/rooted.cc
 void bind_rules(py::module_& m);       // bindings/rules.cc
+void bind_scan(py::module_& m);        // bindings/scan.cc
+
+void bind_reduce_scatter(py::module_& m);  // bindings/reduce_scatter.cc
 
 namespace {
 // Before SHANCOLL_ON_ERROR=abort ends the job: what the program printed is
@@ -64,6 +67,8 @@ PYBIND11_MODULE(_core, m) {
   bind_intergroup(m);
   bind_rooted(m);
   bind_rules(m);
+  bind_scan(m);
+  bind_reduce_scatter(m);
   set_abort_hook(flush_python_streams);
 
   m.def(

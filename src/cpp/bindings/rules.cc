@@ -9,7 +9,9 @@
 #include "shancoll/coll/allgatherv/allgatherv.h"
 #include "shancoll/coll/allreduce/allreduce.h"
 #include "shancoll/coll/barrier/barrier.h"
+#include "shancoll/coll/reduce_scatter/reduce_scatter.h"
 #include "shancoll/coll/rooted.h"
+#include "shancoll/coll/scan/scan.h"
 #include "shancoll/environment.h"
 #include "shancoll/error.h"
 
@@ -30,8 +32,13 @@ std::string choose(const std::string& coll, std::int64_t bytes, int ranks, int n
   if (coll == "bcast") return choose_bcast(bytes, ranks, nodes, hosts);
   if (coll == "reduce") return choose_reduce(bytes, commutative, ranks, nodes, hosts);
   if (coll == "barrier") return choose_barrier(ranks, nodes, hosts);
-  throw ArgumentError("coll: unknown collective '" + coll +
-                      "' (allgatherv, allgather, allreduce, bcast, reduce, barrier)");
+  if (coll == "scan" || coll == "exscan") return choose_scan(bytes, coll == "exscan", ranks, nodes);
+  if (coll == "reduce_scatter" || coll == "reduce_scatter_block")
+    return choose_reduce_scatter(bytes, coll == "reduce_scatter_block", commutative, ranks, nodes);
+  throw ArgumentError(
+      "coll: unknown collective '" + coll +
+      "' (allgatherv, allgather, allreduce, bcast, reduce, barrier, scan, exscan, reduce_scatter, "
+      "reduce_scatter_block)");
 }
 
 }  // namespace

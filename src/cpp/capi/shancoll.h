@@ -161,6 +161,40 @@ int shancoll_iallreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count,
                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const char* algorithm,
                           const char* options, shancoll_request* request);
 
+/* MPI_Scan and MPI_Exscan (sendbuf == MPI_IN_PLACE takes the input from
+ * recvbuf; exscan leaves rank 0's recvbuf as it was). algorithm: NULL/""
+ * (SHANCOLL_SCAN_ALGORITHM / SHANCOLL_EXSCAN_ALGORITHM, else "auto"), "auto",
+ * "shan", "recursive_doubling" or "mpi"; options: timeout, check,
+ * ranks_per_node. Every algorithm keeps rank order (non-commutative ops);
+ * shancoll_algorithms("scan") and ("exscan") list them. */
+int shancoll_scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                  MPI_Comm comm, const char* algorithm, const char* options);
+int shancoll_exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                    MPI_Comm comm, const char* algorithm, const char* options);
+int shancoll_scan_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                    MPI_Op op, MPI_Comm comm, const char* algorithm, const char* options);
+int shancoll_exscan_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Op op, MPI_Comm comm, const char* algorithm, const char* options);
+
+/* MPI_Reduce_scatter_block and MPI_Reduce_scatter (sendbuf == MPI_IN_PLACE
+ * takes the whole input from recvbuf and leaves the result at its start).
+ * algorithm: NULL/"" (SHANCOLL_REDUCE_SCATTER_BLOCK_ALGORITHM /
+ * SHANCOLL_REDUCE_SCATTER_ALGORITHM, else "auto"), "auto", "shan", "ring"
+ * (commutative ops), "pairwise" or "mpi"; options: timeout, check,
+ * ranks_per_node. */
+int shancoll_reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
+                                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                  const char* algorithm, const char* options);
+int shancoll_reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const char* algorithm,
+                            const char* options);
+int shancoll_reduce_scatter_block_c(const void* sendbuf, void* recvbuf, MPI_Count recvcount,
+                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                    const char* algorithm, const char* options);
+int shancoll_reduce_scatter_c(const void* sendbuf, void* recvbuf, const MPI_Count recvcounts[],
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                              const char* algorithm, const char* options);
+
 /* The message of the calling thread's last error ("" if none yet); valid
  * until the thread's next shancoll call. */
 const char* shancoll_last_error(void);

@@ -17,8 +17,10 @@
 #include "shancoll/coll/allreduce/allreduce.h"
 #include "shancoll/coll/allreduce/allreduce_request.h"
 #include "shancoll/coll/barrier/barrier.h"
+#include "shancoll/coll/reduce_scatter/reduce_scatter.h"
 #include "shancoll/coll/registry.h"
 #include "shancoll/coll/rooted.h"
+#include "shancoll/coll/scan/scan.h"
 #include "shancoll/comm.h"
 #include "shancoll/progress.h"
 #include "shancoll/rules.h"
@@ -316,6 +318,64 @@ AllreduceCall allreduce_call(Collective which, const void* sendbuf, void* recvbu
   return call;
 }
 
+// A scan's or exscan's call, checked, run through its door.
+void run_scan(bool exclusive, const void* sendbuf, void* recvbuf, MPI_Count count,
+              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const char* algorithm,
+              const char* options) {
+  check_intracomm(comm);
+  check_count(count, "count");
+  if (!recvbuf && count > 0) refuse(MPI_ERR_BUFFER, "recvbuf: NULL");
+  OptionsStorage storage;
+  ScanCall call;
+  call.comm = comm;
+  call.send = sendbuf == MPI_IN_PLACE ? nullptr : sendbuf;
+  call.recv = recvbuf;
+  call.count = count;
+  call.type = reduction_type(datatype);
+  call.datatype = datatype;
+  call.op = op;
+  call.algorithm = algorithm ? algorithm : "";
+  call.options = call_options(exclusive ? Collective::exscan : Collective::scan, options, storage);
+  record(exclusive ? exscan(call) : scan(call));
+}
+
+// A reduce_scatter(_block)'s call, checked, run through its door: `counts`
+// (null for the block form, whose count is `count`) copied into a per-thread
+// array that only grows, so a repeated call allocates nothing.
+template <class Count>
+void run_reduce_scatter(const void* sendbuf, void* recvbuf, const Count* counts, MPI_Count count,
+                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const char* algorithm,
+                        const char* options) {
+  check_intracomm(comm);
+  const bool block = counts == nullptr;
+  thread_local std::vector<std::int64_t> wide;
+  if (block) {
+    check_count(count, "recvcount");
+  } else {
+    int size = 0;
+    MPI_Comm_size(comm, &size);
+    wide.resize(static_cast<std::size_t>(size));
+    for (int q = 0; q < size; ++q) {
+      check_count(counts[q], "recvcounts");
+      wide[static_cast<std::size_t>(q)] = counts[q];
+    }
+  }
+  OptionsStorage storage;
+  ReduceScatterCall call;
+  call.comm = comm;
+  call.send = sendbuf == MPI_IN_PLACE ? nullptr : sendbuf;
+  call.recv = recvbuf;
+  call.counts = block ? nullptr : wide.data();
+  call.count = count;
+  call.type = reduction_type(datatype);
+  call.datatype = datatype;
+  call.op = op;
+  call.algorithm = algorithm ? algorithm : "";
+  const Collective which = block ? Collective::reduce_scatter_block : Collective::reduce_scatter;
+  call.options = call_options(which, options, storage);
+  record(block ? reduce_scatter_block(call) : reduce_scatter(call));
+}
+
 }  // namespace
 
 bool inside() { return t_inside; }
@@ -559,6 +619,62 @@ int shancoll_reduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_D
     call.algorithm = algorithm ? algorithm : "";
     call.options = call_options(Collective::reduce, options, storage);
     record(reduce(call));
+  });
+}
+
+int shancoll_scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                  MPI_Comm comm, const char* algorithm, const char* options) {
+  return shancoll_scan_c(sendbuf, recvbuf, count, datatype, op, comm, algorithm, options);
+}
+
+int shancoll_exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                    MPI_Comm comm, const char* algorithm, const char* options) {
+  return shancoll_exscan_c(sendbuf, recvbuf, count, datatype, op, comm, algorithm, options);
+}
+
+int shancoll_scan_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                    MPI_Op op, MPI_Comm comm, const char* algorithm, const char* options) {
+  return guarded(
+      [&] { run_scan(false, sendbuf, recvbuf, count, datatype, op, comm, algorithm, options); });
+}
+
+int shancoll_exscan_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Op op, MPI_Comm comm, const char* algorithm, const char* options) {
+  return guarded(
+      [&] { run_scan(true, sendbuf, recvbuf, count, datatype, op, comm, algorithm, options); });
+}
+
+int shancoll_reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
+                                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                  const char* algorithm, const char* options) {
+  return shancoll_reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, algorithm,
+                                         options);
+}
+
+int shancoll_reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const char* algorithm,
+                            const char* options) {
+  return guarded([&] {
+    if (!recvcounts) refuse(MPI_ERR_ARG, "recvcounts: NULL");
+    run_reduce_scatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm, algorithm, options);
+  });
+}
+
+int shancoll_reduce_scatter_block_c(const void* sendbuf, void* recvbuf, MPI_Count recvcount,
+                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                    const char* algorithm, const char* options) {
+  return guarded([&] {
+    run_reduce_scatter<MPI_Count>(sendbuf, recvbuf, nullptr, recvcount, datatype, op, comm,
+                                  algorithm, options);
+  });
+}
+
+int shancoll_reduce_scatter_c(const void* sendbuf, void* recvbuf, const MPI_Count recvcounts[],
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                              const char* algorithm, const char* options) {
+  return guarded([&] {
+    if (!recvcounts) refuse(MPI_ERR_ARG, "recvcounts: NULL");
+    run_reduce_scatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm, algorithm, options);
   });
 }
 

@@ -219,11 +219,20 @@ std::int64_t bytes_of(MPI_Count count, MPI_Datatype type) {
   return count * size;
 }
 
+// The summary's bytes of a reduce_scatter call: this rank's block.
+template <class Count>
+std::int64_t my_block_bytes(const Count recvcounts[], MPI_Datatype datatype, MPI_Comm comm) {
+  int rank = 0;
+  if (!recvcounts || PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS) return 0;
+  return bytes_of(recvcounts[rank], datatype);
+}
+
 }  // namespace shancoll::pmpi
 
 using shancoll::pmpi::bytes_of;
 using shancoll::pmpi::gathered_bytes;
 using shancoll::pmpi::interpose;
+using shancoll::pmpi::my_block_bytes;
 
 extern "C" {
 
@@ -288,6 +297,48 @@ int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datat
       [&] { return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm); });
 }
 
+// MPI_Scan and MPI_Exscan are interposed too (their _c variants below).
+int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+             MPI_Comm comm) {
+  return interpose(
+      "MPI_Scan", comm, [&] { return bytes_of(count, datatype); },
+      [&] { return shancoll_scan(sendbuf, recvbuf, count, datatype, op, comm, nullptr, nullptr); },
+      [&] { return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm); });
+}
+
+int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               MPI_Comm comm) {
+  return interpose(
+      "MPI_Exscan", comm, [&] { return bytes_of(count, datatype); },
+      [&] {
+        return shancoll_exscan(sendbuf, recvbuf, count, datatype, op, comm, nullptr, nullptr);
+      },
+      [&] { return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm); });
+}
+
+// MPI_Reduce_scatter_block and MPI_Reduce_scatter (their _c variants below).
+int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  return interpose(
+      "MPI_Reduce_scatter_block", comm, [&] { return bytes_of(recvcount, datatype); },
+      [&] {
+        return shancoll_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm,
+                                             nullptr, nullptr);
+      },
+      [&] { return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm); });
+}
+
+int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  return interpose(
+      "MPI_Reduce_scatter", comm, [&] { return my_block_bytes(recvcounts, datatype, comm); },
+      [&] {
+        return shancoll_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, nullptr,
+                                       nullptr);
+      },
+      [&] { return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm); });
+}
+
 // The large-count variants (MPI-4): mpi4py 4 and other MPI-4 codes call these.
 #if MPI_VERSION >= 4
 
@@ -345,6 +396,48 @@ int MPI_Reduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Dataty
                                  nullptr);
       },
       [&] { return PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm); });
+}
+
+int MPI_Scan_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+               MPI_Op op, MPI_Comm comm) {
+  return interpose(
+      "MPI_Scan_c", comm, [&] { return bytes_of(count, datatype); },
+      [&] {
+        return shancoll_scan_c(sendbuf, recvbuf, count, datatype, op, comm, nullptr, nullptr);
+      },
+      [&] { return PMPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm); });
+}
+
+int MPI_Exscan_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                 MPI_Op op, MPI_Comm comm) {
+  return interpose(
+      "MPI_Exscan_c", comm, [&] { return bytes_of(count, datatype); },
+      [&] {
+        return shancoll_exscan_c(sendbuf, recvbuf, count, datatype, op, comm, nullptr, nullptr);
+      },
+      [&] { return PMPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm); });
+}
+
+int MPI_Reduce_scatter_block_c(const void* sendbuf, void* recvbuf, MPI_Count recvcount,
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  return interpose(
+      "MPI_Reduce_scatter_block_c", comm, [&] { return bytes_of(recvcount, datatype); },
+      [&] {
+        return shancoll_reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm,
+                                               nullptr, nullptr);
+      },
+      [&] { return PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm); });
+}
+
+int MPI_Reduce_scatter_c(const void* sendbuf, void* recvbuf, const MPI_Count recvcounts[],
+                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  return interpose(
+      "MPI_Reduce_scatter_c", comm, [&] { return my_block_bytes(recvcounts, datatype, comm); },
+      [&] {
+        return shancoll_reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, nullptr,
+                                         nullptr);
+      },
+      [&] { return PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm); });
 }
 
 #endif  // MPI_VERSION >= 4

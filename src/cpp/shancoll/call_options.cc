@@ -321,6 +321,14 @@ const char* env_name(Collective c) {
       return environment_value("SHANCOLL_INTERGROUP_OPTIONS");
     case Collective::barrier:
       return environment_value("SHANCOLL_BARRIER_OPTIONS");
+    case Collective::scan:
+      return environment_value("SHANCOLL_SCAN_OPTIONS");
+    case Collective::exscan:
+      return environment_value("SHANCOLL_EXSCAN_OPTIONS");
+    case Collective::reduce_scatter:
+      return environment_value("SHANCOLL_REDUCE_SCATTER_OPTIONS");
+    case Collective::reduce_scatter_block:
+      return environment_value("SHANCOLL_REDUCE_SCATTER_BLOCK_OPTIONS");
   }
   return "";
 }
@@ -334,9 +342,10 @@ std::string variable_of(Collective c) {
 }  // namespace
 
 const char* collective_name(Collective c) {
-  static const char* const names[kCollectives] = {"allgather",  "allgatherv", "allreduce",
-                                                  "iallreduce", "bcast",      "reduce",
-                                                  "intergroup", "barrier"};
+  static const char* const names[kCollectives] = {
+      "allgather", "allgatherv", "allreduce",      "iallreduce",
+      "bcast",     "reduce",     "intergroup",     "barrier",
+      "scan",      "exscan",     "reduce_scatter", "reduce_scatter_block"};
   return names[static_cast<unsigned>(c)];
 }
 

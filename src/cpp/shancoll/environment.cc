@@ -32,6 +32,10 @@ Environment read_environment() {
   e.allreduce = text_of("SHANCOLL_ALLREDUCE_ALGORITHM");
   e.bcast = text_of("SHANCOLL_BCAST_ALGORITHM");
   e.barrier = text_of("SHANCOLL_BARRIER_ALGORITHM");
+  e.scan = text_of("SHANCOLL_SCAN_ALGORITHM");
+  e.exscan = text_of("SHANCOLL_EXSCAN_ALGORITHM");
+  e.reduce_scatter = text_of("SHANCOLL_REDUCE_SCATTER_ALGORITHM");
+  e.reduce_scatter_block = text_of("SHANCOLL_REDUCE_SCATTER_BLOCK_ALGORITHM");
   e.reduce = text_of("SHANCOLL_REDUCE_ALGORITHM");
   e.intergroup = text_of("SHANCOLL_INTERGROUP_ALGORITHM");
   return e;

@@ -28,6 +28,10 @@ struct Environment {
   std::string iallreduce;
   std::string bcast;
   std::string barrier;
+  std::string scan;
+  std::string exscan;
+  std::string reduce_scatter;
+  std::string reduce_scatter_block;
   std::string reduce;
   std::string intergroup;
 };

@@ -20,7 +20,9 @@
 namespace shancoll {
 namespace {
 
-const char* const kCollectives[] = {"allgatherv", "allreduce", "bcast", "reduce", "barrier"};
+const char* const kCollectives[] = {"allgatherv", "allreduce",      "bcast",
+                                    "reduce",     "barrier",        "scan",
+                                    "exscan",     "reduce_scatter", "reduce_scatter_block"};
 
 std::int64_t parse_int(const std::string& field, bool star_ok, std::int64_t star,
                        const std::string& where) {
@@ -64,11 +66,15 @@ Rule parse_line(std::istringstream& in, const std::string& where) {
   }
   r.algorithm = f[6];
   if (f[7] != "-") {  // the collective's options over its defaults, checked now
-    const Collective c = r.coll == "allgatherv"  ? Collective::allgatherv
-                         : r.coll == "allreduce" ? Collective::allreduce
-                         : r.coll == "bcast"     ? Collective::bcast
-                         : r.coll == "barrier"   ? Collective::barrier
-                                                 : Collective::reduce;
+    const Collective c = r.coll == "allgatherv"             ? Collective::allgatherv
+                         : r.coll == "allreduce"            ? Collective::allreduce
+                         : r.coll == "bcast"                ? Collective::bcast
+                         : r.coll == "barrier"              ? Collective::barrier
+                         : r.coll == "scan"                 ? Collective::scan
+                         : r.coll == "exscan"               ? Collective::exscan
+                         : r.coll == "reduce_scatter"       ? Collective::reduce_scatter
+                         : r.coll == "reduce_scatter_block" ? Collective::reduce_scatter_block
+                                                            : Collective::reduce;
     auto options = std::make_shared<CallOptions>(default_options(c));
     options->set_text(c, f[7], (where + "options").c_str());
     options->complete();

@@ -9,6 +9,10 @@
 //   shancoll_bench --coll allreduce --algorithms shan,nway_dissemination,mpi
 //                  --sizes 1,255 (elements) --dtype int|double --op sum|max
 //   shancoll_bench --coll barrier --algorithms release_gather,mpi [--native]
+//   shancoll_bench --coll scan|exscan --algorithms shan,recursive_doubling,mpi
+//                  --sizes 1,255 (elements) --dtype int|double --op sum|max [--native]
+//   shancoll_bench --coll reduce_scatter_block --algorithms shan,ring,pairwise,mpi
+//                  --sizes 1,255 (elements per block) --dtype int|double --op sum|max [--native]
 //   add --check to any allgatherv/allreduce run: every algorithm once on real
 //   data, compared byte for byte with MPI's own collective ("check" rows);
 //   --native times the MPI collective alone, without shancoll's setup.
@@ -90,6 +94,8 @@
 #include "shancoll/coll/allreduce/allreduce.h"
 #include "shancoll/coll/barrier/barrier.h"
 #include "shancoll/coll/intergroup/intergroup.h"
+#include "shancoll/coll/reduce_scatter/reduce_scatter.h"
+#include "shancoll/coll/scan/scan.h"
 #include "shancoll/comm.h"
 #include "shancoll/cost.h"
 #include "shancoll/error.h"
@@ -210,10 +216,13 @@ Config parse(int argc, char** argv) {
       throw ArgumentError("unknown option '" + arg + "'\n" + kUsage);
     }
   }
+  const bool scans = c.coll == "scan" || c.coll == "exscan";
+  const bool reduce_scatters = c.coll == "reduce_scatter_block";
   if (c.coll != "allgatherv" && c.coll != "intergroup" && c.coll != "allreduce" &&
-      c.coll != "barrier") {
+      c.coll != "barrier" && !scans && !reduce_scatters) {
     throw ArgumentError("--coll: '" + c.coll +
-                        "' (valid: allgatherv, allreduce, intergroup, barrier)");
+                        "' (valid: allgatherv, allreduce, intergroup, barrier, scan, exscan, "
+                        "reduce_scatter_block)");
   }
   if (c.dtype != "int" && c.dtype != "double") throw ArgumentError("--dtype: int or double");
   if (c.op != "sum" && c.op != "max") throw ArgumentError("--op: sum or max");
@@ -233,10 +242,13 @@ Config parse(int argc, char** argv) {
   if (c.intra_overhead_us != 0) throw ArgumentError("--intra-overhead-us: SMPI builds only");
 #endif
   if (c.intra_overhead_us < 0) throw ArgumentError("--intra-overhead-us: not negative");
-  const Collective which = c.coll == "allreduce"    ? Collective::allreduce
-                           : c.coll == "intergroup" ? Collective::intergroup
-                           : c.coll == "barrier"    ? Collective::barrier
-                                                    : Collective::allgatherv;
+  const Collective which = c.coll == "allreduce"              ? Collective::allreduce
+                           : c.coll == "intergroup"           ? Collective::intergroup
+                           : c.coll == "barrier"              ? Collective::barrier
+                           : c.coll == "scan"                 ? Collective::scan
+                           : c.coll == "exscan"               ? Collective::exscan
+                           : c.coll == "reduce_scatter_block" ? Collective::reduce_scatter_block
+                                                              : Collective::allgatherv;
   c.options = default_options(which);
   c.options.set_text(which, c.option_text, "options");
   c.options.complete();
@@ -583,6 +595,88 @@ void bench_native(const Config& cfg, MPI_Comm comm) {
   }
 }
 
+// Scan and exscan through their doors (--native: MPI_Scan / MPI_Exscan on the
+// user's communicator); --sizes in elements, as allreduce's.
+void bench_scan(const Config& cfg, MPI_Comm user) {
+  const bool exclusive = cfg.coll == "exscan";
+  const DType type = cfg.dtype == "int" ? DType::kInt32 : DType::kFloat64;
+  const MPI_Op op = cfg.op == "sum" ? MPI_SUM : MPI_MAX;
+  const std::string dist = cfg.dtype + "_" + cfg.op;
+  int p = 0, r = 0;
+  MPI_Comm_size(user, &p);
+  MPI_Comm_rank(user, &r);
+  if (r == 0) std::printf("%s", kHeader);
+  for (std::int64_t count : cfg.sizes) {
+    const std::int64_t bytes = count * static_cast<std::int64_t>(dtype_size(type));
+    Buffer send(static_cast<std::size_t>(bytes), false), recv(send.size(), false);
+    if (cfg.native) {
+      const int n = static_cast<int>(count);
+      const Summary s = time_calls(cfg, user, [&] {
+        if (exclusive)
+          MPI_Exscan(send.data(), recv.data(), n, dtype_mpi(type), op, user);
+        else
+          MPI_Scan(send.data(), recv.data(), n, dtype_mpi(type), op, user);
+      });
+      if (r == 0) print_row(cfg.coll.c_str(), "mpi", "-", dist, p, 0, bytes, s);
+      continue;
+    }
+    Comm& comm = Comm::of(user, cfg.options.resolved().timeout);
+    const int rpn = comm.nodes(cfg.options.options.ranks_per_node).topo.max_local_size();
+    for (const std::string& name : cfg.algorithms) {
+      ScanCall call;  // through the door, as every front end calls it
+      call.comm = user;
+      call.send = send.data();
+      call.recv = recv.data();
+      call.count = count;
+      call.type = type;
+      call.op = op;
+      call.algorithm = name;
+      call.options = &cfg.options;
+      const Summary s = time_calls(cfg, comm.mpi(), [&] { exclusive ? exscan(call) : scan(call); });
+      if (r == 0) print_row(cfg.coll.c_str(), name, "-", dist, p, rpn, bytes, s);
+    }
+  }
+}
+
+// Reduce_scatter_block through its door (--native: MPI_Reduce_scatter_block
+// on the user's communicator); --sizes: elements of one rank's block.
+void bench_reduce_scatter_block(const Config& cfg, MPI_Comm user) {
+  const DType type = cfg.dtype == "int" ? DType::kInt32 : DType::kFloat64;
+  const MPI_Op op = cfg.op == "sum" ? MPI_SUM : MPI_MAX;
+  const std::string dist = cfg.dtype + "_" + cfg.op;
+  int p = 0, r = 0;
+  MPI_Comm_size(user, &p);
+  MPI_Comm_rank(user, &r);
+  if (r == 0) std::printf("%s", kHeader);
+  for (std::int64_t count : cfg.sizes) {
+    const std::int64_t bytes = count * static_cast<std::int64_t>(dtype_size(type));
+    Buffer send(static_cast<std::size_t>(bytes * p), false), recv(bytes, false);
+    if (cfg.native) {
+      const Summary s = time_calls(cfg, user, [&] {
+        MPI_Reduce_scatter_block(send.data(), recv.data(), static_cast<int>(count), dtype_mpi(type),
+                                 op, user);
+      });
+      if (r == 0) print_row("reduce_scatter_block", "mpi", "-", dist, p, 0, bytes, s);
+      continue;
+    }
+    Comm& comm = Comm::of(user, cfg.options.resolved().timeout);
+    const int rpn = comm.nodes(cfg.options.options.ranks_per_node).topo.max_local_size();
+    for (const std::string& name : cfg.algorithms) {
+      ReduceScatterCall call;  // through the door, as every front end calls it
+      call.comm = user;
+      call.send = send.data();
+      call.recv = recv.data();
+      call.count = count;
+      call.type = type;
+      call.op = op;
+      call.algorithm = name;
+      call.options = &cfg.options;
+      const Summary s = time_calls(cfg, comm.mpi(), [&] { reduce_scatter_block(call); });
+      if (r == 0) print_row("reduce_scatter_block", name, "-", dist, p, rpn, bytes, s);
+    }
+  }
+}
+
 // Block bytes of rank i of a group of n ranks (A: the larger) in a setting.
 std::int64_t setting_block(int setting, bool in_a, int i, int n, std::int64_t c) {
   if (setting == 3 && !in_a) return c / 4;
@@ -678,6 +772,10 @@ int main(int argc, char** argv) {
     if (cfg.sizes.empty()) throw ArgumentError("--sizes: no size given");
     if (cfg.coll == "barrier") {
       bench_barrier(cfg, MPI_COMM_WORLD);
+    } else if (cfg.coll == "scan" || cfg.coll == "exscan") {
+      bench_scan(cfg, MPI_COMM_WORLD);
+    } else if (cfg.coll == "reduce_scatter_block") {
+      bench_reduce_scatter_block(cfg, MPI_COMM_WORLD);
     } else if (cfg.native && cfg.coll != "intergroup") {
       bench_native(cfg, MPI_COMM_WORLD);
     } else if (cfg.coll == "intergroup") {

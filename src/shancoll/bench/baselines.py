@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 
 LIBS = ("mpich", "openmpi", "impi")
 COLLECTIVES = ("allgatherv", "allgather", "allreduce", "bcast", "reduce", "barrier")
+COLLECTIVES += ("scan", "exscan")
+COLLECTIVES += ("reduce_scatter_block",)
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,15 @@ MPICH_ALGORITHMS: dict[str, tuple[str, ...]] = {
     ),
     "reduce": ("binomial", "reduce_scatter_gather", "smp", "nb"),
     "barrier": ("nb", "smp", "k_dissemination", "recexch"),
+    "scan": ("nb", "smp", "recursive_doubling"),
+    "exscan": ("nb", "recursive_doubling"),
+    "reduce_scatter_block": (
+        "noncommutative",
+        "recursive_doubling",
+        "pairwise",
+        "recursive_halving",
+        "nb",
+    ),
 }
 # Collectives with CH4's POSIX shared-memory release/gather path (the seed
 # paper's algorithms, in MPICH). Left on "auto" it may take a call before the
@@ -152,6 +163,18 @@ OPENMPI_ALGORITHMS: dict[str, dict[int, str]] = {
         4: "bruck",
         5: "two_proc",
         6: "tree",
+    },
+    # coll_tuned_scan_algorithm / _exscan_ (coll_tuned_scan_decision.c,
+    # coll_tuned_exscan_decision.c; not checked against an installed ompi_info here).
+    "scan": {1: "linear", 2: "recursive_doubling"},
+    "exscan": {1: "linear", 2: "recursive_doubling"},
+    # coll_tuned_reduce_scatter_block_algorithm (not checked against an
+    # installed ompi_info here).
+    "reduce_scatter_block": {
+        1: "basic_linear",
+        2: "recursive_doubling",
+        3: "recursive_halving",
+        4: "butterfly",
     },
 }
 
@@ -221,6 +244,19 @@ IMPI_ALGORITHMS: dict[str, dict[int, str]] = {
         4: "topo_recursive_doubling",
         5: "binomial_gather_scatter",
         6: "topo_binomial_gather_scatter",
+    },
+    # I_MPI_ADJUST_SCAN / _EXSCAN (Intel MPI reference; not checked against an
+    # installed library here).
+    "scan": {1: "partial_results", 2: "topo_partial_results"},
+    "exscan": {1: "partial_results", 2: "topo_partial_results"},
+    # I_MPI_ADJUST_REDUCE_SCATTER_BLOCK (Intel MPI reference; not checked
+    # against an installed library here).
+    "reduce_scatter_block": {
+        1: "recursive_halving",
+        2: "pairwise",
+        3: "recursive_doubling",
+        4: "reduce_scatterv",
+        5: "reduce_scatter",
     },
 }
 

@@ -323,7 +323,7 @@ class Point:
 
 
 class MessagePoint:
-    """Buffers of one allreduce/bcast/reduce point: one message of ``nbytes``, root 0
+    """Buffers of one allreduce/bcast/reduce/scan/exscan point: one message of ``nbytes``, root 0
     (barrier: no buffers; its one point is 0 bytes).
 
     Rank r contributes ``arange(n) + r``: every sum is an integer, exact in
@@ -342,12 +342,21 @@ class MessagePoint:
         base = np.arange(n, dtype=dtype)
         self.send = base + self.rank
         self.recv = np.full(n, self.poison, dtype)
+        r = self.rank
         if collective == "bcast":
             self.expected = base
             self.recv[:] = base if self.rank == 0 else self.poison
+        elif collective == "scan":  # ranks 0..r: sum of base + q
+            self.expected = (r + 1) * base + r * (r + 1) // 2
+        elif collective == "exscan":  # ranks 0..r-1 (rank 0: undefined, not checked)
+            self.expected = r * base + r * (r - 1) // 2
+        elif collective == "reduce_scatter_block":  # P blocks in, block r of the sum out
+            whole = np.arange(p * n, dtype=dtype)
+            self.send = whole + r
+            self.expected = p * whole[r * n : (r + 1) * n] + p * (p - 1) // 2
         else:
             self.expected = p * base + p * (p - 1) // 2
-        self.copy_src, self.copy_dst = self.send.copy(), np.zeros(n, dtype)
+        self.copy_src, self.copy_dst = self.send[:n].copy(), np.zeros(n, dtype)
 
     def call_for(self, s: Series, rpn: int, timeout: float | None) -> Callable[[], Any]:
         from mpi4py import MPI
@@ -364,6 +373,9 @@ class MessagePoint:
                 "allreduce": lambda: comm.Allreduce(send, recv, MPI.SUM),
                 "bcast": lambda: comm.Bcast(recv, 0),
                 "reduce": lambda: comm.Reduce(send, recv, MPI.SUM, 0),
+                "scan": lambda: comm.Scan(send, recv, MPI.SUM),
+                "exscan": lambda: comm.Exscan(send, recv, MPI.SUM),
+                "reduce_scatter_block": lambda: comm.Reduce_scatter_block(send, recv, MPI.SUM),
             }
             return native[self.collective]
         kw = dict(s.options, algorithm=s.algorithm, ranks_per_node=rpn, timeout=timeout)
@@ -371,6 +383,9 @@ class MessagePoint:
             return lambda: shancoll.barrier(comm, **kw)
         if self.collective == "allreduce":
             return lambda: shancoll.allreduce(comm, send, recv, MPI.SUM, **kw)
+        if self.collective in ("scan", "exscan", "reduce_scatter_block"):
+            call = getattr(shancoll, self.collective)
+            return lambda: call(comm, send, recv, MPI.SUM, **kw)
         if self.collective == "bcast":
             return lambda: shancoll.bcast(comm, recv, 0, **kw)
         return lambda: shancoll.reduce(comm, send, recv, MPI.SUM, 0, **kw)
@@ -386,6 +401,8 @@ class MessagePoint:
             return bool(np.array_equal(self.copy_dst, self.copy_src))
         if self.collective == "reduce" and self.rank != 0:
             return True  # only the root receives
+        if self.collective == "exscan" and self.rank == 0:
+            return True  # undefined on rank 0
         return bool(np.array_equal(self.recv, self.expected))
 
 

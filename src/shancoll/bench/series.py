@@ -46,9 +46,11 @@ ALGORITHM_OPTIONS = (
     "buffers", "inline", "read_from_parent", "data_copy", "single_copy", "inter_algorithm",
 )  # fmt: skip
 COLLECTIVES = ("allgatherv", "allgather", "allreduce", "bcast", "reduce", "intergroup", "barrier")
+COLLECTIVES += ("scan", "exscan", "reduce_scatter_block")
 # One message of `bytes_per_rank` bytes (regular distribution only; root 0),
 # op SUM; both sides timed by this kernel through Python.
 MESSAGE_COLLECTIVES = ("allreduce", "bcast", "reduce", "barrier")  # barrier: one size, 0 bytes
+MESSAGE_COLLECTIVES += ("scan", "exscan", "reduce_scatter_block")  # its block: bytes_per_rank
 
 # ---------------------------------------------------------------------------
 # sizes and distributions (pure: no MPI; also used by the sweep driver)

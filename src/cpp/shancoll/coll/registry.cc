@@ -4,7 +4,9 @@
 #include "shancoll/coll/allreduce/allreduce.h"
 #include "shancoll/coll/barrier/barrier.h"
 #include "shancoll/coll/intergroup/intergroup.h"
+#include "shancoll/coll/reduce_scatter/reduce_scatter.h"
 #include "shancoll/coll/rooted.h"
+#include "shancoll/coll/scan/scan.h"
 #include "shancoll/error.h"
 
 namespace shancoll {
@@ -26,9 +28,13 @@ std::vector<AlgorithmInfo> algorithm_listing(std::string_view collective) {
   if (collective == "reduce") return reduce_registry().listing();
   if (collective == "intergroup") return intergroup_registry().listing();
   if (collective == "barrier") return barrier_registry().listing();
+  if (collective == "scan") return scan_registry().listing();
+  if (collective == "exscan") return exscan_registry().listing();
+  if (collective == "reduce_scatter") return reduce_scatter_registry().listing();
+  if (collective == "reduce_scatter_block") return reduce_scatter_block_registry().listing();
   throw ArgumentError("collective: unknown collective '" + std::string(collective) +
                       "' (valid: allgather, allgatherv, allreduce, iallreduce, bcast, reduce, "
-                      "intergroup, barrier)");
+                      "intergroup, barrier, scan, exscan, reduce_scatter, reduce_scatter_block)");
 }
 
 }  // namespace shancoll

@@ -56,6 +56,7 @@
 #include <vector>
 
 #include "shancoll/coll/allreduce/allreduce.h"
+#include "shancoll/coll/allreduce/shan_fractions.h"
 #include "shancoll/coll/allreduce/shan_node_pipeline.h"
 #include "shancoll/coll/allreduce/shan_node_single_copy.h"
 #include "shancoll/cost.h"
@@ -100,16 +101,6 @@ Layout reserve_layout(NodeContext& ctx, ShanState& st, std::int64_t bytes, doubl
   ctx.segment->reserve(l.result + l.stride);  // collective over the node when it grows
   return l;
 }
-
-// Fraction j of F: elements [lo(j), lo(j + 1)).
-struct Fractions {
-  std::int64_t elements;
-  int count;
-  std::int64_t lo(int j) const { return elements * j / count; }
-  std::int64_t len(int j) const { return lo(j + 1) - lo(j); }
-};
-
-bool takes(const Topology& t, int fraction) { return fraction % t.local_size() == t.local_rank; }
 
 // Built once per node layout: F splits of the whole communicator, behind a
 // handshake (the splits block until every rank comes).
@@ -181,7 +172,7 @@ void reduce_on_node(Call& c, int j) {
 }
 
 void allreduce_between_nodes(Call& c, int j) {
-  Comm& peers = *c.ctx.state<ShanState>().fraction_comms[j];
+  Comm& peers = *fraction_comm(c.ctx, j);
   AllreduceArgs inner = c.args;
   inner.send = nullptr;  // in place, in the segment
   inner.recv = c.result(j);
@@ -207,6 +198,15 @@ void copy_out(Call& c) {
 
 }  // namespace
 
+void ensure_fraction_comms(Comm& comm, NodeContext& ctx, double timeout) {
+  ShanState& st = ctx.state<ShanState>();
+  if (st.fraction_comms.empty()) build_fraction_comms(comm, ctx, st, timeout);
+}
+
+Comm* fraction_comm(NodeContext& ctx, int j) {
+  return ctx.state<ShanState>().fraction_comms[static_cast<std::size_t>(j)].get();
+}
+
 void allreduce_shan(Comm& comm, const AllreduceArgs& args, const Options& options, Stats& stats) {
   NodeContext& ctx = comm.nodes(options.ranks_per_node);
   const Topology& t = ctx.topo;
@@ -218,7 +218,7 @@ void allreduce_shan(Comm& comm, const AllreduceArgs& args, const Options& option
   if (t.node_count == 1) return shan_node_pipeline(ctx, args, options.wait_timeout(), stats);
   const double timeout = options.wait_timeout();
   ShanState& st = ctx.state<ShanState>();
-  if (t.node_count > 1 && st.fraction_comms.empty()) build_fraction_comms(comm, ctx, st, timeout);
+  if (t.node_count > 1) ensure_fraction_comms(comm, ctx, timeout);
   const Layout layout = reserve_layout(ctx, st, args.bytes(), timeout);
   const Fractions fractions{args.count, t.max_local_size()};
   Call c{ctx, t, args, options, stats, layout, fractions, ctx.segment->base()};

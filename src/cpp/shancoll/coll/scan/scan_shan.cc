@@ -1,0 +1,177 @@
+// shan: scan and exscan on the node split of shan allreduce (GASPI
+// shared-notification paper, Sec. III): the node's inputs in a shared
+// segment, the message split into fractions over the local ranks, each
+// fraction's node prefix computed by one rank in local rank order, the
+// node totals' exclusive prefix computed between the nodes, then combined.
+//
+//   1. every rank copies its input into its slot of the node segment;
+//      node barrier;
+//   2. fractions as shan allreduce's (coll/allreduce/shan_fractions.h):
+//      F = the largest local size; local rank l of a node of n ranks takes
+//      j = l, l + n, ... < F, and for each of them
+//   3. computes the node prefix of fraction j, out_0 = in_0,
+//      out_i = out_{i-1} o in_i, in the segment's output slots;
+//   4. (several nodes) runs recursive_doubling's exscan of the node total
+//      out_{n-1} with the ranks taking j on the other nodes (shan
+//      allreduce's fraction communicator, ordered by node), into E, and
+//      puts E on the left of every out_i (not on node 0, which has no E);
+//   5. node barrier; rank l copies out_l (scan), or out_{l-1}, E on a
+//      node's first rank (exscan; global rank 0 writes nothing).
+// Rank order holds for every op when every node is a contiguous range of
+// ranks (virtual nodes are; checked, else ArgumentError): local rank order
+// within a node, node order between them.
+//
+// Cost model (N nodes of n ranks; m bytes; X = recursive_doubling's exscan
+// on N ranks and m/n bytes: ceil(log2 N) rounds):
+//   intra    copy in m, (n - 1) m/n bytes combined for the node prefix,
+//            n m/n for E, copy out m per rank; two node barriers (a third
+//            when the slots grow);
+//   inter    X(N, m/n) per rank, the n ranks of a node at once: a node sends
+//            what one rank's flat recursive doubling would send, over n ranks;
+//   time     2 m/memcpy + (2n - 1) gamma m/n + X(N, m/n) + 2 barriers,
+//            against recursive doubling's ceil(log2 P) (alpha + beta m) +
+//            2 ceil(log2 P) gamma m.
+//   stats    rounds = X's rounds (summed over the fractions this rank takes);
+//            inter = X's messages; intra = the two copies.
+// Segment: its own (not the node's shared one, whose other users lay out
+// other data), F input slots, F output slots and E, each a slot of a
+// capacity that only grows (doubling; a growth moves the areas,
+// so it first waits for the node: a node barrier). Safe across calls with two barriers:
+// inputs are rewritten only after every rank passed the previous call's
+// second barrier, so no rank still reads them; outputs and E only after this
+// call's first barrier, so every rank has left the previous copy-out.
+#include <algorithm>
+#include <memory>
+
+#include "shancoll/coll/allreduce/shan_fractions.h"
+#include "shancoll/coll/scan/scan.h"
+#include "shancoll/cost.h"
+#include "shancoll/error.h"
+#include "shancoll/shm/flags.h"
+
+namespace shancoll {
+namespace {
+
+std::size_t align(std::size_t x) { return (x + kCacheLine - 1) / kCacheLine * kCacheLine; }
+
+struct ScanShanState : LayoutState {
+  std::unique_ptr<NodeSegment> segment;
+  std::int64_t slot = 0;  // bytes per slot
+};
+
+// Grows the slots (every local rank has the same bytes) and returns the
+// stride between them. A growth moves the areas, even inside a segment big
+// enough already, so it first waits until the node has left the previous
+// call: a slower local rank may still copy out of the old areas.
+std::size_t reserve_slots(NodeContext& ctx, ScanShanState& st, std::int64_t bytes, double timeout) {
+  const Topology& t = ctx.topo;
+  if (!st.segment)
+    st.segment = std::make_unique<NodeSegment>(t.node_comm, t.node_comm, ctx.call_timeout);
+  if (bytes > st.slot) {
+    st.slot = std::max<std::int64_t>(bytes, 2 * st.slot);
+    node_barrier(ctx, timeout);
+  }
+  const std::size_t stride = align(static_cast<std::size_t>(st.slot));
+  st.segment->reserve(stride * (2 * static_cast<std::size_t>(t.max_local_size()) + 1));
+  return stride;
+}
+
+struct Call {
+  NodeContext& ctx;
+  const Topology& t;
+  const ScanArgs& args;
+  const Options& options;
+  Stats& stats;
+  Fractions fractions;
+  std::byte* seg;
+  std::size_t stride;
+
+  std::size_t esize() const { return args.reducer->elem_size(); }
+  std::size_t offset(int j) const { return static_cast<std::size_t>(fractions.lo(j)) * esize(); }
+  std::byte* in(int local, int j) const { return seg + stride * local + offset(j); }
+  std::byte* out(int local, int j) const {
+    return seg + stride * (t.max_local_size() + local) + offset(j);
+  }
+  std::byte* node_prefix(int j) const { return seg + stride * 2 * t.max_local_size() + offset(j); }
+};
+
+void copy_in(Call& c) {
+  local_copy(c.in(c.t.local_rank, 0), c.args.input(), static_cast<std::size_t>(c.args.bytes()));
+  c.stats.intra_messages += 1;
+  c.stats.intra_bytes += c.args.bytes();
+}
+
+void prefix_on_node(Call& c, int j) {
+  const std::int64_t n = c.fractions.len(j);
+  local_copy(c.out(0, j), c.in(0, j), static_cast<std::size_t>(n) * c.esize());
+  for (int l = 1; l < c.t.local_size(); ++l)
+    c.args.reducer->combine(c.out(l, j), c.out(l - 1, j), c.in(l, j), n, nullptr);
+}
+
+// E = the totals of the nodes below mine (fraction j), then E o out_l.
+void exscan_between_nodes(Call& c, int j) {
+  Comm& peers = *fraction_comm(c.ctx, j);
+  ScanArgs inner = c.args;
+  inner.send = c.out(c.t.local_size() - 1, j);
+  inner.recv = c.node_prefix(j);
+  inner.count = c.fractions.len(j);
+  inner.exclusive = true;
+  Options options = c.options;
+  options.ranks_per_node = 1;  // every peer is on another node
+  peers.set_call_timeout(options.wait_timeout());
+  Stats s;
+  scan_recursive_doubling(peers, inner, options, s);
+  c.stats.rounds += s.rounds;
+  c.stats.inter_messages += s.inter_messages + s.intra_messages;
+  c.stats.inter_bytes += s.inter_bytes + s.intra_bytes;
+  if (c.t.node == 0) return;
+  for (int l = 0; l < c.t.local_size(); ++l)
+    c.args.reducer->combine(c.out(l, j), c.node_prefix(j), c.out(l, j), inner.count, nullptr);
+}
+
+void copy_out(Call& c) {
+  const int l = c.t.local_rank;
+  const std::byte* from = nullptr;
+  if (!c.args.exclusive)
+    from = c.out(l, 0);
+  else if (l > 0)
+    from = c.out(l - 1, 0);
+  else if (c.t.node > 0)
+    from = c.node_prefix(0);
+  if (!from) return;  // exscan on rank 0: recvbuf stays as it was
+  local_copy(c.args.recv, from, static_cast<std::size_t>(c.args.bytes()));
+  c.stats.intra_messages += 1;
+  c.stats.intra_bytes += c.args.bytes();
+}
+
+}  // namespace
+
+void scan_shan(Comm& comm, const ScanArgs& args, const Options& options, Stats& stats) {
+  NodeContext& ctx = comm.nodes(options.ranks_per_node);
+  const Topology& t = ctx.topo;
+  if (!nodes_contiguous(t))
+    throw ArgumentError(
+        "algorithm: 'shan' needs every node to hold a contiguous range of ranks, and this "
+        "layout does not (use recursive_doubling or mpi)");
+  stats.node_count = t.node_count;
+  if (args.count == 0) return;
+  const double timeout = options.wait_timeout();
+  if (t.node_count > 1) ensure_fraction_comms(comm, ctx, timeout);
+  ScanShanState& st = ctx.state<ScanShanState>();
+  const std::size_t stride = reserve_slots(ctx, st, args.bytes(), timeout);
+  Call c{
+      ctx,   t, args, options, stats, Fractions{args.count, t.max_local_size()}, st.segment->base(),
+      stride};
+
+  copy_in(c);
+  node_barrier(ctx, timeout);  // every input is in the segment
+  for (int j = t.local_rank; j < c.fractions.count; j += t.local_size()) {
+    if (c.fractions.len(j) == 0) continue;  // empty everywhere alike
+    prefix_on_node(c, j);
+    if (t.node_count > 1) exscan_between_nodes(c, j);
+  }
+  node_barrier(ctx, timeout);  // every prefix is complete and node-wide
+  copy_out(c);
+}
+
+}  // namespace shancoll
