@@ -6,7 +6,7 @@ Every collective (allgather, allgatherv, allreduce, iallreduce, bcast,
 reduce), sizes from 0 to 1 MiB, every algorithm and ``auto``, on the world
 communicator and on communicators created and freed during the run; every
 result compared with mpi4py's own collective. Each rank records its RSS, open
-file descriptors and /dev/shm entries at the start and the end; rank 0
+file descriptors and its own /dev/shm entries at the start and the end; rank 0
 prints them, and the run fails (exit 1) on a wrong result or on growth
 beyond the allowance (a leak). tests/mpi/test_mpi_soak.py runs a short one.
 """
@@ -36,8 +36,17 @@ class Resources:
     def now() -> Resources:
         with open("/proc/self/status") as f:
             rss = next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
-        shm = len(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else 0
-        return Resources(rss, len(os.listdir("/proc/self/fd")), shm)
+        return Resources(rss, len(os.listdir("/proc/self/fd")), own_shm_entries())
+
+
+def own_shm_entries() -> int:
+    """/dev/shm entries of this process's node segments (shm/segment.cc names
+    them /shancoll-<leader pid>-<n>): other jobs' entries on the machine come
+    and go on their own and must not count."""
+    if not os.path.isdir("/dev/shm"):
+        return 0
+    prefix = f"shancoll-{os.getpid()}-"
+    return sum(name.startswith(prefix) for name in os.listdir("/dev/shm"))
 
 
 def size_of(rng: np.random.Generator) -> int:
