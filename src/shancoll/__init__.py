@@ -41,6 +41,7 @@ from __future__ import annotations
 
 from . import _core
 from ._allreduce import AllreduceRequest, allreduce, iallreduce, reduction_kernels
+from ._alltoall import alltoall, alltoallv
 from ._barrier import barrier
 from ._collectives import (
     Stats,
@@ -89,6 +90,8 @@ __all__ = [
     "allgatherv",
     "allgatherv_shared",
     "allreduce",
+    "alltoall",
+    "alltoallv",
     "barrier",
     "bcast",
     "iallreduce",

@@ -374,6 +374,8 @@ void tree_tests() {
 #include "intergroup_pattern_checks.h"  // NOLINT(build/include_order)
 // The topology-aware trees; use check() and tree_depths() above.
 #include "socket_tree_checks.h"  // NOLINT(build/include_order)
+// The alltoall(v) arithmetic (pattern/alltoall.h); uses check() above.
+#include "alltoall_pattern_checks.h"  // NOLINT(build/include_order)
 
 // pipeline_block_size / choose_block_size (shan_blocks.h).
 void shan_block_size_tests() {
@@ -415,6 +417,7 @@ int main() {
   const int kMaxP = 130, kMaxN = 8;
   paper_examples();
   intergroup_checks::run();
+  alltoall_checks::run();
   for (int n = 1; n <= kMaxN; ++n) {
     const std::string sn = "(n=" + std::to_string(n) + ")";
     std::vector<int> fallback;

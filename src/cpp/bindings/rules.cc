@@ -8,6 +8,7 @@
 
 #include "shancoll/coll/allgatherv/allgatherv.h"
 #include "shancoll/coll/allreduce/allreduce.h"
+#include "shancoll/coll/alltoallv/alltoallv.h"
 #include "shancoll/coll/barrier/barrier.h"
 #include "shancoll/coll/rooted.h"
 #include "shancoll/environment.h"
@@ -30,8 +31,11 @@ std::string choose(const std::string& coll, std::int64_t bytes, int ranks, int n
   if (coll == "bcast") return choose_bcast(bytes, ranks, nodes, hosts);
   if (coll == "reduce") return choose_reduce(bytes, commutative, ranks, nodes, hosts);
   if (coll == "barrier") return choose_barrier(ranks, nodes, hosts);
+  if (coll == "alltoall") return choose_alltoallv(bytes, ranks, nodes, hosts);
+  if (coll == "alltoallv") return choose_alltoallv(-1, ranks, nodes, hosts);
   throw ArgumentError("coll: unknown collective '" + coll +
-                      "' (allgatherv, allgather, allreduce, bcast, reduce, barrier)");
+                      "' (allgatherv, allgather, allreduce, bcast, reduce, barrier, alltoall, "
+                      "alltoallv)");
 }
 
 }  // namespace

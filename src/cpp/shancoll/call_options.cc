@@ -321,6 +321,10 @@ const char* env_name(Collective c) {
       return environment_value("SHANCOLL_INTERGROUP_OPTIONS");
     case Collective::barrier:
       return environment_value("SHANCOLL_BARRIER_OPTIONS");
+    case Collective::alltoall:
+      return environment_value("SHANCOLL_ALLTOALL_OPTIONS");
+    case Collective::alltoallv:
+      return environment_value("SHANCOLL_ALLTOALLV_OPTIONS");
   }
   return "";
 }
@@ -334,9 +338,9 @@ std::string variable_of(Collective c) {
 }  // namespace
 
 const char* collective_name(Collective c) {
-  static const char* const names[kCollectives] = {"allgather",  "allgatherv", "allreduce",
-                                                  "iallreduce", "bcast",      "reduce",
-                                                  "intergroup", "barrier"};
+  static const char* const names[kCollectives] = {
+      "allgather", "allgatherv", "allreduce", "iallreduce", "bcast",
+      "reduce",    "intergroup", "barrier",   "alltoall",   "alltoallv"};
   return names[static_cast<unsigned>(c)];
 }
 

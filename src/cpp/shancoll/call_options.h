@@ -37,8 +37,10 @@ enum class Collective : unsigned {
   reduce,
   intergroup,  // allgather(v) on an inter-communicator
   barrier,
+  alltoall,
+  alltoallv,
 };
-constexpr int kCollectives = 8;
+constexpr int kCollectives = 10;
 const char* collective_name(Collective c);
 
 // A value as a front end hands it over: Python's bool, int, float, str or

@@ -34,6 +34,8 @@ Environment read_environment() {
   e.barrier = text_of("SHANCOLL_BARRIER_ALGORITHM");
   e.reduce = text_of("SHANCOLL_REDUCE_ALGORITHM");
   e.intergroup = text_of("SHANCOLL_INTERGROUP_ALGORITHM");
+  e.alltoall = text_of("SHANCOLL_ALLTOALL_ALGORITHM");
+  e.alltoallv = text_of("SHANCOLL_ALLTOALLV_ALGORITHM");
   return e;
 }
 

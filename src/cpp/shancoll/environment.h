@@ -30,6 +30,8 @@ struct Environment {
   std::string barrier;
   std::string reduce;
   std::string intergroup;
+  std::string alltoall;  // alltoallv's when empty
+  std::string alltoallv;
 };
 
 const Environment& environment();

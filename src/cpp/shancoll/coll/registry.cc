@@ -2,6 +2,7 @@
 
 #include "shancoll/coll/allgatherv/allgatherv.h"
 #include "shancoll/coll/allreduce/allreduce.h"
+#include "shancoll/coll/alltoallv/alltoallv.h"
 #include "shancoll/coll/barrier/barrier.h"
 #include "shancoll/coll/intergroup/intergroup.h"
 #include "shancoll/coll/rooted.h"
@@ -26,9 +27,10 @@ std::vector<AlgorithmInfo> algorithm_listing(std::string_view collective) {
   if (collective == "reduce") return reduce_registry().listing();
   if (collective == "intergroup") return intergroup_registry().listing();
   if (collective == "barrier") return barrier_registry().listing();
+  if (collective == "alltoall" || collective == "alltoallv") return alltoallv_registry().listing();
   throw ArgumentError("collective: unknown collective '" + std::string(collective) +
                       "' (valid: allgather, allgatherv, allreduce, iallreduce, bcast, reduce, "
-                      "intergroup, barrier)");
+                      "intergroup, barrier, alltoall, alltoallv)");
 }
 
 }  // namespace shancoll
