@@ -84,18 +84,30 @@ py::object alltoall_call(const py::handle* a) {
   return py::none();
 }
 
+// A vector message whose errors all name it: there are two, and the
+// layout's own errors ("counts: ...") would not say which.
+VectorMessage vector_arg(py::handle spec, const char* name, int p, Access access) {
+  try {
+    return parse_vector(spec, name, p, access);
+  } catch (const ArgumentError& e) {
+    const std::string what = e.what();
+    if (what.rfind(name, 0) == 0) throw;
+    throw ArgumentError(std::string(name) + ": " + what);
+  }
+}
+
 py::object alltoallv_call(const py::handle* a) {
   AlltoallvCall call;
   call.comm = comm_of(a[kComm]);
   const int p = size_of(call.comm);
-  VectorMessage recv = parse_vector(a[kRecv], "recvbuf", p);
+  VectorMessage recv = vector_arg(a[kRecv], "recvbuf", p, Access::write);
   AlltoallvArgs& args = call.args;
   args.recv = recv.view.data();
   args.recv_counts = std::move(recv.layout.counts);
   args.recv_displs = std::move(recv.layout.displs);
   VectorMessage send;
   if (!is_in_place(a[kSend])) {
-    send = parse_vector(a[kSend], "sendbuf", p, Access::read);
+    send = vector_arg(a[kSend], "sendbuf", p, Access::read);
     if (!send.element.same_type(recv.element))
       throw ArgumentError("sendbuf: element type " + send.element.name() +
                           " does not match the receive buffer's " + recv.element.name());

@@ -40,7 +40,7 @@ void check_layout(const Comm& comm, const AlltoallvArgs& a) {
   if (a.send_counts[me] != a.recv_counts[me])
     throw ArgumentError("sendcounts: " + std::to_string(a.send_counts[me]) +
                         " bytes for this rank itself, but recvcounts[" + std::to_string(me) +
-                        "] expects " + std::to_string(a.recv_counts[me]));
+                        "] expects " + std::to_string(a.recv_counts[me]) + " bytes");
 }
 
 // Checked mode, alltoallv: the counts each rank sends are the counts its
