@@ -107,6 +107,11 @@ def test_preload_routes_and_falls_back(ranks, ranks_per_node):
     # the derived type falls back.
     assert _lines(output, "MPI_Iallreduce", "routed to shancoll"), output[-3000:]
     assert _lines(output, "MPI_Iallreduce", "fallback: datatype: not a predefined")
+    for collective in ("MPI_Alltoall", "MPI_Alltoallv"):
+        assert _lines(output, collective, "routed to shancoll"), (collective, output[-3000:])
+        assert _lines(output, collective, "fallback: recvtype: a derived"), collective
+        assert _lines(output, collective + "_c", "routed to shancoll"), collective
+    assert _lines(output, "MPI_Alltoall", "fallback: comm: an inter-communicator")
     _check_summary(output)
 
 
@@ -179,7 +184,11 @@ def test_forced_algorithms_and_non_commutative_fallback():
         SHANCOLL_REDUCE_ALGORITHM="binomial",
         SHANCOLL_ALLGATHERV_ALGORITHM="bruck",
         SHANCOLL_BARRIER_ALGORITHM="dissemination",
+        SHANCOLL_ALLTOALL_ALGORITHM="bruck",
+        SHANCOLL_ALLTOALLV_ALGORITHM="pairwise",
     )
+    assert _lines(output, "MPI_Alltoall", "routed to shancoll bruck")
+    assert _lines(output, "MPI_Alltoallv", "routed to shancoll pairwise")
     assert _lines(output, "MPI_Barrier", "routed to shancoll dissemination")
     assert _lines(output, "MPI_Allreduce", "routed to shancoll ring")
     assert _lines(output, "MPI_Bcast", "routed to shancoll binomial")
@@ -438,7 +447,7 @@ def test_python_module_not_routed_twice(tmp_path):
 
 STRING = re.compile(r'"(?:[^"\\]|\\.)*"')  # a C string literal: names in messages are fine
 INTERPOSED = re.compile(
-    r"(?<![A-Za-z_])MPI_(Allgatherv?|Allreduce|Iallreduce|Bcast|Reduce|Barrier)(_c)?\("
+    r"(?<![A-Za-z_])MPI_(Allgatherv?|Allreduce|Iallreduce|Bcast|Reduce|Barrier|Alltoallv?)(_c)?\("
 )
 
 
