@@ -44,8 +44,14 @@ CASES = [
     ("barrier", "ports", 2, "2"),
     ("barrier", "timeout", -1.0, "-1"),
     ("barrier", "ranks_per_node", -2, "-2"),
+    ("alltoall", "tree", "flat", "flat"),
+    ("alltoall", "block_size", 64, "64"),
+    ("alltoall", "timeout", -1.0, "-1"),
+    ("alltoallv", "transport", "rma", "rma"),
+    ("alltoallv", "ranks_per_node", -2, "-2"),
 ]
 LISTED = ["allgather", "allgatherv", "allreduce", "iallreduce", "bcast", "reduce", "barrier"]
+LISTED += ["alltoall", "alltoallv"]
 
 
 def case_id(case) -> str:
@@ -64,6 +70,10 @@ def python_call(comm, collective: str, key: str, value):
         shancoll.allreduce(comm, x, out, MPI.SUM, **options)
     elif collective == "barrier":
         shancoll.barrier(comm, **options)
+    elif collective == "alltoall":
+        shancoll.alltoall(comm, out, np.empty_like(out), **options)
+    elif collective == "alltoallv":
+        shancoll.alltoallv(comm, out, np.empty_like(out), **options)
     else:
         shancoll.allgather(comm, x, out, **options)
 
@@ -98,6 +108,15 @@ def capi_call(lib, comm, collective: str, text: str) -> tuple[int, str]:
                                     o(h(MPI.SUM)), c(h(comm)), None, options)  # fmt: skip
     elif collective == "barrier":
         rc = lib.shancoll_barrier(c(h(comm)), None, options)
+    elif collective == "alltoall":
+        rc = lib.shancoll_alltoall(ptr(out.ctypes.data), 4, t(h(MPI.DOUBLE)), ptr(x.ctypes.data),
+                                   4, t(h(MPI.DOUBLE)), c(h(comm)), None, options)  # fmt: skip
+    elif collective == "alltoallv":
+        counts = (ctypes.c_int * comm.size)(*[4] * comm.size)
+        displs = (ctypes.c_int * comm.size)(*[4 * r for r in range(comm.size)])
+        rc = lib.shancoll_alltoallv(ptr(out.ctypes.data), counts, displs, t(h(MPI.DOUBLE)),
+                                    ptr(out.ctypes.data), counts, displs, t(h(MPI.DOUBLE)),
+                                    c(h(comm)), None, options)  # fmt: skip
     else:
         rc = lib.shancoll_allgather(ptr(x.ctypes.data), 4, t(h(MPI.DOUBLE)), ptr(out.ctypes.data),
                                     4, t(h(MPI.DOUBLE)), c(h(comm)), None, options)  # fmt: skip
