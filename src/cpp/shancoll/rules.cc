@@ -49,6 +49,7 @@ Rule parse_line(std::istringstream& in, const std::string& where) {
   if (in >> extra) throw ArgumentError(where + "more than 8 fields ('" + extra + "')");
   Rule r;
   r.coll = f[0] == "allgather" ? "allgatherv" : f[0];
+  if (r.coll == "alltoall") r.coll = "alltoallv";  // alltoall rows: alltoallv's table
   bool known = false;
   for (const char* c : kCollectives) known = known || r.coll == c;
   if (!known) throw ArgumentError(where + "unknown collective '" + f[0] + "'");

@@ -9,6 +9,8 @@
 //   shancoll_bench --coll allreduce --algorithms shan,nway_dissemination,mpi
 //                  --sizes 1,255 (elements) --dtype int|double --op sum|max
 //   shancoll_bench --coll barrier --algorithms release_gather,mpi [--native]
+//   shancoll_bench --coll alltoall --algorithms shan,pairwise,bruck,mpi
+//                  --sizes 8,1024 (bytes per block) [--native] [--check]
 //   add --check to any allgatherv/allreduce run: every algorithm once on real
 //   data, compared byte for byte with MPI's own collective ("check" rows);
 //   --native times the MPI collective alone, without shancoll's setup.
@@ -65,6 +67,10 @@
 // would time the barrier's exit skew only). --iters 0 is allowed (instruction
 // counts: N calls against none).
 //
+// --coll alltoall: --sizes are the bytes of one block (every rank sends one
+// to every rank); bytes_per_rank is that block; the distribution column
+// reads "regular".
+//
 // --coll allreduce: --sizes are element counts; bytes_per_rank is count x
 // element size; the distribution column reads "<dtype>_<op>".
 //
@@ -88,6 +94,7 @@
 #include "shancoll/call_options.h"
 #include "shancoll/coll/allgatherv/allgatherv.h"
 #include "shancoll/coll/allreduce/allreduce.h"
+#include "shancoll/coll/alltoallv/alltoallv.h"
 #include "shancoll/coll/barrier/barrier.h"
 #include "shancoll/coll/intergroup/intergroup.h"
 #include "shancoll/comm.h"
@@ -211,9 +218,9 @@ Config parse(int argc, char** argv) {
     }
   }
   if (c.coll != "allgatherv" && c.coll != "intergroup" && c.coll != "allreduce" &&
-      c.coll != "barrier") {
+      c.coll != "barrier" && c.coll != "alltoall") {
     throw ArgumentError("--coll: '" + c.coll +
-                        "' (valid: allgatherv, allreduce, intergroup, barrier)");
+                        "' (valid: allgatherv, allreduce, intergroup, barrier, alltoall)");
   }
   if (c.dtype != "int" && c.dtype != "double") throw ArgumentError("--dtype: int or double");
   if (c.op != "sum" && c.op != "max") throw ArgumentError("--op: sum or max");
@@ -236,6 +243,7 @@ Config parse(int argc, char** argv) {
   const Collective which = c.coll == "allreduce"    ? Collective::allreduce
                            : c.coll == "intergroup" ? Collective::intergroup
                            : c.coll == "barrier"    ? Collective::barrier
+                           : c.coll == "alltoall"   ? Collective::alltoall
                                                     : Collective::allgatherv;
   c.options = default_options(which);
   c.options.set_text(which, c.option_text, "options");
@@ -547,6 +555,56 @@ void bench_barrier(const Config& cfg, MPI_Comm user) {
   }
 }
 
+// Alltoall of `block` bytes per rank pair: --native times MPI_Alltoall alone,
+// else every algorithm through the door (--check: once each, against MPI's).
+void bench_alltoall(const Config& cfg, MPI_Comm user) {
+  int p = 0, r = 0;
+  MPI_Comm_size(user, &p);
+  MPI_Comm_rank(user, &r);
+  if (r == 0 && !cfg.check) std::printf("%s", kHeader);
+  Comm* comm = cfg.native ? nullptr : &Comm::of(user, cfg.options.resolved().timeout);
+  const int rpn = comm ? comm->nodes(cfg.options.options.ranks_per_node).topo.max_local_size() : 0;
+  for (std::int64_t block : cfg.sizes) {
+    const std::size_t bytes = static_cast<std::size_t>(block * p);
+    Buffer send(bytes, cfg.check), recv(bytes, cfg.check);
+    std::vector<std::byte> expect(bytes + 1);
+    if (cfg.native) {
+      const Summary s = time_calls(cfg, user, [&] {
+        MPI_Alltoall(send.data(), static_cast<int>(block), MPI_BYTE, recv.data(),
+                     static_cast<int>(block), MPI_BYTE, user);
+      });
+      if (r == 0) print_row("alltoall", "mpi", "-", "regular", p, 0, block, s);
+      continue;
+    }
+    if (cfg.check) {
+      fill(send.data(), static_cast<std::int64_t>(bytes), r);
+      MPI_Alltoall(send.data(), static_cast<int>(block), MPI_BYTE, expect.data(),
+                   static_cast<int>(block), MPI_BYTE, user);
+    }
+    AlltoallvCall call;  // through the door, as every front end calls it
+    call.comm = user;
+    call.alltoall = true;
+    call.options = &cfg.options;
+    AlltoallvArgs& a = call.args;
+    a.send = send.data(), a.recv = recv.data(), a.regular = true;
+    a.send_counts.assign(static_cast<std::size_t>(p), block);
+    for (int i = 0; i < p; ++i) a.send_displs.push_back(i * block);
+    a.recv_counts = a.send_counts, a.recv_displs = a.send_displs;
+    for (const std::string& name : cfg.algorithms) {
+      call.algorithm = name;
+      if (cfg.check) {
+        std::memset(recv.data(), 0, bytes);
+        alltoallv(call);
+        const bool ok = bytes == 0 || std::memcmp(recv.data(), expect.data(), bytes) == 0;
+        report_check(user, "alltoall", comm->last_algorithm, "regular", p, rpn, block, ok);
+        continue;
+      }
+      const Summary s = time_calls(cfg, user, [&] { alltoallv(call); });
+      if (r == 0) print_row("alltoall", comm->last_algorithm, "-", "regular", p, rpn, block, s);
+    }
+  }
+}
+
 void bench_native(const Config& cfg, MPI_Comm comm) {
   int p = 0, r = 0;
   MPI_Comm_size(comm, &p);
@@ -678,6 +736,8 @@ int main(int argc, char** argv) {
     if (cfg.sizes.empty()) throw ArgumentError("--sizes: no size given");
     if (cfg.coll == "barrier") {
       bench_barrier(cfg, MPI_COMM_WORLD);
+    } else if (cfg.coll == "alltoall") {
+      bench_alltoall(cfg, MPI_COMM_WORLD);
     } else if (cfg.native && cfg.coll != "intergroup") {
       bench_native(cfg, MPI_COMM_WORLD);
     } else if (cfg.coll == "intergroup") {

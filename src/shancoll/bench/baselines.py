@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 LIBS = ("mpich", "openmpi", "impi")
 COLLECTIVES = ("allgatherv", "allgather", "allreduce", "bcast", "reduce", "barrier")
+COLLECTIVES += ("alltoall", "alltoallv")
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,9 @@ MPICH_ALGORITHMS: dict[str, tuple[str, ...]] = {
     ),
     "reduce": ("binomial", "reduce_scatter_gather", "smp", "nb"),
     "barrier": ("nb", "smp", "k_dissemination", "recexch"),
+    # pairwise_sendrecv_replace left out: MPICH runs it in place only.
+    "alltoall": ("brucks", "k_brucks", "pairwise", "scattered", "nb"),
+    "alltoallv": ("scattered", "nb"),
 }
 # Collectives with CH4's POSIX shared-memory release/gather path (the seed
 # paper's algorithms, in MPICH). Left on "auto" it may take a call before the
@@ -153,6 +157,10 @@ OPENMPI_ALGORITHMS: dict[str, dict[int, str]] = {
         5: "two_proc",
         6: "tree",
     },
+    # Open MPI 5's coll_tuned_alltoall(v)_algorithm (coll_tuned_alltoall(v).c;
+    # not yet checked against an installed ompi_info here).
+    "alltoall": {1: "linear", 2: "pairwise", 3: "modified_bruck", 4: "linear_sync", 5: "two_proc"},
+    "alltoallv": {1: "basic_linear", 2: "pairwise"},
 }
 
 # -------------------------------------------------------------------- Intel MPI
@@ -222,6 +230,10 @@ IMPI_ALGORITHMS: dict[str, dict[int, str]] = {
         5: "binomial_gather_scatter",
         6: "topo_binomial_gather_scatter",
     },
+    # I_MPI_ADJUST_ALLTOALL(V) (Intel MPI reference; not checked against an
+    # installed library here).
+    "alltoall": {1: "bruck", 2: "isend_irecv_waitall", 3: "pairwise", 4: "plum"},
+    "alltoallv": {1: "isend_irecv_waitall", 2: "plum"},
 }
 
 # ------------------------------------------------------------------ tuned settings

@@ -46,6 +46,8 @@ ALGORITHM_OPTIONS = (
     "buffers", "inline", "read_from_parent", "data_copy", "single_copy", "inter_algorithm",
 )  # fmt: skip
 COLLECTIVES = ("allgatherv", "allgather", "allreduce", "bcast", "reduce", "intergroup", "barrier")
+# alltoall, alltoallv: blocks of `bytes_per_rank` bytes to every rank (regular only).
+COLLECTIVES += ("alltoall", "alltoallv")
 # One message of `bytes_per_rank` bytes (regular distribution only; root 0),
 # op SUM; both sides timed by this kernel through Python.
 MESSAGE_COLLECTIVES = ("allreduce", "bcast", "reduce", "barrier")  # barrier: one size, 0 bytes
