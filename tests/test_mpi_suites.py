@@ -181,6 +181,8 @@ def test_mpi_suite(run):
     env.pop("SHANCOLL_ALLREDUCE_ALGORITHM", None)
     env.pop("SHANCOLL_BCAST_ALGORITHM", None)
     env.pop("SHANCOLL_REDUCE_ALGORITHM", None)
+    env.pop("SHANCOLL_ALLTOALL_ALGORITHM", None)
+    env.pop("SHANCOLL_ALLTOALLV_ALGORITHM", None)
     env.pop("SHANCOLL_SOCKETS", None)
     if rpn:
         env["SHANCOLL_RANKS_PER_NODE"] = str(rpn)
