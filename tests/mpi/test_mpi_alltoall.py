@@ -390,3 +390,18 @@ def test_checked_mode_catches_disagreeing_counts():
     )
     check_alltoall(comm, "pairwise", np.float64, 3, "after checked refusals", check=True)
     comm.Free()
+
+
+def test_intercommunicator_refused():
+    """Inter-communicators are refused (ArgumentError naming comm), and both groups
+    stay usable."""
+    if WORLD.size < 2:
+        pytest.skip("an inter-communicator needs two groups")
+    half = WORLD.Split(WORLD.rank % 2, WORLD.rank)
+    inter = half.Create_intercomm(0, WORLD, 1 - WORLD.rank % 2, tag=17)
+    x = np.ones(2 * inter.remote_size)
+    raises_all(WORLD, shancoll.ArgumentError, shancoll.alltoall, inter, x, np.zeros_like(x),
+               match="comm: inter-communicators")  # fmt: skip
+    check_alltoall(half, "shan", np.float64, 3, "the group after the refusal")
+    inter.Free()
+    half.Free()
