@@ -25,7 +25,10 @@ memory among others (``shancoll.algorithms("barrier")``). ``allgather`` and
 receive counts of the remote group as in mpi4py), with the algorithms of
 ``shancoll.algorithms("allgatherv", inter=True)``: ``segmented`` (full-duplex
 segmented exchange between the groups, then intragroup allgathers; the
-default), ``root_gather`` and ``mpi``. Errors: :class:`ArgumentError` (a ``ValueError``),
+default), ``root_gather`` and ``mpi``. :func:`alltoall` and :func:`alltoallv`
+aggregate per node (``shan``: N - 1 messages per node between N nodes), or
+run ``pairwise``, ``bruck`` or ``mpi`` (``shancoll.algorithms("alltoall")``).
+Errors: :class:`ArgumentError` (a ``ValueError``),
 :class:`CollectiveTimeout` (a ``TimeoutError``), :class:`MPIError` (a
 ``RuntimeError``).
 
