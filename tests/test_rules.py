@@ -83,6 +83,31 @@ def test_selection(table):
     assert choose("bcast", 1, 7, 3) == "binomial"
 
 
+def test_alltoall_rules(tmp_path, monkeypatch):
+    """alltoall rows (alltoallv's table) decide alltoall calls by their block size;
+    an alltoallv call, whose sizes differ from rank to rank, reads no size: the
+    built-in rule (the MPI library's). Built in: shan for blocks up to 4 KiB on
+    one node, else the MPI library's."""
+    monkeypatch.delenv("SHANCOLL_RULES", raising=False)
+    choose = _core.choose_auto
+    path = tmp_path / "rules.tsv"
+    path.write_text("alltoall 0 1024 2 * * bruck -\nalltoall 1024 * 2 * * pairwise -\n")
+    try:
+        shancoll.set_rules("builtin")
+        assert choose("alltoall", 8, 4, 1) == "shan"
+        assert choose("alltoall", 4096, 4, 1) == "shan"
+        assert choose("alltoall", 4097, 4, 1) == "mpi"
+        assert choose("alltoall", 8, 4, 2) == "mpi"  # several nodes: unmeasured
+        assert choose("alltoall", 8, 4, 1, hosts=2) == "mpi"
+        assert choose("alltoallv", 8, 4, 1) == "mpi"
+        shancoll.set_rules(path)
+        assert choose("alltoall", 8, 4, 2) == "bruck"
+        assert choose("alltoall", 65536, 4, 1) == "pairwise"
+        assert choose("alltoallv", 8, 4, 2) == "mpi"
+    finally:
+        shancoll.set_rules(None)
+
+
 def test_sources(table, tmp_path, monkeypatch):
     other = tmp_path / "other.tsv"
     other.write_text("bcast 0 * 1 * * mpi -\n")
@@ -202,30 +227,5 @@ def test_across_hosts_auto_leaves_the_call_to_mpi():
             assert _core.choose_auto(coll, 64, 2, 2, hosts=1) != "mpi", coll
         # a node-shared result has one way only
         assert _core.choose_auto("allgatherv", 64, 2, 2, private_recv=False, hosts=2) == "shan"
-    finally:
-        shancoll.set_rules(None)
-
-
-def test_alltoall_rules(tmp_path, monkeypatch):
-    """alltoall rows (alltoallv's table) decide alltoall calls by their block size;
-    an alltoallv call, whose sizes differ from rank to rank, reads no size: the
-    built-in rule (the MPI library's). Built in: shan for blocks up to 4 KiB on
-    one node, else the MPI library's."""
-    monkeypatch.delenv("SHANCOLL_RULES", raising=False)
-    choose = _core.choose_auto
-    path = tmp_path / "rules.tsv"
-    path.write_text("alltoall 0 1024 2 * * bruck -\nalltoall 1024 * 2 * * pairwise -\n")
-    try:
-        shancoll.set_rules("builtin")
-        assert choose("alltoall", 8, 4, 1) == "shan"
-        assert choose("alltoall", 4096, 4, 1) == "shan"
-        assert choose("alltoall", 4097, 4, 1) == "mpi"
-        assert choose("alltoall", 8, 4, 2) == "mpi"  # several nodes: unmeasured
-        assert choose("alltoall", 8, 4, 1, hosts=2) == "mpi"
-        assert choose("alltoallv", 8, 4, 1) == "mpi"
-        shancoll.set_rules(path)
-        assert choose("alltoall", 8, 4, 2) == "bruck"
-        assert choose("alltoall", 65536, 4, 1) == "pairwise"
-        assert choose("alltoallv", 8, 4, 2) == "mpi"
     finally:
         shancoll.set_rules(None)
