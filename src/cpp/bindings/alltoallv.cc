@@ -34,6 +34,19 @@ const CallOptions* options_of(PythonOptions& options, const py::handle* a) {
   return options.get();
 }
 
+// An inter-communicator is refused before the buffers are read (their blocks
+// would be counted by the local group's size, and the error differ by group).
+// A communicator shancoll has set up is an intra-communicator.
+void refuse_inter(MPI_Comm comm) {
+  if (Comm::find(comm)) return;
+  int inter = 0;
+  check_mpi(MPI_Comm_test_inter(comm, &inter), "MPI_Comm_test_inter");
+  if (inter)
+    throw ArgumentError(
+        "comm: inter-communicators are supported by allgather and allgatherv "
+        "only, not by this collective");
+}
+
 // A send buffer of no bytes may export no address; null would mean in place.
 const std::byte* send_address(std::byte* data) {
   static const std::byte nothing{};
@@ -58,6 +71,7 @@ void even_blocks(int p, std::int64_t block, std::int64_t offset, std::vector<std
 py::object alltoall_call(const py::handle* a) {
   AlltoallvCall call;
   call.comm = comm_of(a[kComm]);
+  refuse_inter(call.comm);
   call.alltoall = true;
   const int p = size_of(call.comm);
   const Message recv = parse_simple(a[kRecv], "recvbuf", Access::write, p);
@@ -99,6 +113,7 @@ VectorMessage vector_arg(py::handle spec, const char* name, int p, Access access
 py::object alltoallv_call(const py::handle* a) {
   AlltoallvCall call;
   call.comm = comm_of(a[kComm]);
+  refuse_inter(call.comm);
   const int p = size_of(call.comm);
   VectorMessage recv = vector_arg(a[kRecv], "recvbuf", p, Access::write);
   AlltoallvArgs& args = call.args;
