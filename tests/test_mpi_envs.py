@@ -82,7 +82,7 @@ def test_series_env_by_name():
     "call, word",
     [
         (lambda: native_series("lam", "allreduce"), "lib"),
-        (lambda: native_series("mpich", "alltoall"), "coll"),
+        (lambda: native_series("mpich", "alltoallw"), "coll"),
         (lambda: baselines.tuned_settings("mvapich"), "lib"),
         (lambda: mpi_envs.ensure("mvapich"), "lib"),
         (lambda: mpi_envs.venv_dir("default"), "lib"),

@@ -183,6 +183,8 @@ def test_mpi_suite(run):
     env.pop("SHANCOLL_REDUCE_ALGORITHM", None)
     for coll in ("SCAN", "EXSCAN", "REDUCE_SCATTER", "REDUCE_SCATTER_BLOCK"):
         env.pop(f"SHANCOLL_{coll}_ALGORITHM", None)
+    env.pop("SHANCOLL_ALLTOALL_ALGORITHM", None)
+    env.pop("SHANCOLL_ALLTOALLV_ALGORITHM", None)
     env.pop("SHANCOLL_SOCKETS", None)
     if rpn:
         env["SHANCOLL_RANKS_PER_NODE"] = str(rpn)

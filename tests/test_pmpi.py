@@ -112,6 +112,11 @@ def test_preload_routes_and_falls_back(ranks, ranks_per_node):
         for name in [collective, collective + "_c"]:
             assert _lines(output, name, "routed to shancoll mpi"), (name, output[-3000:])
         assert _lines(output, collective, "fallback: datatype: not a predefined")
+    for collective in ("MPI_Alltoall", "MPI_Alltoallv"):
+        assert _lines(output, collective, "routed to shancoll"), (collective, output[-3000:])
+        assert _lines(output, collective, "fallback: recvtype: a derived"), collective
+        assert _lines(output, collective + "_c", "routed to shancoll"), collective
+    assert _lines(output, "MPI_Alltoall", "fallback: comm: an inter-communicator")
     _check_summary(output)
 
 
@@ -192,11 +197,15 @@ def test_forced_algorithms_and_non_commutative_fallback():
         SHANCOLL_EXSCAN_ALGORITHM="recursive_doubling",
         SHANCOLL_REDUCE_SCATTER_ALGORITHM="shan",
         SHANCOLL_REDUCE_SCATTER_BLOCK_ALGORITHM="pairwise",
+        SHANCOLL_ALLTOALL_ALGORITHM="bruck",
+        SHANCOLL_ALLTOALLV_ALGORITHM="pairwise",
     )
     assert _lines(output, "MPI_Scan", "routed to shancoll shan")
     assert _lines(output, "MPI_Exscan", "routed to shancoll recursive_doubling")
     assert _lines(output, "MPI_Reduce_scatter", "routed to shancoll shan")
     assert _lines(output, "MPI_Reduce_scatter_block", "routed to shancoll pairwise")
+    assert _lines(output, "MPI_Alltoall", "routed to shancoll bruck")
+    assert _lines(output, "MPI_Alltoallv", "routed to shancoll pairwise")
     assert _lines(output, "MPI_Barrier", "routed to shancoll dissemination")
     assert _lines(output, "MPI_Allreduce", "routed to shancoll ring")
     assert _lines(output, "MPI_Bcast", "routed to shancoll binomial")
@@ -455,7 +464,8 @@ def test_python_module_not_routed_twice(tmp_path):
 
 STRING = re.compile(r'"(?:[^"\\]|\\.)*"')  # a C string literal: names in messages are fine
 INTERPOSED = re.compile(
-    r"(?<![A-Za-z_])MPI_(Allgatherv?|Allreduce|Iallreduce|Bcast|Reduce|Barrier|Scan|Exscan|Reduce_scatter(?:_block)?)(_c)?\("
+    r"(?<![A-Za-z_])MPI_(Allgatherv?|Allreduce|Iallreduce|Bcast|Reduce|Barrier|Scan|Exscan"
+    r"|Reduce_scatter(?:_block)?|Alltoallv?)(_c)?\("
 )
 
 

@@ -41,8 +41,9 @@ def test_parse():
     assert rules[1][2] == 2**63 - 1  # '*': no limit
     assert rules[3][5:7] == (2, 2**31 - 1)  # nodes 2+
     assert _core.parse_rules("allgather 0 * 1 * * ring -")[0][0] == "allgatherv"
+    assert _core.parse_rules("alltoall 0 * 1 * * bruck -")[0][0] == "alltoallv"
     for bad, what in (
-        ("alltoall 0 * 1 * * ring -", "unknown collective"),
+        ("alltoallw 0 * 1 * * ring -", "unknown collective"),
         ("bcast 0 * 1 * * ring", "8 fields"),
         ("bcast 0 * 1 * * ring - extra", "more than 8"),
         ("bcast x * 1 * * ring -", "not a count"),
@@ -82,6 +83,31 @@ def test_selection(table):
     # an unknown algorithm in the table: the built-in rule
     assert choose("allgatherv", 4 << 20, 2, 1) == "ring"
     assert choose("bcast", 1, 7, 3) == "binomial"
+
+
+def test_alltoall_rules(tmp_path, monkeypatch):
+    """alltoall rows (alltoallv's table) decide alltoall calls by their block size;
+    an alltoallv call, whose sizes differ from rank to rank, reads no size: the
+    built-in rule (the MPI library's). Built in: shan for blocks up to 4 KiB on
+    one node, else the MPI library's."""
+    monkeypatch.delenv("SHANCOLL_RULES", raising=False)
+    choose = _core.choose_auto
+    path = tmp_path / "rules.tsv"
+    path.write_text("alltoall 0 1024 2 * * bruck -\nalltoall 1024 * 2 * * pairwise -\n")
+    try:
+        shancoll.set_rules("builtin")
+        assert choose("alltoall", 8, 4, 1) == "shan"
+        assert choose("alltoall", 4096, 4, 1) == "shan"
+        assert choose("alltoall", 4097, 4, 1) == "mpi"
+        assert choose("alltoall", 8, 4, 2) == "mpi"  # several nodes: unmeasured
+        assert choose("alltoall", 8, 4, 1, hosts=2) == "mpi"
+        assert choose("alltoallv", 8, 4, 1) == "mpi"
+        shancoll.set_rules(path)
+        assert choose("alltoall", 8, 4, 2) == "bruck"
+        assert choose("alltoall", 65536, 4, 1) == "pairwise"
+        assert choose("alltoallv", 8, 4, 2) == "mpi"
+    finally:
+        shancoll.set_rules(None)
 
 
 def test_sources(table, tmp_path, monkeypatch):

@@ -199,10 +199,10 @@ def test_config_parsing_and_errors():
         "ranks = [0]",
         'distributions = ["zipf"]',
         'sizes = "1KiB:2"',
-        'collectives = ["alltoall"]',
+        'collectives = ["alltoallw"]',  # not a shancoll collective
         '[[algorithms]]\nname = "shan"\ncolor = "red"',
         'libraries = ["lam"]',
-        '[collective_sizes]\nalltoall = "1KiB"',
+        '[collective_sizes]\nalltoallw = "1KiB"',
         "[timing]\nfoo = 1",
     ):
         with pytest.raises(ValueError):

@@ -25,7 +25,10 @@ memory among others (``shancoll.algorithms("barrier")``). ``allgather`` and
 receive counts of the remote group as in mpi4py), with the algorithms of
 ``shancoll.algorithms("allgatherv", inter=True)``: ``segmented`` (full-duplex
 segmented exchange between the groups, then intragroup allgathers; the
-default), ``root_gather`` and ``mpi``. Errors: :class:`ArgumentError` (a ``ValueError``),
+default), ``root_gather`` and ``mpi``. :func:`alltoall` and :func:`alltoallv`
+aggregate per node (``shan``: N - 1 messages per node between N nodes), or
+run ``pairwise``, ``bruck`` or ``mpi`` (``shancoll.algorithms("alltoall")``).
+Errors: :class:`ArgumentError` (a ``ValueError``),
 :class:`CollectiveTimeout` (a ``TimeoutError``), :class:`MPIError` (a
 ``RuntimeError``).
 
@@ -44,6 +47,7 @@ from . import _one_mpi  # noqa: F401  (first: the extension beside mpi4py's MPI 
 # isort: split
 from . import _core
 from ._allreduce import AllreduceRequest, allreduce, iallreduce, reduction_kernels
+from ._alltoall import alltoall, alltoallv
 from ._barrier import barrier
 from ._collectives import (
     Stats,
@@ -94,6 +98,8 @@ __all__ = [
     "allgatherv",
     "allgatherv_shared",
     "allreduce",
+    "alltoall",
+    "alltoallv",
     "barrier",
     "bcast",
     "exscan",

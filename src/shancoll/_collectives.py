@@ -433,7 +433,7 @@ def algorithms(collective: str, *, inter: bool = False) -> list[str]:
     """Names of the algorithms registered for ``collective`` (``"allgatherv"``,
     ``"allgather"``, ``"allreduce"``, ``"iallreduce"``, ``"bcast"``, ``"reduce"``,
     ``"barrier"``, ``"scan"``, ``"exscan"``, ``"reduce_scatter"``,
-    ``"reduce_scatter_block"``).
+    ``"reduce_scatter_block"``, ``"alltoall"``, ``"alltoallv"``).
 
     ``inter=True``: the algorithms for inter-communicators (``segmented``,
     ``root_gather``, ``mpi``); the intragroup phase of ``segmented`` runs any

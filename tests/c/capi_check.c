@@ -404,6 +404,77 @@ static void reduce_scatter_algorithms(void) {
   free(counts), free(in), free(iin), free(inplace);
 }
 
+/* Every alltoall(v) algorithm against MPI_Alltoall(v) (uneven counts with
+ * zeros, gaps, in place, large-count forms, virtual nodes), the listing and
+ * the refusals. */
+static void alltoall_algorithms(void) {
+  const char* names[] = {"shan", "pairwise", "bruck", "mpi", NULL};
+  enum { B = 5, M = 64 };
+  int in[M * B], got[M * B], want[M * B];
+  int scounts[M], sdispls[M], rcounts[M], rdispls[M];
+  MPI_Count sc[M], rc[M];
+  MPI_Aint sd[M], rd[M];
+  if (g_size > M) return;
+  for (int i = 0; i < g_size * B; ++i) in[i] = 1000 * g_rank + i;
+  for (int r = 0, s = 0, d = 1; r < g_size; ++r) { /* rank i sends rank j (i + j) % 3 ints */
+    scounts[r] = (g_rank + r) % 3, rcounts[r] = (r + g_rank) % 3;
+    sdispls[r] = s, rdispls[r] = d, s += scounts[r], d += rcounts[r] + 1;
+    sc[r] = scounts[r], rc[r] = rcounts[r], sd[r] = sdispls[r], rd[r] = rdispls[r];
+  }
+  for (size_t a = 0; a < sizeof names / sizeof *names; ++a) {
+    memset(got, 0, sizeof got), memset(want, 0, sizeof want);
+    expect_ran(shancoll_alltoall(in, B, MPI_INT, got, B, MPI_INT, MPI_COMM_WORLD, names[a],
+                                 "ranks_per_node=2"),
+               "alltoall", names[a]);
+    MPI_Alltoall(in, B, MPI_INT, want, B, MPI_INT, MPI_COMM_WORLD);
+    expect(memcmp(got, want, sizeof got) == 0, "alltoall result", names[a]);
+    memcpy(got, in, sizeof got), memcpy(want, in, sizeof want);
+    expect_ran(shancoll_alltoall_c(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, got, B, MPI_INT,
+                                   MPI_COMM_WORLD, names[a], NULL),
+               "alltoall_c in place", names[a]);
+    MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, want, B, MPI_INT, MPI_COMM_WORLD);
+    expect(memcmp(got, want, sizeof got) == 0, "alltoall_c in place result", names[a]);
+    memset(got, 0, sizeof got), memset(want, 0, sizeof want);
+    expect_ran(shancoll_alltoallv(in, scounts, sdispls, MPI_INT, got, rcounts, rdispls, MPI_INT,
+                                  MPI_COMM_WORLD, names[a], NULL),
+               "alltoallv", names[a]);
+    MPI_Alltoallv(in, scounts, sdispls, MPI_INT, want, rcounts, rdispls, MPI_INT, MPI_COMM_WORLD);
+    expect(memcmp(got, want, sizeof got) == 0, "alltoallv result", names[a]);
+    memset(got, 0, sizeof got);
+    expect_ran(shancoll_alltoallv_c(in, sc, sd, MPI_INT, got, rc, rd, MPI_INT, MPI_COMM_WORLD,
+                                    names[a], "ranks_per_node=1"),
+               "alltoallv_c", names[a]);
+    expect(memcmp(got, want, sizeof got) == 0, "alltoallv_c result", names[a]);
+  }
+  expect(strcmp(shancoll_algorithms("alltoallv"), "shan,pairwise,bruck,mpi") == 0 &&
+             strcmp(shancoll_algorithms("alltoall"), "shan,pairwise,bruck,mpi") == 0,
+         "alltoall listing", NULL);
+  expect(shancoll_alltoall(in, B, MPI_INT, got, B, MPI_INT, MPI_COMM_WORLD, "nope", NULL) ==
+                 MPI_ERR_ARG &&
+             strstr(shancoll_last_error(), "algorithm: unknown alltoallv algorithm 'nope'"),
+         "alltoall: unknown algorithm", NULL);
+  expect(shancoll_alltoall(in, B, MPI_INT, got, B - 1, MPI_INT, MPI_COMM_WORLD, NULL, NULL) ==
+                 MPI_ERR_TRUNCATE &&
+             strstr(shancoll_last_error(), "sendcount: sends"),
+         "alltoall: send and receive blocks differ", NULL);
+  expect(shancoll_alltoall(in, B, MPI_INT, got, B, MPI_INT, MPI_COMM_WORLD, NULL, "tree=flat") ==
+                 MPI_ERR_ARG &&
+             strstr(shancoll_last_error(), "options: tree: unknown option of alltoall"),
+         "alltoall: an option of another collective", NULL);
+  rcounts[0] = -1;
+  expect(shancoll_alltoallv(in, scounts, sdispls, MPI_INT, got, rcounts, rdispls, MPI_INT,
+                            MPI_COMM_WORLD, NULL, NULL) == MPI_ERR_COUNT,
+         "alltoallv: negative count", NULL);
+  rcounts[0] = scounts[0];
+  expect(shancoll_alltoallv(in, NULL, sdispls, MPI_INT, got, rcounts, rdispls, MPI_INT,
+                            MPI_COMM_WORLD, NULL, NULL) == MPI_ERR_ARG &&
+             strstr(shancoll_last_error(), "sendcounts/displs: NULL"),
+         "alltoallv: NULL counts", NULL);
+  expect(
+      shancoll_alltoall(in, B, MPI_INT, got, B, MPI_INT, MPI_COMM_NULL, NULL, NULL) == MPI_ERR_COMM,
+      "alltoall: MPI_COMM_NULL", NULL);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -418,6 +489,7 @@ int main(int argc, char** argv) {
   barrier_algorithms();
   scan_algorithms();
   reduce_scatter_algorithms();
+  alltoall_algorithms();
   int failed = 0;
   MPI_Allreduce(&g_failed, &failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (g_rank == 0) printf("capi_check: %d checks, %d failed\n", g_checks, failed);

@@ -7,6 +7,7 @@
  * MPI_Waitall), bcast, reduce, barrier (as a barrier: a shared counter),
  * scan, exscan (rank 0's exscan result, undefined in MPI, not compared),
  * reduce_scatter, reduce_scatter_block;
+ * alltoall and alltoallv;
  * several datatypes
  * (one a derived vector type, one a pair type: both must fall back), the
  * predefined ops, a commutative and a non-commutative user op, MPI_IN_PLACE,
@@ -318,6 +319,35 @@ static void iallreduce(MPI_Op abs_max_op, MPI_Op first_op, MPI_Op pair_sum_op) {
   check_iallreduce(50, g_contig, pair_sum_op, 0, 0, "iallreduce derived type, user op");
 }
 
+/* MPI_Alltoall (regular) or MPI_Alltoallv: rank i sends rank j k elements,
+ * or ((i + j) % 3) k (symmetric, so in place works too: what i sends j, j
+ * sends i), against PMPI_. */
+static void check_alltoall(int k, MPI_Datatype type, int in_place, int regular, const char* what) {
+  enum { kMax = 64 };
+  int sc[kMax], sd[kMax], rc[kMax], rd[kMax], total = 0;
+  if (g_size > kMax) return;
+  for (int r = 0; r < g_size; ++r) {
+    sc[r] = rc[r] = regular ? k : ((g_rank + r) % 3) * k;
+    sd[r] = rd[r] = total;
+    total += sc[r];
+  }
+  const size_t n = bytes_of(total, type) + 1;
+  char *send = malloc(n), *got = malloc(n), *want = malloc(n);
+  fill(send, total, type, g_rank, 6);
+  memcpy(got, send, n), memcpy(want, send, n);
+  if (!in_place) memset(got, 0x5a, n), memset(want, 0x5a, n);
+  const void* s = in_place ? MPI_IN_PLACE : send;
+  if (regular) {
+    MPI_Alltoall(s, k, type, got, k, type, MPI_COMM_WORLD);
+    PMPI_Alltoall(s, k, type, want, k, type, MPI_COMM_WORLD);
+  } else {
+    MPI_Alltoallv(s, sc, sd, type, got, rc, rd, type, MPI_COMM_WORLD);
+    PMPI_Alltoallv(s, sc, sd, type, want, rc, rd, type, MPI_COMM_WORLD);
+  }
+  expect_same(got, want, n, what);
+  free(send), free(got), free(want);
+}
+
 static void data_movement(void) {
   const MPI_Datatype types[] = {MPI_BYTE, MPI_CHAR, MPI_INT, MPI_DOUBLE, g_vector};
   const int counts[] = {1, 5, 4000};
@@ -336,6 +366,11 @@ static void data_movement(void) {
         snprintf(what, sizeof what, "allgatherv %s k %d in_place %d", type_name(types[t]),
                  counts[c], in_place);
         check_allgatherv(counts[c], types[t], in_place, 0, what);
+        for (int regular = 0; regular < 2; ++regular) {
+          snprintf(what, sizeof what, "alltoall%s %s k %d in_place %d", regular ? "" : "v",
+                   type_name(types[t]), counts[c], in_place);
+          check_alltoall(counts[c], types[t], in_place, regular, what);
+        }
       }
     }
 }
@@ -400,6 +435,17 @@ static void large_count(void) {
     MPI_Allgatherv_c(in, N, MPI_DOUBLE, all_got, counts, displs, MPI_DOUBLE, MPI_COMM_WORLD);
     PMPI_Allgatherv_c(in, N, MPI_DOUBLE, all_want, counts, displs, MPI_DOUBLE, MPI_COMM_WORLD);
     expect_same(all_got, all_want, (size_t)g_size * sizeof in, "allgatherv_c");
+    /* alltoall(v)_c: the gathered blocks (different per destination) sent on */
+    double* a2a_got = calloc((size_t)g_size * N, sizeof(double));
+    double* a2a_want = calloc((size_t)g_size * N, sizeof(double));
+    MPI_Alltoall_c(all_want, N, MPI_DOUBLE, a2a_got, N, MPI_DOUBLE, MPI_COMM_WORLD);
+    PMPI_Alltoall_c(all_want, N, MPI_DOUBLE, a2a_want, N, MPI_DOUBLE, MPI_COMM_WORLD);
+    expect_same(a2a_got, a2a_want, (size_t)g_size * sizeof in, "alltoall_c");
+    memset(a2a_got, 0, (size_t)g_size * sizeof in);
+    MPI_Alltoallv_c(all_want, counts, displs, MPI_DOUBLE, a2a_got, counts, displs, MPI_DOUBLE,
+                    MPI_COMM_WORLD);
+    expect_same(a2a_got, a2a_want, (size_t)g_size * sizeof in, "alltoallv_c");
+    free(a2a_got), free(a2a_want);
   }
   free(all_got), free(all_want);
 }
@@ -452,6 +498,13 @@ static void intercomm(void) {
   PMPI_Allreduce(&in, &want, 1, MPI_INT, MPI_SUM, inter);
   expect_same(&got, &want, sizeof got, "allreduce on an inter-communicator");
   MPI_Barrier(inter);
+  int to_all[64], from_all[64] = {0}, from_all_mpi[64] = {0};
+  for (int r = 0; r < 64; ++r) to_all[r] = in * 100 + r;
+  if (g_size <= 128) { /* the remote group fits: alike on both sides */
+    MPI_Alltoall(to_all, 1, MPI_INT, from_all, 1, MPI_INT, inter);
+    PMPI_Alltoall(to_all, 1, MPI_INT, from_all_mpi, 1, MPI_INT, inter);
+    expect_same(from_all, from_all_mpi, sizeof from_all, "alltoall on an inter-communicator");
+  }
   MPI_Comm_free(&inter);
   MPI_Comm_free(&half);
 }

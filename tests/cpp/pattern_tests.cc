@@ -380,6 +380,8 @@ void tree_tests() {
 #include "scan_pattern_checks.h"  // NOLINT(build/include_order)
 // The point-to-point reduce-scatters' arithmetic; uses check() above.
 #include "reduce_scatter_pattern_checks.h"  // NOLINT(build/include_order)
+// The alltoall(v) arithmetic (pattern/alltoall.h); uses check() above.
+#include "alltoall_pattern_checks.h"  // NOLINT(build/include_order)
 
 // pipeline_block_size / choose_block_size (shan_blocks.h).
 void shan_block_size_tests() {
@@ -423,6 +425,7 @@ int main() {
   intergroup_checks::run();
   scan_checks::run();
   reduce_scatter_checks::run();
+  alltoall_checks::run();
   for (int n = 1; n <= kMaxN; ++n) {
     const std::string sn = "(n=" + std::to_string(n) + ")";
     std::vector<int> fallback;

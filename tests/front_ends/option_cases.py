@@ -51,9 +51,14 @@ CASES = [
     ("reduce_scatter_block", "ports", 2, "2"),
     ("reduce_scatter_block", "timeout", -1.0, "-1"),
     ("reduce_scatter", "tree", "flat", "flat"),
+    ("alltoall", "tree", "flat", "flat"),
+    ("alltoall", "block_size", 64, "64"),
+    ("alltoall", "timeout", -1.0, "-1"),
+    ("alltoallv", "transport", "rma", "rma"),
+    ("alltoallv", "ranks_per_node", -2, "-2"),
 ]
 LISTED = ["allgather", "allgatherv", "allreduce", "iallreduce", "bcast", "reduce", "barrier"]
-LISTED += ["scan", "exscan", "reduce_scatter", "reduce_scatter_block"]
+LISTED += ["scan", "exscan", "reduce_scatter", "reduce_scatter_block", "alltoall", "alltoallv"]
 
 
 def case_id(case) -> str:
@@ -79,6 +84,10 @@ def python_call(comm, collective: str, key: str, value):
     elif collective == "reduce_scatter":
         counts = [4] * comm.size
         shancoll.reduce_scatter(comm, np.ones(4 * comm.size), out, counts, MPI.SUM, **options)
+    elif collective == "alltoall":
+        shancoll.alltoall(comm, out, np.empty_like(out), **options)
+    elif collective == "alltoallv":
+        shancoll.alltoallv(comm, out, np.empty_like(out), **options)
     else:
         shancoll.allgather(comm, x, out, **options)
 
@@ -129,6 +138,15 @@ def capi_call(lib, comm, collective: str, text: str) -> tuple[int, str]:
             ptr(x.ctypes.data), ptr(out.ctypes.data), 4, t(h(MPI.DOUBLE)), o(h(MPI.SUM)),
             c(h(comm)), None, options,
         )  # fmt: skip
+    elif collective == "alltoall":
+        rc = lib.shancoll_alltoall(ptr(out.ctypes.data), 4, t(h(MPI.DOUBLE)), ptr(x.ctypes.data),
+                                   4, t(h(MPI.DOUBLE)), c(h(comm)), None, options)  # fmt: skip
+    elif collective == "alltoallv":
+        counts = (ctypes.c_int * comm.size)(*[4] * comm.size)
+        displs = (ctypes.c_int * comm.size)(*[4 * r for r in range(comm.size)])
+        rc = lib.shancoll_alltoallv(ptr(out.ctypes.data), counts, displs, t(h(MPI.DOUBLE)),
+                                    ptr(out.ctypes.data), counts, displs, t(h(MPI.DOUBLE)),
+                                    c(h(comm)), None, options)  # fmt: skip
     else:
         rc = lib.shancoll_allgather(ptr(x.ctypes.data), 4, t(h(MPI.DOUBLE)), ptr(out.ctypes.data),
                                     4, t(h(MPI.DOUBLE)), c(h(comm)), None, options)  # fmt: skip

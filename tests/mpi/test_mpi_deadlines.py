@@ -108,6 +108,14 @@ def reduce_scatter(algorithm, rpn):
     return call
 
 
+def alltoall(algorithm, rpn, elements=1):
+    def call(c, timeout=None):
+        shancoll.alltoall(c, np.ones(elements * c.size), np.zeros(elements * c.size), algorithm,
+                          ranks_per_node=rpn, timeout=timeout)  # fmt: skip
+
+    return call
+
+
 def inter_allgatherv(algorithm):
     def call(c, timeout=None):
         shancoll.allgatherv(c, np.ones(N), np.zeros(N * c.remote_size), algorithm=algorithm,
@@ -123,6 +131,7 @@ ALLREDUCE = ALLREDUCE_P2P + ["ring", "release_gather", "shan"]
 ROOTED = ["release_gather", "binomial"]
 INTERGROUP = ["segmented", "root_gather"]
 BARRIER = ["release_gather", "dissemination"]  # mpi: MPI_Barrier blocks in the library
+ALLTOALL = ["shan", "pairwise", "bruck"]  # mpi: MPI_Alltoall blocks in the library
 
 
 def cases() -> dict[str, Case]:
@@ -182,6 +191,23 @@ def cases() -> dict[str, Case]:
     for a in INTERGROUP:
         f = inter_allgatherv(a)
         c[f"intergroup-{a}-later-call"] = Case(f, ("group",), warm=f, inter=True)
+    # alltoall: every rank that came waits (for a block of the missing rank, or,
+    # in shan, in a node barrier or for a message between nodes).
+    for a in ALLTOALL:
+        c[f"alltoall-{a}-first-call"] = Case(alltoall(a, 0), FIRST_CALL)
+    for a, rpn, expect in (
+        ("pairwise", 1, ("alltoall 'pairwise'",)),
+        ("bruck", 1, ("alltoall 'bruck'",)),
+        ("shan", 0, ("node barrier", "alltoall 'shan'")),  # real nodes: between them
+        ("shan", 1, ("alltoall 'shan'",)),
+        ("shan", 2, ("node barrier", "alltoall 'shan'")),
+    ):
+        f = alltoall(a, rpn)
+        c[f"alltoall-{a}-rpn{rpn}-later-call"] = Case(f, expect, warm=f)
+    c["alltoall-shan-segments"] = Case(  # shan's own node segments, made at its first call
+        alltoall("shan", 0), ("set-up of a shared-memory segment", "alltoall 'shan'"),
+        warm=alltoall("pairwise", 0),
+    )  # fmt: skip
     # Set-up started by a later call: each behind its own handshake.
     c["new-node-layout"] = Case(
         allgather("ring", 2), ("set-up of the node layout",), warm=allgather("ring", 1)

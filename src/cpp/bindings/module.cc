@@ -26,6 +26,7 @@ using bindings::stats_dict;
 
 void bind_allgatherv(py::module_& m);  // bindings/allgatherv.cc
 void bind_allreduce(py::module_& m);   // bindings/allreduce.cc
+void bind_alltoallv(py::module_& m);   // bindings/alltoallv.cc
 void bind_barrier(py::module_& m);     // bindings/barrier.cc
 void bind_intergroup(py::module_& m);  // bindings/intergroup.cc
 void bind_rooted(py::module_& m);      // bindings/rooted.cc
@@ -63,6 +64,7 @@ PYBIND11_MODULE(_core, m) {
   bindings::bind_bufspec(m);
   bind_allgatherv(m);
   bind_allreduce(m);
+  bind_alltoallv(m);
   bind_barrier(m);
   bind_intergroup(m);
   bind_rooted(m);

@@ -8,6 +8,7 @@
 
 #include "shancoll/coll/allgatherv/allgatherv.h"
 #include "shancoll/coll/allreduce/allreduce.h"
+#include "shancoll/coll/alltoallv/alltoallv.h"
 #include "shancoll/coll/barrier/barrier.h"
 #include "shancoll/coll/reduce_scatter/reduce_scatter.h"
 #include "shancoll/coll/rooted.h"
@@ -35,10 +36,12 @@ std::string choose(const std::string& coll, std::int64_t bytes, int ranks, int n
   if (coll == "scan" || coll == "exscan") return choose_scan(bytes, coll == "exscan", ranks, nodes);
   if (coll == "reduce_scatter" || coll == "reduce_scatter_block")
     return choose_reduce_scatter(bytes, coll == "reduce_scatter_block", commutative, ranks, nodes);
+  if (coll == "alltoall") return choose_alltoallv(bytes, ranks, nodes, hosts);
+  if (coll == "alltoallv") return choose_alltoallv(-1, ranks, nodes, hosts);
   throw ArgumentError(
       "coll: unknown collective '" + coll +
       "' (allgatherv, allgather, allreduce, bcast, reduce, barrier, scan, exscan, reduce_scatter, "
-      "reduce_scatter_block)");
+      "reduce_scatter_block, alltoall, alltoallv)");
 }
 
 }  // namespace

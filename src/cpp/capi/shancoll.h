@@ -103,6 +103,25 @@ int shancoll_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtyp
 int shancoll_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
                        MPI_Op op, MPI_Comm comm, const char* algorithm, const char* options);
 
+/* MPI_Alltoall: block j (sendcount elements of sendtype) to rank j, block i
+ * of recvbuf (recvcount elements of recvtype) from rank i; sendbuf ==
+ * MPI_IN_PLACE takes the blocks from recvbuf. algorithm: NULL/""
+ * (SHANCOLL_ALLTOALL_ALGORITHM, else SHANCOLL_ALLTOALLV_ALGORITHM, else
+ * "auto"), "auto", "shan", "pairwise", "bruck" or "mpi"; options: timeout,
+ * check, ranks_per_node. */
+int shancoll_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const char* algorithm,
+                      const char* options);
+
+/* MPI_Alltoallv: sendcounts[j] elements at sendbuf + sdispls[j] to rank j,
+ * recvcounts[i] elements at recvbuf + rdispls[i] from rank i (in elements of
+ * the send and receive types); sendbuf == MPI_IN_PLACE takes the blocks from
+ * recvbuf, laid out by recvcounts and rdispls. */
+int shancoll_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                       MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                       const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                       const char* algorithm, const char* options);
+
 /* MPI_Barrier: returns once every rank of comm has called it. algorithm:
  * NULL/"" (SHANCOLL_BARRIER_ALGORITHM, else "auto"), "auto", "release_gather",
  * "dissemination" or "mpi"; options: timeout, check, ranks_per_node. */
@@ -160,6 +179,14 @@ int shancoll_reduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_D
 int shancoll_iallreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count,
                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const char* algorithm,
                           const char* options, shancoll_request* request);
+int shancoll_alltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                        void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                        const char* algorithm, const char* options);
+int shancoll_alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
+                         const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                         const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                         MPI_Datatype recvtype, MPI_Comm comm, const char* algorithm,
+                         const char* options);
 
 /* MPI_Scan and MPI_Exscan (sendbuf == MPI_IN_PLACE takes the input from
  * recvbuf; exscan leaves rank 0's recvbuf as it was). algorithm: NULL/""
@@ -203,8 +230,8 @@ const char* shancoll_last_error(void);
 const char* shancoll_last_algorithm(void);
 
 /* The algorithms of `collective` ("allgather", "allgatherv", "allreduce",
- * "iallreduce", "bcast", "reduce", "barrier"), comma-separated, in the order Python's
- * shancoll.algorithms() lists them ("auto" not listed); NULL for an unknown
+ * "iallreduce", "bcast", "reduce", "barrier", "alltoall", "alltoallv"), comma-separated, in the
+ * order Python's shancoll.algorithms() lists them ("auto" not listed); NULL for an unknown
  * collective (shancoll_last_error says why). Valid until the calling
  * thread's next call of this function. Local: no communication. */
 const char* shancoll_algorithms(const char* collective);

@@ -2,6 +2,7 @@
 // Every check that can refuse a call runs before the first communication, so
 // a refusal is the same on every rank and leaves nothing half done; no C++
 // exception crosses the C boundary.
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <exception>
@@ -16,6 +17,7 @@
 #include "shancoll/coll/allgatherv/allgatherv.h"
 #include "shancoll/coll/allreduce/allreduce.h"
 #include "shancoll/coll/allreduce/allreduce_request.h"
+#include "shancoll/coll/alltoallv/alltoallv.h"
 #include "shancoll/coll/barrier/barrier.h"
 #include "shancoll/coll/reduce_scatter/reduce_scatter.h"
 #include "shancoll/coll/registry.h"
@@ -376,6 +378,82 @@ void run_reduce_scatter(const void* sendbuf, void* recvbuf, const Count* counts,
   record(block ? reduce_scatter_block(call) : reduce_scatter(call));
 }
 
+// An alltoall(v)'s two layouts in bytes, kept per thread and lent to the
+// call as allgatherv's: a repeated call allocates nothing.
+struct AlltoallLayout {
+  Layout send, recv;
+};
+
+AlltoallLayout& thread_alltoall_layout() {
+  thread_local AlltoallLayout layout;
+  return layout;
+}
+
+// counts and displs (in elements of `elem` bytes) checked, as bytes in `out`.
+template <class Count, class Displ>
+void vector_layout(const Count counts[], const Displ displs[], std::int64_t elem, int size,
+                   const char* side, Layout& out) {
+  if (!counts || !displs) refuse(MPI_ERR_ARG, std::string(side) + "counts/displs: NULL");
+  out.counts.resize(static_cast<std::size_t>(size));
+  out.displs.resize(static_cast<std::size_t>(size));
+  for (int r = 0; r < size; ++r) {
+    check_count(counts[r], (std::string(side) + "counts").c_str());
+    if (displs[r] < 0) refuse(MPI_ERR_ARG, std::string(side) + "displs: negative displacement");
+    out.counts[r] = static_cast<std::int64_t>(counts[r]) * elem;
+    out.displs[r] = static_cast<std::int64_t>(displs[r]) * elem;
+  }
+}
+
+// P blocks of `block` bytes, in rank order.
+void regular_layout(std::int64_t block, int size, Layout& out) {
+  out.counts.assign(static_cast<std::size_t>(size), block);
+  out.displs.resize(static_cast<std::size_t>(size));
+  for (int r = 0; r < size; ++r) out.displs[r] = r * block;
+}
+
+std::int64_t extent_of(const Layout& l) {
+  std::int64_t e = 0;
+  for (std::size_t r = 0; r < l.counts.size(); ++r)
+    if (l.counts[r] > 0) e = std::max(e, l.displs[r] + l.counts[r]);
+  return e;
+}
+
+// The call on the thread's layouts (send's unused in place).
+void alltoallv_bytes(Collective which, const void* sendbuf, void* recvbuf, MPI_Comm comm,
+                     const char* algorithm, const char* options) {
+  AlltoallLayout& layout = thread_alltoall_layout();
+  OptionsStorage storage;
+  AlltoallvCall call;
+  call.comm = comm;
+  call.alltoall = which == Collective::alltoall;
+  call.options = call_options(which, options, storage);
+  call.algorithm = algorithm ? algorithm : "";
+  AlltoallvArgs& a = call.args;
+  a.regular = call.alltoall;
+  if (!recvbuf && extent_of(layout.recv) > 0) refuse(MPI_ERR_BUFFER, "recvbuf: NULL");
+  a.recv = receive_pointer(recvbuf);
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  if (!in_place) {
+    if (!sendbuf && extent_of(layout.send) > 0) refuse(MPI_ERR_BUFFER, "sendbuf: NULL");
+    a.send = receive_pointer(const_cast<void*>(sendbuf));  // non-null: null means in place
+  }
+  struct Borrowed {  // the layouts' arrays, lent to the call and given back
+    AlltoallvArgs& args;
+    AlltoallLayout& layout;
+    bool send;
+    void swap() {
+      args.recv_counts.swap(layout.recv.counts);
+      args.recv_displs.swap(layout.recv.displs);
+      if (!send) return;
+      args.send_counts.swap(layout.send.counts);
+      args.send_displs.swap(layout.send.displs);
+    }
+    ~Borrowed() { swap(); }
+  } borrowed{a, layout, !in_place};
+  borrowed.swap();
+  record(alltoallv(call));
+}
+
 }  // namespace
 
 bool inside() { return t_inside; }
@@ -471,6 +549,30 @@ int shancoll_iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datat
                                request);
 }
 
+int shancoll_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const char* algorithm,
+                      const char* options) {
+  return shancoll_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                             algorithm, options);
+}
+
+int shancoll_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                       MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                       const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                       const char* algorithm, const char* options) {
+  return guarded([&] {
+    check_intracomm(comm);
+    int size = 0;
+    MPI_Comm_size(comm, &size);
+    AlltoallLayout& layout = thread_alltoall_layout();
+    vector_layout(recvcounts, rdispls, plain_size(recvtype, "recvtype"), size, "recv", layout.recv);
+    if (sendbuf != MPI_IN_PLACE)
+      vector_layout(sendcounts, sdispls, plain_size(sendtype, "sendtype"), size, "send",
+                    layout.send);
+    alltoallv_bytes(Collective::alltoallv, sendbuf, recvbuf, comm, algorithm, options);
+  });
+}
+
 int shancoll_barrier(MPI_Comm comm, const char* algorithm, const char* options) {
   return guarded([&] {
     check_intracomm(comm);
@@ -522,6 +624,47 @@ int shancoll_allgatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype
     MPI_Comm_size(comm, &size);
     allgatherv_bytes(Collective::allgatherv, sendbuf, sendcount, sendtype, recvbuf,
                      layout_of(recvcounts, displs, elem, size), comm, algorithm, options);
+  });
+}
+
+int shancoll_alltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                        void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                        const char* algorithm, const char* options) {
+  return guarded([&] {
+    check_intracomm(comm);
+    check_count(recvcount, "recvcount");
+    int size = 0;
+    MPI_Comm_size(comm, &size);
+    const std::int64_t block = recvcount * plain_size(recvtype, "recvtype");
+    AlltoallLayout& layout = thread_alltoall_layout();
+    regular_layout(block, size, layout.recv);
+    if (sendbuf != MPI_IN_PLACE) {
+      check_count(sendcount, "sendcount");
+      const std::int64_t sent = sendcount * plain_size(sendtype, "sendtype");
+      if (sent != block)
+        refuse(MPI_ERR_TRUNCATE, "sendcount: sends " + std::to_string(sent) +
+                                     " bytes per rank, recvcount expects " + std::to_string(block));
+      regular_layout(block, size, layout.send);
+    }
+    alltoallv_bytes(Collective::alltoall, sendbuf, recvbuf, comm, algorithm, options);
+  });
+}
+
+int shancoll_alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
+                         const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                         const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                         MPI_Datatype recvtype, MPI_Comm comm, const char* algorithm,
+                         const char* options) {
+  return guarded([&] {
+    check_intracomm(comm);
+    int size = 0;
+    MPI_Comm_size(comm, &size);
+    AlltoallLayout& layout = thread_alltoall_layout();
+    vector_layout(recvcounts, rdispls, plain_size(recvtype, "recvtype"), size, "recv", layout.recv);
+    if (sendbuf != MPI_IN_PLACE)
+      vector_layout(sendcounts, sdispls, plain_size(sendtype, "sendtype"), size, "send",
+                    layout.send);
+    alltoallv_bytes(Collective::alltoallv, sendbuf, recvbuf, comm, algorithm, options);
   });
 }
 

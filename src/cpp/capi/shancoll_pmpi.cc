@@ -1,7 +1,7 @@
 // libshancoll_pmpi.so: MPI_Allgather, MPI_Allgatherv, MPI_Allreduce,
-// MPI_Barrier, MPI_Bcast and MPI_Reduce (and their MPI-4 large-count _c variants) for unmodified
-// MPI programs (LD_PRELOAD, or linked before the MPI library), routed to shancoll's C API when it
-// can run the call, else to the MPI library's PMPI_ function.
+// MPI_Alltoall, MPI_Alltoallv, MPI_Barrier, MPI_Bcast and MPI_Reduce (and their MPI-4 large-count
+// _c variants) for unmodified MPI programs (LD_PRELOAD, or linked before the MPI library), routed
+// to shancoll's C API when it can run the call, else to the MPI library's PMPI_ function.
 //
 // When a call is routed: the C API's checks decide (shancoll.h), before any
 // communication, so a call refused on one rank is refused on all ranks given
@@ -274,6 +274,34 @@ int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype da
       [&] { return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm); });
 }
 
+int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  return interpose(
+      "MPI_Alltoall", comm, [&] { return gathered_bytes(recvcount, recvtype, comm); },
+      [&] {
+        return shancoll_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                                 nullptr, nullptr);
+      },
+      [&] {
+        return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+      });
+}
+
+int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                  MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+                  MPI_Datatype recvtype, MPI_Comm comm) {
+  return interpose(
+      "MPI_Alltoallv", comm, [&] { return gathered_bytes(recvcounts, recvtype, comm); },
+      [&] {
+        return shancoll_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                  rdispls, recvtype, comm, nullptr, nullptr);
+      },
+      [&] {
+        return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                              recvtype, comm);
+      });
+}
+
 int MPI_Barrier(MPI_Comm comm) {
   return interpose(
       "MPI_Barrier", comm, [] { return std::int64_t{0}; },
@@ -367,6 +395,34 @@ int MPI_Allgatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype send
       [&] {
         return PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                  recvtype, comm);
+      });
+}
+
+int MPI_Alltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  return interpose(
+      "MPI_Alltoall_c", comm, [&] { return gathered_bytes(recvcount, recvtype, comm); },
+      [&] {
+        return shancoll_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                                   nullptr, nullptr);
+      },
+      [&] {
+        return PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+      });
+}
+
+int MPI_Alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                    MPI_Datatype sendtype, void* recvbuf, const MPI_Count recvcounts[],
+                    const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+  return interpose(
+      "MPI_Alltoallv_c", comm, [&] { return gathered_bytes(recvcounts, recvtype, comm); },
+      [&] {
+        return shancoll_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                    rdispls, recvtype, comm, nullptr, nullptr);
+      },
+      [&] {
+        return PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                rdispls, recvtype, comm);
       });
 }
 

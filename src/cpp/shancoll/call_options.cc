@@ -329,6 +329,10 @@ const char* env_name(Collective c) {
       return environment_value("SHANCOLL_REDUCE_SCATTER_OPTIONS");
     case Collective::reduce_scatter_block:
       return environment_value("SHANCOLL_REDUCE_SCATTER_BLOCK_OPTIONS");
+    case Collective::alltoall:
+      return environment_value("SHANCOLL_ALLTOALL_OPTIONS");
+    case Collective::alltoallv:
+      return environment_value("SHANCOLL_ALLTOALLV_OPTIONS");
   }
   return "";
 }
@@ -343,9 +347,9 @@ std::string variable_of(Collective c) {
 
 const char* collective_name(Collective c) {
   static const char* const names[kCollectives] = {
-      "allgather", "allgatherv", "allreduce",      "iallreduce",
-      "bcast",     "reduce",     "intergroup",     "barrier",
-      "scan",      "exscan",     "reduce_scatter", "reduce_scatter_block"};
+      "allgather",      "allgatherv",           "allreduce", "iallreduce", "bcast",
+      "reduce",         "intergroup",           "barrier",   "scan",       "exscan",
+      "reduce_scatter", "reduce_scatter_block", "alltoall",  "alltoallv"};
   return names[static_cast<unsigned>(c)];
 }
 

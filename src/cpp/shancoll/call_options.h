@@ -41,8 +41,10 @@ enum class Collective : unsigned {
   exscan,
   reduce_scatter,
   reduce_scatter_block,
+  alltoall,
+  alltoallv,
 };
-constexpr int kCollectives = 12;
+constexpr int kCollectives = 14;
 const char* collective_name(Collective c);
 
 // A value as a front end hands it over: Python's bool, int, float, str or

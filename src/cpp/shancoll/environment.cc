@@ -38,6 +38,8 @@ Environment read_environment() {
   e.reduce_scatter_block = text_of("SHANCOLL_REDUCE_SCATTER_BLOCK_ALGORITHM");
   e.reduce = text_of("SHANCOLL_REDUCE_ALGORITHM");
   e.intergroup = text_of("SHANCOLL_INTERGROUP_ALGORITHM");
+  e.alltoall = text_of("SHANCOLL_ALLTOALL_ALGORITHM");
+  e.alltoallv = text_of("SHANCOLL_ALLTOALLV_ALGORITHM");
   return e;
 }
 

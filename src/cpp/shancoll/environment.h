@@ -34,6 +34,8 @@ struct Environment {
   std::string reduce_scatter_block;
   std::string reduce;
   std::string intergroup;
+  std::string alltoall;  // alltoallv's when empty
+  std::string alltoallv;
 };
 
 const Environment& environment();

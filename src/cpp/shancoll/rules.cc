@@ -22,7 +22,8 @@ namespace {
 
 const char* const kCollectives[] = {"allgatherv", "allreduce",      "bcast",
                                     "reduce",     "barrier",        "scan",
-                                    "exscan",     "reduce_scatter", "reduce_scatter_block"};
+                                    "exscan",     "reduce_scatter", "reduce_scatter_block",
+                                    "alltoallv"};
 
 std::int64_t parse_int(const std::string& field, bool star_ok, std::int64_t star,
                        const std::string& where) {
@@ -50,6 +51,7 @@ Rule parse_line(std::istringstream& in, const std::string& where) {
   if (in >> extra) throw ArgumentError(where + "more than 8 fields ('" + extra + "')");
   Rule r;
   r.coll = f[0] == "allgather" ? "allgatherv" : f[0];
+  if (r.coll == "alltoall") r.coll = "alltoallv";  // alltoall rows: alltoallv's table
   bool known = false;
   for (const char* c : kCollectives) known = known || r.coll == c;
   if (!known) throw ArgumentError(where + "unknown collective '" + f[0] + "'");
@@ -74,6 +76,7 @@ Rule parse_line(std::istringstream& in, const std::string& where) {
                          : r.coll == "exscan"               ? Collective::exscan
                          : r.coll == "reduce_scatter"       ? Collective::reduce_scatter
                          : r.coll == "reduce_scatter_block" ? Collective::reduce_scatter_block
+                         : r.coll == "alltoallv"            ? Collective::alltoallv
                                                             : Collective::reduce;
     auto options = std::make_shared<CallOptions>(default_options(c));
     options->set_text(c, f[7], (where + "options").c_str());

@@ -6,7 +6,9 @@
 //
 //   coll  min_bytes  max_bytes  min_ranks  max_ranks  nodes  algorithm  options
 //
-// coll: allgatherv (allgather too), allreduce, bcast, reduce, barrier. bytes:
+// coll: allgatherv (allgather too), allreduce, bcast, reduce, barrier,
+// alltoallv (alltoall too, and only alltoall calls match: bytes are the
+// block's, which differ from rank to rank in an alltoallv). bytes:
 // the message of one rank (allgatherv: the result's bytes / ranks, rounded
 // down; barrier: 0), the rule holds for min_bytes <= bytes < max_bytes; ranks: min_ranks
 // <= ranks <= max_ranks; max_* may be '*' (no limit). nodes: '*', N or N+

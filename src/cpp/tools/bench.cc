@@ -13,6 +13,8 @@
 //                  --sizes 1,255 (elements) --dtype int|double --op sum|max [--native]
 //   shancoll_bench --coll reduce_scatter_block --algorithms shan,ring,pairwise,mpi
 //                  --sizes 1,255 (elements per block) --dtype int|double --op sum|max [--native]
+//   shancoll_bench --coll alltoall --algorithms shan,pairwise,bruck,mpi
+//                  --sizes 8,1024 (bytes per block) [--native] [--check]
 //   add --check to any allgatherv/allreduce run: every algorithm once on real
 //   data, compared byte for byte with MPI's own collective ("check" rows);
 //   --native times the MPI collective alone, without shancoll's setup.
@@ -69,6 +71,10 @@
 // would time the barrier's exit skew only). --iters 0 is allowed (instruction
 // counts: N calls against none).
 //
+// --coll alltoall: --sizes are the bytes of one block (every rank sends one
+// to every rank); bytes_per_rank is that block; the distribution column
+// reads "regular".
+//
 // --coll allreduce: --sizes are element counts; bytes_per_rank is count x
 // element size; the distribution column reads "<dtype>_<op>".
 //
@@ -92,6 +98,7 @@
 #include "shancoll/call_options.h"
 #include "shancoll/coll/allgatherv/allgatherv.h"
 #include "shancoll/coll/allreduce/allreduce.h"
+#include "shancoll/coll/alltoallv/alltoallv.h"
 #include "shancoll/coll/barrier/barrier.h"
 #include "shancoll/coll/intergroup/intergroup.h"
 #include "shancoll/coll/reduce_scatter/reduce_scatter.h"
@@ -219,10 +226,10 @@ Config parse(int argc, char** argv) {
   const bool scans = c.coll == "scan" || c.coll == "exscan";
   const bool reduce_scatters = c.coll == "reduce_scatter_block";
   if (c.coll != "allgatherv" && c.coll != "intergroup" && c.coll != "allreduce" &&
-      c.coll != "barrier" && !scans && !reduce_scatters) {
+      c.coll != "barrier" && c.coll != "alltoall" && !scans && !reduce_scatters) {
     throw ArgumentError("--coll: '" + c.coll +
                         "' (valid: allgatherv, allreduce, intergroup, barrier, scan, exscan, "
-                        "reduce_scatter_block)");
+                        "reduce_scatter_block, alltoall)");
   }
   if (c.dtype != "int" && c.dtype != "double") throw ArgumentError("--dtype: int or double");
   if (c.op != "sum" && c.op != "max") throw ArgumentError("--op: sum or max");
@@ -248,6 +255,7 @@ Config parse(int argc, char** argv) {
                            : c.coll == "scan"                 ? Collective::scan
                            : c.coll == "exscan"               ? Collective::exscan
                            : c.coll == "reduce_scatter_block" ? Collective::reduce_scatter_block
+                           : c.coll == "alltoall"             ? Collective::alltoall
                                                               : Collective::allgatherv;
   c.options = default_options(which);
   c.options.set_text(which, c.option_text, "options");
@@ -559,6 +567,56 @@ void bench_barrier(const Config& cfg, MPI_Comm user) {
   }
 }
 
+// Alltoall of `block` bytes per rank pair: --native times MPI_Alltoall alone,
+// else every algorithm through the door (--check: once each, against MPI's).
+void bench_alltoall(const Config& cfg, MPI_Comm user) {
+  int p = 0, r = 0;
+  MPI_Comm_size(user, &p);
+  MPI_Comm_rank(user, &r);
+  if (r == 0 && !cfg.check) std::printf("%s", kHeader);
+  Comm* comm = cfg.native ? nullptr : &Comm::of(user, cfg.options.resolved().timeout);
+  const int rpn = comm ? comm->nodes(cfg.options.options.ranks_per_node).topo.max_local_size() : 0;
+  for (std::int64_t block : cfg.sizes) {
+    const std::size_t bytes = static_cast<std::size_t>(block * p);
+    Buffer send(bytes, cfg.check), recv(bytes, cfg.check);
+    std::vector<std::byte> expect(bytes + 1);
+    if (cfg.native) {
+      const Summary s = time_calls(cfg, user, [&] {
+        MPI_Alltoall(send.data(), static_cast<int>(block), MPI_BYTE, recv.data(),
+                     static_cast<int>(block), MPI_BYTE, user);
+      });
+      if (r == 0) print_row("alltoall", "mpi", "-", "regular", p, 0, block, s);
+      continue;
+    }
+    if (cfg.check) {
+      fill(send.data(), static_cast<std::int64_t>(bytes), r);
+      MPI_Alltoall(send.data(), static_cast<int>(block), MPI_BYTE, expect.data(),
+                   static_cast<int>(block), MPI_BYTE, user);
+    }
+    AlltoallvCall call;  // through the door, as every front end calls it
+    call.comm = user;
+    call.alltoall = true;
+    call.options = &cfg.options;
+    AlltoallvArgs& a = call.args;
+    a.send = send.data(), a.recv = recv.data(), a.regular = true;
+    a.send_counts.assign(static_cast<std::size_t>(p), block);
+    for (int i = 0; i < p; ++i) a.send_displs.push_back(i * block);
+    a.recv_counts = a.send_counts, a.recv_displs = a.send_displs;
+    for (const std::string& name : cfg.algorithms) {
+      call.algorithm = name;
+      if (cfg.check) {
+        std::memset(recv.data(), 0, bytes);
+        alltoallv(call);
+        const bool ok = bytes == 0 || std::memcmp(recv.data(), expect.data(), bytes) == 0;
+        report_check(user, "alltoall", comm->last_algorithm, "regular", p, rpn, block, ok);
+        continue;
+      }
+      const Summary s = time_calls(cfg, user, [&] { alltoallv(call); });
+      if (r == 0) print_row("alltoall", comm->last_algorithm, "-", "regular", p, rpn, block, s);
+    }
+  }
+}
+
 void bench_native(const Config& cfg, MPI_Comm comm) {
   int p = 0, r = 0;
   MPI_Comm_size(comm, &p);
@@ -776,6 +834,8 @@ int main(int argc, char** argv) {
       bench_scan(cfg, MPI_COMM_WORLD);
     } else if (cfg.coll == "reduce_scatter_block") {
       bench_reduce_scatter_block(cfg, MPI_COMM_WORLD);
+    } else if (cfg.coll == "alltoall") {
+      bench_alltoall(cfg, MPI_COMM_WORLD);
     } else if (cfg.native && cfg.coll != "intergroup") {
       bench_native(cfg, MPI_COMM_WORLD);
     } else if (cfg.coll == "intergroup") {

@@ -38,6 +38,7 @@ LIBS = ("mpich", "openmpi", "impi")
 COLLECTIVES = ("allgatherv", "allgather", "allreduce", "bcast", "reduce", "barrier")
 COLLECTIVES += ("scan", "exscan")
 COLLECTIVES += ("reduce_scatter_block",)
+COLLECTIVES += ("alltoall", "alltoallv")
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,9 @@ MPICH_ALGORITHMS: dict[str, tuple[str, ...]] = {
         "recursive_halving",
         "nb",
     ),
+    # pairwise_sendrecv_replace left out: MPICH runs it in place only.
+    "alltoall": ("brucks", "k_brucks", "pairwise", "scattered", "nb"),
+    "alltoallv": ("scattered", "nb"),
 }
 # Collectives with CH4's POSIX shared-memory release/gather path (the seed
 # paper's algorithms, in MPICH). Left on "auto" it may take a call before the
@@ -176,6 +180,10 @@ OPENMPI_ALGORITHMS: dict[str, dict[int, str]] = {
         3: "recursive_halving",
         4: "butterfly",
     },
+    # Open MPI 5's coll_tuned_alltoall(v)_algorithm (coll_tuned_alltoall(v).c;
+    # not yet checked against an installed ompi_info here).
+    "alltoall": {1: "linear", 2: "pairwise", 3: "modified_bruck", 4: "linear_sync", 5: "two_proc"},
+    "alltoallv": {1: "basic_linear", 2: "pairwise"},
 }
 
 # -------------------------------------------------------------------- Intel MPI
@@ -258,6 +266,10 @@ IMPI_ALGORITHMS: dict[str, dict[int, str]] = {
         4: "reduce_scatterv",
         5: "reduce_scatter",
     },
+    # I_MPI_ADJUST_ALLTOALL(V) (Intel MPI reference; not checked against an
+    # installed library here).
+    "alltoall": {1: "bruck", 2: "isend_irecv_waitall", 3: "pairwise", 4: "plum"},
+    "alltoallv": {1: "isend_irecv_waitall", 2: "plum"},
 }
 
 # ------------------------------------------------------------------ tuned settings

@@ -493,9 +493,63 @@ class InterPoint:
         return bool(np.array_equal(got, self.expected))
 
 
+class AlltoallPoint:
+    """Buffers of one alltoall(v) point: a block of ``nbytes`` from every rank to every
+    rank (alltoallv with explicit counts and displacements of the same layout).
+
+    Rank r's block for rank j is ``(r + 1) 2^32 + j 2^20 + 0, 1, ...``: exact in
+    float64 and distinct per pair, so a block delivered to the wrong rank or
+    place is seen.
+    """
+
+    def __init__(self, comm, collective: str, nbytes: int, dtype: np.dtype):
+        self.comm, self.collective = comm, collective
+        p, rank = comm.Get_size(), comm.Get_rank()
+        n = nbytes // dtype.itemsize
+        self.bytes = [n * dtype.itemsize] * p
+        self.total_bytes = p * n * dtype.itemsize
+        base = np.arange(n, dtype=dtype)
+        self.send = np.concatenate([base + (rank + 1) * 2.0**32 + j * 2.0**20 for j in range(p)])
+        self.expected = np.concatenate(
+            [base + (i + 1) * 2.0**32 + rank * 2.0**20 for i in range(p)]
+        )
+        self.recv = np.full(p * n, np.nan, dtype)
+        self.counts = [n] * p
+        self.displs = [n * j for j in range(p)]
+        self.copy_src, self.copy_dst = self.send.copy(), np.zeros_like(self.send)
+
+    def call_for(self, s: Series, rpn: int, timeout: float | None) -> Callable[[], Any]:
+        import shancoll
+
+        comm, send, recv = self.comm, self.send, self.recv
+        if s.kind == "memcpy":
+            src, dst, copyto = self.copy_src, self.copy_dst, np.copyto
+            return lambda: copyto(dst, src)
+        layout = (self.counts, self.displs)
+        vsend, vrecv = [send, layout], [recv, layout]  # mpi4py's form
+        if s.kind == "native":
+            if self.collective == "alltoall":
+                return lambda: comm.Alltoall(send, recv)
+            return lambda: comm.Alltoallv(vsend, vrecv)
+        kw = dict(s.options, algorithm=s.algorithm, ranks_per_node=rpn, timeout=timeout)
+        if self.collective == "alltoall":
+            return lambda: shancoll.alltoall(comm, send, recv, **kw)
+        return lambda: shancoll.alltoallv(comm, vsend, vrecv, **kw)
+
+    def reset(self, s: Series) -> None:
+        (self.copy_dst if s.kind == "memcpy" else self.recv).fill(np.nan)
+
+    def check(self, s: Series) -> bool:
+        if s.kind == "memcpy":
+            return bool(np.array_equal(self.copy_dst, self.copy_src))
+        return bool(np.array_equal(self.recv, self.expected))
+
+
 def make_point(comm, collective: str, distribution: str, nbytes: int, dtype, inter=None):
     if collective == "intergroup":
         return InterPoint(*inter, distribution, nbytes, dtype)
+    if collective in ("alltoall", "alltoallv"):
+        return AlltoallPoint(comm, collective, nbytes, dtype)
     if collective in MESSAGE_COLLECTIVES:
         return MessagePoint(comm, collective, nbytes, dtype)
     return Point(comm, collective, distribution, nbytes, dtype)
@@ -503,7 +557,8 @@ def make_point(comm, collective: str, distribution: str, nbytes: int, dtype, int
 
 def _irrelevant(s: Series, collective: str, node_count: int) -> str:
     """Why a series is skipped on this job ('' if it is not)."""
-    if s.kind == "shared" and collective in (*MESSAGE_COLLECTIVES, "intergroup"):
+    if s.kind == "shared" and collective in (*MESSAGE_COLLECTIVES, "intergroup", "alltoall",
+                                             "alltoallv"):
         return f"{collective} has no node-shared variant"
     if s.kind == "memcpy" and collective == "barrier":
         return "barrier moves no data"

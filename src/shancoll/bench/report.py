@@ -67,6 +67,8 @@ def _winners(rows: Sequence[dict]) -> dict[tuple, dict[int, tuple[str, str]]]:
             continue
         if r["collective"] in ("allgatherv", "allgather") and r["distribution"] != "regular":
             continue
+        if r["collective"] == "alltoallv":
+            continue  # auto reads no alltoallv sizes: they differ from rank to rank
         coll = "allgatherv" if r["collective"] == "allgather" else r["collective"]
         key = (coll, int(r["ranks"]), int(r.get("nodes") or 0))
         sizes = best.setdefault(key, {})

@@ -47,6 +47,8 @@ ALGORITHM_OPTIONS = (
 )  # fmt: skip
 COLLECTIVES = ("allgatherv", "allgather", "allreduce", "bcast", "reduce", "intergroup", "barrier")
 COLLECTIVES += ("scan", "exscan", "reduce_scatter_block")
+# alltoall, alltoallv: blocks of `bytes_per_rank` bytes to every rank (regular only).
+COLLECTIVES += ("alltoall", "alltoallv")
 # One message of `bytes_per_rank` bytes (regular distribution only; root 0),
 # op SUM; both sides timed by this kernel through Python.
 MESSAGE_COLLECTIVES = ("allreduce", "bcast", "reduce", "barrier")  # barrier: one size, 0 bytes

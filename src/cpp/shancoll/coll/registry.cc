@@ -2,6 +2,7 @@
 
 #include "shancoll/coll/allgatherv/allgatherv.h"
 #include "shancoll/coll/allreduce/allreduce.h"
+#include "shancoll/coll/alltoallv/alltoallv.h"
 #include "shancoll/coll/barrier/barrier.h"
 #include "shancoll/coll/intergroup/intergroup.h"
 #include "shancoll/coll/reduce_scatter/reduce_scatter.h"
@@ -32,9 +33,11 @@ std::vector<AlgorithmInfo> algorithm_listing(std::string_view collective) {
   if (collective == "exscan") return exscan_registry().listing();
   if (collective == "reduce_scatter") return reduce_scatter_registry().listing();
   if (collective == "reduce_scatter_block") return reduce_scatter_block_registry().listing();
+  if (collective == "alltoall" || collective == "alltoallv") return alltoallv_registry().listing();
   throw ArgumentError("collective: unknown collective '" + std::string(collective) +
                       "' (valid: allgather, allgatherv, allreduce, iallreduce, bcast, reduce, "
-                      "intergroup, barrier, scan, exscan, reduce_scatter, reduce_scatter_block)");
+                      "intergroup, barrier, scan, exscan, reduce_scatter, reduce_scatter_block, "
+                      "alltoall, alltoallv)");
 }
 
 }  // namespace shancoll
