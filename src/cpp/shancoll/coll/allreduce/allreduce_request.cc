@@ -84,6 +84,7 @@ bool AllreduceRequest::step() {
   if (done_) return true;
   if (executor_) {
     done_ = executor_->test();
+    rounds_.store(executor_->rounds_done(), std::memory_order_relaxed);
   } else {
     int flag = 0;
     check_mpi(MPI_Test(&mpi_request_, &flag, MPI_STATUS_IGNORE), "MPI_Test (iallreduce)");

@@ -43,8 +43,9 @@ class AllreduceRequest final : public Active {
   double timeout() const { return timeout_; }  // the call's: what its waits default to
   // Rounds of shancoll's schedule completed so far; false for `mpi` (MPI's
   // own request, whose progress shancoll cannot see).
+  // Read from any thread (a poll may run while another thread advances it).
   bool rounds_done(std::size_t& rounds) const {
-    if (executor_) rounds = executor_->rounds_done();
+    rounds = rounds_.load(std::memory_order_relaxed);
     return executor_ != nullptr;
   }
 
@@ -68,6 +69,7 @@ class AllreduceRequest final : public Active {
   std::int64_t test_calls_ = 0;
   std::uint64_t idle_tests_ = 0;  // unsuccessful test() calls so far
   std::atomic<bool> done_{false};
+  std::atomic<std::size_t> rounds_{0};  // the executor's, published by step()
   bool registered_ = false;
   bool recorded_ = false;          // stats given to the communicator (the owner's thread)
   std::atomic<bool> busy_{false};  // a thread is in step(); the other one skips
