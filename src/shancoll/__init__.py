@@ -52,9 +52,11 @@ from ._collectives import (
     last_stats,
     topology,
 )
+from ._gather import gather, gatherv
 from ._on_error import on_error, set_on_error
 from ._rooted import bcast, reduce
 from ._rules import reload_environment, rules_info, rules_path, set_rules
+from ._scatter import scatter, scatterv
 
 ArgumentError = _core.ArgumentError
 CollectiveTimeout = _core.CollectiveTimeout
@@ -91,6 +93,8 @@ __all__ = [
     "allreduce",
     "barrier",
     "bcast",
+    "gather",
+    "gatherv",
     "iallreduce",
     "last_stats",
     "on_error",
@@ -99,6 +103,8 @@ __all__ = [
     "reload_environment",
     "rules_info",
     "rules_path",
+    "scatter",
+    "scatterv",
     "set_on_error",
     "set_rules",
     "topology",

@@ -432,7 +432,7 @@ _algorithms_cache: dict[tuple[str, bool], list[str]] = {}
 def algorithms(collective: str, *, inter: bool = False) -> list[str]:
     """Names of the algorithms registered for ``collective`` (``"allgatherv"``,
     ``"allgather"``, ``"allreduce"``, ``"iallreduce"``, ``"bcast"``, ``"reduce"``,
-    ``"barrier"``).
+    ``"barrier"``, ``"gather"``, ``"gatherv"``, ``"scatter"``, ``"scatterv"``).
 
     ``inter=True``: the algorithms for inter-communicators (``segmented``,
     ``root_gather``, ``mpi``); the intragroup phase of ``segmented`` runs any

@@ -546,10 +546,10 @@ ReductionBuffers parse_reduction(py::handle send, py::handle recv) {
   return b;
 }
 
-VectorMessage parse_vector(py::handle spec, const char* name, int size) {
+VectorMessage parse_vector(py::handle spec, const char* name, int size, Access access) {
   const Parts p = unpack(spec, name, true);
   VectorMessage m;
-  export_typed(m.view, p.buf, name, Access::write, m.element);
+  export_typed(m.view, p.buf, name, access, m.element);
   if (present(p.datatype)) m.element = described(m.element, p.datatype, name);
   const std::int64_t esize = m.element.size, bytes = m.view.bytes();
   if (!present(p.count) && bytes % esize)

@@ -136,8 +136,10 @@ ReductionBuffers parse_reduction(pybind11::handle send, pybind11::handle recv);
 // naming sendbuf when the element types differ.
 void check_send_element(const Message& send, const Element& recv);
 
-// A v-collective's receive message for `size` ranks (always writable).
-VectorMessage parse_vector(pybind11::handle spec, const char* name, int size);
+// A v-collective's receive message for `size` ranks (writable), or with
+// Access::read a scatterv's send message.
+VectorMessage parse_vector(pybind11::handle spec, const char* name, int size,
+                           Access access = Access::write);
 
 // The layout of `counts` and `displs` (None: prefix sums; an integer: the
 // same count / a stride; else one integer per rank) in elements of

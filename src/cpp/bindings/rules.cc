@@ -9,7 +9,9 @@
 #include "shancoll/coll/allgatherv/allgatherv.h"
 #include "shancoll/coll/allreduce/allreduce.h"
 #include "shancoll/coll/barrier/barrier.h"
+#include "shancoll/coll/gather/gather.h"
 #include "shancoll/coll/rooted.h"
+#include "shancoll/coll/scatter/scatter.h"
 #include "shancoll/environment.h"
 #include "shancoll/error.h"
 
@@ -30,8 +32,13 @@ std::string choose(const std::string& coll, std::int64_t bytes, int ranks, int n
   if (coll == "bcast") return choose_bcast(bytes, ranks, nodes, hosts);
   if (coll == "reduce") return choose_reduce(bytes, commutative, ranks, nodes, hosts);
   if (coll == "barrier") return choose_barrier(ranks, nodes, hosts);
+  if (coll == "gather" || coll == "gatherv")
+    return choose_gatherv(coll == "gather", bytes, ranks, nodes, hosts);
+  if (coll == "scatter" || coll == "scatterv")
+    return choose_scatterv(coll == "scatter", bytes, ranks, nodes, hosts);
   throw ArgumentError("coll: unknown collective '" + coll +
-                      "' (allgatherv, allgather, allreduce, bcast, reduce, barrier)");
+                      "' (allgatherv, allgather, allreduce, bcast, reduce, barrier, gather, "
+                      "gatherv, scatter, scatterv)");
 }
 
 }  // namespace

@@ -321,6 +321,14 @@ const char* env_name(Collective c) {
       return environment_value("SHANCOLL_INTERGROUP_OPTIONS");
     case Collective::barrier:
       return environment_value("SHANCOLL_BARRIER_OPTIONS");
+    case Collective::gather:
+      return environment_value("SHANCOLL_GATHER_OPTIONS");
+    case Collective::gatherv:
+      return environment_value("SHANCOLL_GATHERV_OPTIONS");
+    case Collective::scatter:
+      return environment_value("SHANCOLL_SCATTER_OPTIONS");
+    case Collective::scatterv:
+      return environment_value("SHANCOLL_SCATTERV_OPTIONS");
   }
   return "";
 }
@@ -334,9 +342,9 @@ std::string variable_of(Collective c) {
 }  // namespace
 
 const char* collective_name(Collective c) {
-  static const char* const names[kCollectives] = {"allgather",  "allgatherv", "allreduce",
-                                                  "iallreduce", "bcast",      "reduce",
-                                                  "intergroup", "barrier"};
+  static const char* const names[kCollectives] = {
+      "allgather",  "allgatherv", "allreduce", "iallreduce", "bcast",   "reduce",
+      "intergroup", "barrier",    "gather",    "gatherv",    "scatter", "scatterv"};
   return names[static_cast<unsigned>(c)];
 }
 

@@ -37,8 +37,12 @@ enum class Collective : unsigned {
   reduce,
   intergroup,  // allgather(v) on an inter-communicator
   barrier,
+  gather,
+  gatherv,
+  scatter,
+  scatterv,
 };
-constexpr int kCollectives = 8;
+constexpr int kCollectives = 12;
 const char* collective_name(Collective c);
 
 // A value as a front end hands it over: Python's bool, int, float, str or

@@ -34,6 +34,10 @@ Environment read_environment() {
   e.barrier = text_of("SHANCOLL_BARRIER_ALGORITHM");
   e.reduce = text_of("SHANCOLL_REDUCE_ALGORITHM");
   e.intergroup = text_of("SHANCOLL_INTERGROUP_ALGORITHM");
+  e.gather = text_of("SHANCOLL_GATHER_ALGORITHM");
+  e.gatherv = text_of("SHANCOLL_GATHERV_ALGORITHM");
+  e.scatter = text_of("SHANCOLL_SCATTER_ALGORITHM");
+  e.scatterv = text_of("SHANCOLL_SCATTERV_ALGORITHM");
   return e;
 }
 

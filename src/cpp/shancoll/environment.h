@@ -30,6 +30,10 @@ struct Environment {
   std::string barrier;
   std::string reduce;
   std::string intergroup;
+  std::string gather;  // SHANCOLL_GATHER_ALGORITHM; empty: gatherv's
+  std::string gatherv;
+  std::string scatter;  // empty: scatterv's
+  std::string scatterv;
 };
 
 const Environment& environment();

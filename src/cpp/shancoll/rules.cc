@@ -20,7 +20,8 @@
 namespace shancoll {
 namespace {
 
-const char* const kCollectives[] = {"allgatherv", "allreduce", "bcast", "reduce", "barrier"};
+const char* const kCollectives[] = {"allgatherv", "allreduce", "bcast",   "reduce",  "barrier",
+                                    "gather",     "gatherv",   "scatter", "scatterv"};
 
 std::int64_t parse_int(const std::string& field, bool star_ok, std::int64_t star,
                        const std::string& where) {
@@ -68,6 +69,10 @@ Rule parse_line(std::istringstream& in, const std::string& where) {
                          : r.coll == "allreduce" ? Collective::allreduce
                          : r.coll == "bcast"     ? Collective::bcast
                          : r.coll == "barrier"   ? Collective::barrier
+                         : r.coll == "gather"    ? Collective::gather
+                         : r.coll == "gatherv"   ? Collective::gatherv
+                         : r.coll == "scatter"   ? Collective::scatter
+                         : r.coll == "scatterv"  ? Collective::scatterv
                                                  : Collective::reduce;
     auto options = std::make_shared<CallOptions>(default_options(c));
     options->set_text(c, f[7], (where + "options").c_str());

@@ -3,8 +3,10 @@
 #include "shancoll/coll/allgatherv/allgatherv.h"
 #include "shancoll/coll/allreduce/allreduce.h"
 #include "shancoll/coll/barrier/barrier.h"
+#include "shancoll/coll/gather/gather.h"
 #include "shancoll/coll/intergroup/intergroup.h"
 #include "shancoll/coll/rooted.h"
+#include "shancoll/coll/scatter/scatter.h"
 #include "shancoll/error.h"
 
 namespace shancoll {
@@ -26,9 +28,11 @@ std::vector<AlgorithmInfo> algorithm_listing(std::string_view collective) {
   if (collective == "reduce") return reduce_registry().listing();
   if (collective == "intergroup") return intergroup_registry().listing();
   if (collective == "barrier") return barrier_registry().listing();
+  if (collective == "gather" || collective == "gatherv") return gatherv_registry().listing();
+  if (collective == "scatter" || collective == "scatterv") return scatterv_registry().listing();
   throw ArgumentError("collective: unknown collective '" + std::string(collective) +
                       "' (valid: allgather, allgatherv, allreduce, iallreduce, bcast, reduce, "
-                      "intergroup, barrier)");
+                      "intergroup, barrier, gather, gatherv, scatter, scatterv)");
 }
 
 }  // namespace shancoll

@@ -56,7 +56,8 @@ class Registry {
 };
 
 // The listing of a collective by name: allgather, allgatherv, allreduce,
-// iallreduce (the split-phase ones), bcast, reduce, intergroup, barrier. Every front
+// iallreduce (the split-phase ones), bcast, reduce, intergroup, barrier,
+// gather, gatherv, scatter, scatterv. Every front
 // end lists algorithms through this one function. ArgumentError naming
 // `collective` for any other name.
 std::vector<AlgorithmInfo> algorithm_listing(std::string_view collective);
