@@ -91,6 +91,7 @@ char* secure_getenv(const char* name) {
 enum { kRepeats = 2000, kWarm = 3 };
 
 static double send_buf[512], recv_buf[1024];
+static int v_counts[1024], v_displs[1024]; /* gatherv/scatterv: `count` each, in rank order */
 
 static void call(int which, int count) {
   switch (which) {
@@ -105,6 +106,20 @@ static void call(int which, int count) {
       break;
     case 3:
       MPI_Allgather(send_buf, count, MPI_DOUBLE, recv_buf, count, MPI_DOUBLE, MPI_COMM_WORLD);
+      break;
+    case 4:
+      MPI_Gather(send_buf, count, MPI_DOUBLE, recv_buf, count, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+      break;
+    case 5:
+      MPI_Gatherv(send_buf, count, MPI_DOUBLE, recv_buf, v_counts, v_displs, MPI_DOUBLE, 0,
+                  MPI_COMM_WORLD);
+      break;
+    case 6:
+      MPI_Scatter(recv_buf, count, MPI_DOUBLE, send_buf, count, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+      break;
+    case 7:
+      MPI_Scatterv(recv_buf, v_counts, v_displs, MPI_DOUBLE, send_buf, count, MPI_DOUBLE, 0,
+                   MPI_COMM_WORLD);
       break;
     default:
       MPI_Barrier(MPI_COMM_WORLD);
@@ -121,13 +136,16 @@ int main(int argc, char** argv) {
   if (dladdr((void*)&PMPI_Send, &mpi)) mpi_base = mpi.dli_fbase;
   const char* (*last_algorithm)(void) =
       (const char* (*)(void))dlsym(RTLD_DEFAULT, "shancoll_last_algorithm");
-  static const char* names[] = {"MPI_Allreduce", "MPI_Bcast", "MPI_Reduce", "MPI_Allgather",
-                                "MPI_Barrier"};
+  static const char* names[] = {"MPI_Allreduce", "MPI_Bcast",    "MPI_Reduce",
+                                "MPI_Allgather", "MPI_Gather",   "MPI_Gatherv",
+                                "MPI_Scatter",   "MPI_Scatterv", "MPI_Barrier"};
   static const int counts[] = {1, 64, 512 / 2}; /* 8 B, 512 B, 2 KiB (allgather: per rank) */
   int checks = 0, failed = 0;
-  for (int which = 0; which < 5; ++which) {
-    for (int c = 0; c < (which == 4 ? 1 : 3); ++c) { /* a barrier has no size */
-      const int count = which == 3 && counts[c] * size > 1024 ? 1024 / size : counts[c];
+  for (int which = 0; which < 9; ++which) {
+    for (int c = 0; c < (which == 8 ? 1 : 3); ++c) { /* a barrier has no size */
+      const int per_rank = which >= 3;               /* a block per rank in recv_buf */
+      const int count = per_rank && counts[c] * size > 1024 ? 1024 / size : counts[c];
+      for (int r = 0; r < size && r < 1024; ++r) v_counts[r] = count, v_displs[r] = r * count;
       for (int i = 0; i < kWarm; ++i) call(which, count);
       allocations = mpi_allocations = environment_reads = 0;
       counting = 1;

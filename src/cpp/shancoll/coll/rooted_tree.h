@@ -121,6 +121,12 @@ class TreeScatter {
   int posted_ = 0;
 };
 
+// How the refusal of a block whose size its receiver does not expect ends:
+// raised once the call's communication is over (every rank's part done), as
+// an ArgumentError that the C API tells apart from a refusal before any
+// communication (the PMPI library must not run the call again).
+constexpr const char* kBlockNotWritten = " (the block was not written)";
+
 // Tags on comm.mpi() (a private dup): headers and blocks, up and down.
 constexpr int kGatherHeaderTag = 0x5c30;
 constexpr int kGatherDataTag = 0x5c31;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "shancoll/coll/door.h"
+#include "shancoll/coll/rooted_tree.h"
 
 namespace shancoll {
 namespace {
@@ -64,7 +65,7 @@ void BlockCheck::throw_if_failed() const {
   const std::string r = std::to_string(rank);
   throw ArgumentError("recvcounts: rank " + r + " sent " + std::to_string(sent) +
                       " bytes, but recvcounts[" + r + "] expects " + std::to_string(expected) +
-                      " (the block was not written)");
+                      kBlockNotWritten);
 }
 
 Comm& gatherv(const GathervCall& call) {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "shancoll/coll/door.h"
+#include "shancoll/coll/rooted_tree.h"
 
 namespace shancoll {
 namespace {
@@ -58,7 +59,7 @@ void check_received(std::int64_t sent, std::int64_t expected) {
   if (sent == expected) return;
   throw ArgumentError("recvbuf: the root sends " + std::to_string(sent) +
                       " bytes, but the receive count gives " + std::to_string(expected) +
-                      " (the block was not written)");
+                      kBlockNotWritten);
 }
 
 Comm& scatterv(const ScattervCall& call) {
