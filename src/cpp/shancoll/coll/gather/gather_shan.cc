@@ -9,17 +9,20 @@
 //      in local order and tells each rank its offset;
 //   2. every rank copies its block into the segment and sets its flag; on
 //      the root's node the root copies each block from there to its
-//      displacement, or reads a posted block straight from the owner's
-//      send buffer (shm/peer_memory.h): one copy, where the segment and the
-//      MPI libraries make two (in, then out);
+//      displacement, or, for a posted block, reads its first half straight
+//      from the owner's send buffer while the owner writes the second half
+//      straight into the root's receive buffer (shm/peer_memory.h): one
+//      copy, split over both cores, where the segment and the MPI libraries
+//      make two (in, then out);
 //   3. between nodes, a binomial tree of representatives
 //      (coll/rooted_tree.h): a representative sends its node's blocks and
 //      its children's subtrees to its parent as one message, after their
 //      counts; the root copies them to their displacements.
 // Cost (N nodes of L ranks, m bytes in all): on a node, three flag
 // crossings (post, layout, done) and one copy per block into the segment,
-// the leader's message straight from the segment; the root's node: one
-// copy per block (single copy) or two; between nodes ceil(log2 N) rounds,
+// the leader's message straight from the segment; the root's node: a
+// posted block in one copy, half by each side (two system calls, and the
+// root's release line a fourth crossing), the others in two; between nodes ceil(log2 N) rounds,
 // N - 1 messages of blocks (and N - 1 headers, 8 bytes per rank), each
 // block crossing as many node boundaries as its node's depth, and the root
 // copies what arrives once more.
@@ -51,6 +54,12 @@ struct ShanGatherState : LayoutState {
 
 std::uint64_t* words(std::byte* line) { return reinterpret_cast<std::uint64_t*>(line); }
 
+// A posted block's first half, which the root reads (whole cache lines);
+// its owner writes the rest: both cores copy at once.
+std::size_t first_half(std::int64_t bytes) {
+  return static_cast<std::size_t>(bytes / 2 / kCacheLine * kCacheLine);
+}
+
 // One call's view of the node's segments.
 class NodeStep {
  public:
@@ -71,7 +80,9 @@ class NodeStep {
   // Local rank j's post: its block's bytes, its address (0: through the
   // segment), the call.
   std::uint64_t* post(int j) const { return words(line(j)); }
-  // The representative's answer to j: its offset, the segment's bytes, the call.
+  // The representative's answer to j: its offset, the segment's bytes, the
+  // call, and for a posted block where the owner writes its second half (0:
+  // nowhere, the root does not take it).
   std::uint64_t* layout(int j) const { return words(line(l_ + j)); }
   std::byte* done(int j) const { return line(2 * l_ + j); }  // j's block is in the segment
   std::byte* released() const { return line(3 * l_); }       // the representative read them all
@@ -84,8 +95,10 @@ class NodeStep {
   }
 
   // A rank other than the representative: posts my block, copies it into
-  // the segment (or lets the root read it) and flags it.
-  void contribute(const std::byte* send, std::int64_t bytes, bool single, Stats& stats) {
+  // the segment (or, posted, writes its second half into the root's receive
+  // buffer while the root reads the first) and flags it.
+  void contribute(const std::byte* send, std::int64_t bytes, bool single, NodeContext& ctx,
+                  int root_local, Stats& stats) {
     const int me = t_.local_rank;
     wait(released(), epoch_ - 1, "gather shan: the representative's previous call");
     std::uint64_t* p = post(me);
@@ -99,14 +112,23 @@ class NodeStep {
       local_copy(data() + l[0], send, static_cast<std::size_t>(bytes));
       stats.intra_messages += 1, stats.intra_bytes += bytes;
     }
+    if (single && l[3] != 0) {
+      const std::size_t half = first_half(bytes);
+      ctx.peer_memory->write(root_local, reinterpret_cast<std::byte*>(l[3]) + half, send + half,
+                             static_cast<std::size_t>(bytes) - half);
+      stats.intra_messages += 1, stats.intra_bytes += bytes - static_cast<std::int64_t>(half);
+    }
     release_store(done(me), epoch_);
     if (single) wait(released(), epoch_, "gather shan: the root's read of my block");
   }
 
   // The representative: waits for every post and lays the blocks that go
   // through the segment out in local order, mine (`own` bytes; -1: not in
-  // the segment) included; returns the segment's bytes, which it reserves.
-  std::int64_t lay_out(std::int64_t own) {
+  // the segment) included; a posted block's owner is told where to write
+  // its second half (`target(j)`, 0: nowhere). Returns the segment's bytes,
+  // which it reserves.
+  template <class Target>
+  std::int64_t lay_out(std::int64_t own, Target&& target) {
     const int me = t_.local_rank;
     std::int64_t total = 0;
     for (int j = 0; j < l_; ++j) {
@@ -123,6 +145,7 @@ class NodeStep {
       }
       std::uint64_t* l = layout(j);
       l[0] = static_cast<std::uint64_t>(at), l[1] = static_cast<std::uint64_t>(total);
+      l[3] = post(j)[1] != 0 ? target(j) : 0;
       release_store(&l[2], epoch_);
       if (post(j)[1] == 0) at += static_cast<std::int64_t>(post(j)[0]);
     }
@@ -148,18 +171,25 @@ class NodeStep {
 void root_node(NodeStep& n, NodeContext& ctx, const GathervArgs& a, BlockCheck& check,
                Stats& stats) {
   const Topology& t = ctx.topo;
-  n.lay_out(-1);
+  const auto rank_of = [&](int j) { return t.ranks[t.node][j]; };
+  const auto target = [&](int j) -> std::uint64_t {  // the owner writes there if it fits
+    const int r = rank_of(j);
+    const bool fits = static_cast<std::int64_t>(n.post(j)[0]) == a.counts[r];
+    return fits ? reinterpret_cast<std::uint64_t>(a.recv + a.displs[r]) : 0;
+  };
+  n.lay_out(-1, target);
   std::int64_t at = 0;
   for (int j = 0; j < n.size(); ++j) {
     if (j == t.local_rank) continue;
-    const int r = t.ranks[t.node][j];
+    const int r = rank_of(j);
     const auto bytes = static_cast<std::int64_t>(n.post(j)[0]);
     const std::uint64_t address = n.post(j)[1];
     const bool fits = check.fits(r, bytes, a.counts[r]) && bytes > 0;
     if (address != 0) {
       if (fits)
         ctx.peer_memory->read(j, a.recv + a.displs[r], reinterpret_cast<const void*>(address),
-                              static_cast<std::size_t>(bytes));
+                              first_half(bytes));
+      n.wait(n.done(j), n.epoch(), "gather shan: a local rank's half of its block");
     } else {
       n.wait(n.done(j), n.epoch(), "gather shan: a local rank's block");
       if (fits) local_copy(a.recv + a.displs[r], n.data() + at, static_cast<std::size_t>(bytes));
@@ -173,7 +203,7 @@ void root_node(NodeStep& n, NodeContext& ctx, const GathervArgs& a, BlockCheck& 
 // A leader (not the root's node): the node's blocks in the segment, in
 // local order, their counts in the tree's header; returns their bytes.
 std::int64_t leader_node(NodeStep& n, const Topology& t, const GathervArgs& a, TreeGather& tree) {
-  const std::int64_t total = n.lay_out(a.send_bytes);
+  const std::int64_t total = n.lay_out(a.send_bytes, [](int) { return std::uint64_t{0}; });
   if (a.send_bytes > 0)
     local_copy(n.data() + n.own_offset(), a.send, static_cast<std::size_t>(a.send_bytes));
   for (int j = 0; j < n.size(); ++j) {
@@ -200,7 +230,8 @@ void gatherv_shan(Comm& comm, const GathervArgs& args, const Options& opt, Stats
   if (comm.rank() != m.rep[m.me]) {
     const bool single =
         m.me == 0 && ctx.peer_memory->available() && args.send_bytes >= kSingleCopyMin;
-    NodeStep(ctx, timeout).contribute(args.send, args.send_bytes, single, stats);
+    NodeStep(ctx, timeout)
+        .contribute(args.send, args.send_bytes, single, ctx, t.local_rank_of[args.root], stats);
     return;
   }
   TreeGather tree(comm, m, t, timeout, stats);

@@ -9,14 +9,17 @@
 //      least 32 KiB, its receive buffer's address) in a cache line of the
 //      node's control segment; the representative lays the node's blocks
 //      out in the data segment, tells each rank its offset and the size it
-//      was sent, copies the blocks in (or writes a posted block straight
-//      into its owner's receive buffer: one copy where the segment and the
-//      MPI libraries make two) and flags them written;
+//      was sent, copies the blocks in (or writes a posted block's first
+//      half straight into its owner's receive buffer while the owner reads
+//      the second half straight from the root's send buffer: one copy, split
+//      over both cores, where the segment and the MPI libraries make two)
+//      and flags them written;
 //   3. every rank copies its block out of the segment.
 // Cost (N nodes of L ranks, m bytes in all): between nodes ceil(log2 N)
 // rounds, N - 1 messages of blocks and N - 1 headers (8 bytes per rank);
 // on a node three flag crossings (post, layout, written) and two copies per
-// block, one with single copy.
+// block; a posted block one copy, half by each side (two system calls; the
+// root then waits for its owner's done flag, a fourth crossing).
 // Safety across calls: every flag holds the node's call number (flags.h);
 // the representative writes a call's layout and blocks only after every
 // local rank has said it is done with the previous call's.
@@ -44,6 +47,12 @@ struct ShanScatterState : LayoutState {
 
 std::uint64_t* words(std::byte* line) { return reinterpret_cast<std::uint64_t*>(line); }
 
+// A posted block's first half, which the root writes (whole cache lines);
+// its owner reads the rest: both cores copy at once.
+std::size_t first_half(std::int64_t bytes) {
+  return static_cast<std::size_t>(bytes / 2 / kCacheLine * kCacheLine);
+}
+
 // One call's view of the node's segments.
 class NodeStep {
  public:
@@ -65,7 +74,8 @@ class NodeStep {
   // the segment), the call.
   std::uint64_t* post(int j) const { return words(line(j)); }
   // The representative's answer to j: its offset, the segment's bytes, the
-  // bytes it was sent, the call.
+  // bytes it was sent, the call, and for a posted block where the owner
+  // reads its second half from.
   std::uint64_t* layout(int j) const { return words(line(l_ + j)); }
   std::byte* done(int j) const { return line(2 * l_ + j); }  // j has its block
   std::byte* written() const { return line(3 * l_); }        // every block is in place
@@ -79,7 +89,8 @@ class NodeStep {
 
   // A rank other than the representative: posts my receive buffer, waits
   // for my block and copies it out; the bytes I was sent.
-  std::int64_t receive(std::byte* recv, std::int64_t bytes, bool single, Stats& stats) {
+  std::int64_t receive(std::byte* recv, std::int64_t bytes, bool single, NodeContext& ctx,
+                       int root_local, Stats& stats) {
     const int me = t_.local_rank;
     std::uint64_t* p = post(me);
     p[0] = static_cast<std::uint64_t>(bytes);
@@ -89,6 +100,13 @@ class NodeStep {
     wait(reinterpret_cast<const std::byte*>(&l[3]), epoch_, "scatter shan: my block's place");
     data_->reserve(static_cast<std::size_t>(l[1]));
     const auto sent = static_cast<std::int64_t>(l[2]);
+    if (single && sent == bytes && bytes > 0) {
+      const std::size_t half = first_half(bytes);
+      ctx.peer_memory->read(root_local, recv + half,
+                            reinterpret_cast<const std::byte*>(l[4]) + half,
+                            static_cast<std::size_t>(bytes) - half);
+      stats.intra_messages += 1, stats.intra_bytes += bytes - static_cast<std::int64_t>(half);
+    }
     wait(written(), epoch_, "scatter shan: the representative's blocks");
     if (!single && sent == bytes && bytes > 0) {
       local_copy(recv, data() + l[0], static_cast<std::size_t>(bytes));
@@ -118,17 +136,19 @@ class NodeStep {
       std::uint64_t* l = layout(j);
       l[0] = static_cast<std::uint64_t>(at), l[1] = static_cast<std::uint64_t>(total);
       l[2] = static_cast<std::uint64_t>(give(j));
+      l[4] = reinterpret_cast<std::uint64_t>(from(j));
       release_store(&l[3], epoch_);
       if (through_segment(j, give(j))) at += give(j);
     }
     data_->reserve(static_cast<std::size_t>(total));
     at = 0;
+    bool posted = false;
     for (int j = 0; j < l_; ++j) {
       const std::int64_t bytes = j == me ? 0 : give(j);
       if (j == me || bytes != static_cast<std::int64_t>(post(j)[0]) || bytes == 0) continue;
       if (post(j)[1] != 0) {
-        ctx.peer_memory->write(j, reinterpret_cast<void*>(post(j)[1]), from(j),
-                               static_cast<std::size_t>(bytes));
+        ctx.peer_memory->write(j, reinterpret_cast<void*>(post(j)[1]), from(j), first_half(bytes));
+        posted = true;
       } else {
         local_copy(data() + at, from(j), static_cast<std::size_t>(bytes));
         at += bytes;
@@ -137,6 +157,10 @@ class NodeStep {
     }
     release_store(written(), epoch_);
     release_store(done(me), epoch_);  // the next call's representative may be another rank
+    // A posted block's owner reads its second half from my buffer: not
+    // mine again (the caller's) until every such read is over.
+    for (int j = 0; posted && j < l_; ++j)
+      if (j != me) wait(done(j), epoch_, "scatter shan: a local rank's read of its block");
   }
 
  private:
@@ -168,7 +192,8 @@ void scatterv_shan(Comm& comm, const ScattervArgs& args, const Options& opt, Sta
     const bool single =
         m.me == 0 && ctx.peer_memory->available() && args.recv_bytes >= kSingleCopyMin;
     const std::int64_t sent =
-        NodeStep(ctx, timeout).receive(args.recv, args.recv_bytes, single, stats);
+        NodeStep(ctx, timeout)
+            .receive(args.recv, args.recv_bytes, single, ctx, t.local_rank_of[args.root], stats);
     check_received(sent, args.recv_bytes);
     return;
   }
