@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 LIBS = ("mpich", "openmpi", "impi")
 COLLECTIVES = ("allgatherv", "allgather", "allreduce", "bcast", "reduce", "barrier")
+COLLECTIVES += ("gather", "scatter")
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,10 @@ MPICH_ALGORITHMS: dict[str, tuple[str, ...]] = {
     ),
     "reduce": ("binomial", "reduce_scatter_gather", "smp", "nb"),
     "barrier": ("nb", "smp", "k_dissemination", "recexch"),
+    # MPICH 5's MPIR_CVAR_GATHER/SCATTER_INTRA_ALGORITHM (not yet checked
+    # against an installed mpivars here).
+    "gather": ("binomial", "nb"),
+    "scatter": ("binomial", "nb"),
 }
 # Collectives with CH4's POSIX shared-memory release/gather path (the seed
 # paper's algorithms, in MPICH). Left on "auto" it may take a call before the
@@ -153,6 +158,10 @@ OPENMPI_ALGORITHMS: dict[str, dict[int, str]] = {
         5: "two_proc",
         6: "tree",
     },
+    # coll_tuned_gather_algorithm / coll_tuned_scatter_algorithm (Open MPI 5;
+    # not yet checked against an installed ompi_info here).
+    "gather": {1: "basic_linear", 2: "binomial", 3: "linear_sync"},
+    "scatter": {1: "basic_linear", 2: "binomial", 3: "linear_nb"},
 }
 
 # -------------------------------------------------------------------- Intel MPI
@@ -222,6 +231,10 @@ IMPI_ALGORITHMS: dict[str, dict[int, str]] = {
         5: "binomial_gather_scatter",
         6: "topo_binomial_gather_scatter",
     },
+    # I_MPI_ADJUST_GATHER / I_MPI_ADJUST_SCATTER (Intel MPI reference; not
+    # checked against an installed library here).
+    "gather": {1: "binomial", 2: "topo_binomial", 3: "shumilin"},
+    "scatter": {1: "binomial", 2: "topo_binomial", 3: "shumilin"},
 }
 
 # ------------------------------------------------------------------ tuned settings

@@ -324,7 +324,8 @@ class Point:
 
 class MessagePoint:
     """Buffers of one allreduce/bcast/reduce point: one message of ``nbytes``, root 0
-    (barrier: no buffers; its one point is 0 bytes).
+    (barrier: no buffers; its one point is 0 bytes; gather, scatter: one block
+    of ``nbytes`` per rank, all of them at root 0).
 
     Rank r contributes ``arange(n) + r``: every sum is an integer, exact in
     float64 whatever order an algorithm combines in.
@@ -342,12 +343,20 @@ class MessagePoint:
         base = np.arange(n, dtype=dtype)
         self.send = base + self.rank
         self.recv = np.full(n, self.poison, dtype)
-        if collective == "bcast":
+        if collective in ("gather", "scatter"):  # P blocks at the root: rank r's is base + r
+            blocks = np.concatenate([base + r for r in range(p)]) if n else base
+            if collective == "gather":
+                self.recv = np.full(p * n if self.rank == 0 else 0, self.poison, dtype)
+                self.expected = blocks if self.rank == 0 else self.recv
+            else:
+                self.send = blocks if self.rank == 0 else base[:0]
+                self.expected = base + self.rank
+        elif collective == "bcast":
             self.expected = base
             self.recv[:] = base if self.rank == 0 else self.poison
         else:
             self.expected = p * base + p * (p - 1) // 2
-        self.copy_src, self.copy_dst = self.send.copy(), np.zeros(n, dtype)
+        self.copy_src, self.copy_dst = base + self.rank, np.zeros(n, dtype)
 
     def call_for(self, s: Series, rpn: int, timeout: float | None) -> Callable[[], Any]:
         from mpi4py import MPI
@@ -364,11 +373,17 @@ class MessagePoint:
                 "allreduce": lambda: comm.Allreduce(send, recv, MPI.SUM),
                 "bcast": lambda: comm.Bcast(recv, 0),
                 "reduce": lambda: comm.Reduce(send, recv, MPI.SUM, 0),
+                "gather": lambda: comm.Gather(send, recv if self.rank == 0 else None, 0),
+                "scatter": lambda: comm.Scatter(send if self.rank == 0 else None, recv, 0),
             }
             return native[self.collective]
         kw = dict(s.options, algorithm=s.algorithm, ranks_per_node=rpn, timeout=timeout)
         if self.collective == "barrier":
             return lambda: shancoll.barrier(comm, **kw)
+        if self.collective == "gather":
+            return lambda: shancoll.gather(comm, send, recv, 0, **kw)
+        if self.collective == "scatter":
+            return lambda: shancoll.scatter(comm, send, recv, 0, **kw)
         if self.collective == "allreduce":
             return lambda: shancoll.allreduce(comm, send, recv, MPI.SUM, **kw)
         if self.collective == "bcast":

@@ -46,9 +46,12 @@ ALGORITHM_OPTIONS = (
     "buffers", "inline", "read_from_parent", "data_copy", "single_copy", "inter_algorithm",
 )  # fmt: skip
 COLLECTIVES = ("allgatherv", "allgather", "allreduce", "bcast", "reduce", "intergroup", "barrier")
+COLLECTIVES += ("gather", "scatter")
 # One message of `bytes_per_rank` bytes (regular distribution only; root 0),
 # op SUM; both sides timed by this kernel through Python.
 MESSAGE_COLLECTIVES = ("allreduce", "bcast", "reduce", "barrier")  # barrier: one size, 0 bytes
+# gather, scatter: one block of `bytes_per_rank` per rank, root 0.
+MESSAGE_COLLECTIVES += ("gather", "scatter")
 
 # ---------------------------------------------------------------------------
 # sizes and distributions (pure: no MPI; also used by the sweep driver)
