@@ -335,3 +335,34 @@ def test_stats_one_message_per_node(comm, kind):
         assert_all(comm, s.algorithm == algorithm and s.node_count == nodes, f"{s}")
     assert_all(comm, totals["shan"] == nodes - 1, f"shan: {totals['shan']} inter-node messages")
     assert_all(comm, totals["binomial"] >= totals["shan"], f"{totals}")
+
+
+def test_inter_communicator_goes_to_mpi(comm):
+    """On an inter-communicator the call is mpi4py's own (MPI's), with its root
+    rules: the first group's root gathers the second group's blocks and
+    scatters them back; algorithm names other than auto and mpi are refused."""
+    if comm.size < 2:
+        pytest.skip("needs two groups")
+    color = int(comm.rank >= comm.size // 2)
+    half = comm.Split(color, comm.rank)
+    inter = half.Create_intercomm(0, comm, comm.size // 2 if color == 0 else 0, 17)
+    try:
+        mine = np.full(3, 10.0 * comm.rank)
+        if color == 0:
+            root = MPI.ROOT if half.rank == 0 else MPI.PROC_NULL
+            got = np.zeros(3 * inter.remote_size)
+            shancoll.gather(inter, None, got, root)
+            want = np.repeat(10.0 * np.arange(comm.size // 2, comm.size), 3)
+            ok = half.rank != 0 or same(got, want)
+            shancoll.scatter(inter, got, None, root, "mpi")
+        else:
+            shancoll.gather(inter, mine, None, 0)
+            back = np.zeros(3)
+            shancoll.scatter(inter, None, back, 0)
+            ok = same(back, mine)
+        assert_all(comm, ok, "gather/scatter on an inter-communicator")
+        raises_all(comm, ValueError, shancoll.gatherv, inter, mine, None, 0, "shan",
+                   match="inter-communicator")  # fmt: skip
+    finally:
+        inter.Free()
+        half.Free()
