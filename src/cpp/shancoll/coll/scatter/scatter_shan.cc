@@ -17,8 +17,9 @@
 //   3. every rank copies its block out of the segment.
 // Cost (N nodes of L ranks, m bytes in all): between nodes ceil(log2 N)
 // rounds, N - 1 messages of blocks and N - 1 headers (8 bytes per rank);
-// on a node three flag crossings (post, layout, written) and two copies per
-// block; a posted block one copy, half by each side (two system calls; the
+// on a node two flag crossings (post, then layout with the blocks already
+// written; three, post, layout and written, when the segment grows) and two
+// copies per block; a posted block one copy, half by each side (two system calls; the
 // root then waits for its owner's done flag, a fourth crossing).
 // Safety across calls: every flag holds the node's call number (flags.h);
 // the representative writes a call's layout and blocks only after every
@@ -130,32 +131,48 @@ class NodeStep {
       wait(line(j) + 16, epoch_, "scatter shan: a local rank's receive size");
       if (through_segment(j, give(j))) total += give(j);
     }
-    std::int64_t at = 0;
-    for (int j = 0; j < l_; ++j) {
-      if (j == me) continue;
-      std::uint64_t* l = layout(j);
-      l[0] = static_cast<std::uint64_t>(at), l[1] = static_cast<std::uint64_t>(total);
-      l[2] = static_cast<std::uint64_t>(give(j));
-      l[4] = reinterpret_cast<std::uint64_t>(from(j));
-      release_store(&l[3], epoch_);
-      if (through_segment(j, give(j))) at += give(j);
-    }
-    data_->reserve(static_cast<std::size_t>(total));
-    at = 0;
-    bool posted = false;
-    for (int j = 0; j < l_; ++j) {
-      const std::int64_t bytes = j == me ? 0 : give(j);
-      if (j == me || bytes != static_cast<std::int64_t>(post(j)[0]) || bytes == 0) continue;
-      if (post(j)[1] != 0) {
-        ctx.peer_memory->write(j, reinterpret_cast<void*>(post(j)[1]), from(j), first_half(bytes));
-        posted = true;
-      } else {
-        local_copy(data() + at, from(j), static_cast<std::size_t>(bytes));
-        at += bytes;
+    const auto publish = [&] {  // every local rank's layout line
+      std::int64_t at = 0;
+      for (int j = 0; j < l_; ++j) {
+        if (j == me) continue;
+        std::uint64_t* l = layout(j);
+        l[0] = static_cast<std::uint64_t>(at), l[1] = static_cast<std::uint64_t>(total);
+        l[2] = static_cast<std::uint64_t>(give(j));
+        l[4] = reinterpret_cast<std::uint64_t>(from(j));
+        release_store(&l[3], epoch_);
+        if (through_segment(j, give(j))) at += give(j);
       }
-      stats.intra_messages += 1, stats.intra_bytes += bytes;
+    };
+    bool posted = false;
+    const auto copy_blocks = [&] {
+      std::int64_t at = 0;
+      for (int j = 0; j < l_; ++j) {
+        const std::int64_t bytes = j == me ? 0 : give(j);
+        if (j == me || bytes != static_cast<std::int64_t>(post(j)[0]) || bytes == 0) continue;
+        if (post(j)[1] != 0) {
+          ctx.peer_memory->write(j, reinterpret_cast<void*>(post(j)[1]), from(j),
+                                 first_half(bytes));
+          posted = true;
+        } else {
+          local_copy(data() + at, from(j), static_cast<std::size_t>(bytes));
+          at += bytes;
+        }
+        stats.intra_messages += 1, stats.intra_bytes += bytes;
+      }
+      release_store(written(), epoch_);
+    };
+    // The segment grows collectively, once every local rank knows the total
+    // from its layout line: then layout, growth, blocks. Otherwise (every
+    // rank sees the same segment) the blocks go first and one crossing, the
+    // layout line, tells each rank both where its block is and that it is there.
+    if (data_->base() && static_cast<std::size_t>(total) <= data_->size()) {
+      copy_blocks();
+      publish();
+    } else {
+      publish();
+      data_->reserve(static_cast<std::size_t>(total));
+      copy_blocks();
     }
-    release_store(written(), epoch_);
     release_store(done(me), epoch_);  // the next call's representative may be another rank
     // A posted block's owner reads its second half from my buffer: not
     // mine again (the caller's) until every such read is over.
