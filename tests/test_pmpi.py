@@ -80,6 +80,7 @@ def _lines(output: str, collective: str, outcome: str) -> list[str]:
 
 
 COLLECTIVES = ["MPI_Allgather", "MPI_Allgatherv", "MPI_Allreduce", "MPI_Bcast", "MPI_Reduce"]
+ROOTED_BLOCKS = ["MPI_Gather", "MPI_Gatherv", "MPI_Scatter", "MPI_Scatterv"]
 
 
 def test_without_preload():
@@ -101,6 +102,14 @@ def test_preload_routes_and_falls_back(ranks, ranks_per_node):
     assert _lines(output, "MPI_Allreduce", "fallback: comm: an inter-communicator")
     assert _lines(output, "MPI_Barrier", "routed to shancoll release_gather"), output[-3000:]
     assert _lines(output, "MPI_Barrier", "fallback: comm: an inter-communicator")
+    # Gather(v) and scatter(v): routed, the derived datatypes staged (a
+    # datatype only one rank sees cannot send that rank alone to the MPI
+    # library), the inter-communicator to the MPI library.
+    for collective in ROOTED_BLOCKS:
+        assert _lines(output, collective, "routed to shancoll"), (collective, output[-3000:])
+        assert _lines(output, collective + "_c", "routed to shancoll"), collective
+        assert not _lines(output, collective, "fallback: sendtype"), collective
+    assert _lines(output, "MPI_Gather", "fallback: comm: an inter-communicator")
     for collective in COLLECTIVES:  # the MPI-4 large-count variants
         assert _lines(output, collective + "_c", "routed to shancoll"), collective
     # MPI_Iallreduce: routed (completed by MPI_Wait, MPI_Test, MPI_Waitall), and
@@ -125,7 +134,9 @@ def test_repeated_calls_allocate_nothing(ranks, ranks_per_node):
     """A call repeated with the same shape (8 B to 2 KiB, every interposed
     collective, one node and virtual nodes) makes no allocation and reads no
     environment variable on any rank: the per-communicator caches hold all
-    it needs (tests/c/pmpi_repeat_path.c counts them with hooks)."""
+    it needs (tests/c/pmpi_repeat_path.c counts them with hooks). Gather(v)
+    and scatter(v) run shan by name: auto leaves them to the MPI library on
+    virtual nodes, and shan's tree of nodes is the path with the most to keep."""
     _run(
         ranks,
         binary="shancoll_pmpi_repeat_path",
@@ -135,6 +146,8 @@ def test_repeated_calls_allocate_nothing(ranks, ranks_per_node):
         SHANCOLL_EXSCAN_ALGORITHM="recursive_doubling",
         SHANCOLL_REDUCE_SCATTER_ALGORITHM="shan",
         SHANCOLL_REDUCE_SCATTER_BLOCK_ALGORITHM="pairwise",
+        SHANCOLL_GATHERV_ALGORITHM="shan",
+        SHANCOLL_SCATTERV_ALGORITHM="shan",
     )
 
 
@@ -168,7 +181,7 @@ def _check_summary(output: str) -> None:
     table = {(collective, algorithm): int(calls) for collective, algorithm, calls in rows}
     assert ("MPI_Allreduce", "(MPI library)") in table, output[-3000:]  # the fallback row
     routed = {collective for collective, algorithm in table if algorithm != "(MPI library)"}
-    assert routed >= {*COLLECTIVES, "MPI_Iallreduce", "MPI_Barrier"}, sorted(table)
+    assert routed >= {*COLLECTIVES, *ROOTED_BLOCKS, "MPI_Iallreduce", "MPI_Barrier"}, sorted(table)
     assert all(calls > 0 for calls in table.values()), table
 
 
@@ -199,6 +212,9 @@ def test_forced_algorithms_and_non_commutative_fallback():
         SHANCOLL_REDUCE_SCATTER_BLOCK_ALGORITHM="pairwise",
         SHANCOLL_ALLTOALL_ALGORITHM="bruck",
         SHANCOLL_ALLTOALLV_ALGORITHM="pairwise",
+        SHANCOLL_GATHERV_ALGORITHM="binomial",
+        SHANCOLL_SCATTER_ALGORITHM="mpi",
+        SHANCOLL_SCATTERV_ALGORITHM="binomial",
     )
     assert _lines(output, "MPI_Scan", "routed to shancoll shan")
     assert _lines(output, "MPI_Exscan", "routed to shancoll recursive_doubling")
@@ -207,6 +223,10 @@ def test_forced_algorithms_and_non_commutative_fallback():
     assert _lines(output, "MPI_Alltoall", "routed to shancoll bruck")
     assert _lines(output, "MPI_Alltoallv", "routed to shancoll pairwise")
     assert _lines(output, "MPI_Barrier", "routed to shancoll dissemination")
+    assert _lines(output, "MPI_Gather", "routed to shancoll binomial")  # gatherv's variable
+    assert _lines(output, "MPI_Gatherv", "routed to shancoll binomial")
+    assert _lines(output, "MPI_Scatter", "routed to shancoll mpi")  # its own variable first
+    assert _lines(output, "MPI_Scatterv", "routed to shancoll binomial")
     assert _lines(output, "MPI_Allreduce", "routed to shancoll ring")
     assert _lines(output, "MPI_Bcast", "routed to shancoll binomial")
     assert _lines(output, "MPI_Reduce", "routed to shancoll binomial")
@@ -465,7 +485,7 @@ def test_python_module_not_routed_twice(tmp_path):
 STRING = re.compile(r'"(?:[^"\\]|\\.)*"')  # a C string literal: names in messages are fine
 INTERPOSED = re.compile(
     r"(?<![A-Za-z_])MPI_(Allgatherv?|Allreduce|Iallreduce|Bcast|Reduce|Barrier|Scan|Exscan"
-    r"|Reduce_scatter(?:_block)?|Alltoallv?)(_c)?\("
+    r"|Reduce_scatter(?:_block)?|Alltoallv?|Gatherv?|Scatterv?)(_c)?\("
 )
 
 

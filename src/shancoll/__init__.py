@@ -59,11 +59,13 @@ from ._collectives import (
     last_stats,
     topology,
 )
+from ._gather import gather, gatherv
 from ._on_error import on_error, set_on_error
 from ._reduce_scatter import reduce_scatter, reduce_scatter_block
 from ._rooted import bcast, reduce
 from ._rules import reload_environment, rules_info, rules_path, set_rules
 from ._scan import exscan, scan
+from ._scatter import scatter, scatterv
 
 ArgumentError = _core.ArgumentError
 CollectiveTimeout = _core.CollectiveTimeout
@@ -103,6 +105,8 @@ __all__ = [
     "barrier",
     "bcast",
     "exscan",
+    "gather",
+    "gatherv",
     "iallreduce",
     "last_stats",
     "on_error",
@@ -114,6 +118,8 @@ __all__ = [
     "rules_info",
     "rules_path",
     "scan",
+    "scatter",
+    "scatterv",
     "set_on_error",
     "set_rules",
     "topology",

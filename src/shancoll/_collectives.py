@@ -434,6 +434,7 @@ def algorithms(collective: str, *, inter: bool = False) -> list[str]:
     ``"allgather"``, ``"allreduce"``, ``"iallreduce"``, ``"bcast"``, ``"reduce"``,
     ``"barrier"``, ``"scan"``, ``"exscan"``, ``"reduce_scatter"``,
     ``"reduce_scatter_block"``, ``"alltoall"``, ``"alltoallv"``).
+    ``"barrier"``, ``"gather"``, ``"gatherv"``, ``"scatter"``, ``"scatterv"``).
 
     ``inter=True``: the algorithms for inter-communicators (``segmented``,
     ``root_gather``, ``mpi``); the intragroup phase of ``segmented`` runs any

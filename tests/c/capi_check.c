@@ -475,6 +475,155 @@ static void alltoall_algorithms(void) {
       "alltoall: MPI_COMM_NULL", NULL);
 }
 
+/* Gather(v) and scatter(v), every algorithm and root, against the MPI
+ * library's: uneven counts (rank r sends N - r ints, rank 1 none), a gap of one int between
+ * blocks, in place at the root, the large-count forms; then the refusals
+ * and a count that differs from the root's (refused where it lands, after
+ * the messages). */
+static void gather_scatter_algorithms(void) {
+  const char* names[] = {"shan", "binomial", "mpi", NULL};
+  const int total = g_size * (N + 1);
+  int mine[N], *got = calloc((size_t)total, sizeof(int)),
+               *want = calloc((size_t)total, sizeof(int));
+  int *counts = malloc(sizeof(int) * g_size), *displs = malloc(sizeof(int) * g_size);
+  MPI_Count* big_counts = malloc(sizeof(MPI_Count) * g_size);
+  MPI_Aint* big_displs = malloc(sizeof(MPI_Aint) * g_size);
+  for (int r = 0; r < g_size; ++r) {
+    counts[r] = r == 1 ? 0 : N - r, displs[r] = r * (N + 1);
+    big_counts[r] = counts[r], big_displs[r] = displs[r];
+  }
+  for (int i = 0; i < N; ++i) mine[i] = g_rank * N + i;
+  for (size_t a = 0; a < sizeof names / sizeof *names; ++a)
+    for (int root = 0; root < g_size; ++root) {
+      memset(got, 0, sizeof(int) * total), memset(want, 0, sizeof(int) * total);
+      expect_ran(shancoll_gatherv(mine, counts[g_rank], MPI_INT, got, counts, displs, MPI_INT, root,
+                                  MPI_COMM_WORLD, names[a], NULL),
+                 "gatherv", names[a]);
+      MPI_Gatherv(mine, counts[g_rank], MPI_INT, want, counts, displs, MPI_INT, root,
+                  MPI_COMM_WORLD);
+      expect(memcmp(got, want, sizeof(int) * total) == 0, "gatherv result", names[a]);
+      memset(got, 0, sizeof(int) * total);
+      expect_ran(shancoll_gather_c(mine, N, MPI_INT, got, N, MPI_INT, root, MPI_COMM_WORLD,
+                                   names[a], NULL),
+                 "gather_c", names[a]);
+      MPI_Gather(mine, N, MPI_INT, want, N, MPI_INT, root, MPI_COMM_WORLD);
+      expect(g_rank != root || memcmp(got, want, sizeof(int) * N * g_size) == 0, "gather result",
+             names[a]);
+      if (g_rank == root) memcpy(got + root * N, mine, sizeof mine);
+      expect_ran(shancoll_gather(g_rank == root ? MPI_IN_PLACE : mine, N, MPI_INT, got, N, MPI_INT,
+                                 root, MPI_COMM_WORLD, names[a], NULL),
+                 "gather in place", names[a]);
+      expect(g_rank != root || memcmp(got, want, sizeof(int) * N * g_size) == 0,
+             "gather in place result", names[a]);
+      /* scatter(v): the root sends what it gathered back */
+      int back[N], back_want[N];
+      memset(back, 0, sizeof back), memset(back_want, 0, sizeof back_want);
+      expect_ran(shancoll_scatterv_c(want, big_counts, big_displs, MPI_INT, back, counts[g_rank],
+                                     MPI_INT, root, MPI_COMM_WORLD, names[a], NULL),
+                 "scatterv_c", names[a]);
+      MPI_Scatterv(want, counts, displs, MPI_INT, back_want, counts[g_rank], MPI_INT, root,
+                   MPI_COMM_WORLD);
+      expect(memcmp(back, back_want, sizeof back) == 0, "scatterv result", names[a]);
+      memset(back, 0, sizeof back);
+      expect_ran(shancoll_scatter(want, N, MPI_INT, g_rank == root ? MPI_IN_PLACE : back, N,
+                                  MPI_INT, root, MPI_COMM_WORLD, names[a], NULL),
+                 "scatter", names[a]);
+      MPI_Scatter(want, N, MPI_INT, back_want, N, MPI_INT, root, MPI_COMM_WORLD);
+      expect(g_rank == root || memcmp(back, back_want, sizeof back) == 0, "scatter result",
+             names[a]);
+    }
+  expect(strcmp(shancoll_algorithms("gatherv"), "shan,binomial,mpi") == 0 &&
+             strcmp(shancoll_algorithms("scatter"), "shan,binomial,mpi") == 0,
+         "gather/scatter listing", NULL);
+  expect(shancoll_gather(mine, 1, MPI_INT, got, 1, MPI_INT, 0, MPI_COMM_WORLD, "nope", NULL) ==
+                 MPI_ERR_ARG &&
+             strstr(shancoll_last_error(), "algorithm: unknown gatherv algorithm 'nope'"),
+         "gather: unknown algorithm", NULL);
+  expect(shancoll_scatter(got, 1, MPI_INT, mine, 1, MPI_INT, g_size, MPI_COMM_WORLD, NULL, NULL) ==
+                 MPI_ERR_ROOT &&
+             strstr(shancoll_last_error(), "root:"),
+         "scatter: root out of range", NULL);
+  expect(shancoll_gatherv(mine, 1, MPI_INT, got, counts, displs, MPI_INT, 0, MPI_COMM_WORLD, NULL,
+                          "tree=flat") == MPI_ERR_ARG &&
+             strstr(shancoll_last_error(), "options: tree: unknown option of gatherv"),
+         "gatherv: an option of another collective", NULL);
+  expect(shancoll_scatterv(got, counts, displs, MPI_INT, mine, 1, MPI_INT, 0, MPI_COMM_NULL, NULL,
+                           NULL) == MPI_ERR_COMM,
+         "scatterv: MPI_COMM_NULL", NULL);
+  /* The last rank sends one int more than the root's count: refused at the
+   * root after the messages, MPI_SUCCESS elsewhere, and the next call runs. */
+  for (size_t a = 0; a < 2 && g_size > 1; ++a) {
+    const int liar = g_size - 1, rc = shancoll_gather(mine, N + (g_rank == liar), MPI_INT, got, N,
+                                                      MPI_INT, 0, MPI_COMM_WORLD, names[a], NULL);
+    expect(g_rank == 0 ? rc == MPI_ERR_TRUNCATE && strstr(shancoll_last_error(), "recvcounts: rank")
+                       : rc == MPI_SUCCESS,
+           "gather: a block longer than the root's count", names[a]);
+    expect_ran(
+        shancoll_gather(mine, N, MPI_INT, got, N, MPI_INT, 0, MPI_COMM_WORLD, names[a], NULL),
+        "gather after a refused block", names[a]);
+  }
+  free(got), free(want), free(counts), free(displs), free(big_counts), free(big_displs);
+}
+
+/* Datatypes only one rank sees: the root gathers into (and scatters from)
+ * every other int of its buffer with a derived vector type while the
+ * others send and receive plain ints, and the other way round (the senders'
+ * blocks strided, the root's plain). Staged by MPI_Pack/MPI_Unpack, run by
+ * shancoll, compared with the MPI library's. */
+static void gather_scatter_derived(void) {
+  enum { K = 50 };
+  MPI_Datatype strided;
+  MPI_Type_vector(K, 1, 2, MPI_INT, &strided);
+  MPI_Type_commit(&strided);
+  const size_t all = (size_t)g_size * 2 * K;
+  int mine[2 * K], *got = calloc(all, sizeof(int)), *want = calloc(all, sizeof(int));
+  int back[2 * K], back_want[2 * K];
+  for (int i = 0; i < 2 * K; ++i) mine[i] = g_rank * 1000 + i;
+  const char* names[] = {"shan", "binomial", NULL};
+  for (size_t a = 0; a < sizeof names / sizeof *names; ++a)
+    for (int root = 0; root < g_size; ++root) {
+      int *counts = malloc(sizeof(int) * g_size), *displs = malloc(sizeof(int) * g_size);
+      for (int r = 0; r < g_size; ++r) counts[r] = 1, displs[r] = r;
+      memset(got, 0, all * sizeof(int)), memset(want, 0, all * sizeof(int));
+      /* one strided element per rank, each at its own place: rank r's at r * 2K ints */
+      MPI_Datatype placed;
+      MPI_Type_create_resized(strided, 0, (MPI_Aint)(2 * K * sizeof(int)), &placed);
+      MPI_Type_commit(&placed);
+      expect_ran(shancoll_gatherv(mine, K, MPI_INT, got, counts, displs, placed, root,
+                                  MPI_COMM_WORLD, names[a], NULL),
+                 "gatherv into a derived type at the root", names[a]);
+      MPI_Gatherv(mine, K, MPI_INT, want, counts, displs, placed, root, MPI_COMM_WORLD);
+      expect(g_rank != root || memcmp(got, want, all * sizeof(int)) == 0,
+             "gatherv into a derived type: result", names[a]);
+      memset(back, 0, sizeof back), memset(back_want, 0, sizeof back_want);
+      expect_ran(
+          shancoll_scatter(want, 1, placed, back, K, MPI_INT, root, MPI_COMM_WORLD, names[a], NULL),
+          "scatter from a derived type at the root", names[a]);
+      MPI_Scatter(want, 1, placed, back_want, K, MPI_INT, root, MPI_COMM_WORLD);
+      expect(memcmp(back, back_want, sizeof back) == 0, "scatter from a derived type: result",
+             names[a]);
+      /* the senders strided, the root plain */
+      memset(got, 0, all * sizeof(int)), memset(want, 0, all * sizeof(int));
+      expect_ran(
+          shancoll_gather(mine, 1, strided, got, K, MPI_INT, root, MPI_COMM_WORLD, names[a], NULL),
+          "gather of derived blocks", names[a]);
+      MPI_Gather(mine, 1, strided, want, K, MPI_INT, root, MPI_COMM_WORLD);
+      expect(g_rank != root || memcmp(got, want, all * sizeof(int)) == 0,
+             "gather of derived blocks: result", names[a]);
+      memset(back, 0, sizeof back), memset(back_want, 0, sizeof back_want);
+      expect_ran(shancoll_scatter(want, K, MPI_INT, back, 1, strided, root, MPI_COMM_WORLD,
+                                  names[a], NULL),
+                 "scatter into derived blocks", names[a]);
+      MPI_Scatter(want, K, MPI_INT, back_want, 1, strided, root, MPI_COMM_WORLD);
+      expect(memcmp(back, back_want, sizeof back) == 0, "scatter into derived blocks: result",
+             names[a]);
+      MPI_Type_free(&placed);
+      free(counts), free(displs);
+    }
+  MPI_Type_free(&strided);
+  free(got), free(want);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -490,6 +639,8 @@ int main(int argc, char** argv) {
   scan_algorithms();
   reduce_scatter_algorithms();
   alltoall_algorithms();
+  gather_scatter_algorithms();
+  gather_scatter_derived();
   int failed = 0;
   MPI_Allreduce(&g_failed, &failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (g_rank == 0) printf("capi_check: %d checks, %d failed\n", g_checks, failed);

@@ -8,6 +8,7 @@
  * scan, exscan (rank 0's exscan result, undefined in MPI, not compared),
  * reduce_scatter, reduce_scatter_block;
  * alltoall and alltoallv;
+ * gather(v) and scatter(v) (and their _c forms);
  * several datatypes
  * (one a derived vector type, one a pair type: both must fall back), the
  * predefined ops, a commutative and a non-commutative user op, MPI_IN_PLACE,
@@ -174,6 +175,49 @@ static void check_allgatherv(int k, MPI_Datatype type, int in_place, int regular
   }
   expect_same(got, want, n, what);
   free(counts), free(displs), free(send), free(got), free(want);
+}
+
+/* Gatherv (regular: gather) to `root` with rank r sending (r % 3) * k
+ * elements, a gap of one element between blocks, then the mirror scatterv
+ * (scatter) of the gathered buffer; in place at the root when asked. */
+static void check_gather_scatter(int k, MPI_Datatype type, int root, int in_place, int regular,
+                                 const char* what) {
+  int *counts = malloc(sizeof(int) * g_size), *displs = malloc(sizeof(int) * g_size), total = 0;
+  for (int r = 0; r < g_size; ++r) {
+    counts[r] = regular ? k : (r % 3) * k;
+    displs[r] = total;
+    total += counts[r] + (regular ? 0 : 1);
+  }
+  const size_t n = bytes_of(total, type) + 1, mine = bytes_of(counts[g_rank], type);
+  char *send = malloc(mine + 1), *got = malloc(n), *want = malloc(n);
+  fill(send, counts[g_rank], type, g_rank, 5);
+  memset(got, 0x5a, n), memset(want, 0x5a, n);
+  const size_t at = bytes_of(displs[g_rank], type);
+  const int root_in_place = in_place && g_rank == root;
+  if (root_in_place) memcpy(got + at, send, mine), memcpy(want + at, send, mine);
+  const void* s = root_in_place ? MPI_IN_PLACE : send;
+  if (regular) {
+    MPI_Gather(s, k, type, got, k, type, root, MPI_COMM_WORLD);
+    PMPI_Gather(s, k, type, want, k, type, root, MPI_COMM_WORLD);
+  } else {
+    MPI_Gatherv(s, counts[g_rank], type, got, counts, displs, type, root, MPI_COMM_WORLD);
+    PMPI_Gatherv(s, counts[g_rank], type, want, counts, displs, type, root, MPI_COMM_WORLD);
+  }
+  expect_same(got, want, g_rank == root ? n : 0, what);
+  char *back = malloc(mine + 1), *back_want = malloc(mine + 1);
+  memset(back, 0x33, mine + 1), memset(back_want, 0x33, mine + 1);
+  void* r = root_in_place ? MPI_IN_PLACE : back;
+  if (regular) {
+    MPI_Scatter(want, k, type, r, k, type, root, MPI_COMM_WORLD);
+    PMPI_Scatter(want, k, type, root_in_place ? MPI_IN_PLACE : back_want, k, type, root,
+                 MPI_COMM_WORLD);
+  } else {
+    MPI_Scatterv(want, counts, displs, type, r, counts[g_rank], type, root, MPI_COMM_WORLD);
+    PMPI_Scatterv(want, counts, displs, type, root_in_place ? MPI_IN_PLACE : back_want,
+                  counts[g_rank], type, root, MPI_COMM_WORLD);
+  }
+  expect_same(back, back_want, mine + 1, what);
+  free(counts), free(displs), free(send), free(got), free(want), free(back), free(back_want);
 }
 
 static const char* type_name(MPI_Datatype type) {
@@ -371,6 +415,12 @@ static void data_movement(void) {
                    type_name(types[t]), counts[c], in_place);
           check_alltoall(counts[c], types[t], in_place, regular, what);
         }
+        for (int root = 0; root < g_size; root += g_size > 2 ? g_size - 1 : 1)
+          for (int regular = 0; regular < 2; ++regular) {
+            snprintf(what, sizeof what, "gather(v)/scatter(v) %s count %d root %d in_place %d%s",
+                     type_name(types[t]), counts[c], root, in_place, regular ? "" : " v");
+            check_gather_scatter(counts[c], types[t], root, in_place, regular, what);
+          }
       }
     }
 }
@@ -446,7 +496,24 @@ static void large_count(void) {
                     MPI_COMM_WORLD);
     expect_same(a2a_got, a2a_want, (size_t)g_size * sizeof in, "alltoallv_c");
     free(a2a_got), free(a2a_want);
+    memset(all_got, 0, (size_t)g_size * sizeof in), memset(all_want, 0, (size_t)g_size * sizeof in);
+    MPI_Gatherv_c(in, N, MPI_DOUBLE, all_got, counts, displs, MPI_DOUBLE, root, MPI_COMM_WORLD);
+    PMPI_Gatherv_c(in, N, MPI_DOUBLE, all_want, counts, displs, MPI_DOUBLE, root, MPI_COMM_WORLD);
+    expect_same(all_got, all_want, (size_t)g_size * sizeof in, "gatherv_c");
+    memset(got, 0, sizeof got), memset(want, 0, sizeof want);
+    MPI_Scatterv_c(all_want, counts, displs, MPI_DOUBLE, got, N, MPI_DOUBLE, root, MPI_COMM_WORLD);
+    PMPI_Scatterv_c(all_want, counts, displs, MPI_DOUBLE, want, N, MPI_DOUBLE, root,
+                    MPI_COMM_WORLD);
+    expect_same(got, want, sizeof got, "scatterv_c");
   }
+  memset(all_got, 0, (size_t)g_size * sizeof in), memset(all_want, 0, (size_t)g_size * sizeof in);
+  MPI_Gather_c(in, N, MPI_DOUBLE, all_got, N, MPI_DOUBLE, root, MPI_COMM_WORLD);
+  PMPI_Gather_c(in, N, MPI_DOUBLE, all_want, N, MPI_DOUBLE, root, MPI_COMM_WORLD);
+  expect_same(all_got, all_want, (size_t)g_size * sizeof in, "gather_c");
+  memset(got, 0, sizeof got), memset(want, 0, sizeof want);
+  MPI_Scatter_c(all_want, N, MPI_DOUBLE, got, N, MPI_DOUBLE, root, MPI_COMM_WORLD);
+  PMPI_Scatter_c(all_want, N, MPI_DOUBLE, want, N, MPI_DOUBLE, root, MPI_COMM_WORLD);
+  expect_same(got, want, sizeof got, "scatter_c");
   free(all_got), free(all_want);
 }
 #else
@@ -505,6 +572,17 @@ static void intercomm(void) {
     PMPI_Alltoall(to_all, 1, MPI_INT, from_all_mpi, 1, MPI_INT, inter);
     expect_same(from_all, from_all_mpi, sizeof from_all, "alltoall on an inter-communicator");
   }
+  /* gather from the odd ranks' group to rank 0 of the even ones */
+  int remote = 0, *all = NULL, *all_want = NULL;
+  MPI_Comm_remote_size(inter, &remote);
+  all = calloc((size_t)remote, sizeof(int)), all_want = calloc((size_t)remote, sizeof(int));
+  int half_rank = 0;
+  MPI_Comm_rank(half, &half_rank);
+  const int root = color == 0 ? (half_rank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+  MPI_Gather(&in, 1, MPI_INT, all, 1, MPI_INT, root, inter);
+  PMPI_Gather(&in, 1, MPI_INT, all_want, 1, MPI_INT, root, inter);
+  expect_same(all, all_want, sizeof(int) * (size_t)remote, "gather on an inter-communicator");
+  free(all), free(all_want);
   MPI_Comm_free(&inter);
   MPI_Comm_free(&half);
 }

@@ -95,6 +95,7 @@ enum { kRepeats = 2000, kWarm = 3 };
 
 static double send_buf[512], recv_buf[1024], a2a_send[1024];
 static int block_counts[64]; /* MPI_Reduce_scatter's: the count of the case, per rank */
+static int v_counts[1024], v_displs[1024]; /* gatherv/scatterv: `count` each, in rank order */
 
 static void call(int which, int count) {
   switch (which) {
@@ -125,6 +126,20 @@ static void call(int which, int count) {
     case 9:
       MPI_Alltoall(a2a_send, count, MPI_DOUBLE, recv_buf, count, MPI_DOUBLE, MPI_COMM_WORLD);
       break;
+    case 10:
+      MPI_Gather(send_buf, count, MPI_DOUBLE, recv_buf, count, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+      break;
+    case 11:
+      MPI_Gatherv(send_buf, count, MPI_DOUBLE, recv_buf, v_counts, v_displs, MPI_DOUBLE, 0,
+                  MPI_COMM_WORLD);
+      break;
+    case 12:
+      MPI_Scatter(recv_buf, count, MPI_DOUBLE, send_buf, count, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+      break;
+    case 13:
+      MPI_Scatterv(recv_buf, v_counts, v_displs, MPI_DOUBLE, send_buf, count, MPI_DOUBLE, 0,
+                   MPI_COMM_WORLD);
+      break;
     default:
       MPI_Barrier(MPI_COMM_WORLD);
       break;
@@ -144,17 +159,20 @@ int main(int argc, char** argv) {
   const char* (*last_algorithm)(void) =
       (const char* (*)(void))dlsym(RTLD_DEFAULT, "shancoll_last_algorithm");
   static const char* names[] = {
-      "MPI_Allreduce",      "MPI_Bcast",   "MPI_Reduce", "MPI_Allgather",
-      "MPI_Barrier",        "MPI_Scan",    "MPI_Exscan", "MPI_Reduce_scatter_block",
-      "MPI_Reduce_scatter", "MPI_Alltoall"};
+      "MPI_Allreduce",      "MPI_Bcast",    "MPI_Reduce", "MPI_Allgather",
+      "MPI_Barrier",        "MPI_Scan",     "MPI_Exscan", "MPI_Reduce_scatter_block",
+      "MPI_Reduce_scatter", "MPI_Alltoall", "MPI_Gather", "MPI_Gatherv",
+      "MPI_Scatter",        "MPI_Scatterv"};
   static const int counts[] = {1, 64, 512 / 2}; /* 8 B, 512 B, 2 KiB (allgather: per rank) */
   int checks = 0, failed = 0;
-  for (int which = 0; which < 10; ++which) {
+  for (int which = 0; which < 14; ++which) {
     for (int c = 0; c < (which == 4 ? 1 : 3); ++c) { /* a barrier has no size */
-      const int per_rank = which == 3 || which == 9; /* allgather, alltoall: count per rank */
+      /* allgather, alltoall, gather(v), scatter(v): a block per rank in recv_buf */
+      const int per_rank = which == 3 || which >= 9;
       int count = per_rank && counts[c] * size > 1024 ? 1024 / size : counts[c];
       if (which >= 7 && count * size > 512) count = 512 / size; /* P blocks in send_buf */
       for (int r = 0; r < size && r < 64; ++r) block_counts[r] = count;
+      for (int r = 0; r < size && r < 1024; ++r) v_counts[r] = count, v_displs[r] = r * count;
       for (int i = 0; i < kWarm; ++i) call(which, count);
       allocations = mpi_allocations = environment_reads = 0;
       counting = 1;

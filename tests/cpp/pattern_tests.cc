@@ -370,6 +370,31 @@ void tree_tests() {
       "knomial K=4 of 6 ranks rooted at 5");
 }
 
+// The gather/scatter tree (binomial.h): every member but the root has one
+// parent whose child it is, the subtrees are the contiguous ranges
+// [v, v + span) that their children's subtrees tile after v, and the depth
+// is at most ceil(log2 P).
+void gather_tree_tests() {
+  for (int P = 1; P <= 130; ++P) {
+    bool ok = binomial_tree_parent(0) == -1 && binomial_subtree_span(P, 0) == P;
+    int deepest = 0;
+    for (int v = 0; v < P; ++v) {
+      int next = v + 1;  // the children's subtrees follow v's own block, in order
+      for_each_binomial_child(P, v, [&](int c) {
+        ok = ok && c == next && binomial_tree_parent(c) == v;
+        next = c + binomial_subtree_span(P, c);
+      });
+      ok = ok && next == v + binomial_subtree_span(P, v);
+      int depth = 0;
+      for (int u = v; u > 0; u = binomial_tree_parent(u)) ++depth;
+      deepest = std::max(deepest, depth);
+    }
+    check(ok && deepest <= ilog_ceil(P, 2),
+          "gather tree P=" + std::to_string(P) +
+              ": subtrees tile [v, v + span), depth <= ceil(log2 P)");
+  }
+}
+
 }  // namespace
 
 // The intergroup exchange arithmetic; uses check() above.
@@ -418,6 +443,7 @@ void shan_block_size_tests() {
 
 int main() {
   shan_block_size_tests();
+  gather_tree_tests();
   tree_tests();
   socket_tree_checks::run();
   const int kMaxP = 130, kMaxN = 8;

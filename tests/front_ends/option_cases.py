@@ -56,9 +56,15 @@ CASES = [
     ("alltoall", "timeout", -1.0, "-1"),
     ("alltoallv", "transport", "rma", "rma"),
     ("alltoallv", "ranks_per_node", -2, "-2"),
+    ("gather", "tree", "flat", "flat"),
+    ("gatherv", "timeout", -1.0, "-1"),
+    ("scatter", "block_size", 5, "5"),
+    ("scatterv", "ranks_per_node", -2, "-2"),
 ]
 LISTED = ["allgather", "allgatherv", "allreduce", "iallreduce", "bcast", "reduce", "barrier"]
 LISTED += ["scan", "exscan", "reduce_scatter", "reduce_scatter_block", "alltoall", "alltoallv"]
+LISTED += ["gather", "gatherv", "scatter", "scatterv"]
+ROOTED_BLOCKS = ("gather", "gatherv", "scatter", "scatterv")
 
 
 def case_id(case) -> str:
@@ -67,8 +73,14 @@ def case_id(case) -> str:
 
 def python_call(comm, collective: str, key: str, value):
     x = np.ones(4)
-    out = np.empty(4 * comm.size) if collective == "allgather" else np.empty(4)
+    out = np.empty(4 * comm.size) if collective in ("allgather", "gather") else np.empty(4)
     options = {key: value}
+    if collective in ROOTED_BLOCKS:
+        many = np.ones(4 * comm.size)
+        gathers = collective.startswith("gather")
+        send, recv = (x, many) if gathers else (many, x)
+        getattr(shancoll, collective)(comm, send, recv, 0, **options)
+        return
     if collective == "bcast":
         shancoll.bcast(comm, x, 0, **options)
     elif collective == "reduce":
@@ -111,6 +123,22 @@ def capi_call(lib, comm, collective: str, text: str) -> tuple[int, str]:
     out = np.empty(4 * comm.size)
     ptr = ctypes.c_void_p
     options = text.encode()
+    if collective in ROOTED_BLOCKS:
+        counts = (ctypes.c_int * comm.size)(*[4] * comm.size)
+        displs = (ctypes.c_int * comm.size)(*[4 * r for r in range(comm.size)])
+        one, all_ = ptr(x.ctypes.data), ptr(out.ctypes.data)
+        d = t(h(MPI.DOUBLE))
+        if collective == "gather":
+            rc = lib.shancoll_gather(one, 4, d, all_, 4, d, 0, c(h(comm)), None, options)
+        elif collective == "gatherv":
+            rc = lib.shancoll_gatherv(one, 4, d, all_, counts, displs, d, 0, c(h(comm)), None,
+                                      options)  # fmt: skip
+        elif collective == "scatter":
+            rc = lib.shancoll_scatter(all_, 4, d, one, 4, d, 0, c(h(comm)), None, options)
+        else:
+            rc = lib.shancoll_scatterv(all_, counts, displs, d, one, 4, d, 0, c(h(comm)), None,
+                                       options)  # fmt: skip
+        return rc, lib.shancoll_last_error().decode()
     if collective == "bcast":
         rc = lib.shancoll_bcast(ptr(x.ctypes.data), 4, t(h(MPI.DOUBLE)), 0, c(h(comm)), None,
                                 options)  # fmt: skip

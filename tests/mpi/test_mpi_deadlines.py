@@ -116,6 +116,24 @@ def alltoall(algorithm, rpn, elements=1):
     return call
 
 
+def gather(algorithm, rpn, v=False):
+    def call(c, timeout=None):
+        fn = shancoll.gatherv if v else shancoll.gather
+        recv = np.zeros(N * c.size) if c.rank == 0 else None
+        fn(c, np.ones(N), recv, 0, algorithm, ranks_per_node=rpn, timeout=timeout)
+
+    return call
+
+
+def scatter(algorithm, rpn, v=False):
+    def call(c, timeout=None):
+        fn = shancoll.scatterv if v else shancoll.scatter
+        send = np.ones(N * c.size) if c.rank == 0 else None
+        fn(c, send, np.zeros(N), 0, algorithm, ranks_per_node=rpn, timeout=timeout)
+
+    return call
+
+
 def inter_allgatherv(algorithm):
     def call(c, timeout=None):
         shancoll.allgatherv(c, np.ones(N), np.zeros(N * c.remote_size), algorithm=algorithm,
@@ -132,6 +150,7 @@ ROOTED = ["release_gather", "binomial"]
 INTERGROUP = ["segmented", "root_gather"]
 BARRIER = ["release_gather", "dissemination"]  # mpi: MPI_Barrier blocks in the library
 ALLTOALL = ["shan", "pairwise", "bruck"]  # mpi: MPI_Alltoall blocks in the library
+GATHER = ["shan", "binomial"]  # mpi: MPI_Gather(v) / MPI_Scatter(v) block in the library
 
 
 def cases() -> dict[str, Case]:
@@ -146,6 +165,9 @@ def cases() -> dict[str, Case]:
         c[f"reduce-{a}-first-call"] = Case(reduce(a, 0), FIRST_CALL)
     for a in BARRIER:
         c[f"barrier-{a}-first-call"] = Case(barrier(a, 0), FIRST_CALL)
+    for a in GATHER:
+        c[f"gather-{a}-first-call"] = Case(gather(a, 0), FIRST_CALL)
+        c[f"scatterv-{a}-first-call"] = Case(scatter(a, 0, v=True), FIRST_CALL)
     for a in INTERGROUP:
         c[f"intergroup-{a}-first-call"] = Case(
             inter_allgatherv(a), ("set-up of the inter-communicator",), inter=True
@@ -188,6 +210,15 @@ def cases() -> dict[str, Case]:
     ):
         f = barrier(a, rpn)
         c[f"barrier-{a}-rpn{rpn}-later-call"] = Case(f, expect, warm=f)
+    # gather: the root waits for the missing rank's block (on its node, or
+    # its subtree's counts); scatter: every rank waits for the missing root.
+    for a, rpn in (("shan", 0), ("shan", 1), ("shan", 2), ("binomial", 0)):
+        f = gather(a, rpn, v=rpn == 2)
+        expect = ("gather shan:", "gather: the counts")
+        c[f"gather-{a}-rpn{rpn}-later-call"] = Case(f, expect, warm=f, waiters=(0,))
+        f = scatter(a, rpn, v=rpn == 1)
+        expect = ("scatter shan:", "scatter: the counts")
+        c[f"scatter-{a}-rpn{rpn}-later-call"] = Case(f, expect, warm=f, absent=(0,))
     for a in INTERGROUP:
         f = inter_allgatherv(a)
         c[f"intergroup-{a}-later-call"] = Case(f, ("group",), warm=f, inter=True)

@@ -137,7 +137,7 @@ ReductionBuffers parse_reduction(pybind11::handle send, pybind11::handle recv);
 void check_send_element(const Message& send, const Element& recv);
 
 // A v-collective's message for `size` ranks (writable unless Access::read:
-// alltoallv's send buffer).
+// alltoallv's send buffer, a scatterv's send message).
 VectorMessage parse_vector(pybind11::handle spec, const char* name, int size,
                            Access access = Access::write);
 

@@ -28,6 +28,8 @@ void bind_allgatherv(py::module_& m);  // bindings/allgatherv.cc
 void bind_allreduce(py::module_& m);   // bindings/allreduce.cc
 void bind_alltoallv(py::module_& m);   // bindings/alltoallv.cc
 void bind_barrier(py::module_& m);     // bindings/barrier.cc
+void bind_gather(py::module_& m);      // bindings/gather.cc
+void bind_scatter(py::module_& m);     // bindings/scatter.cc
 void bind_intergroup(py::module_& m);  // bindings/intergroup.cc
 void bind_rooted(py::module_& m);      // bindings/rooted.cc
 void bind_rules(py::module_& m);       // bindings/rules.cc
@@ -66,6 +68,8 @@ PYBIND11_MODULE(_core, m) {
   bind_allreduce(m);
   bind_alltoallv(m);
   bind_barrier(m);
+  bind_gather(m);
+  bind_scatter(m);
   bind_intergroup(m);
   bind_rooted(m);
   bind_rules(m);

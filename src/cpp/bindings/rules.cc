@@ -10,9 +10,11 @@
 #include "shancoll/coll/allreduce/allreduce.h"
 #include "shancoll/coll/alltoallv/alltoallv.h"
 #include "shancoll/coll/barrier/barrier.h"
+#include "shancoll/coll/gather/gather.h"
 #include "shancoll/coll/reduce_scatter/reduce_scatter.h"
 #include "shancoll/coll/rooted.h"
 #include "shancoll/coll/scan/scan.h"
+#include "shancoll/coll/scatter/scatter.h"
 #include "shancoll/environment.h"
 #include "shancoll/error.h"
 
@@ -38,10 +40,14 @@ std::string choose(const std::string& coll, std::int64_t bytes, int ranks, int n
     return choose_reduce_scatter(bytes, coll == "reduce_scatter_block", commutative, ranks, nodes);
   if (coll == "alltoall") return choose_alltoallv(bytes, ranks, nodes, hosts);
   if (coll == "alltoallv") return choose_alltoallv(-1, ranks, nodes, hosts);
+  if (coll == "gather" || coll == "gatherv")
+    return choose_gatherv(coll == "gather", bytes, ranks, nodes, hosts);
+  if (coll == "scatter" || coll == "scatterv")
+    return choose_scatterv(coll == "scatter", bytes, ranks, nodes, hosts);
   throw ArgumentError(
       "coll: unknown collective '" + coll +
       "' (allgatherv, allgather, allreduce, bcast, reduce, barrier, scan, exscan, reduce_scatter, "
-      "reduce_scatter_block, alltoall, alltoallv)");
+      "reduce_scatter_block, alltoall, alltoallv, gather, gatherv, scatter, scatterv)");
 }
 
 }  // namespace

@@ -127,6 +127,43 @@ int shancoll_alltoallv(const void* sendbuf, const int sendcounts[], const int sd
  * "dissemination" or "mpi"; options: timeout, check, ranks_per_node. */
 int shancoll_barrier(MPI_Comm comm, const char* algorithm, const char* options);
 
+/* MPI_Gather: sendcount elements of sendtype from every rank, in rank order
+ * at root's recvbuf (recvcount elements of recvtype each; recvbuf, recvcount
+ * and recvtype are read at the root only). MPI_IN_PLACE as sendbuf at the
+ * root: its block is already in recvbuf. Only the root knows every count:
+ * a block whose size differs from the root's count is refused at the root
+ * with MPI_ERR_TRUNCATE once the call's messages are over (the block is not
+ * written; the other ranks return MPI_SUCCESS; the communicator stays
+ * usable). algorithm: NULL/"" (SHANCOLL_GATHER_ALGORITHM, else
+ * SHANCOLL_GATHERV_ALGORITHM, else "auto"), "auto", "shan", "binomial" or
+ * "mpi"; options: timeout, check, ranks_per_node. */
+int shancoll_gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                    const char* algorithm, const char* options);
+
+/* MPI_Gatherv: rank r's block lands at root's recvbuf + displs[r] elements
+ * (recvcounts and displs read at the root only); as shancoll_gather. */
+int shancoll_gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                     const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                     MPI_Comm comm, const char* algorithm, const char* options);
+
+/* MPI_Scatter: block r of root's sendbuf (sendcount elements of sendtype
+ * each, read at the root only) to rank r's recvbuf. MPI_IN_PLACE as recvbuf
+ * at the root: its block stays in sendbuf. A rank whose recvcount differs
+ * from what the root sends it returns MPI_ERR_TRUNCATE once the call's
+ * messages are over (its buffer not written); the others MPI_SUCCESS.
+ * algorithm: SHANCOLL_SCATTER_ALGORITHM, else SHANCOLL_SCATTERV_ALGORITHM,
+ * as shancoll_gather. */
+int shancoll_scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                     int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                     const char* algorithm, const char* options);
+
+/* MPI_Scatterv: rank r receives sendcounts[r] elements at root's sendbuf +
+ * displs[r] (both read at the root only); as shancoll_scatter. */
+int shancoll_scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
+                      MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                      int root, MPI_Comm comm, const char* algorithm, const char* options);
+
 /* MPI_Bcast of count elements from root. */
 int shancoll_bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
                    const char* algorithm, const char* options);
@@ -221,6 +258,20 @@ int shancoll_reduce_scatter_block_c(const void* sendbuf, void* recvbuf, MPI_Coun
 int shancoll_reduce_scatter_c(const void* sendbuf, void* recvbuf, const MPI_Count recvcounts[],
                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                               const char* algorithm, const char* options);
+int shancoll_gather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                      void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                      MPI_Comm comm, const char* algorithm, const char* options);
+int shancoll_gatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                       void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                       MPI_Datatype recvtype, int root, MPI_Comm comm, const char* algorithm,
+                       const char* options);
+int shancoll_scatter_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                       void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                       MPI_Comm comm, const char* algorithm, const char* options);
+int shancoll_scatterv_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                        MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                        MPI_Datatype recvtype, int root, MPI_Comm comm, const char* algorithm,
+                        const char* options);
 
 /* The message of the calling thread's last error ("" if none yet); valid
  * until the thread's next shancoll call. */
@@ -230,8 +281,10 @@ const char* shancoll_last_error(void);
 const char* shancoll_last_algorithm(void);
 
 /* The algorithms of `collective` ("allgather", "allgatherv", "allreduce",
- * "iallreduce", "bcast", "reduce", "barrier", "alltoall", "alltoallv"), comma-separated, in the
- * order Python's shancoll.algorithms() lists them ("auto" not listed); NULL for an unknown
+ * "iallreduce", "bcast", "reduce", "barrier", "scan", "exscan", "reduce_scatter",
+ * "reduce_scatter_block", "alltoall", "alltoallv", "gather", "gatherv", "scatter",
+ * "scatterv"), comma-separated, in the order Python's shancoll.algorithms()
+ * lists them ("auto" not listed); NULL for an unknown
  * collective (shancoll_last_error says why). Valid until the calling
  * thread's next call of this function. Local: no communication. */
 const char* shancoll_algorithms(const char* collective);

@@ -19,10 +19,13 @@
 #include "shancoll/coll/allreduce/allreduce_request.h"
 #include "shancoll/coll/alltoallv/alltoallv.h"
 #include "shancoll/coll/barrier/barrier.h"
+#include "shancoll/coll/gather/gather.h"
 #include "shancoll/coll/reduce_scatter/reduce_scatter.h"
 #include "shancoll/coll/registry.h"
 #include "shancoll/coll/rooted.h"
+#include "shancoll/coll/rooted_tree.h"
 #include "shancoll/coll/scan/scan.h"
+#include "shancoll/coll/scatter/scatter.h"
 #include "shancoll/comm.h"
 #include "shancoll/progress.h"
 #include "shancoll/rules.h"
@@ -45,10 +48,19 @@ struct Refusal : std::exception {
 
 [[noreturn]] void refuse(int code, const std::string& why) { throw Refusal(code, why); }
 
+// A gather's or scatter's block refused after the call's communication
+// (rooted_tree.h): an error, but no refusal the MPI library may retry.
+bool after_communication(const std::string& message) {
+  const std::string end = kBlockNotWritten;
+  return message.size() >= end.size() &&
+         message.compare(message.size() - end.size(), end.size(), end) == 0;
+}
+
 // The core's ArgumentError messages start with the argument's name.
 int class_of_argument_error(const std::string& message) {
   if (message.rfind("op:", 0) == 0) return MPI_ERR_OP;
   if (message.rfind("root:", 0) == 0) return MPI_ERR_ROOT;
+  if (after_communication(message)) return MPI_ERR_TRUNCATE;
   return MPI_ERR_ARG;
 }
 
@@ -454,6 +466,273 @@ void alltoallv_bytes(Collective which, const void* sendbuf, void* recvbuf, MPI_C
   record(alltoallv(call));
 }
 
+// ---------------------------------------------------------------------------
+// Gather(v) and scatter(v). Each rank alone sees its own block's datatype
+// (a gather's sendtype, a scatter's recvtype), and the root alone its
+// layout's (recvtype, sendtype): refusing a derived one there would send
+// that rank to the MPI library while the others wait in shancoll. So a
+// datatype that is not plain bytes is staged: packed into (or unpacked from)
+// this thread's staging memory by the MPI library (MPI_Pack, MPI_Unpack; on
+// the homogeneous nodes shancoll runs on, the packed form of elements
+// without holes is their bytes, which is what the plain side sends or
+// expects), and the call runs in shancoll all the same.
+
+// Bytes per element of `type`, and whether they lie in memory as they are
+// (plain_size's test: named, no holes).
+struct TypeBytes {
+  std::int64_t size = 0;
+  bool plain = true;
+};
+
+TypeBytes type_bytes(MPI_Datatype type, const char* what) {
+  try {
+    return {plain_size(type, what), true};
+  } catch (const Refusal&) {
+    if (type == MPI_DATATYPE_NULL) throw;
+    MPI_Count size = 0;
+    MPI_Type_size_x(type, &size);
+    return {static_cast<std::int64_t>(size), false};
+  }
+}
+
+MPI_Aint extent_of(MPI_Datatype type) {
+  MPI_Aint lb = 0, extent = 0;
+  MPI_Type_get_extent(type, &lb, &extent);
+  return extent;
+}
+
+// This thread's staging memory: [0] a rank's own block, [1] the root's layout.
+std::byte* stage(int which, std::int64_t bytes) {
+  thread_local std::vector<std::byte> memory[2];
+  std::vector<std::byte>& m = memory[which];
+  if (m.size() < static_cast<std::size_t>(bytes)) m.resize(static_cast<std::size_t>(bytes));
+  return m.data();
+}
+
+void pack(const void* typed, MPI_Count count, MPI_Datatype type, std::byte* out,
+          std::int64_t bytes) {
+#if MPI_VERSION >= 4
+  MPI_Count at = 0;
+  check_mpi(PMPI_Pack_c(typed, count, type, out, bytes, &at, MPI_COMM_SELF), "MPI_Pack_c");
+#else
+  int at = 0;
+  check_mpi(PMPI_Pack(typed, static_cast<int>(count), type, out, static_cast<int>(bytes), &at,
+                      MPI_COMM_SELF),
+            "MPI_Pack");
+#endif
+}
+
+void unpack(const std::byte* in, std::int64_t bytes, void* typed, MPI_Count count,
+            MPI_Datatype type) {
+#if MPI_VERSION >= 4
+  MPI_Count at = 0;
+  check_mpi(PMPI_Unpack_c(in, bytes, &at, typed, count, type, MPI_COMM_SELF), "MPI_Unpack_c");
+#else
+  int at = 0;
+  check_mpi(PMPI_Unpack(in, static_cast<int>(bytes), &at, typed, static_cast<int>(count), type,
+                        MPI_COMM_SELF),
+            "MPI_Unpack");
+#endif
+}
+
+// This rank's block: `count` elements of `type` at `buf`, as bytes (staged
+// when the type is not plain); MPI_IN_PLACE (the root only) leaves `bytes`
+// at -1. `outgoing`: a gather's (packed now), else a scatter's (unpack()
+// after the call).
+struct OwnBlock {
+  std::byte* data = nullptr;
+  std::int64_t bytes = -1;
+  void* typed = nullptr;  // the caller's buffer when staged
+  MPI_Count count = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+
+  void unpack_staged() const {
+    if (typed) unpack(data, bytes, typed, count, type);
+  }
+};
+
+OwnBlock own_block(const void* buf, MPI_Count count, MPI_Datatype type, bool root, bool outgoing,
+                   const char* name, const char* type_name) {
+  if (buf == MPI_IN_PLACE) {
+    if (!root)
+      refuse(MPI_ERR_BUFFER, std::string(name) + ": MPI_IN_PLACE is only valid at the root");
+    return {};
+  }
+  check_count(count, name);
+  const TypeBytes t = type_bytes(type, type_name);
+  OwnBlock b;
+  b.data = static_cast<std::byte*>(const_cast<void*>(buf));
+  b.bytes = count * t.size;
+  if (!buf && b.bytes > 0) refuse(MPI_ERR_BUFFER, std::string(name) + ": NULL");
+  if (t.plain) return b;
+  b.data = stage(0, b.bytes);
+  if (outgoing) {
+    pack(buf, count, type, b.data, b.bytes);
+  } else {
+    b.typed = const_cast<void*>(buf), b.count = count, b.type = type;
+  }
+  return b;
+}
+
+// The root's layout: counts and displacements in elements of `type` over
+// `buf` (regular: `count` each, in rank order), as bytes; staged when the
+// type is not plain, the blocks then back to back in rank order.
+template <class Count, class Displ>
+struct RootLayout {
+  const Count* counts;  // null: regular
+  const Displ* displs;
+  MPI_Count count;  // regular
+  MPI_Datatype type;
+  std::byte* typed;  // the caller's buffer
+  std::byte* buf;    // the bytes the core reads or writes: `typed`, or the staging memory
+  bool staged = false;
+  Layout* layout = nullptr;
+
+  MPI_Count count_of(int r) const { return counts ? static_cast<MPI_Count>(counts[r]) : count; }
+  MPI_Aint displ_of(int r) const {
+    return counts ? static_cast<MPI_Aint>(displs[r]) : static_cast<MPI_Aint>(r * count);
+  }
+  std::byte* typed_block(int r) const { return typed + displ_of(r) * extent_of(type); }
+
+  // Checks and makes the byte layout; `in_place_root`: the root's own block
+  // is already in `buf` (a gather in place), staged too when the rest is.
+  void make(int size, int root, bool in_place_root, const char* what, const char* type_name) {
+    if (!counts) check_count(count, what);
+    const TypeBytes t = type_bytes(type, type_name);
+    staged = !t.plain;
+    layout = &thread_layout();
+    layout->counts.assign(static_cast<std::size_t>(size), 0);
+    layout->displs.assign(static_cast<std::size_t>(size), 0);
+    std::int64_t packed = 0;
+    for (int r = 0; r < size; ++r) {
+      check_count(count_of(r), what);
+      if (displ_of(r) < 0) refuse(MPI_ERR_ARG, "displs: negative displacement");
+      layout->counts[r] = count_of(r) * t.size;
+      layout->displs[r] = staged ? packed : displ_of(r) * t.size;
+      packed += layout->counts[r];
+    }
+    if (!staged) return;
+    std::byte* staging = stage(1, packed);
+    if (in_place_root)
+      pack(typed_block(root), count_of(root), type, staging + layout->displs[root],
+           layout->counts[root]);
+    buf = staging;
+  }
+};
+
+// Counts and displacements as given (int or MPI_Count/MPI_Aint), or none.
+template <class Count, class Displ>
+RootLayout<Count, Displ> root_layout(const Count counts[], const Displ displs[], MPI_Count count,
+                                     MPI_Datatype type, const void* buf) {
+  std::byte* const typed = static_cast<std::byte*>(const_cast<void*>(buf));
+  return {counts, displs, count, type, typed, typed};
+}
+
+// The gather(v) of `which`: every rank's `mine`, the root's `root`.
+template <class Count, class Displ>
+void gather_bytes(Collective which, const OwnBlock& mine, RootLayout<Count, Displ>* root_side,
+                  int root, MPI_Comm comm, const char* algorithm, const char* options) {
+  OptionsStorage storage;
+  GathervCall call;
+  call.comm = comm;
+  call.args.root = root;
+  call.args.regular = which == Collective::gather;
+  call.args.send = mine.bytes >= 0 ? mine.data : nullptr;
+  call.args.send_bytes = mine.bytes;
+  if (root_side) {
+    call.args.counts = root_side->layout->counts.data();
+    call.args.displs = root_side->layout->displs.data();
+    call.args.recv = root_side->buf;
+    if (mine.bytes < 0) call.args.send_bytes = root_side->layout->counts[root];
+  }
+  call.algorithm = algorithm ? algorithm : "";
+  call.options = call_options(which, options, storage);
+  record(gatherv(call));
+  if (!root_side || !root_side->staged) return;
+  for (std::size_t r = 0; r < root_side->layout->counts.size(); ++r)
+    unpack(root_side->buf + root_side->layout->displs[r], root_side->layout->counts[r],
+           root_side->typed_block(static_cast<int>(r)), root_side->count_of(static_cast<int>(r)),
+           root_side->type);
+}
+
+template <class Count, class Displ>
+void scatter_bytes(Collective which, const OwnBlock& mine, RootLayout<Count, Displ>* root_side,
+                   int root, MPI_Comm comm, const char* algorithm, const char* options) {
+  OptionsStorage storage;
+  ScattervCall call;
+  call.comm = comm;
+  call.args.root = root;
+  call.args.regular = which == Collective::scatter;
+  call.args.recv = mine.bytes >= 0 ? mine.data : nullptr;
+  call.args.recv_bytes = mine.bytes;
+  if (root_side) {
+    call.args.counts = root_side->layout->counts.data();
+    call.args.displs = root_side->layout->displs.data();
+    call.args.send = root_side->buf;
+    if (mine.bytes < 0) call.args.recv_bytes = root_side->layout->counts[root];
+  }
+  call.algorithm = algorithm ? algorithm : "";
+  call.options = call_options(which, options, storage);
+  record(scatterv(call));
+  mine.unpack_staged();
+}
+
+// The rank and size of an intra-communicator, and whether it is the root
+// (a root out of range is nobody's: the door refuses it on every rank).
+struct Place {
+  int rank = 0, size = 0;
+  bool root = false;
+};
+
+Place place_of(MPI_Comm comm, int root) {
+  check_intracomm(comm);
+  Place p;
+  MPI_Comm_rank(comm, &p.rank);
+  MPI_Comm_size(comm, &p.size);
+  p.root = p.rank == root;
+  return p;
+}
+
+// One gather(v): `counts` null for a gather of `count` each.
+template <class Count, class Displ>
+void gather_call(Collective which, const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, const Count* counts, const Displ* displs, MPI_Count count,
+                 MPI_Datatype recvtype, int root, MPI_Comm comm, const char* algorithm,
+                 const char* options) {
+  const Place p = place_of(comm, root);
+  const OwnBlock mine =
+      own_block(sendbuf, sendcount, sendtype, p.root, true, "sendbuf", "sendtype");
+  RootLayout<Count, Displ> side = root_layout(counts, displs, count, recvtype, recvbuf);
+  if (p.root) {
+    if (which == Collective::gatherv && (!counts || !displs))
+      refuse(MPI_ERR_ARG, "recvcounts/displs: NULL at the root");
+    side.make(p.size, root, mine.bytes < 0, "recvcounts", "recvtype");
+  }
+  gather_bytes(which, mine, p.root ? &side : nullptr, root, comm, algorithm, options);
+}
+
+template <class Count, class Displ>
+void scatter_call(Collective which, const void* sendbuf, const Count* counts, const Displ* displs,
+                  MPI_Count count, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                  MPI_Datatype recvtype, int root, MPI_Comm comm, const char* algorithm,
+                  const char* options) {
+  const Place p = place_of(comm, root);
+  const OwnBlock mine =
+      own_block(recvbuf, recvcount, recvtype, p.root, false, "recvbuf", "recvtype");
+  RootLayout<Count, Displ> side = root_layout(counts, displs, count, sendtype, sendbuf);
+  if (p.root) {
+    if (which == Collective::scatterv && (!counts || !displs))
+      refuse(MPI_ERR_ARG, "sendcounts/displs: NULL at the root");
+    side.make(p.size, root, false, "sendcounts", "sendtype");
+    if (side.staged) {  // every block packed, in rank order
+      for (int r = 0; r < p.size; ++r)
+        pack(side.typed_block(r), side.count_of(r), sendtype, side.buf + side.layout->displs[r],
+             side.layout->counts[r]);
+    }
+  }
+  scatter_bytes(which, mine, p.root ? &side : nullptr, root, comm, algorithm, options);
+}
+
 }  // namespace
 
 bool inside() { return t_inside; }
@@ -461,7 +740,8 @@ bool inside() { return t_inside; }
 // A checked-mode disagreement ("check: ...", coll/check.h) is refused too,
 // but the MPI library must not run the call either: its arguments disagree.
 bool refused(int code) {
-  return code != MPI_SUCCESS && code != MPI_ERR_OTHER && t_last_error.rfind("check:", 0) != 0;
+  return code != MPI_SUCCESS && code != MPI_ERR_OTHER && t_last_error.rfind("check:", 0) != 0 &&
+         !after_communication(t_last_error);
 }
 
 std::string last_trees() {
@@ -818,6 +1098,78 @@ int shancoll_reduce_scatter_c(const void* sendbuf, void* recvbuf, const MPI_Coun
   return guarded([&] {
     if (!recvcounts) refuse(MPI_ERR_ARG, "recvcounts: NULL");
     run_reduce_scatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm, algorithm, options);
+  });
+}
+
+int shancoll_gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                    const char* algorithm, const char* options) {
+  return shancoll_gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                           algorithm, options);
+}
+
+int shancoll_gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                     const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                     MPI_Comm comm, const char* algorithm, const char* options) {
+  return guarded([&] {
+    gather_call(Collective::gatherv, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0,
+                recvtype, root, comm, algorithm, options);
+  });
+}
+
+int shancoll_scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                     int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                     const char* algorithm, const char* options) {
+  return shancoll_scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                            algorithm, options);
+}
+
+int shancoll_scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
+                      MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                      int root, MPI_Comm comm, const char* algorithm, const char* options) {
+  return guarded([&] {
+    scatter_call(Collective::scatterv, sendbuf, sendcounts, displs, 0, sendtype, recvbuf, recvcount,
+                 recvtype, root, comm, algorithm, options);
+  });
+}
+
+int shancoll_gather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                      void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                      MPI_Comm comm, const char* algorithm, const char* options) {
+  return guarded([&] {
+    gather_call<MPI_Count, MPI_Aint>(Collective::gather, sendbuf, sendcount, sendtype, recvbuf,
+                                     nullptr, nullptr, recvcount, recvtype, root, comm, algorithm,
+                                     options);
+  });
+}
+
+int shancoll_gatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                       void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                       MPI_Datatype recvtype, int root, MPI_Comm comm, const char* algorithm,
+                       const char* options) {
+  return guarded([&] {
+    gather_call(Collective::gatherv, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0,
+                recvtype, root, comm, algorithm, options);
+  });
+}
+
+int shancoll_scatter_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                       void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                       MPI_Comm comm, const char* algorithm, const char* options) {
+  return guarded([&] {
+    scatter_call<MPI_Count, MPI_Aint>(Collective::scatter, sendbuf, nullptr, nullptr, sendcount,
+                                      sendtype, recvbuf, recvcount, recvtype, root, comm, algorithm,
+                                      options);
+  });
+}
+
+int shancoll_scatterv_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                        MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                        MPI_Datatype recvtype, int root, MPI_Comm comm, const char* algorithm,
+                        const char* options) {
+  return guarded([&] {
+    scatter_call(Collective::scatterv, sendbuf, sendcounts, displs, 0, sendtype, recvbuf, recvcount,
+                 recvtype, root, comm, algorithm, options);
   });
 }
 

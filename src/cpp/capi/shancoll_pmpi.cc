@@ -1,7 +1,9 @@
 // libshancoll_pmpi.so: MPI_Allgather, MPI_Allgatherv, MPI_Allreduce,
-// MPI_Alltoall, MPI_Alltoallv, MPI_Barrier, MPI_Bcast and MPI_Reduce (and their MPI-4 large-count
-// _c variants) for unmodified MPI programs (LD_PRELOAD, or linked before the MPI library), routed
-// to shancoll's C API when it can run the call, else to the MPI library's PMPI_ function.
+// MPI_Alltoall, MPI_Alltoallv, MPI_Barrier, MPI_Bcast, MPI_Reduce, MPI_Gather(v),
+// MPI_Scatter(v), MPI_Scan, MPI_Exscan and MPI_Reduce_scatter(_block) (and their MPI-4
+// large-count _c variants) for unmodified MPI programs (LD_PRELOAD, or linked before the MPI
+// library), routed to shancoll's C API when it can run the call, else to the MPI library's PMPI_
+// function.
 //
 // When a call is routed: the C API's checks decide (shancoll.h), before any
 // communication, so a call refused on one rank is refused on all ranks given
@@ -156,6 +158,20 @@ std::int64_t gathered_bytes(const Count recvcounts[], MPI_Datatype type, MPI_Com
   return bytes_of(total, type);
 }
 
+// Bytes of this rank's own block of a gather or scatter (`count` of `type`
+// at `buf`), or, in place at the root, of its entry in the root's counts.
+std::int64_t own_bytes(const void* buf, MPI_Count count, MPI_Datatype type, MPI_Count root_count,
+                       MPI_Datatype root_type) {
+  return buf == MPI_IN_PLACE ? bytes_of(root_count, root_type) : bytes_of(count, type);
+}
+
+template <class Count>
+MPI_Count count_at_root(const Count counts[], MPI_Comm comm) {
+  int rank = 0;
+  PMPI_Comm_rank(comm, &rank);
+  return counts ? counts[rank] : 0;
+}
+
 }  // namespace
 
 // Read once: the environment of an MPI job does not change under it.
@@ -230,9 +246,11 @@ std::int64_t my_block_bytes(const Count recvcounts[], MPI_Datatype datatype, MPI
 }  // namespace shancoll::pmpi
 
 using shancoll::pmpi::bytes_of;
+using shancoll::pmpi::count_at_root;
 using shancoll::pmpi::gathered_bytes;
 using shancoll::pmpi::interpose;
 using shancoll::pmpi::my_block_bytes;
+using shancoll::pmpi::own_bytes;
 
 extern "C" {
 
@@ -367,6 +385,72 @@ int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[
       [&] { return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm); });
 }
 
+int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+               int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  return interpose(
+      "MPI_Gather", comm,
+      [&] { return own_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype); },
+      [&] {
+        return shancoll_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                               comm, nullptr, nullptr);
+      },
+      [&] {
+        return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+      });
+}
+
+int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                MPI_Comm comm) {
+  return interpose(
+      "MPI_Gatherv", comm,
+      [&] {
+        const MPI_Count mine = sendbuf == MPI_IN_PLACE ? count_at_root(recvcounts, comm) : 0;
+        return own_bytes(sendbuf, sendcount, sendtype, mine, recvtype);
+      },
+      [&] {
+        return shancoll_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                                root, comm, nullptr, nullptr);
+      },
+      [&] {
+        return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                            root, comm);
+      });
+}
+
+int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  return interpose(
+      "MPI_Scatter", comm,
+      [&] { return own_bytes(recvbuf, recvcount, recvtype, sendcount, sendtype); },
+      [&] {
+        return shancoll_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                                comm, nullptr, nullptr);
+      },
+      [&] {
+        return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+      });
+}
+
+int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
+                 MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                 int root, MPI_Comm comm) {
+  return interpose(
+      "MPI_Scatterv", comm,
+      [&] {
+        const MPI_Count mine = recvbuf == MPI_IN_PLACE ? count_at_root(sendcounts, comm) : 0;
+        return own_bytes(recvbuf, recvcount, recvtype, mine, sendtype);
+      },
+      [&] {
+        return shancoll_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                                 recvtype, root, comm, nullptr, nullptr);
+      },
+      [&] {
+        return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+                             root, comm);
+      });
+}
+
 // The large-count variants (MPI-4): mpi4py 4 and other MPI-4 codes call these.
 #if MPI_VERSION >= 4
 
@@ -494,6 +578,74 @@ int MPI_Reduce_scatter_c(const void* sendbuf, void* recvbuf, const MPI_Count rec
                                          nullptr);
       },
       [&] { return PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm); });
+}
+
+int MPI_Gather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  return interpose(
+      "MPI_Gather_c", comm,
+      [&] { return own_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype); },
+      [&] {
+        return shancoll_gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                                 comm, nullptr, nullptr);
+      },
+      [&] {
+        return PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                             comm);
+      });
+}
+
+int MPI_Gatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                  int root, MPI_Comm comm) {
+  return interpose(
+      "MPI_Gatherv_c", comm,
+      [&] {
+        const MPI_Count mine = sendbuf == MPI_IN_PLACE ? count_at_root(recvcounts, comm) : 0;
+        return own_bytes(sendbuf, sendcount, sendtype, mine, recvtype);
+      },
+      [&] {
+        return shancoll_gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                  recvtype, root, comm, nullptr, nullptr);
+      },
+      [&] {
+        return PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                              root, comm);
+      });
+}
+
+int MPI_Scatter_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  return interpose(
+      "MPI_Scatter_c", comm,
+      [&] { return own_bytes(recvbuf, recvcount, recvtype, sendcount, sendtype); },
+      [&] {
+        return shancoll_scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                                  comm, nullptr, nullptr);
+      },
+      [&] {
+        return PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                              comm);
+      });
+}
+
+int MPI_Scatterv_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                   MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                   int root, MPI_Comm comm) {
+  return interpose(
+      "MPI_Scatterv_c", comm,
+      [&] {
+        const MPI_Count mine = recvbuf == MPI_IN_PLACE ? count_at_root(sendcounts, comm) : 0;
+        return own_bytes(recvbuf, recvcount, recvtype, mine, sendtype);
+      },
+      [&] {
+        return shancoll_scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                                   recvtype, root, comm, nullptr, nullptr);
+      },
+      [&] {
+        return PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+                               root, comm);
+      });
 }
 
 #endif  // MPI_VERSION >= 4

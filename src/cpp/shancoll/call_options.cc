@@ -333,6 +333,14 @@ const char* env_name(Collective c) {
       return environment_value("SHANCOLL_ALLTOALL_OPTIONS");
     case Collective::alltoallv:
       return environment_value("SHANCOLL_ALLTOALLV_OPTIONS");
+    case Collective::gather:
+      return environment_value("SHANCOLL_GATHER_OPTIONS");
+    case Collective::gatherv:
+      return environment_value("SHANCOLL_GATHERV_OPTIONS");
+    case Collective::scatter:
+      return environment_value("SHANCOLL_SCATTER_OPTIONS");
+    case Collective::scatterv:
+      return environment_value("SHANCOLL_SCATTERV_OPTIONS");
   }
   return "";
 }
@@ -347,9 +355,11 @@ std::string variable_of(Collective c) {
 
 const char* collective_name(Collective c) {
   static const char* const names[kCollectives] = {
-      "allgather",      "allgatherv",           "allreduce", "iallreduce", "bcast",
-      "reduce",         "intergroup",           "barrier",   "scan",       "exscan",
-      "reduce_scatter", "reduce_scatter_block", "alltoall",  "alltoallv"};
+      "allgather", "allgatherv", "allreduce",      "iallreduce",
+      "bcast",     "reduce",     "intergroup",     "barrier",
+      "scan",      "exscan",     "reduce_scatter", "reduce_scatter_block",
+      "alltoall",  "alltoallv",  "gather",         "gatherv",
+      "scatter",   "scatterv"};
   return names[static_cast<unsigned>(c)];
 }
 

@@ -43,8 +43,12 @@ enum class Collective : unsigned {
   reduce_scatter_block,
   alltoall,
   alltoallv,
+  gather,
+  gatherv,
+  scatter,
+  scatterv,
 };
-constexpr int kCollectives = 14;
+constexpr int kCollectives = 18;
 const char* collective_name(Collective c);
 
 // A value as a front end hands it over: Python's bool, int, float, str or

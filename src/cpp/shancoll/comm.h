@@ -11,6 +11,7 @@
 // The core calls the MPI collectives that libshancoll_pmpi.so interposes
 // (MPI_Allgather(v), MPI_Allreduce, MPI_Iallreduce, MPI_Barrier, MPI_Bcast, MPI_Reduce,
 // MPI_Alltoall(v))
+// MPI_Gather(v), MPI_Scatter(v))
 // by their PMPI_ names: under that library (LD_PRELOAD, mpi4py.profile) the
 // Python module's `mpi` baselines and internal calls must still reach the
 // MPI library, not shancoll again. tests/test_pmpi.py checks the sources.

@@ -40,6 +40,10 @@ Environment read_environment() {
   e.intergroup = text_of("SHANCOLL_INTERGROUP_ALGORITHM");
   e.alltoall = text_of("SHANCOLL_ALLTOALL_ALGORITHM");
   e.alltoallv = text_of("SHANCOLL_ALLTOALLV_ALGORITHM");
+  e.gather = text_of("SHANCOLL_GATHER_ALGORITHM");
+  e.gatherv = text_of("SHANCOLL_GATHERV_ALGORITHM");
+  e.scatter = text_of("SHANCOLL_SCATTER_ALGORITHM");
+  e.scatterv = text_of("SHANCOLL_SCATTERV_ALGORITHM");
   return e;
 }
 

@@ -36,6 +36,10 @@ struct Environment {
   std::string intergroup;
   std::string alltoall;  // alltoallv's when empty
   std::string alltoallv;
+  std::string gather;  // SHANCOLL_GATHER_ALGORITHM; empty: gatherv's
+  std::string gatherv;
+  std::string scatter;  // empty: scatterv's
+  std::string scatterv;
 };
 
 const Environment& environment();

@@ -23,7 +23,8 @@ namespace {
 const char* const kCollectives[] = {"allgatherv", "allreduce",      "bcast",
                                     "reduce",     "barrier",        "scan",
                                     "exscan",     "reduce_scatter", "reduce_scatter_block",
-                                    "alltoallv"};
+                                    "alltoallv",  "gather",         "gatherv",
+                                    "scatter",    "scatterv"};
 
 std::int64_t parse_int(const std::string& field, bool star_ok, std::int64_t star,
                        const std::string& where) {
@@ -77,6 +78,10 @@ Rule parse_line(std::istringstream& in, const std::string& where) {
                          : r.coll == "reduce_scatter"       ? Collective::reduce_scatter
                          : r.coll == "reduce_scatter_block" ? Collective::reduce_scatter_block
                          : r.coll == "alltoallv"            ? Collective::alltoallv
+                         : r.coll == "gather"               ? Collective::gather
+                         : r.coll == "gatherv"              ? Collective::gatherv
+                         : r.coll == "scatter"              ? Collective::scatter
+                         : r.coll == "scatterv"             ? Collective::scatterv
                                                             : Collective::reduce;
     auto options = std::make_shared<CallOptions>(default_options(c));
     options->set_text(c, f[7], (where + "options").c_str());

@@ -8,9 +8,11 @@
 //
 // coll: allgatherv (allgather too), allreduce, bcast, reduce, barrier,
 // alltoallv (alltoall too, and only alltoall calls match: bytes are the
-// block's, which differ from rank to rank in an alltoallv). bytes:
-// the message of one rank (allgatherv: the result's bytes / ranks, rounded
-// down; barrier: 0), the rule holds for min_bytes <= bytes < max_bytes; ranks: min_ranks
+// block's, which differ from rank to rank in an alltoallv), gather,
+// gatherv, scatter, scatterv. bytes: the message of one rank (allgatherv:
+// the result's bytes / ranks, rounded down; barrier, gatherv, scatterv: 0,
+// no size every rank knows; gather, scatter: the block), the rule holds for
+// min_bytes <= bytes < max_bytes; ranks: min_ranks
 // <= ranks <= max_ranks; max_* may be '*' (no limit). nodes: '*', N or N+
 // (at least N). options: '-' (the algorithm's defaults) or key=value,...
 // (the collective's options, call_options.h: e.g. single_copy=0), which a

@@ -15,6 +15,8 @@
 //                  --sizes 1,255 (elements per block) --dtype int|double --op sum|max [--native]
 //   shancoll_bench --coll alltoall --algorithms shan,pairwise,bruck,mpi
 //                  --sizes 8,1024 (bytes per block) [--native] [--check]
+//   shancoll_bench --coll gather|scatter --algorithms shan,binomial,mpi
+//                  --sizes 65536 (bytes per rank, root 0) [--native] [--check]
 //   add --check to any allgatherv/allreduce run: every algorithm once on real
 //   data, compared byte for byte with MPI's own collective ("check" rows);
 //   --native times the MPI collective alone, without shancoll's setup.
@@ -74,6 +76,8 @@
 // --coll alltoall: --sizes are the bytes of one block (every rank sends one
 // to every rank); bytes_per_rank is that block; the distribution column
 // reads "regular".
+// --coll gather, scatter: one block of --sizes bytes per rank to (from)
+// root 0, timed as allgatherv; the distribution column reads "regular".
 //
 // --coll allreduce: --sizes are element counts; bytes_per_rank is count x
 // element size; the distribution column reads "<dtype>_<op>".
@@ -100,9 +104,11 @@
 #include "shancoll/coll/allreduce/allreduce.h"
 #include "shancoll/coll/alltoallv/alltoallv.h"
 #include "shancoll/coll/barrier/barrier.h"
+#include "shancoll/coll/gather/gather.h"
 #include "shancoll/coll/intergroup/intergroup.h"
 #include "shancoll/coll/reduce_scatter/reduce_scatter.h"
 #include "shancoll/coll/scan/scan.h"
+#include "shancoll/coll/scatter/scatter.h"
 #include "shancoll/comm.h"
 #include "shancoll/cost.h"
 #include "shancoll/error.h"
@@ -226,10 +232,11 @@ Config parse(int argc, char** argv) {
   const bool scans = c.coll == "scan" || c.coll == "exscan";
   const bool reduce_scatters = c.coll == "reduce_scatter_block";
   if (c.coll != "allgatherv" && c.coll != "intergroup" && c.coll != "allreduce" &&
-      c.coll != "barrier" && c.coll != "alltoall" && !scans && !reduce_scatters) {
+      c.coll != "barrier" && c.coll != "alltoall" && c.coll != "gather" && c.coll != "scatter" &&
+      !scans && !reduce_scatters) {
     throw ArgumentError("--coll: '" + c.coll +
                         "' (valid: allgatherv, allreduce, intergroup, barrier, scan, exscan, "
-                        "reduce_scatter_block, alltoall)");
+                        "reduce_scatter_block, alltoall, gather, scatter)");
   }
   if (c.dtype != "int" && c.dtype != "double") throw ArgumentError("--dtype: int or double");
   if (c.op != "sum" && c.op != "max") throw ArgumentError("--op: sum or max");
@@ -256,6 +263,8 @@ Config parse(int argc, char** argv) {
                            : c.coll == "exscan"               ? Collective::exscan
                            : c.coll == "reduce_scatter_block" ? Collective::reduce_scatter_block
                            : c.coll == "alltoall"             ? Collective::alltoall
+                           : c.coll == "gather"               ? Collective::gather
+                           : c.coll == "scatter"              ? Collective::scatter
                                                               : Collective::allgatherv;
   c.options = default_options(which);
   c.options.set_text(which, c.option_text, "options");
@@ -617,6 +626,68 @@ void bench_alltoall(const Config& cfg, MPI_Comm user) {
   }
 }
 
+// Gather or scatter of `size` bytes per rank, root 0: each algorithm through
+// the door (as every front end calls it), or with --native MPI's own
+// MPI_Gather/MPI_Scatter on the user's communicator; --check compares each
+// algorithm's result with MPI's once.
+void bench_rooted_blocks(const Config& cfg, MPI_Comm user) {
+  int p = 0, r = 0;
+  MPI_Comm_size(user, &p);
+  MPI_Comm_rank(user, &r);
+  const bool gather = cfg.coll == "gather";
+  if (r == 0 && !cfg.check) std::printf("%s", kHeader);
+  Comm* comm = cfg.native ? nullptr : &Comm::of(user, cfg.options.resolved().timeout);
+  const int rpn = comm ? comm->nodes(cfg.options.options.ranks_per_node).topo.max_local_size() : 0;
+  for (std::int64_t size : cfg.sizes) {
+    const auto bytes = static_cast<std::size_t>(size);
+    Buffer mine(bytes, cfg.check), all(bytes * static_cast<std::size_t>(p), cfg.check);
+    if (cfg.check) {  // every rank's block its own bytes; the root's P blocks likewise
+      for (std::size_t i = 0; i < bytes; ++i) mine.data()[i] = std::byte((r * 7 + i) % 251);
+      for (std::size_t i = 0; i < all.size(); ++i) all.data()[i] = std::byte((i * 13) % 241);
+    }
+    const int n = static_cast<int>(size);
+    const auto native = [&](void* into, void* own) {
+      if (gather)
+        MPI_Gather(mine.data(), n, MPI_BYTE, into, n, MPI_BYTE, 0, user);
+      else
+        MPI_Scatter(all.data(), n, MPI_BYTE, own, n, MPI_BYTE, 0, user);
+    };
+    if (cfg.native) {
+      const Summary s = time_calls(cfg, user, [&] { native(all.data(), mine.data()); });
+      if (r == 0) print_row(cfg.coll.c_str(), "mpi", "-", "regular", p, 0, size, s);
+      continue;
+    }
+    std::vector<std::int64_t> counts(static_cast<std::size_t>(p), size), displs;
+    for (int i = 0; i < p; ++i) displs.push_back(i * size);
+    std::vector<std::byte> expect(bytes * static_cast<std::size_t>(p) + 1);
+    if (cfg.check) native(expect.data(), expect.data());
+    for (const std::string& name : cfg.algorithms) {
+      GathervCall g;
+      g.comm = user;
+      g.args = {mine.data(), size, all.data(), counts.data(), displs.data(), 0, true};
+      g.algorithm = name;
+      g.options = &cfg.options;
+      ScattervCall sc;
+      sc.comm = user;
+      sc.args = {all.data(), counts.data(), displs.data(), mine.data(), size, 0, true};
+      sc.algorithm = name;
+      sc.options = &cfg.options;
+      const auto call = [&] { gather ? (void)gatherv(g) : (void)scatterv(sc); };
+      if (cfg.check) {
+        std::memset(gather ? all.data() : mine.data(), 0, gather ? all.size() : bytes);
+        call();
+        const bool ok = gather ? r != 0 || std::memcmp(all.data(), expect.data(), all.size()) == 0
+                               : std::memcmp(mine.data(), expect.data(), bytes) == 0;
+        report_check(comm->mpi(), cfg.coll.c_str(), comm->last_algorithm, "regular", p, rpn, size,
+                     ok);
+        continue;
+      }
+      const Summary s = time_calls(cfg, comm->mpi(), call);
+      if (r == 0) print_row(cfg.coll.c_str(), name, "-", "regular", p, rpn, size, s);
+    }
+  }
+}
+
 void bench_native(const Config& cfg, MPI_Comm comm) {
   int p = 0, r = 0;
   MPI_Comm_size(comm, &p);
@@ -836,6 +907,8 @@ int main(int argc, char** argv) {
       bench_reduce_scatter_block(cfg, MPI_COMM_WORLD);
     } else if (cfg.coll == "alltoall") {
       bench_alltoall(cfg, MPI_COMM_WORLD);
+    } else if (cfg.coll == "gather" || cfg.coll == "scatter") {
+      bench_rooted_blocks(cfg, MPI_COMM_WORLD);
     } else if (cfg.native && cfg.coll != "intergroup") {
       bench_native(cfg, MPI_COMM_WORLD);
     } else if (cfg.coll == "intergroup") {

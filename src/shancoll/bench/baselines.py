@@ -39,6 +39,7 @@ COLLECTIVES = ("allgatherv", "allgather", "allreduce", "bcast", "reduce", "barri
 COLLECTIVES += ("scan", "exscan")
 COLLECTIVES += ("reduce_scatter_block",)
 COLLECTIVES += ("alltoall", "alltoallv")
+COLLECTIVES += ("gather", "scatter")
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,10 @@ MPICH_ALGORITHMS: dict[str, tuple[str, ...]] = {
     # pairwise_sendrecv_replace left out: MPICH runs it in place only.
     "alltoall": ("brucks", "k_brucks", "pairwise", "scattered", "nb"),
     "alltoallv": ("scattered", "nb"),
+    # MPICH 5's MPIR_CVAR_GATHER/SCATTER_INTRA_ALGORITHM (not yet checked
+    # against an installed mpivars here).
+    "gather": ("binomial", "nb"),
+    "scatter": ("binomial", "nb"),
 }
 # Collectives with CH4's POSIX shared-memory release/gather path (the seed
 # paper's algorithms, in MPICH). Left on "auto" it may take a call before the
@@ -184,6 +189,10 @@ OPENMPI_ALGORITHMS: dict[str, dict[int, str]] = {
     # not yet checked against an installed ompi_info here).
     "alltoall": {1: "linear", 2: "pairwise", 3: "modified_bruck", 4: "linear_sync", 5: "two_proc"},
     "alltoallv": {1: "basic_linear", 2: "pairwise"},
+    # coll_tuned_gather_algorithm / coll_tuned_scatter_algorithm (Open MPI 5;
+    # not yet checked against an installed ompi_info here).
+    "gather": {1: "basic_linear", 2: "binomial", 3: "linear_sync"},
+    "scatter": {1: "basic_linear", 2: "binomial", 3: "linear_nb"},
 }
 
 # -------------------------------------------------------------------- Intel MPI
@@ -270,6 +279,10 @@ IMPI_ALGORITHMS: dict[str, dict[int, str]] = {
     # installed library here).
     "alltoall": {1: "bruck", 2: "isend_irecv_waitall", 3: "pairwise", 4: "plum"},
     "alltoallv": {1: "isend_irecv_waitall", 2: "plum"},
+    # I_MPI_ADJUST_GATHER / I_MPI_ADJUST_SCATTER (Intel MPI reference; not
+    # checked against an installed library here).
+    "gather": {1: "binomial", 2: "topo_binomial", 3: "shumilin"},
+    "scatter": {1: "binomial", 2: "topo_binomial", 3: "shumilin"},
 }
 
 # ------------------------------------------------------------------ tuned settings

@@ -324,7 +324,8 @@ class Point:
 
 class MessagePoint:
     """Buffers of one allreduce/bcast/reduce/scan/exscan point: one message of ``nbytes``, root 0
-    (barrier: no buffers; its one point is 0 bytes).
+    (barrier: no buffers; its one point is 0 bytes; gather, scatter: one block
+    of ``nbytes`` per rank, all of them at root 0).
 
     Rank r contributes ``arange(n) + r``: every sum is an integer, exact in
     float64 whatever order an algorithm combines in.
@@ -343,7 +344,15 @@ class MessagePoint:
         self.send = base + self.rank
         self.recv = np.full(n, self.poison, dtype)
         r = self.rank
-        if collective == "bcast":
+        if collective in ("gather", "scatter"):  # P blocks at the root: rank r's is base + r
+            blocks = np.concatenate([base + r for r in range(p)]) if n else base
+            if collective == "gather":
+                self.recv = np.full(p * n if self.rank == 0 else 0, self.poison, dtype)
+                self.expected = blocks if self.rank == 0 else self.recv
+            else:
+                self.send = blocks if self.rank == 0 else base[:0]
+                self.expected = base + self.rank
+        elif collective == "bcast":
             self.expected = base
             self.recv[:] = base if self.rank == 0 else self.poison
         elif collective == "scan":  # ranks 0..r: sum of base + q
@@ -356,7 +365,7 @@ class MessagePoint:
             self.expected = p * whole[r * n : (r + 1) * n] + p * (p - 1) // 2
         else:
             self.expected = p * base + p * (p - 1) // 2
-        self.copy_src, self.copy_dst = self.send[:n].copy(), np.zeros(n, dtype)
+        self.copy_src, self.copy_dst = base + self.rank, np.zeros(n, dtype)
 
     def call_for(self, s: Series, rpn: int, timeout: float | None) -> Callable[[], Any]:
         from mpi4py import MPI
@@ -376,11 +385,17 @@ class MessagePoint:
                 "scan": lambda: comm.Scan(send, recv, MPI.SUM),
                 "exscan": lambda: comm.Exscan(send, recv, MPI.SUM),
                 "reduce_scatter_block": lambda: comm.Reduce_scatter_block(send, recv, MPI.SUM),
+                "gather": lambda: comm.Gather(send, recv if self.rank == 0 else None, 0),
+                "scatter": lambda: comm.Scatter(send if self.rank == 0 else None, recv, 0),
             }
             return native[self.collective]
         kw = dict(s.options, algorithm=s.algorithm, ranks_per_node=rpn, timeout=timeout)
         if self.collective == "barrier":
             return lambda: shancoll.barrier(comm, **kw)
+        if self.collective == "gather":
+            return lambda: shancoll.gather(comm, send, recv, 0, **kw)
+        if self.collective == "scatter":
+            return lambda: shancoll.scatter(comm, send, recv, 0, **kw)
         if self.collective == "allreduce":
             return lambda: shancoll.allreduce(comm, send, recv, MPI.SUM, **kw)
         if self.collective in ("scan", "exscan", "reduce_scatter_block"):
@@ -557,8 +572,12 @@ def make_point(comm, collective: str, distribution: str, nbytes: int, dtype, int
 
 def _irrelevant(s: Series, collective: str, node_count: int) -> str:
     """Why a series is skipped on this job ('' if it is not)."""
-    if s.kind == "shared" and collective in (*MESSAGE_COLLECTIVES, "intergroup", "alltoall",
-                                             "alltoallv"):
+    if s.kind == "shared" and collective in (
+        *MESSAGE_COLLECTIVES,
+        "intergroup",
+        "alltoall",
+        "alltoallv",
+    ):
         return f"{collective} has no node-shared variant"
     if s.kind == "memcpy" and collective == "barrier":
         return "barrier moves no data"

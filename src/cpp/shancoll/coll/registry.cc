@@ -4,10 +4,12 @@
 #include "shancoll/coll/allreduce/allreduce.h"
 #include "shancoll/coll/alltoallv/alltoallv.h"
 #include "shancoll/coll/barrier/barrier.h"
+#include "shancoll/coll/gather/gather.h"
 #include "shancoll/coll/intergroup/intergroup.h"
 #include "shancoll/coll/reduce_scatter/reduce_scatter.h"
 #include "shancoll/coll/rooted.h"
 #include "shancoll/coll/scan/scan.h"
+#include "shancoll/coll/scatter/scatter.h"
 #include "shancoll/error.h"
 
 namespace shancoll {
@@ -34,10 +36,12 @@ std::vector<AlgorithmInfo> algorithm_listing(std::string_view collective) {
   if (collective == "reduce_scatter") return reduce_scatter_registry().listing();
   if (collective == "reduce_scatter_block") return reduce_scatter_block_registry().listing();
   if (collective == "alltoall" || collective == "alltoallv") return alltoallv_registry().listing();
+  if (collective == "gather" || collective == "gatherv") return gatherv_registry().listing();
+  if (collective == "scatter" || collective == "scatterv") return scatterv_registry().listing();
   throw ArgumentError("collective: unknown collective '" + std::string(collective) +
                       "' (valid: allgather, allgatherv, allreduce, iallreduce, bcast, reduce, "
                       "intergroup, barrier, scan, exscan, reduce_scatter, reduce_scatter_block, "
-                      "alltoall, alltoallv)");
+                      "alltoall, alltoallv, gather, gatherv, scatter, scatterv)");
 }
 
 }  // namespace shancoll

@@ -57,7 +57,8 @@ class Registry {
 
 // The listing of a collective by name: allgather, allgatherv, allreduce,
 // iallreduce (the split-phase ones), bcast, reduce, intergroup, barrier, scan, exscan,
-// reduce_scatter, reduce_scatter_block, alltoall, alltoallv. Every front
+// reduce_scatter, reduce_scatter_block, alltoall, alltoallv, gather, gatherv,
+// scatter, scatterv. Every front
 // end lists algorithms through this one function. ArgumentError naming
 // `collective` for any other name.
 std::vector<AlgorithmInfo> algorithm_listing(std::string_view collective);

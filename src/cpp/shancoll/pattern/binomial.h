@@ -65,3 +65,30 @@ inline ReduceSchedule binomial_schedule(int size, int rank, int root = 0) {
 }
 
 }  // namespace shancoll::pattern
+
+namespace shancoll::pattern {
+
+// ---- The binomial tree of the rooted gathers and scatters (MPICH's
+// binomial gather): members 0..P-1 relative to the root's member (0).
+// Member v's parent clears v's lowest set bit; its children are v + 2^i for
+// every 2^i below that bit (v = 0: below P) with v + 2^i < P, in increasing
+// order. Member v's subtree is the contiguous range [v, v + span(v)), so
+// the blocks of a subtree travel as one message in member order and the
+// root's data is the members' blocks in member order. Depth at most
+// ceil(log2 P); P - 1 edges, one message each way per edge.
+inline int binomial_subtree_span(int size, int v) {
+  if (v == 0) return size;
+  const int low = v & -v;
+  return low < size - v ? low : size - v;
+}
+
+inline int binomial_tree_parent(int v) { return v == 0 ? -1 : v & (v - 1); }
+
+// Calls f(child) for each child of member v, in increasing order.
+template <class F>
+void for_each_binomial_child(int size, int v, F&& f) {
+  const long long limit = v == 0 ? size : (v & -v);
+  for (long long bit = 1; bit < limit && v + bit < size; bit <<= 1) f(static_cast<int>(v + bit));
+}
+
+}  // namespace shancoll::pattern

@@ -1,0 +1,262 @@
+// shan gather (the node aggregation of gaspi-shared-notification-
+// collectives, Sec. II, applied to a rooted gather): every node sends one
+// message, whatever its ranks.
+//   1. on each node, every local rank posts its block's size (and, on the
+//      root's node, where cross-memory attach works and the block has at
+//      least 32 KiB, its send buffer's address) in a cache line of the
+//      node's control segment; the representative (the root on its node,
+//      the leader elsewhere) lays the node's blocks out in the data segment
+//      in local order and tells each rank its offset;
+//   2. every rank copies its block into the segment and sets its flag; on
+//      the root's node the root copies each block from there to its
+//      displacement, or, for a posted block, reads its first half straight
+//      from the owner's send buffer while the owner writes the second half
+//      straight into the root's receive buffer (shm/peer_memory.h): one
+//      copy, split over both cores, where the segment and the MPI libraries
+//      make two (in, then out);
+//   3. between nodes, a binomial tree of representatives
+//      (coll/rooted_tree.h): a representative sends its node's blocks and
+//      its children's subtrees to its parent as one message, after their
+//      counts; the root copies them to their displacements.
+// Cost (N nodes of L ranks, m bytes in all): on a node, three flag
+// crossings (post, layout, done) and one copy per block into the segment,
+// the leader's message straight from the segment; the root's node: a
+// posted block in one copy, half by each side (two system calls, and the
+// root's release line a fourth crossing), the others in two; between nodes ceil(log2 N) rounds,
+// N - 1 messages of blocks (and N - 1 headers, 8 bytes per rank), each
+// block crossing as many node boundaries as its node's depth, and the root
+// copies what arrives once more.
+// Safety across calls: every flag holds the node's call number (flags.h);
+// a rank posts the next call's size only after the representative has
+// released this call's (the segment read, the posted buffers read), so a
+// post, a layout and a block in the segment are never overwritten while read.
+#include <memory>
+
+#include "shancoll/coll/gather/gather.h"
+#include "shancoll/coll/rooted_tree.h"
+#include "shancoll/pattern/binomial.h"
+#include "shancoll/shm/flags.h"
+#include "shancoll/shm/peer_memory.h"
+
+namespace shancoll {
+namespace {
+
+// From this many bytes a block on the root's node goes by cross-memory
+// attach (one system call) instead of through the segment (two copies).
+constexpr std::int64_t kSingleCopyMin = 32 << 10;
+
+// The node's segments: control (per local rank a post line, a layout line
+// and a done line; the representative's release line) and data.
+struct ShanGatherState : LayoutState {
+  std::unique_ptr<NodeSegment> control, data;
+  std::uint64_t calls = 0;
+};
+
+std::uint64_t* words(std::byte* line) { return reinterpret_cast<std::uint64_t*>(line); }
+
+// A posted block's first half, which the root reads (whole cache lines);
+// its owner writes the rest: both cores copy at once.
+std::size_t first_half(std::int64_t bytes) {
+  return static_cast<std::size_t>(bytes / 2 / kCacheLine * kCacheLine);
+}
+
+// One call's view of the node's segments.
+class NodeStep {
+ public:
+  NodeStep(NodeContext& ctx, double timeout)
+      : t_(ctx.topo), l_(ctx.topo.local_size()), timeout_(timeout) {
+    ShanGatherState& s = ctx.state<ShanGatherState>();
+    if (!s.control) {  // collective over the node, on its first call
+      const MPI_Comm node = ctx.topo.node_comm;
+      s.control = std::make_unique<NodeSegment>(node, node, ctx.call_timeout);
+      s.control->reserve((3 * static_cast<std::size_t>(l_) + 1) * kCacheLine);
+      s.data = std::make_unique<NodeSegment>(node, node, ctx.call_timeout);
+    }
+    base_ = s.control->base();
+    data_ = s.data.get();
+    epoch_ = ++s.calls;
+  }
+
+  // Local rank j's post: its block's bytes, its address (0: through the
+  // segment), the call.
+  std::uint64_t* post(int j) const { return words(line(j)); }
+  // The representative's answer to j: its offset, the segment's bytes, the
+  // call, and for a posted block where the owner writes its second half (0:
+  // nowhere, the root does not take it).
+  std::uint64_t* layout(int j) const { return words(line(l_ + j)); }
+  std::byte* done(int j) const { return line(2 * l_ + j); }  // j's block is in the segment
+  std::byte* released() const { return line(3 * l_); }       // the representative read them all
+  std::byte* data() const { return data_->base(); }
+  std::uint64_t epoch() const { return epoch_; }
+  int size() const { return l_; }
+
+  void wait(const std::byte* flag, std::uint64_t value, const char* what) const {
+    wait_flag_reaches(flag, value, what, timeout_);
+  }
+
+  // A rank other than the representative: posts my block, copies it into
+  // the segment (or, posted, writes its second half into the root's receive
+  // buffer while the root reads the first) and flags it.
+  void contribute(const std::byte* send, std::int64_t bytes, bool single, NodeContext& ctx,
+                  int root_local, Stats& stats) {
+    const int me = t_.local_rank;
+    wait(released(), epoch_ - 1, "gather shan: the representative's previous call");
+    std::uint64_t* p = post(me);
+    p[0] = static_cast<std::uint64_t>(bytes);
+    p[1] = single ? reinterpret_cast<std::uint64_t>(send) : 0;
+    release_store(&p[2], epoch_);
+    const std::uint64_t* l = layout(me);
+    wait(reinterpret_cast<const std::byte*>(&l[2]), epoch_, "gather shan: my block's place");
+    data_->reserve(static_cast<std::size_t>(l[1]));
+    if (!single && bytes > 0) {
+      local_copy(data() + l[0], send, static_cast<std::size_t>(bytes));
+      stats.intra_messages += 1, stats.intra_bytes += bytes;
+    }
+    if (single && l[3] != 0) {
+      const std::size_t half = first_half(bytes);
+      ctx.peer_memory->write(root_local, reinterpret_cast<std::byte*>(l[3]) + half, send + half,
+                             static_cast<std::size_t>(bytes) - half);
+      stats.intra_messages += 1, stats.intra_bytes += bytes - static_cast<std::int64_t>(half);
+    }
+    release_store(done(me), epoch_);
+    if (single) wait(released(), epoch_, "gather shan: the root's read of my block");
+  }
+
+  // The representative: waits for every post and lays the blocks that go
+  // through the segment out in local order, mine (`own` bytes; -1: not in
+  // the segment) included; a posted block's owner is told where to write
+  // its second half (`target(j)`, 0: nowhere). Returns the segment's bytes,
+  // which it reserves.
+  template <class Target>
+  std::int64_t lay_out(std::int64_t own, Target&& target) {
+    const int me = t_.local_rank;
+    std::int64_t total = 0;
+    for (int j = 0; j < l_; ++j) {
+      if (j != me) wait(line(j) + 16, epoch_, "gather shan: a local rank's block size");
+      if (j != me && post(j)[1] == 0) total += static_cast<std::int64_t>(post(j)[0]);
+      if (j == me && own > 0) total += own;
+    }
+    std::int64_t at = 0;
+    for (int j = 0; j < l_; ++j) {
+      if (j == me) {
+        own_offset_ = at;
+        at += own > 0 ? own : 0;
+        continue;
+      }
+      std::uint64_t* l = layout(j);
+      l[0] = static_cast<std::uint64_t>(at), l[1] = static_cast<std::uint64_t>(total);
+      l[3] = post(j)[1] != 0 ? target(j) : 0;
+      release_store(&l[2], epoch_);
+      if (post(j)[1] == 0) at += static_cast<std::int64_t>(post(j)[0]);
+    }
+    data_->reserve(static_cast<std::size_t>(total));
+    return total;
+  }
+  std::int64_t own_offset() const { return own_offset_; }
+
+ private:
+  std::byte* line(int i) const { return base_ + static_cast<std::size_t>(i) * kCacheLine; }
+
+  const Topology& t_;
+  int l_;
+  double timeout_;
+  std::byte* base_ = nullptr;
+  NodeSegment* data_ = nullptr;
+  std::uint64_t epoch_ = 0;
+  std::int64_t own_offset_ = 0;
+};
+
+// The root on its node: every local block to its displacement, read from
+// its owner (posted) or from the segment.
+void root_node(NodeStep& n, NodeContext& ctx, const GathervArgs& a, BlockCheck& check,
+               Stats& stats) {
+  const Topology& t = ctx.topo;
+  const auto rank_of = [&](int j) { return t.ranks[t.node][j]; };
+  const auto target = [&](int j) -> std::uint64_t {  // the owner writes there if it fits
+    const int r = rank_of(j);
+    const bool fits = static_cast<std::int64_t>(n.post(j)[0]) == a.counts[r];
+    return fits ? reinterpret_cast<std::uint64_t>(a.recv + a.displs[r]) : 0;
+  };
+  n.lay_out(-1, target);
+  std::int64_t at = 0;
+  for (int j = 0; j < n.size(); ++j) {
+    if (j == t.local_rank) continue;
+    const int r = rank_of(j);
+    const auto bytes = static_cast<std::int64_t>(n.post(j)[0]);
+    const std::uint64_t address = n.post(j)[1];
+    const bool fits = check.fits(r, bytes, a.counts[r]) && bytes > 0;
+    if (address != 0) {
+      if (fits)
+        ctx.peer_memory->read(j, a.recv + a.displs[r], reinterpret_cast<const void*>(address),
+                              first_half(bytes));
+      n.wait(n.done(j), n.epoch(), "gather shan: a local rank's half of its block");
+    } else {
+      n.wait(n.done(j), n.epoch(), "gather shan: a local rank's block");
+      if (fits) local_copy(a.recv + a.displs[r], n.data() + at, static_cast<std::size_t>(bytes));
+      at += bytes;
+    }
+    if (fits) stats.intra_messages += 1, stats.intra_bytes += bytes;
+  }
+  release_store(n.released(), n.epoch());
+}
+
+// A leader (not the root's node): the node's blocks in the segment, in
+// local order, their counts in the tree's header; returns their bytes.
+std::int64_t leader_node(NodeStep& n, const Topology& t, const GathervArgs& a, TreeGather& tree) {
+  const std::int64_t total = n.lay_out(a.send_bytes, [](int) { return std::uint64_t{0}; });
+  if (a.send_bytes > 0)
+    local_copy(n.data() + n.own_offset(), a.send, static_cast<std::size_t>(a.send_bytes));
+  for (int j = 0; j < n.size(); ++j) {
+    if (j == t.local_rank) {
+      tree.header()[j] = a.send_bytes;
+      continue;
+    }
+    n.wait(n.done(j), n.epoch(), "gather shan: a local rank's block");
+    tree.header()[j] = static_cast<std::int64_t>(n.post(j)[0]);
+  }
+  return total;
+}
+
+}  // namespace
+
+void gatherv_shan(Comm& comm, const GathervArgs& args, const Options& opt, Stats& stats) {
+  NodeContext& ctx = comm.nodes(opt.ranks_per_node);
+  const Topology& t = ctx.topo;
+  const double timeout = opt.wait_timeout();
+  TreeMembers& m = node_members(ctx, args.root);
+  const bool shared = t.local_size() > 1;
+  stats.node_count = t.node_count;
+  stats.rounds = shared + pattern::binomial_depth(t.node_count);
+  if (comm.rank() != m.rep[m.me]) {
+    const bool single =
+        m.me == 0 && ctx.peer_memory->available() && args.send_bytes >= kSingleCopyMin;
+    NodeStep(ctx, timeout)
+        .contribute(args.send, args.send_bytes, single, ctx, t.local_rank_of[args.root], stats);
+    return;
+  }
+  TreeGather tree(comm, m, t, timeout, stats);
+  tree.post_headers();  // the other nodes' counts arrive meanwhile
+  if (m.me == 0) {
+    BlockCheck check;
+    if (args.send && args.send_bytes > 0)
+      local_copy(args.recv + args.displs[args.root], args.send,
+                 static_cast<std::size_t>(args.send_bytes));
+    if (shared) {
+      NodeStep n(ctx, timeout);
+      root_node(n, ctx, args, check, stats);
+    }
+    gather_tree_root(comm, tree, m, args, check);
+    check.throw_if_failed();
+    return;
+  }
+  if (!shared) {
+    tree.header()[0] = args.send_bytes;
+    gather_tree_send(comm, tree, args.send, args.send_bytes, [] {});
+    return;
+  }
+  NodeStep n(ctx, timeout);
+  const std::int64_t bytes = leader_node(n, t, args, tree);
+  gather_tree_send(comm, tree, n.data(), bytes, [&] { release_store(n.released(), n.epoch()); });
+}
+
+}  // namespace shancoll
