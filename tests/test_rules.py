@@ -266,5 +266,7 @@ def test_the_conservative_table_leaves_mid_and_large_sizes_to_mpi():
             assert _core.choose_auto(coll, limit - 1, 2, 1) == fast, coll
             assert _core.choose_auto(coll, limit, 2, 1) == "mpi", coll
             assert _core.choose_auto(coll, 16 << 20, 2, 1) == "mpi", coll
+        assert _core.choose_auto("scatter", 16384, 2, 1) == "shan"  # the segment path
+        assert _core.choose_auto("scatter", 32768, 2, 1) == "mpi"  # single copy lost
     finally:
         shancoll.set_rules(None)
