@@ -17,6 +17,10 @@
 namespace shancoll {
 
 constexpr std::size_t kCacheLine = 64;
+// A line that carries its own data: the flag's 8 bytes first, then up to
+// kInlineBytes of data, so that a reader's wait and read are one transfer.
+constexpr std::size_t kFlagBytes = sizeof(std::uint64_t);
+constexpr std::size_t kInlineBytes = kCacheLine - kFlagBytes;
 
 inline std::atomic<std::uint64_t>& flag_at(void* p) {
   static_assert(sizeof(std::atomic<std::uint64_t>) == sizeof(std::uint64_t));

@@ -4,9 +4,8 @@
 // and an allgather that a rule table sends here must get the library's
 // allgather (Intel MPI 2021.18's is 1.3-1.5x its allgatherv at 32-128 KiB on
 // the AMD EPYC VM). Cost: whatever the library chose.
-#include <climits>
-
 #include "shancoll/coll/allgatherv/allgatherv.h"
+#include "shancoll/coll/mpi_layout.h"
 #include "shancoll/error.h"
 
 namespace shancoll {
@@ -36,25 +35,18 @@ const std::byte* allgatherv_mpi(Comm& comm, const AllgathervArgs& args, const Op
               "MPI_Allgather_c");
     return args.recv;
   }
-  std::vector<MPI_Count> counts(args.counts.begin(), args.counts.end());
-  std::vector<MPI_Aint> displs(args.displs.begin(), args.displs.end());
-  check_mpi(PMPI_Allgatherv_c(send, args.send ? counts[r] : 0, MPI_BYTE, args.recv, counts.data(),
-                              displs.data(), MPI_BYTE, comm.mpi()),
+#endif
+  MpiLayout& l = mpi_layouts().recv;
+  l.assign(args.counts.data(), args.displs.data(), static_cast<std::size_t>(p), "recvbuf");
+#if MPI_VERSION >= 4
+  check_mpi(PMPI_Allgatherv_c(send, args.send ? l.counts[r] : 0, MPI_BYTE, args.recv,
+                              l.counts.data(), l.displs.data(), MPI_BYTE, comm.mpi()),
             "MPI_Allgatherv_c");
 #else
-  std::vector<int> counts(p), displs(p);
-  for (int i = 0; i < p; ++i) {
-    if (args.counts[i] > INT_MAX || args.displs[i] > INT_MAX) {
-      throw ArgumentError("recvbuf: more than 2^31-1 bytes need an MPI-4 library for 'mpi'");
-    }
-    counts[i] = static_cast<int>(args.counts[i]);
-    displs[i] = static_cast<int>(args.displs[i]);
-  }
-  check_mpi(PMPI_Allgatherv(send, args.send ? counts[r] : 0, MPI_BYTE, args.recv, counts.data(),
-                            displs.data(), MPI_BYTE, comm.mpi()),
+  check_mpi(PMPI_Allgatherv(send, args.send ? l.counts[r] : 0, MPI_BYTE, args.recv, l.counts.data(),
+                            l.displs.data(), MPI_BYTE, comm.mpi()),
             "MPI_Allgatherv");
 #endif
-  (void)p;
   return args.recv;
 }
 

@@ -29,8 +29,6 @@
 namespace shancoll {
 namespace {
 
-constexpr std::uint64_t kFlagBytes = 8;
-constexpr std::int64_t kInlineBytes = kCacheLine - kFlagBytes;
 constexpr int kLines = 2;  // per rank: calls c and c + 1 in flight
 // Flag bits: the call from bit 22, a 16-bit hash of recvcounts, the size.
 constexpr int kCallShift = 22, kHashShift = 6;
@@ -56,7 +54,7 @@ std::byte* line_of(const NodeSegment& s, int local, std::uint64_t call) {
 bool shan_inline_fits(NodeContext& ctx, const AllgathervArgs& args) {
   if (ctx.topo.node_count != 1 || ctx.topo.local_size() == 1 || !args.recv) return false;
   for (std::int64_t n : args.counts)
-    if (n > kInlineBytes) return false;
+    if (n > static_cast<std::int64_t>(kInlineBytes)) return false;
   return true;
 }
 

@@ -73,7 +73,6 @@ enum Flag { kReady, kReduced, kFlags };
 // A message of at most kInlineBytes travels beside its ready flag, in one of
 // two lines per rank (chunk g in line g mod 2, free again at g + 2 as the
 // slots are): a reader's wait and its read are one line transfer.
-constexpr std::size_t kInlineBytes = kCacheLine - sizeof(std::uint64_t);
 constexpr int kInlineLines = 2;
 
 struct Pipeline {
@@ -171,12 +170,12 @@ void run_whole(const Pipeline& p, std::uint64_t g, std::int64_t e, Stats& stats)
 void run_inline(const Pipeline& p, std::uint64_t g, std::int64_t e, Stats& stats) {
   const std::size_t bytes = static_cast<std::size_t>(e) * p.esize;
   std::byte* mine = p.inline_line(p.me, g);
-  std::memcpy(mine + sizeof(std::uint64_t), p.args.send ? p.args.send : p.args.recv, bytes);
+  std::memcpy(mine + kFlagBytes, p.args.send ? p.args.send : p.args.recv, bytes);
   release_store(mine, g + 1);  // after the data (flags.h)
   auto at = [&](int j) {
     std::byte* line = p.inline_line(j, g);
     if (j != p.me) wait_flag_reaches(line, g + 1, "shan allreduce: inputs", p.timeout);
-    return line + sizeof(std::uint64_t);
+    return line + kFlagBytes;
   };
   const Reducer& r = *p.args.reducer;
   const int last = p.n - 1;  // the lines, not my private input: recvbuf may be it

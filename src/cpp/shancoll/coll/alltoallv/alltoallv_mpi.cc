@@ -3,9 +3,8 @@
 // every comparison is made against. Cost: whatever the library chose
 // (counted as one round). Like every mpi algorithm it blocks inside the
 // library: no timeout.
-#include <climits>
-
 #include "shancoll/coll/alltoallv/alltoallv.h"
+#include "shancoll/coll/mpi_layout.h"
 #include "shancoll/error.h"
 
 namespace shancoll {
@@ -19,27 +18,21 @@ void alltoallv_mpi(Comm& comm, const AlltoallvArgs& args, const Options&, Stats&
               "MPI_Alltoall_c");
     return;
   }
-  const std::vector<MPI_Count> sc(args.send_counts.begin(), args.send_counts.end());
-  const std::vector<MPI_Aint> sd(args.send_displs.begin(), args.send_displs.end());
-  const std::vector<MPI_Count> rc(args.recv_counts.begin(), args.recv_counts.end());
-  const std::vector<MPI_Aint> rd(args.recv_displs.begin(), args.recv_displs.end());
-  check_mpi(PMPI_Alltoallv_c(args.send, sc.data(), sd.data(), MPI_BYTE, args.recv, rc.data(),
-                             rd.data(), MPI_BYTE, comm.mpi()),
-            "MPI_Alltoallv_c");
+#endif
+  MpiLayouts& l = mpi_layouts();
+  const auto p = static_cast<std::size_t>(comm.size());
+  l.send.assign(args.send_counts.data(), args.send_displs.data(), p, "sendbuf");
+  l.recv.assign(args.recv_counts.data(), args.recv_displs.data(), p, "recvbuf");
+#if MPI_VERSION >= 4
+  check_mpi(
+      PMPI_Alltoallv_c(args.send, l.send.counts.data(), l.send.displs.data(), MPI_BYTE, args.recv,
+                       l.recv.counts.data(), l.recv.displs.data(), MPI_BYTE, comm.mpi()),
+      "MPI_Alltoallv_c");
 #else
-  const auto ints = [](const std::vector<std::int64_t>& v) {
-    std::vector<int> out;
-    for (std::int64_t x : v) {
-      if (x > INT_MAX)
-        throw ArgumentError("recvbuf: more than 2^31-1 bytes need an MPI-4 library for 'mpi'");
-      out.push_back(static_cast<int>(x));
-    }
-    return out;
-  };
-  check_mpi(PMPI_Alltoallv(args.send, ints(args.send_counts).data(), ints(args.send_displs).data(),
-                           MPI_BYTE, args.recv, ints(args.recv_counts).data(),
-                           ints(args.recv_displs).data(), MPI_BYTE, comm.mpi()),
-            "MPI_Alltoallv");
+  check_mpi(
+      PMPI_Alltoallv(args.send, l.send.counts.data(), l.send.displs.data(), MPI_BYTE, args.recv,
+                     l.recv.counts.data(), l.recv.displs.data(), MPI_BYTE, comm.mpi()),
+      "MPI_Alltoallv");
 #endif
 }
 

@@ -28,8 +28,6 @@
 namespace shancoll {
 namespace {
 
-constexpr std::size_t kFlagBytes = 8;
-constexpr std::size_t kInlineBytes = kCacheLine - kFlagBytes;  // data beside a flag
 // Inlined chunks in flight: a writer refills a line once its readers are done
 // with the chunk it held, which it checks once per this many calls.
 constexpr int kInlineSlots = 8;

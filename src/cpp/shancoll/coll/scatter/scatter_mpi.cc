@@ -3,28 +3,13 @@
 // apart). Cost: whatever the library chose (counted as one round). Like
 // every mpi algorithm it blocks inside the library: no timeout.
 #include <climits>
-#include <vector>
 
+#include "shancoll/coll/mpi_layout.h"
 #include "shancoll/coll/scatter/scatter.h"
 #include "shancoll/error.h"
 
 namespace shancoll {
-namespace {
-
-// The root's counts and displacements as MPI takes them, kept per layout:
-// a repeated call allocates nothing.
-struct MpiLayout : LayoutState {
-#if MPI_VERSION >= 4
-  std::vector<MPI_Count> counts;
-  std::vector<MPI_Aint> displs;
-#else
-  std::vector<int> counts, displs;
-#endif
-};
-
-}  // namespace
-
-void scatterv_mpi(Comm& comm, const ScattervArgs& args, const Options& opt, Stats& stats) {
+void scatterv_mpi(Comm& comm, const ScattervArgs& args, const Options&, Stats& stats) {
   const bool root = comm.rank() == args.root;
   void* recv = args.recv ? static_cast<void*>(args.recv) : MPI_IN_PLACE;
   stats.rounds = 1;
@@ -42,19 +27,9 @@ void scatterv_mpi(Comm& comm, const ScattervArgs& args, const Options& opt, Stat
 #endif
     return;
   }
-  MpiLayout& l = comm.nodes(opt.ranks_per_node).state<MpiLayout>();
+  MpiLayout& l = mpi_layouts().send;
   const auto p = static_cast<std::size_t>(comm.size());
-  if (root) {
-    l.counts.resize(p), l.displs.resize(p);
-    for (std::size_t r = 0; r < p; ++r) {
-#if MPI_VERSION < 4
-      if (args.counts[r] > INT_MAX || args.displs[r] > INT_MAX)
-        throw ArgumentError("sendbuf: over 2^31-1 bytes need an MPI-4 library for 'mpi'");
-#endif
-      l.counts[r] = static_cast<decltype(l.counts)::value_type>(args.counts[r]);
-      l.displs[r] = static_cast<decltype(l.displs)::value_type>(args.displs[r]);
-    }
-  }
+  if (root) l.assign(args.counts, args.displs, p, "sendbuf");
 #if MPI_VERSION >= 4
   check_mpi(PMPI_Scatterv_c(args.send, root ? l.counts.data() : nullptr,
                             root ? l.displs.data() : nullptr, MPI_BYTE, recv,
