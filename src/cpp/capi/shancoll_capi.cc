@@ -98,6 +98,13 @@ void check_intracomm(MPI_Comm comm) {
   if (inter) refuse(MPI_ERR_COMM, "comm: an inter-communicator (not supported by the C API)");
 }
 
+int rank_in(MPI_Comm comm) {
+  if (Comm* known = Comm::find(comm)) return known->rank();
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  return rank;
+}
+
 void check_count(MPI_Count count, const char* what) {
   if (count < 0) refuse(MPI_ERR_COUNT, std::string(what) + ": negative count");
 }
@@ -298,8 +305,7 @@ void allgatherv_bytes(Collective which, const void* sendbuf, MPI_Count sendcount
   if (sendbuf != MPI_IN_PLACE) {
     check_count(sendcount, "sendcount");
     call.send_bytes = sendcount * plain_size(sendtype, "sendtype");
-    int rank = 0;
-    MPI_Comm_rank(comm, &rank);
+    const int rank = rank_in(comm);
     const std::int64_t expected = call.args.counts[rank];
     if (call.send_bytes != expected)
       refuse(MPI_ERR_TRUNCATE, "sendcount: sends " + std::to_string(call.send_bytes) +
@@ -687,8 +693,13 @@ struct Place {
 Place place_of(MPI_Comm comm, int root) {
   check_intracomm(comm);
   Place p;
-  MPI_Comm_rank(comm, &p.rank);
-  MPI_Comm_size(comm, &p.size);
+  if (Comm* known = Comm::find(comm)) {
+    p.rank = known->rank();
+    p.size = known->size();
+  } else {
+    MPI_Comm_rank(comm, &p.rank);
+    MPI_Comm_size(comm, &p.size);
+  }
   p.root = p.rank == root;
   return p;
 }
@@ -1024,8 +1035,7 @@ int shancoll_reduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_D
   return guarded([&] {
     check_intracomm(comm);
     check_count(count, "count");
-    int rank = 0;
-    MPI_Comm_rank(comm, &rank);
+    const int rank = rank_in(comm);
     if (sendbuf == MPI_IN_PLACE && rank != root)
       refuse(MPI_ERR_BUFFER, "sendbuf: MPI_IN_PLACE is only valid at the root");
     if (rank == root && !recvbuf && count > 0) refuse(MPI_ERR_BUFFER, "recvbuf: NULL at the root");
