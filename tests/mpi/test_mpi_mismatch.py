@@ -73,3 +73,80 @@ def test_bcast_sizes_that_differ_are_refused(pair, root_bytes, other_bytes):
     run_all(pair, shancoll.bcast, pair, x, 0, algorithm="release_gather", ranks_per_node=0,
             single_copy=True)  # fmt: skip
     assert_all(pair, np.all(x == 3.0), "bcast afterwards")
+
+
+GUARD = 4096  # elements after each receive buffer that must stay untouched
+SENTINEL = 12345.0
+SHARED_MEMORY_ALGORITHMS = [
+    ("bcast", "release_gather"), ("reduce", "release_gather"), ("allreduce", "shan"),
+    ("allreduce", "release_gather"), ("allgather", "shan"), ("gather", "shan"),
+    ("scatter", "shan"), ("alltoall", "shan"), ("scan", "shan"), ("exscan", "shan"),
+    ("reduce_scatter_block", "shan"),
+]  # fmt: skip
+
+
+def _mismatched_call(comm, collective, algorithm, n, guarded):
+    """The collective with `n` elements per block on this rank (float64)."""
+    p, rank = comm.size, comm.rank
+    kw = {"algorithm": algorithm, "ranks_per_node": 0, "timeout": 1}
+    ones = np.ones
+    if collective == "bcast":
+        buf = guarded(n)
+        buf[:] = 1.0 if rank == 0 else 0.0
+        return lambda: shancoll.bcast(comm, buf, 0, **kw)
+    calls = {
+        "reduce": lambda: shancoll.reduce(comm, ones(n), guarded(n), 0, **kw),
+        "allreduce": lambda: shancoll.allreduce(comm, ones(n), guarded(n), **kw),
+        "allgather": lambda: shancoll.allgather(comm, ones(n), guarded(n * p), **kw),
+        "gather": lambda: shancoll.gather(
+            comm, ones(n), guarded(n * p) if rank == 0 else None, 0, **kw),
+        "scatter": lambda: shancoll.scatter(
+            comm, ones(n * p) if rank == 0 else None, guarded(n), 0, **kw),
+        "alltoall": lambda: shancoll.alltoall(comm, ones(n * p), guarded(n * p), **kw),
+        "scan": lambda: shancoll.scan(comm, ones(n), guarded(n), **kw),
+        "exscan": lambda: shancoll.exscan(comm, ones(n), guarded(n), **kw),
+        "reduce_scatter_block": lambda: shancoll.reduce_scatter_block(
+            comm, ones(n * p), guarded(n), **kw),
+    }  # fmt: skip
+    return calls[collective]
+
+
+class _Guarded:
+    """Receive buffers, each followed by GUARD elements that must stay as set."""
+
+    def __init__(self):
+        self.made = []
+
+    def __call__(self, count):
+        whole = np.full(count + GUARD, SENTINEL)
+        whole[:count] = 0.0
+        self.made.append((whole, count))
+        return whole[:count]
+
+    def intact(self):
+        return all(np.all(whole[count:] == SENTINEL) for whole, count in self.made)
+
+
+@pytest.mark.parametrize("collective,algorithm", SHARED_MEMORY_ALGORITHMS)
+def test_shared_memory_paths_stay_in_bounds_when_counts_differ(comm, collective, algorithm):
+    """Rank 0 passes one count, the others half or twice it, at inline, slot,
+    pipelined and single-copy sizes. MPI leaves the outcome undefined, but
+    every rank returns or raises within the deadline, nothing is written past
+    any rank's receive buffer, and no rank crashes. (Each case runs on a dup:
+    a failed call leaves its communicator unusable.) Before the node segment
+    agreed on its size, a scan whose ranks differed mapped more than the
+    leader had made and died of SIGBUS."""
+    for root_count in (2, 256, 8192, 131072):  # 16 B to 1 MiB per block
+        for factor in (0.5, 2):
+            n = root_count if comm.rank == 0 else int(root_count * factor)
+            guarded = _Guarded()
+            dup = comm.Dup()
+            try:
+                _mismatched_call(dup, collective, algorithm, n, guarded)()
+            except Exception:  # noqa: BLE001 - any clear error is a fine outcome
+                pass
+            dup.Free()
+            assert_all(
+                comm, guarded.intact(), f"{collective} {root_count}x{factor}: past a receive buffer"
+            )
+            comm.Barrier()

@@ -17,6 +17,17 @@
 
 namespace shancoll {
 
+// The size every local rank maps: the largest any of them asked for. The
+// ranks of a correct call ask alike, but a call whose ranks disagree on its
+// count would otherwise map more than the leader made, and touching that
+// excess is a SIGBUS, not an error.
+std::size_t NodeSegment::agreed_size(std::size_t want) const {
+  unsigned long long mine = want, largest = 0;
+  check_mpi(PMPI_Allreduce(&mine, &largest, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, node_comm_),
+            "MPI_Allreduce (node segment size)");
+  return static_cast<std::size_t>(largest);
+}
+
 #if !defined(SHANCOLL_SMPI)
 
 namespace {
@@ -74,6 +85,7 @@ void NodeSegment::renew(std::size_t want) {
             grown_by_ == node_comm_ ? "a shared-memory segment of the node"
                                     : "a shared-memory segment of every node",
             timeout_);
+  want = agreed_size(want);
   int local_rank = 0;
   MPI_Comm_rank(node_comm_, &local_rank);
   char name[kNameBytes] = "";
@@ -104,6 +116,7 @@ NodeSegment::~NodeSegment() {
 
 void NodeSegment::renew(std::size_t want) {
   handshake(grown_by_, "a shared-memory segment of the node", timeout_);
+  want = agreed_size(want);
   int local_rank = 0;
   MPI_Comm_rank(node_comm_, &local_rank);
   void* mine = nullptr;

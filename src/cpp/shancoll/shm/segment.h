@@ -32,8 +32,9 @@ class NodeSegment {
   NodeSegment(const NodeSegment&) = delete;
   NodeSegment& operator=(const NodeSegment&) = delete;
 
-  // Collective over grown_by (with identical `bytes` on all its ranks):
-  // makes the segment at least `bytes` long, zero-filled when new.
+  // Collective over grown_by (with identical `bytes` on all its ranks; if a
+  // mismatched call's ranks differ, the largest is made, so no rank maps
+  // past the segment): makes it at least `bytes` long, zero-filled when new.
   void reserve(std::size_t bytes);
   // Like reserve(), but always a new zero-filled segment.
   void renew(std::size_t bytes);
@@ -44,6 +45,8 @@ class NodeSegment {
   std::uint64_t generation() const { return generation_; }
 
  private:
+  std::size_t agreed_size(std::size_t want) const;
+
   MPI_Comm node_comm_;
   MPI_Comm grown_by_;
   const double& timeout_;
