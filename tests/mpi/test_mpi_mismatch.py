@@ -85,23 +85,23 @@ SHARED_MEMORY_ALGORITHMS = [
 ]  # fmt: skip
 
 
-def _mismatched_call(comm, collective, algorithm, n, guarded):
+def _mismatched_call(comm, collective, algorithm, n, guarded, **options):
     """The collective with `n` elements per block on this rank (float64)."""
     p, rank = comm.size, comm.rank
-    kw = {"algorithm": algorithm, "ranks_per_node": 0, "timeout": 1}
+    kw = {"algorithm": algorithm, "ranks_per_node": 0, "timeout": 1, **options}
     ones = np.ones
     if collective == "bcast":
         buf = guarded(n)
         buf[:] = 1.0 if rank == 0 else 0.0
-        return lambda: shancoll.bcast(comm, buf, 0, **kw)
+        return lambda: shancoll.bcast(comm, buf, root=0, **kw)
     calls = {
-        "reduce": lambda: shancoll.reduce(comm, ones(n), guarded(n), 0, **kw),
+        "reduce": lambda: shancoll.reduce(comm, ones(n), guarded(n), root=0, **kw),
         "allreduce": lambda: shancoll.allreduce(comm, ones(n), guarded(n), **kw),
         "allgather": lambda: shancoll.allgather(comm, ones(n), guarded(n * p), **kw),
         "gather": lambda: shancoll.gather(
-            comm, ones(n), guarded(n * p) if rank == 0 else None, 0, **kw),
+            comm, ones(n), guarded(n * p) if rank == 0 else None, root=0, **kw),
         "scatter": lambda: shancoll.scatter(
-            comm, ones(n * p) if rank == 0 else None, guarded(n), 0, **kw),
+            comm, ones(n * p) if rank == 0 else None, guarded(n), root=0, **kw),
         "alltoall": lambda: shancoll.alltoall(comm, ones(n * p), guarded(n * p), **kw),
         "scan": lambda: shancoll.scan(comm, ones(n), guarded(n), **kw),
         "exscan": lambda: shancoll.exscan(comm, ones(n), guarded(n), **kw),
@@ -132,21 +132,37 @@ def test_shared_memory_paths_stay_in_bounds_when_counts_differ(comm, collective,
     """Rank 0 passes one count, the others half or twice it, at inline, slot,
     pipelined and single-copy sizes. MPI leaves the outcome undefined, but
     every rank returns or raises within the deadline, nothing is written past
-    any rank's receive buffer, and no rank crashes. (Each case runs on a dup:
-    a failed call leaves its communicator unusable.) Before the node segment
+    any rank's receive buffer, and no rank crashes. Before the node segment
     agreed on its size, a scan whose ranks differed mapped more than the
     leader had made and died of SIGBUS."""
+    _run_mismatched(comm, collective, algorithm)
+
+
+@pytest.mark.parametrize("transport", ["two_sided", "rma"])
+def test_allgather_between_nodes_stays_in_bounds_when_counts_differ(comm, transport):
+    """The same across virtual nodes of one rank: shan's remote writers put
+    blocks into other nodes' segments at offsets of their own layout. With
+    the rma transport, a writer whose counts were larger put past the target
+    node's window (segmentation fault) before every node's segment took the
+    largest size asked for and the puts were bounded by it."""
+    if comm.size < 2:
+        pytest.skip("needs two nodes")
+    _run_mismatched(comm, "allgather", "shan", ranks_per_node=1, transport=transport)
+
+
+def _run_mismatched(comm, collective, algorithm, **options):
+    agreed = _mismatched_call(comm, collective, algorithm, 64, _Guarded(), **options)
+    run_all(comm, agreed)  # the options are valid: only the counts make the calls below fail
     for root_count in (2, 256, 8192, 131072):  # 16 B to 1 MiB per block
         for factor in (0.5, 2):
             n = root_count if comm.rank == 0 else int(root_count * factor)
             guarded = _Guarded()
-            dup = comm.Dup()
+            dup = comm.Dup()  # a failed call leaves its communicator unusable
             try:
-                _mismatched_call(dup, collective, algorithm, n, guarded)()
+                _mismatched_call(dup, collective, algorithm, n, guarded, **options)()
             except Exception:  # noqa: BLE001 - any clear error is a fine outcome
                 pass
             dup.Free()
-            assert_all(
-                comm, guarded.intact(), f"{collective} {root_count}x{factor}: past a receive buffer"
-            )
+            what = f"{collective} {root_count}x{factor}: past a receive buffer"
+            assert_all(comm, guarded.intact(), what)
             comm.Barrier()

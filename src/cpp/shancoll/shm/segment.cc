@@ -17,13 +17,15 @@
 
 namespace shancoll {
 
-// The size every local rank maps: the largest any of them asked for. The
-// ranks of a correct call ask alike, but a call whose ranks disagree on its
-// count would otherwise map more than the leader made, and touching that
-// excess is a SIGBUS, not an error.
+// The size every rank that grows it together maps: the largest any of them
+// asked for. The ranks of a correct call ask alike, but in a call whose ranks
+// disagree on its count a local rank would otherwise map more than the
+// leader made (touching that excess is a SIGBUS, not an error), and a
+// remote writer (rma transport) would put past another node's window; with
+// one size everywhere, its own segment's size bounds its puts.
 std::size_t NodeSegment::agreed_size(std::size_t want) const {
   unsigned long long mine = want, largest = 0;
-  check_mpi(PMPI_Allreduce(&mine, &largest, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, node_comm_),
+  check_mpi(PMPI_Allreduce(&mine, &largest, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, grown_by_),
             "MPI_Allreduce (node segment size)");
   return static_cast<std::size_t>(largest);
 }

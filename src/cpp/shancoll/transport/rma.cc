@@ -43,6 +43,7 @@ class Rma final : public Transport {
   void put_notify(int node, std::size_t offset, const void* data, std::size_t bytes,
                   int id) override {
     const int target = topo_.leader_of(node);
+    check_bounds(offset, bytes, id);
     if (bytes > 0) {
       check_mpi(MPI_Put(data, static_cast<int>(bytes), MPI_BYTE, target,
                         static_cast<MPI_Aint>(offset), static_cast<int>(bytes), MPI_BYTE, win_),
@@ -68,6 +69,17 @@ class Rma final : public Transport {
   void end(double) override {}  // every put was flushed when issued
 
  private:
+  // Every node's segment has the size of this one (NodeSegment grows them
+  // together to the largest asked for), so a put past it would land past
+  // the target's window: the ranks disagree on the layout (recvcounts).
+  void check_bounds(std::size_t offset, std::size_t bytes, int id) const {
+    const std::size_t slot_end = notify_offset_ + 8 * static_cast<std::size_t>(id + 1);
+    if (offset + bytes > segment_.size() || slot_end > segment_.size())
+      throw ArgumentError(
+          "recvcounts: a block falls outside the target node's segment (the ranks' recvcounts "
+          "differ: MPI requires the same on every rank)");
+  }
+
   void rebuild_window() {
     free_window();
     const bool leader = topo_.local_rank == 0;
