@@ -22,6 +22,11 @@ constexpr std::size_t kCacheLine = 64;
 constexpr std::size_t kFlagBytes = sizeof(std::uint64_t);
 constexpr std::size_t kInlineBytes = kCacheLine - kFlagBytes;
 
+// x rounded up to whole lines: areas that start on a line share none.
+constexpr std::size_t line_align(std::size_t x) {
+  return (x + kCacheLine - 1) / kCacheLine * kCacheLine;
+}
+
 inline std::atomic<std::uint64_t>& flag_at(void* p) {
   static_assert(sizeof(std::atomic<std::uint64_t>) == sizeof(std::uint64_t));
   static_assert(std::atomic<std::uint64_t>::is_always_lock_free);

@@ -57,8 +57,6 @@ constexpr int kFirstBlockId = 8;  // ids 1..7 unused: READY keeps its cache line
 constexpr std::int64_t kChunks = 64;  // 64 flags = 8 cache lines per local rank
 constexpr std::int64_t kMinChunk = 64 * 1024;
 
-std::size_t align(std::size_t x) { return (x + kCacheLine - 1) / kCacheLine * kCacheLine; }
-
 // Where everything lives in the node segment; identical on every node, so a
 // remote writer can compute offsets in its target's segment.
 struct Layout {
@@ -74,11 +72,11 @@ struct Layout {
 Layout make_layout(const Topology& t, std::int64_t blocks, std::int64_t extent) {
   Layout l{};
   l.notify = segment_header_bytes(t) - kCacheLine;
-  l.data = align(l.notify + 8 * (kFirstBlockId + blocks));
-  l.claim = align(l.data + extent);
-  l.lower = align(l.claim + 8 * blocks);
-  l.first = align(l.lower + 8 * static_cast<std::size_t>(t.node_count * t.max_local_size()));
-  l.chunks = align(l.first + 8 * static_cast<std::size_t>(t.size));
+  l.data = line_align(l.notify + 8 * (kFirstBlockId + blocks));
+  l.claim = line_align(l.data + extent);
+  l.lower = line_align(l.claim + 8 * blocks);
+  l.first = line_align(l.lower + 8 * static_cast<std::size_t>(t.node_count * t.max_local_size()));
+  l.chunks = line_align(l.first + 8 * static_cast<std::size_t>(t.size));
   l.end = l.chunks + kChunks * 8 * static_cast<std::size_t>(t.max_local_size());
   return l;
 }

@@ -67,8 +67,6 @@
 namespace shancoll {
 namespace {
 
-std::size_t align(std::size_t x) { return (x + kCacheLine - 1) / kCacheLine * kCacheLine; }
-
 // What shan allreduce keeps per node layout (NodeContext::state).
 struct ShanState : LayoutState {
   std::int64_t slot = 0;  // bytes per input slot
@@ -95,8 +93,8 @@ Layout reserve_layout(NodeContext& ctx, ShanState& st, std::int64_t bytes, doubl
     node_barrier(ctx, timeout);
   }
   Layout l{};
-  l.inputs = align(std::max(ctx.segment_reserved, segment_header_bytes(ctx.topo)));
-  l.stride = align(static_cast<std::size_t>(st.slot));
+  l.inputs = line_align(std::max(ctx.segment_reserved, segment_header_bytes(ctx.topo)));
+  l.stride = line_align(static_cast<std::size_t>(st.slot));
   l.result = l.inputs + l.stride * static_cast<std::size_t>(ctx.topo.max_local_size());
   ctx.segment->reserve(l.result + l.stride);  // collective over the node when it grows
   return l;
@@ -201,6 +199,19 @@ void copy_out(Call& c) {
 void ensure_fraction_comms(Comm& comm, NodeContext& ctx, double timeout) {
   ShanState& st = ctx.state<ShanState>();
   if (st.fraction_comms.empty()) build_fraction_comms(comm, ctx, st, timeout);
+}
+
+std::size_t FractionSlots::reserve(NodeContext& ctx, std::int64_t bytes, std::size_t slots,
+                                   double timeout) {
+  const Topology& t = ctx.topo;
+  if (!segment) segment = std::make_unique<NodeSegment>(t.node_comm, t.node_comm, ctx.call_timeout);
+  if (bytes > slot) {
+    slot = std::max<std::int64_t>(bytes, 2 * slot);
+    node_barrier(ctx, timeout);
+  }
+  const std::size_t stride = line_align(static_cast<std::size_t>(slot));
+  segment->reserve(stride * slots);
+  return stride;
 }
 
 Comm* fraction_comm(NodeContext& ctx, int j) {

@@ -1,11 +1,15 @@
 // shan allreduce's split of the message over the local ranks and the
 // inter-node communicator of each fraction (allreduce_shan.cc), shared with
-// the algorithms built on the same node split (shan scan: coll/scan/).
+// the algorithms built on the same node split (shan scan: coll/scan/; shan
+// reduce_scatter: coll/reduce_scatter/).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "shancoll/comm.h"
+#include "shancoll/shm/segment.h"
 
 namespace shancoll {
 
@@ -32,6 +36,21 @@ inline bool nodes_contiguous(const Topology& topo) {
     if (topo.node_order[static_cast<std::size_t>(r)] != r) return false;
   return true;
 }
+
+// Equal slots, each a whole message, in a node segment of the algorithm's
+// own (the node's shared one holds other algorithms' layouts): shan scan's
+// and shan reduce_scatter's inputs, sums and results.
+struct FractionSlots {
+  std::unique_ptr<NodeSegment> segment;
+  std::int64_t slot = 0;  // bytes per slot
+
+  // Grows the slots to hold `bytes` (every local rank has the same bytes),
+  // `slots` of them, and returns the stride between them. A growth moves the
+  // areas, even inside a segment big enough already, so it first waits
+  // until the node has left the previous call: a slower local rank may still
+  // copy out of the old areas.
+  std::size_t reserve(NodeContext& ctx, std::int64_t bytes, std::size_t slots, double timeout);
+};
 
 // Builds the fraction communicators of the layout on its first call:
 // collective over comm (every rank calls it before its first fraction),

@@ -52,29 +52,9 @@
 namespace shancoll {
 namespace {
 
-std::size_t align(std::size_t x) { return (x + kCacheLine - 1) / kCacheLine * kCacheLine; }
-
 struct ScanShanState : LayoutState {
-  std::unique_ptr<NodeSegment> segment;
-  std::int64_t slot = 0;  // bytes per slot
+  FractionSlots slots;
 };
-
-// Grows the slots (every local rank has the same bytes) and returns the
-// stride between them. A growth moves the areas, even inside a segment big
-// enough already, so it first waits until the node has left the previous
-// call: a slower local rank may still copy out of the old areas.
-std::size_t reserve_slots(NodeContext& ctx, ScanShanState& st, std::int64_t bytes, double timeout) {
-  const Topology& t = ctx.topo;
-  if (!st.segment)
-    st.segment = std::make_unique<NodeSegment>(t.node_comm, t.node_comm, ctx.call_timeout);
-  if (bytes > st.slot) {
-    st.slot = std::max<std::int64_t>(bytes, 2 * st.slot);
-    node_barrier(ctx, timeout);
-  }
-  const std::size_t stride = align(static_cast<std::size_t>(st.slot));
-  st.segment->reserve(stride * (2 * static_cast<std::size_t>(t.max_local_size()) + 1));
-  return stride;
-}
 
 struct Call {
   NodeContext& ctx;
@@ -158,10 +138,17 @@ void scan_shan(Comm& comm, const ScanArgs& args, const Options& options, Stats& 
   const double timeout = options.wait_timeout();
   if (t.node_count > 1) ensure_fraction_comms(comm, ctx, timeout);
   ScanShanState& st = ctx.state<ScanShanState>();
-  const std::size_t stride = reserve_slots(ctx, st, args.bytes(), timeout);
-  Call c{
-      ctx,   t, args, options, stats, Fractions{args.count, t.max_local_size()}, st.segment->base(),
-      stride};
+  // F input slots, F output slots, E.
+  const std::size_t slots = 2 * static_cast<std::size_t>(t.max_local_size()) + 1;
+  const std::size_t stride = st.slots.reserve(ctx, args.bytes(), slots, timeout);
+  Call c{ctx,
+         t,
+         args,
+         options,
+         stats,
+         Fractions{args.count, t.max_local_size()},
+         st.slots.segment->base(),
+         stride};
 
   copy_in(c);
   node_barrier(ctx, timeout);  // every input is in the segment
