@@ -33,6 +33,7 @@
 #include <memory>
 
 #include "shancoll/coll/gather/gather.h"
+#include "shancoll/coll/rooted_node.h"
 #include "shancoll/coll/rooted_tree.h"
 #include "shancoll/pattern/binomial.h"
 #include "shancoll/shm/flags.h"
@@ -41,58 +42,20 @@
 namespace shancoll {
 namespace {
 
-// From this many bytes a block on the root's node goes by cross-memory
-// attach (one system call) instead of through the segment (two copies).
-constexpr std::int64_t kSingleCopyMin = 32 << 10;
+struct ShanGatherState : RootedNodeState {};
 
-// The node's segments: control (per local rank a post line, a layout line
-// and a done line; the representative's release line) and data.
-struct ShanGatherState : LayoutState {
-  std::unique_ptr<NodeSegment> control, data;
-  std::uint64_t calls = 0;
-};
-
-std::uint64_t* words(std::byte* line) { return reinterpret_cast<std::uint64_t*>(line); }
-
-// A posted block's first half, which the root reads (whole cache lines);
-// its owner writes the rest: both cores copy at once.
-std::size_t first_half(std::int64_t bytes) {
-  return static_cast<std::size_t>(bytes / 2 / kCacheLine * kCacheLine);
-}
-
-// One call's view of the node's segments.
-class NodeStep {
+// One call's view of the node's segments (coll/rooted_node.h); the
+// representative's line says it has read every block.
+class NodeStep : public RootedNodeLines {
  public:
   NodeStep(NodeContext& ctx, double timeout)
-      : t_(ctx.topo), l_(ctx.topo.local_size()), timeout_(timeout) {
-    ShanGatherState& s = ctx.state<ShanGatherState>();
-    if (!s.control) {  // collective over the node, on its first call
-      const MPI_Comm node = ctx.topo.node_comm;
-      s.control = std::make_unique<NodeSegment>(node, node, ctx.call_timeout);
-      s.control->reserve((3 * static_cast<std::size_t>(l_) + 1) * kCacheLine);
-      s.data = std::make_unique<NodeSegment>(node, node, ctx.call_timeout);
-    }
-    base_ = s.control->base();
-    data_ = s.data.get();
-    epoch_ = ++s.calls;
-  }
+      : RootedNodeLines(ctx, ctx.state<ShanGatherState>(), timeout) {}
 
-  // Local rank j's post: its block's bytes, its address (0: through the
-  // segment), the call.
-  std::uint64_t* post(int j) const { return words(line(j)); }
-  // The representative's answer to j: its offset, the segment's bytes, the
-  // call, and for a posted block where the owner writes its second half (0:
-  // nowhere, the root does not take it).
-  std::uint64_t* layout(int j) const { return words(line(l_ + j)); }
-  std::byte* done(int j) const { return line(2 * l_ + j); }  // j's block is in the segment
-  std::byte* released() const { return line(3 * l_); }       // the representative read them all
-  std::byte* data() const { return data_->base(); }
-  std::uint64_t epoch() const { return epoch_; }
-  int size() const { return l_; }
-
-  void wait(const std::byte* flag, std::uint64_t value, const char* what) const {
-    wait_flag_reaches(flag, value, what, timeout_);
-  }
+  // Post: the block's bytes, its send buffer's address (0: through the
+  // segment), the call. Layout: its offset, the segment's bytes, the call,
+  // and for a posted block where the owner writes its second half (0:
+  // nowhere, the root does not take it). Done: the block is in the segment.
+  std::byte* released() const { return representative_line(); }
 
   // A rank other than the representative: posts my block, copies it into
   // the segment (or, posted, writes its second half into the root's receive
@@ -155,14 +118,6 @@ class NodeStep {
   std::int64_t own_offset() const { return own_offset_; }
 
  private:
-  std::byte* line(int i) const { return base_ + static_cast<std::size_t>(i) * kCacheLine; }
-
-  const Topology& t_;
-  int l_;
-  double timeout_;
-  std::byte* base_ = nullptr;
-  NodeSegment* data_ = nullptr;
-  std::uint64_t epoch_ = 0;
   std::int64_t own_offset_ = 0;
 };
 
@@ -229,7 +184,7 @@ void gatherv_shan(Comm& comm, const GathervArgs& args, const Options& opt, Stats
   stats.rounds = shared + pattern::binomial_depth(t.node_count);
   if (comm.rank() != m.rep[m.me]) {
     const bool single =
-        m.me == 0 && ctx.peer_memory->available() && args.send_bytes >= kSingleCopyMin;
+        m.me == 0 && ctx.peer_memory->available() && args.send_bytes >= kRootedSingleCopyMin;
     NodeStep(ctx, timeout)
         .contribute(args.send, args.send_bytes, single, ctx, t.local_rank_of[args.root], stats);
     return;

@@ -26,6 +26,7 @@
 // local rank has said it is done with the previous call's.
 #include <memory>
 
+#include "shancoll/coll/rooted_node.h"
 #include "shancoll/coll/rooted_tree.h"
 #include "shancoll/coll/scatter/scatter.h"
 #include "shancoll/pattern/binomial.h"
@@ -35,58 +36,20 @@
 namespace shancoll {
 namespace {
 
-// From this many bytes a block on the root's node goes by cross-memory
-// attach (one system call) instead of through the segment (two copies).
-constexpr std::int64_t kSingleCopyMin = 32 << 10;
+struct ShanScatterState : RootedNodeState {};
 
-// The node's segments: control (per local rank a post line, a layout line
-// and a done line; the representative's written line) and data.
-struct ShanScatterState : LayoutState {
-  std::unique_ptr<NodeSegment> control, data;
-  std::uint64_t calls = 0;
-};
-
-std::uint64_t* words(std::byte* line) { return reinterpret_cast<std::uint64_t*>(line); }
-
-// A posted block's first half, which the root writes (whole cache lines);
-// its owner reads the rest: both cores copy at once.
-std::size_t first_half(std::int64_t bytes) {
-  return static_cast<std::size_t>(bytes / 2 / kCacheLine * kCacheLine);
-}
-
-// One call's view of the node's segments.
-class NodeStep {
+// One call's view of the node's segments (coll/rooted_node.h); the
+// representative's line says every block is in place.
+class NodeStep : public RootedNodeLines {
  public:
   NodeStep(NodeContext& ctx, double timeout)
-      : t_(ctx.topo), l_(ctx.topo.local_size()), timeout_(timeout) {
-    ShanScatterState& s = ctx.state<ShanScatterState>();
-    if (!s.control) {  // collective over the node, on its first call
-      const MPI_Comm node = ctx.topo.node_comm;
-      s.control = std::make_unique<NodeSegment>(node, node, ctx.call_timeout);
-      s.control->reserve((3 * static_cast<std::size_t>(l_) + 1) * kCacheLine);
-      s.data = std::make_unique<NodeSegment>(node, node, ctx.call_timeout);
-    }
-    base_ = s.control->base();
-    data_ = s.data.get();
-    epoch_ = ++s.calls;
-  }
+      : RootedNodeLines(ctx, ctx.state<ShanScatterState>(), timeout) {}
 
-  // Local rank j's post: its receive size, its buffer's address (0: through
-  // the segment), the call.
-  std::uint64_t* post(int j) const { return words(line(j)); }
-  // The representative's answer to j: its offset, the segment's bytes, the
-  // bytes it was sent, the call, and for a posted block where the owner
-  // reads its second half from.
-  std::uint64_t* layout(int j) const { return words(line(l_ + j)); }
-  std::byte* done(int j) const { return line(2 * l_ + j); }  // j has its block
-  std::byte* written() const { return line(3 * l_); }        // every block is in place
-  std::byte* data() const { return data_->base(); }
-  std::uint64_t epoch() const { return epoch_; }
-  int size() const { return l_; }
-
-  void wait(const std::byte* flag, std::uint64_t value, const char* what) const {
-    wait_flag_reaches(flag, value, what, timeout_);
-  }
+  // Post: the receive size, the receive buffer's address (0: through the
+  // segment), the call. Layout: the block's offset, the segment's bytes,
+  // the bytes sent, the call, and for a posted block where its owner reads
+  // the second half from. Done: the rank has its block.
+  std::byte* written() const { return representative_line(); }
 
   // A rank other than the representative: posts my receive buffer, waits
   // for my block and copies it out; the bytes I was sent.
@@ -181,18 +144,10 @@ class NodeStep {
   }
 
  private:
-  std::byte* line(int i) const { return base_ + static_cast<std::size_t>(i) * kCacheLine; }
   // Local rank j's block goes through the segment: expected, and not posted.
   bool through_segment(int j, std::int64_t bytes) const {
     return bytes > 0 && bytes == static_cast<std::int64_t>(post(j)[0]) && post(j)[1] == 0;
   }
-
-  const Topology& t_;
-  int l_;
-  double timeout_;
-  std::byte* base_ = nullptr;
-  NodeSegment* data_ = nullptr;
-  std::uint64_t epoch_ = 0;
 };
 
 }  // namespace
@@ -207,7 +162,7 @@ void scatterv_shan(Comm& comm, const ScattervArgs& args, const Options& opt, Sta
   stats.rounds = shared + pattern::binomial_depth(t.node_count);
   if (comm.rank() != m.rep[m.me]) {
     const bool single =
-        m.me == 0 && ctx.peer_memory->available() && args.recv_bytes >= kSingleCopyMin;
+        m.me == 0 && ctx.peer_memory->available() && args.recv_bytes >= kRootedSingleCopyMin;
     const std::int64_t sent =
         NodeStep(ctx, timeout)
             .receive(args.recv, args.recv_bytes, single, ctx, t.local_rank_of[args.root], stats);
