@@ -34,6 +34,22 @@ def test_allreduce_counts_that_differ_are_refused(pair, mine, theirs):
     assert_all(pair, np.array_equal(out, np.full(9000, 2.0)), "allreduce afterwards")
 
 
+@pytest.mark.parametrize("mine,theirs", [(2, 1), (2, 4), (7, 6)])
+def test_small_allreduce_counts_that_differ_are_refused(comm, mine, theirs):
+    """shan's one-line path (at most 56 bytes beside the ready flag): the flag
+    carries the writer's size, so every local rank sees a count unlike its
+    own and all of them refuse; the communicator stays usable."""
+    if comm.size < 2:
+        pytest.skip("needs two ranks")
+    n = mine if comm.rank == 0 else theirs
+    x, out = np.ones(n), np.zeros(n)
+    raises_all(comm, ValueError, shancoll.allreduce, comm, x, out, algorithm="shan",
+               ranks_per_node=0, timeout=5, match="count")  # fmt: skip
+    x, out = np.ones(3), np.zeros(3)
+    run_all(comm, shancoll.allreduce, comm, x, out, algorithm="shan", ranks_per_node=0)
+    assert_all(comm, np.array_equal(out, np.full(3, float(comm.size))), "allreduce afterwards")
+
+
 def test_allgatherv_counts_that_differ_are_refused(pair):
     counts = [20000, 20000] if pair.rank == 0 else [10000, 20000]
     mine = np.ones(counts[pair.rank])
