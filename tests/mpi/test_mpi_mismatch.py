@@ -50,6 +50,46 @@ def test_small_allreduce_counts_that_differ_are_refused(comm, mine, theirs):
     assert_all(comm, np.array_equal(out, np.full(3, float(comm.size))), "allreduce afterwards")
 
 
+@pytest.mark.parametrize("collective", ["bcast", "reduce", "allreduce"])
+@pytest.mark.parametrize("mine,theirs", [(2, 1), (2, 4)])
+def test_small_release_gather_sizes_that_differ_are_refused(comm, collective, mine, theirs):
+    """release_gather's inlined messages (at most 56 bytes) carry their
+    writer's size: a bcast's reader whose size differs from the root's, a
+    reduce's parent whose child's differs (and, through it, the root), and
+    for allreduce every rank (the root's refusal rides on its bcast) raise;
+    the others return. The step is complete either way, so the communicator
+    stays usable: more calls than the 8 lines in turn then give MPI's answer."""
+    if comm.size < 2:
+        pytest.skip("needs two ranks")
+    n = mine if comm.rank == 0 else theirs
+    x, out = np.ones(n), np.zeros(n)
+    kw = {"algorithm": "release_gather", "ranks_per_node": 0, "timeout": 5}
+    calls = {
+        "bcast": lambda: shancoll.bcast(comm, x, root=0, **kw),
+        "reduce": lambda: shancoll.reduce(comm, x, out, root=0, **kw),
+        "allreduce": lambda: shancoll.allreduce(comm, x, out, **kw),
+    }
+    try:
+        calls[collective]()
+        refused = False
+    except ValueError as e:
+        refused = "count" in str(e)
+    refusing = comm.allgather(refused)
+    expected = {  # who sees a size unlike its own
+        "bcast": [r != 0 for r in range(comm.size)],
+        "reduce": [r == 0 for r in range(comm.size)],
+        "allreduce": [True] * comm.size,
+    }[collective]
+    assert_all(comm, refusing == expected, f"refusing ranks {refusing}, expected {expected}")
+    for i in range(10):
+        y = np.full(3, float(i)) if comm.rank == 0 else np.zeros(3)
+        run_all(comm, shancoll.bcast, comm, y, root=0, **kw)
+        assert_all(comm, np.all(y == i), f"bcast {i} afterwards")
+        total = np.zeros(3)
+        run_all(comm, shancoll.allreduce, comm, np.full(3, 1.0), total, **kw)
+        assert_all(comm, np.all(total == comm.size), f"allreduce {i} afterwards")
+
+
 def test_allgatherv_counts_that_differ_are_refused(pair):
     counts = [20000, 20000] if pair.rank == 0 else [10000, 20000]
     mine = np.ones(counts[pair.rank])

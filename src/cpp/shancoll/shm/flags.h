@@ -22,6 +22,18 @@ constexpr std::size_t kCacheLine = 64;
 constexpr std::size_t kFlagBytes = sizeof(std::uint64_t);
 constexpr std::size_t kInlineBytes = kCacheLine - kFlagBytes;
 
+// An inline line's flag may also carry the size of its data: the writer's
+// counter above six bits of size (at most kInlineBytes), so that a reader
+// whose own size differs sees it; a writer that refuses the call writes
+// kRefusedSize. A wait for counter c waits for inline_flag(c, 0).
+constexpr int kInlineSizeBits = 6;
+constexpr std::size_t kRefusedSize = (std::size_t{1} << kInlineSizeBits) - 1;
+static_assert(kInlineBytes < kRefusedSize);
+constexpr std::uint64_t inline_flag(std::uint64_t counter, std::size_t bytes) {
+  return counter << kInlineSizeBits | bytes;
+}
+constexpr std::size_t inline_size(std::uint64_t flag) { return flag & kRefusedSize; }
+
 // x rounded up to whole lines: areas that start on a line share none.
 constexpr std::size_t line_align(std::size_t x) {
   return (x + kCacheLine - 1) / kCacheLine * kCacheLine;

@@ -74,13 +74,17 @@ void allreduce_release_gather(Comm& comm, const AllreduceArgs& args, const Optio
     stats.node_count = 1;
     return;
   }
-  rg_reduce_on_node(ctx, input, args.recv, args.count, *args.reducer, 0, o, timeout, stats);
+  bool sizes_differ =
+      rg_reduce_on_node(ctx, input, args.recv, args.count, *args.reducer, 0, o, timeout, stats);
   if (ctx.topo.node_count > 1) {
     Comm* leaders = leaders_comm(comm, ctx, o, timeout);
     if (leaders) allreduce_leaders(*leaders, args, o, opt, stats);
   }
-  rg_bcast_on_node(ctx, args.recv, args.bytes(), 0, o, timeout, stats);
+  // A root that saw sizes differ in the reduce says so to every reader.
+  sizes_differ |=
+      rg_bcast_on_node(ctx, args.recv, args.bytes(), 0, o, timeout, stats, sizes_differ);
   stats.node_count = ctx.topo.node_count;
+  if (sizes_differ) throw_sizes_differ(ctx, args.bytes());
 }
 
 }  // namespace shancoll

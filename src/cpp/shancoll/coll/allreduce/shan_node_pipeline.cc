@@ -166,17 +166,9 @@ void run_whole(const Pipeline& p, std::uint64_t g, std::int64_t e, Stats& stats)
   stats.intra_bytes += static_cast<std::int64_t>(bytes);
 }
 
-// An inline line's flag: the chunk's number above the writer's byte count
-// (at most kInlineBytes, six bits), so every rank sees a peer whose count
-// differs from its own.
-constexpr int kInlineSizeBits = 6;
-static_assert(kInlineBytes < (1u << kInlineSizeBits));
-std::uint64_t inline_flag(std::uint64_t g, std::size_t bytes) {
-  return (g + 1) << kInlineSizeBits | bytes;
-}
-
 // The whole path for a message of at most kInlineBytes: my input and ready
-// flag in my inline line, every rank's line read once its flag says g + 1.
+// flag (with my size, flags.h) in my inline line, every rank's line read
+// once its flag says g + 1.
 // Per rank: one store of its line, n - 1 line transfers in, all at once.
 // Ranks whose counts differ all refuse the call once they have read every
 // line, so the chunk counters stay in step and the communicator usable.
@@ -184,13 +176,13 @@ void run_inline(const Pipeline& p, std::uint64_t g, std::int64_t e, Stats& stats
   const std::size_t bytes = static_cast<std::size_t>(e) * p.esize;
   std::byte* mine = p.inline_line(p.me, g);
   std::memcpy(mine + kFlagBytes, p.args.send ? p.args.send : p.args.recv, bytes);
-  release_store(mine, inline_flag(g, bytes));  // after the data (flags.h)
+  release_store(mine, inline_flag(g + 1, bytes));  // after the data (flags.h)
   int differs = -1;
   for (int j = 0; j < p.n; ++j) {
     if (j == p.me) continue;
     const std::byte* line = p.inline_line(j, g);
-    wait_flag_reaches(line, inline_flag(g, 0), "shan allreduce: inputs", p.timeout);
-    if (acquire_load(line) != inline_flag(g, bytes)) differs = j;
+    wait_flag_reaches(line, inline_flag(g + 1, 0), "shan allreduce: inputs", p.timeout);
+    if (acquire_load(line) != inline_flag(g + 1, bytes)) differs = j;
   }
   if (differs >= 0)
     throw ArgumentError("count: the local ranks' calls differ (local rank " +

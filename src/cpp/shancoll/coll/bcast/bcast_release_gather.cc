@@ -38,9 +38,10 @@ void bcast_release_gather(Comm& comm, const BcastArgs& args, const Options& opt,
   rg_check_sockets(t, release_gather_options(opt));
   const int rep = node_representative(t, t.node, args.root);
   if (t.node_count > 1 && comm.rank() == rep) bcast_between_nodes(comm, ctx, args, timeout, stats);
-  rg_bcast_on_node(ctx, args.buf, args.bytes, t.local_rank_of[rep], release_gather_options(opt),
-                   timeout, stats);
   stats.node_count = t.node_count;
+  if (rg_bcast_on_node(ctx, args.buf, args.bytes, t.local_rank_of[rep], release_gather_options(opt),
+                       timeout, stats))
+    throw_sizes_differ(ctx, args.bytes);
 }
 
 }  // namespace shancoll

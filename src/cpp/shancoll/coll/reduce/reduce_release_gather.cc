@@ -50,11 +50,13 @@ void reduce_release_gather(Comm& comm, const ReduceArgs& args, const Options& op
   std::byte* scratch = me_rep && t.node_count > 1 ? comm.scratch(2 * bytes) : nullptr;
   std::byte* partial = me_root ? args.recv : scratch;
   const std::byte* input = args.send ? args.send : args.recv;
-  rg_reduce_on_node(ctx, input, partial, args.count, *args.reducer, t.local_rank_of[rep],
-                    release_gather_options(opt), timeout, stats);
+  const bool sizes_differ =
+      rg_reduce_on_node(ctx, input, partial, args.count, *args.reducer, t.local_rank_of[rep],
+                        release_gather_options(opt), timeout, stats);
   if (t.node_count > 1 && me_rep)
     reduce_between_nodes(comm, ctx, args, partial, scratch + bytes, timeout, stats);
   stats.node_count = t.node_count;
+  if (sizes_differ) throw_sizes_differ(ctx, args.bytes());
 }
 
 }  // namespace shancoll

@@ -178,6 +178,7 @@ RgPhase::RgPhase(NodeContext& ctx, const ReleaseGatherOptions& o, bool reduce, i
       reduce_(reduce),
       me_(ctx.topo.local_rank),
       local_size_(ctx.topo.local_size()),
+      total_(bytes),
       timeout_(timeout),
       stats_(stats) {
   if (reuse_plan(o, local_root, bytes, elem)) return;
@@ -212,7 +213,6 @@ RgPhase::RgPhase(NodeContext& ctx, const ReleaseGatherOptions& o, bool reduce, i
     peers_ = ctx.peer_memory.get();
     chunk_ = kSingleCopyChunk;
     call_ = ++st_.single_copy_calls;
-    total_ = bytes;
   }
   if (bytes > 0) enter_region();
   remember_plan(o, local_root, bytes, elem);
@@ -369,9 +369,10 @@ const std::byte* RgPhase::bcast_inline(const std::byte* root_data, std::size_t b
   if (root()) {
     wait_consumed(region_.last_use[slot]);
     std::memcpy(line + kFlagBytes, root_data, bytes);
-    release_store(line, r);
+    release_store(line, inline_flag(r, sizes_differ_ ? kRefusedSize : bytes));
   } else {
-    wait_flag(line, r, "release_gather: the root's release");
+    wait_flag(line, inline_flag(r, 0), "release_gather: the root's release");
+    if (inline_size(acquire_load(line)) != bytes) sizes_differ_ = true;
   }
   region_.last_use[slot] = chunk;
   return line + kFlagBytes;
@@ -401,7 +402,8 @@ std::byte* RgPhase::reduce_slot(bool data_copy) {
 const std::byte* RgPhase::reduce_child(int c) {
   if (config_.inline_data) {
     std::byte* line = inline_line(c, slot_);
-    wait_flag(line, st_.gather_state, "release_gather: a child's gather");
+    wait_flag(line, inline_flag(st_.gather_state, 0), "release_gather: a child's gather");
+    if (inline_size(acquire_load(line)) != static_cast<std::size_t>(total_)) sizes_differ_ = true;
     return line + kFlagBytes;
   }
   wait_flag(gather_line(c), st_.gather_state, "release_gather: a child's gather");
@@ -411,7 +413,11 @@ const std::byte* RgPhase::reduce_child(int c) {
 // My gather flag tells my children their slots are free (and drains that I
 // am done); inlined, the slot's line also carries the flag my parent reads.
 void RgPhase::reduce_publish() {
-  if (config_.inline_data && !root()) release_store(inline_line(me_, slot_), st_.gather_state);
+  if (config_.inline_data && !root()) {
+    const auto bytes = static_cast<std::size_t>(total_);
+    release_store(inline_line(me_, slot_),
+                  inline_flag(st_.gather_state, sizes_differ_ ? kRefusedSize : bytes));
+  }
   release_store(gather_line(me_), st_.gather_state);
 }
 

@@ -178,6 +178,11 @@ class RgPhase {
   const pattern::TreeNode& node() const { return *node_; }
   bool inlined() const { return config_.inline_data; }
   bool single_copy() const { return config_.single_copy; }
+  // Inlined chunks carry their writer's size (flags.h): whether a reader saw
+  // one unlike its own (or a writer that refused), so the ranks' calls
+  // differ. The step is still done, so the calls stay in step.
+  bool sizes_differ() const { return sizes_differ_; }
+  void refuse() { sizes_differ_ = true; }  // my inlined chunks tell my readers
   std::int64_t chunk_bytes() const { return chunk_; }
 
   // Bcast chunk: the root fills the next slot (waiting for it to be free),
@@ -227,7 +232,8 @@ class RgPhase {
   int me_;
   int local_size_;
   std::int64_t chunk_ = 0;
-  std::int64_t total_ = 0;             // the call's bytes on this rank
+  std::int64_t total_ = 0;  // the call's bytes on this rank
+  bool sizes_differ_ = false;
   int slot_ = 0;                       // this chunk's slot
   std::vector<int> synthetic_map_;     // the sockets option's map, when given
   const PeerMemory* peers_ = nullptr;  // when single_copy
@@ -263,14 +269,21 @@ class RgBarrier {
 
 // The collectives on one node (collective over the node's ranks); the
 // multi-node compositions are in bcast/, reduce/ and allreduce/.
-// Bcast of `bytes` from local rank `local_root`, in chunks.
-void rg_bcast_on_node(NodeContext& ctx, std::byte* buf, std::int64_t bytes, int local_root,
-                      const ReleaseGatherOptions& o, double timeout, Stats& stats);
+// Both return whether this rank saw that the local ranks' sizes differ
+// (inlined messages, RgPhase::sizes_differ): the step is complete, and the
+// caller refuses the call (throw_sizes_differ) once its other steps are.
+// Bcast of `bytes` from local rank `local_root`, in chunks; a root that
+// `refuses` tells every reader so (an allreduce whose reduce saw a size
+// differ).
+[[nodiscard]] bool rg_bcast_on_node(NodeContext& ctx, std::byte* buf, std::int64_t bytes,
+                                    int local_root, const ReleaseGatherOptions& o, double timeout,
+                                    Stats& stats, bool refuses = false);
 // Reduce of `count` elements of `send` into the local root's `result`
 // (send == result: in place). `result` is ignored elsewhere.
-void rg_reduce_on_node(NodeContext& ctx, const std::byte* send, std::byte* result,
-                       std::int64_t count, const Reducer& reducer, int local_root,
-                       const ReleaseGatherOptions& o, double timeout, Stats& stats);
+[[nodiscard]] bool rg_reduce_on_node(NodeContext& ctx, const std::byte* send, std::byte* result,
+                                     std::int64_t count, const Reducer& reducer, int local_root,
+                                     const ReleaseGatherOptions& o, double timeout, Stats& stats);
+[[noreturn]] void throw_sizes_differ(const NodeContext& ctx, std::int64_t bytes);
 
 // Reduce by single copy on a node of exactly two ranks, from a size on
 // (release_gather_single_copy.cc); `result` as for rg_reduce_on_node, or,

@@ -21,8 +21,10 @@
 //           gather line once per 8 calls.
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "shancoll/coll/release_gather/release_gather.h"
+#include "shancoll/error.h"
 
 namespace shancoll {
 
@@ -53,17 +55,19 @@ const pattern::TreeNode& node_tree(NodeContext& ctx, int root) {
   return memo.node;
 }
 
-void rg_bcast_on_node(NodeContext& ctx, std::byte* buf, std::int64_t bytes, int local_root,
-                      const ReleaseGatherOptions& o, double timeout, Stats& stats) {
-  if (ctx.topo.local_size() == 1) return;
+bool rg_bcast_on_node(NodeContext& ctx, std::byte* buf, std::int64_t bytes, int local_root,
+                      const ReleaseGatherOptions& o, double timeout, Stats& stats, bool refuses) {
+  if (ctx.topo.local_size() == 1) return false;
   RgPhase phase(ctx, o, false, local_root, bytes, 1, timeout, stats);
+  if (refuses) phase.refuse();
   for (std::int64_t off = 0; off < bytes; off += phase.chunk_bytes()) {
     const auto n = static_cast<std::size_t>(std::min(phase.chunk_bytes(), bytes - off));
     if (phase.single_copy()) {
       phase.bcast_single_copy(buf, static_cast<std::size_t>(off), n);  // counts its copies
     } else {
       const std::byte* data = phase.bcast_release(buf + off, n);
-      if (!phase.root()) std::memcpy(buf + off, data, n);  // after the acquire in the release
+      if (!phase.root() && !phase.sizes_differ())
+        std::memcpy(buf + off, data, n);  // after the acquire in the release
       stats.intra_messages += 1;
       stats.intra_bytes += static_cast<std::int64_t>(n);
     }
@@ -71,6 +75,13 @@ void rg_bcast_on_node(NodeContext& ctx, std::byte* buf, std::int64_t bytes, int 
     stats.rounds += 2;
     stats.block_count += 1;
   }
+  return phase.sizes_differ();
+}
+
+void throw_sizes_differ(const NodeContext& ctx, std::int64_t bytes) {
+  throw ArgumentError("count: the local ranks' calls differ (this one, local rank " +
+                      std::to_string(ctx.topo.local_rank) + ", has " + std::to_string(bytes) +
+                      " bytes; another has not): MPI requires the same on every rank");
 }
 
 namespace {
@@ -96,17 +107,19 @@ void reduce_chunk(RgPhase& phase, const std::byte* input, std::byte* dst, std::i
 
 }  // namespace
 
-void rg_reduce_on_node(NodeContext& ctx, const std::byte* send, std::byte* result,
+bool rg_reduce_on_node(NodeContext& ctx, const std::byte* send, std::byte* result,
                        std::int64_t count, const Reducer& reducer, int local_root,
                        const ReleaseGatherOptions& o, double timeout, Stats& stats) {
   const std::size_t elem = reducer.elem_size();
   const std::int64_t bytes = count * static_cast<std::int64_t>(elem);
   if (ctx.topo.local_size() == 1) {
     if (send != result && bytes > 0) std::memcpy(result, send, static_cast<std::size_t>(bytes));
-    return;
+    return false;
   }
-  if (rg_reduce_pair_fits(ctx, o, bytes))
-    return rg_reduce_pair(ctx, send, result, count, reducer, local_root, false, timeout, stats);
+  if (rg_reduce_pair_fits(ctx, o, bytes)) {
+    rg_reduce_pair(ctx, send, result, count, reducer, local_root, false, timeout, stats);
+    return false;  // the pair compares its sizes itself
+  }
   RgPhase phase(ctx, o, true, local_root, bytes, elem, timeout, stats);
   const std::int64_t chunk = phase.chunk_bytes() / static_cast<std::int64_t>(elem);
   for (std::int64_t first = 0; first < count; first += chunk) {
@@ -124,6 +137,7 @@ void rg_reduce_on_node(NodeContext& ctx, const std::byte* send, std::byte* resul
     stats.rounds += 1;
     stats.block_count += 1;
   }
+  return phase.sizes_differ();
 }
 
 }  // namespace shancoll
