@@ -19,6 +19,7 @@ import pytest
 
 from shancoll.bench import kernel, plot, report, results, sweep
 from shancoll.bench.series import (
+    COLLECTIVES,
     check_distribution,
     distribution_bytes,
     format_bytes,
@@ -91,6 +92,21 @@ def test_distribution_examples():
     assert distribution_bytes("regular", 1024, 3, itemsize=4) == [1024] * 3
     with pytest.raises(ValueError, match="distribution"):
         distribution_bytes("zipf", 1024, 4)
+
+
+def test_every_collective_is_timed_as_itself():
+    """The kernel's point class per collective: scan, exscan and
+    reduce_scatter_block once fell through to the allgatherv points (a merge
+    had dropped them from MESSAGE_COLLECTIVES), so the sweep timed allgatherv
+    under their names and refused their own algorithms."""
+    expected = {"allgatherv": kernel.Point, "allgather": kernel.Point,
+                "intergroup": kernel.InterPoint, "alltoall": kernel.AlltoallPoint,
+                "alltoallv": kernel.AlltoallPoint}  # fmt: skip
+    for collective in COLLECTIVES:
+        want = expected.get(collective, kernel.MessagePoint)
+        assert kernel.point_class(collective) is want, collective
+    with pytest.raises(ValueError, match="no benchmark point"):
+        kernel.point_class("allgatherw")
 
 
 def test_series_labels():

@@ -53,11 +53,8 @@ COLLECTIVES += ("alltoall", "alltoallv")
 # op SUM; both sides timed by this kernel through Python.
 MESSAGE_COLLECTIVES = ("allreduce", "bcast", "reduce", "barrier")  # barrier: one size, 0 bytes
 MESSAGE_COLLECTIVES += ("scan", "exscan", "reduce_scatter_block")  # its block: bytes_per_rank
-COLLECTIVES += ("gather", "scatter")
-# One message of `bytes_per_rank` bytes (regular distribution only; root 0),
-# op SUM; both sides timed by this kernel through Python.
-MESSAGE_COLLECTIVES = ("allreduce", "bcast", "reduce", "barrier")  # barrier: one size, 0 bytes
 # gather, scatter: one block of `bytes_per_rank` per rank, root 0.
+COLLECTIVES += ("gather", "scatter")
 MESSAGE_COLLECTIVES += ("gather", "scatter")
 
 # ---------------------------------------------------------------------------
