@@ -772,7 +772,7 @@ using namespace shancoll::capi;
 
 // A started iallreduce and the timeout of its waits.
 struct shancoll_request_s {
-  std::unique_ptr<AllreduceRequest> request;
+  std::unique_ptr<Request> request;
   double timeout;
 };
 

@@ -9,6 +9,7 @@
 
 #include "shancoll/coll/allreduce/allreduce_request.h"
 #include "shancoll/coll/door.h"
+#include "shancoll/coll/request/request_mpi.h"
 #include "shancoll/cost.h"
 #include "shancoll/error.h"
 #include "shancoll/pattern/nway_dissemination.h"
@@ -110,7 +111,7 @@ Comm& allreduce(const AllreduceCall& call) {
   return comm;
 }
 
-std::unique_ptr<AllreduceRequest> iallreduce(const AllreduceCall& call) {
+std::unique_ptr<Request> iallreduce(const AllreduceCall& call, bool persistent) {
   const CallOptions& co = options_or_defaults(call.options, Collective::iallreduce);
   const std::string_view name = requested(call.algorithm, environment().iallreduce);
   verify_agreement(call.comm, co, shape_of(call, "iallreduce", name));
@@ -120,8 +121,16 @@ std::unique_ptr<AllreduceRequest> iallreduce(const AllreduceCall& call) {
   const Options o = co.resolved();
   Comm& comm = Comm::of(call.comm, o.timeout);
   const AllreduceAlgorithm& algo = select_iallreduce(name, args, comm.size());
-  return comm.run({"iallreduce", algo.name},
-                  [&] { return std::make_unique<AllreduceRequest>(comm, args, algo, o); });
+  return comm.run({"iallreduce", algo.name}, [&] {
+    std::unique_ptr<Engine> engine;
+    if (algo.schedule)
+      engine = std::make_unique<AllreduceScheduleEngine>(comm, comm.nodes(o.ranks_per_node).topo,
+                                                         args, algo);
+    else
+      engine = mpi_allreduce(comm.mpi(), call, persistent);
+    return std::make_unique<Request>(comm, "iallreduce", algo.name, std::move(engine),
+                                     o.wait_timeout(), persistent);
+  });
 }
 
 }  // namespace shancoll
