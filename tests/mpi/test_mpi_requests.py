@@ -413,3 +413,30 @@ def test_virtual_nodes_schedules(comm):
     stats = shancoll.last_stats(comm)
     assert_all(comm, stats.rounds == comm.size - 1, f"rounds {stats.rounds}")
     assert_all(comm, stats.node_count == (comm.size + 1) // 2, f"nodes {stats.node_count}")
+
+
+def test_persistent_inline_allreduce_on_one_node(comm):
+    """shan's persistent small-message engine (lines of the node segment,
+    two per rank used in turn): many starts, the input changed each time,
+    auto picks it where it fits."""
+    one_node = shancoll.topology(comm)["node_count"] == 1 and comm.size > 1
+    for n in (0, 1, 7):
+        send, recv = np.empty(n), np.empty(n)
+        if not one_node:
+            with pytest.raises(ValueError, match="'shan' as a request"):
+                shancoll.allreduce_init(comm, send, recv, algorithm="shan")
+            continue
+        req = shancoll.allreduce_init(comm, send, recv, algorithm="shan")
+        auto = shancoll.allreduce_init(comm, send, recv)
+        assert req.algorithm == "shan" and auto.algorithm == "shan"
+        auto.free()
+        for k in range(25):  # more than the two lines per rank
+            send[:] = np.arange(n) * (comm.rank + 1) + k
+            want = np.empty(n)
+            comm.Allreduce(send, want, op=MPI.SUM)
+            req.start()
+            req.wait(timeout=TIMEOUT)
+            assert_all(comm, np.array_equal(recv, want), f"shan persistent n={n} start {k}")
+        req.free()
+    with pytest.raises(ValueError, match="unknown iallreduce algorithm 'shan'"):
+        shancoll.iallreduce(comm, np.ones(1), np.ones(1), algorithm="shan")

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "shancoll/coll/allreduce/allreduce_persistent_inline.h"
 #include "shancoll/coll/allreduce/allreduce_request.h"
 #include "shancoll/coll/door.h"
 #include "shancoll/coll/request/request_mpi.h"
@@ -79,6 +80,21 @@ const AllreduceAlgorithm& auto_allreduce(Comm& comm, const AllreduceArgs& args, 
       });
 }
 
+// shan's persistent small-message engine where it fits (persistent `auto`
+// and `shan`): the node's lines beat any message schedule and MPI's own
+// persistent allreduce (docs/performance.md); null where it does not fit.
+std::unique_ptr<Request> persistent_inline(Comm& comm, const AllreduceArgs& args,
+                                           const Options& o) {
+  NodeContext& ctx = comm.nodes(o.ranks_per_node);
+  if (!persistent_inline_fits(ctx.topo, args)) return nullptr;
+  return comm.run({"iallreduce", "shan"}, [&] {
+    return std::make_unique<Request>(
+        comm, "iallreduce", "shan",
+        std::make_unique<InlineAllreduceEngine>(ctx.topo, args, ctx.call_timeout), o.wait_timeout(),
+        true);
+  });
+}
+
 }  // namespace
 
 void copy_input(const AllreduceArgs& args) {
@@ -120,6 +136,13 @@ std::unique_ptr<Request> iallreduce(const AllreduceCall& call, bool persistent) 
   const AllreduceArgs args = args_of(call, reducer, co);
   const Options o = co.resolved();
   Comm& comm = Comm::of(call.comm, o.timeout);
+  if (persistent && (name == "auto" || name == "shan")) {
+    if (auto inline_request = persistent_inline(comm, args, o)) return inline_request;
+    if (name == "shan")
+      throw ArgumentError(
+          "algorithm: 'shan' as a request is the persistent allreduce of at most 56 bytes on one "
+          "node of several ranks");
+  }
   const AllreduceAlgorithm& algo = select_iallreduce(name, args, comm.size());
   return comm.run({"iallreduce", algo.name}, [&] {
     std::unique_ptr<Engine> engine;
