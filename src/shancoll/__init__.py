@@ -47,7 +47,7 @@ from . import _one_mpi  # noqa: F401  (first: the extension beside mpi4py's MPI 
 # isort: split
 from . import _core
 from ._allreduce import (
-    AllreduceRequest,
+    AllreduceRequest,  # noqa: F401  (the old name of Request, kept for callers)
     allreduce,
     allreduce_init,
     iallreduce,
@@ -128,7 +128,6 @@ def _version() -> str:
 __version__: str = _version()
 
 __all__ = [
-    "AllreduceRequest",
     "ArgumentError",
     "CollectiveTimeout",
     "MPIError",

@@ -16,7 +16,7 @@ from mpi4py import MPI
 
 from . import _core
 
-__all__ = ["AllreduceRequest", "allreduce", "allreduce_init", "iallreduce", "reduction_kernels"]
+__all__ = ["allreduce", "allreduce_init", "iallreduce", "reduction_kernels"]
 
 
 def reduction_kernels() -> dict[str, Any]:

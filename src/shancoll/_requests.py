@@ -18,19 +18,17 @@ from . import _core
 from ._alltoall import alltoall, alltoallv
 from ._barrier import barrier
 from ._collectives import allgather, allgatherv
+from ._core import Request, startall
 from ._gather import gather, gatherv
 from ._reduce_scatter import reduce_scatter, reduce_scatter_block
 from ._rooted import bcast, reduce
 from ._scan import exscan, scan
 from ._scatter import scatter, scatterv
 
-Request = _core.Request
-startall = _core.startall
-
 _NONBLOCKING, _PERSISTENT = 1, 2
 
-_NONBLOCKING_DOC = """Nonblocking :func:`shancoll.{name}`: starts it and returns its
-:class:`shancoll.Request`.
+_NONBLOCKING_DOC = """Nonblocking :func:`shancoll.{name}`: starts it and returns
+its :class:`shancoll.Request`.
 
 Arguments as for :func:`shancoll.{name}` (``timeout`` is the default of the
 request's ``wait``). Algorithms: ``auto`` (``mpi``), ``mpi`` (the MPI
