@@ -392,7 +392,7 @@ def test_misuse_is_refused_clearly(comm):
         req.wait()
     nb = shancoll.ibarrier(comm)
     nb.wait(timeout=TIMEOUT)
-    with pytest.raises(ValueError, match="only a persistent request"):
+    with pytest.raises(ValueError, match="only a persistent request is started"):
         nb.start()
     with pytest.raises(ValueError, match=r"algorithm: 'ring' has no request form for bcast"):
         shancoll.ibcast(comm, send, 0, algorithm="ring")

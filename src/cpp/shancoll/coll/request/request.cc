@@ -58,9 +58,8 @@ void Request::begin() {
 
 void Request::start() {
   if (!persistent_)
-    throw ArgumentError(std::string("request: a nonblocking ") + collective_ +
-                        " starts when it is made; only a persistent request (" + collective_ +
-                        "_init) is started");
+    throw ArgumentError(std::string("request: this nonblocking ") + collective_ +
+                        " started when it was made; only a persistent request is started");
   if (!done_)
     throw ArgumentError(std::string("request: the persistent ") + collective_ +
                         " is still active (started and not completed); wait for it first");
