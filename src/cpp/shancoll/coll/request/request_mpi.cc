@@ -1,5 +1,7 @@
 #include "shancoll/coll/request/request_mpi.h"
 
+#include <climits>
+#include <string>
 #include <utility>
 
 #include "shancoll/coll/allgatherv/allgatherv.h"
@@ -233,6 +235,50 @@ std::unique_ptr<Engine> mpi_scan(MPI_Comm comm, const ScanCall& c, bool exclusiv
         return mpi_post(p, r, PMPI_Iscan_c, PMPI_Scan_init_c, send, recv, count, type, op, comm);
       },
       persistent, "MPI_Iscan_c");
+}
+
+#else  // MPI-3 (SimGrid SMPI): the allreduce's int-count nonblocking call only
+
+namespace {
+
+// The persistent collectives and the _c calls are MPI-4's.
+[[noreturn]] void needs_mpi4(const char* collective) {
+  throw ArgumentError(std::string("algorithm: 'mpi' requests of ") + collective +
+                      " need an MPI-4 library (MPI_<Coll>_init, MPI_Count counts)");
+}
+
+}  // namespace
+
+std::unique_ptr<Engine> mpi_allreduce(MPI_Comm comm, const AllreduceCall& c, bool persistent) {
+  if (persistent || c.count > INT_MAX) needs_mpi4("allreduce");
+  const void* send = c.send ? c.send : MPI_IN_PLACE;
+  const MPI_Datatype type = c.datatype != MPI_DATATYPE_NULL ? c.datatype : dtype_mpi(c.type);
+  return std::make_unique<MpiEngine>(
+      [=, recv = c.recv, count = static_cast<int>(c.count), op = c.op](bool, MPI_Request* r) {
+        return PMPI_Iallreduce(send, recv, count, type, op, comm, r);
+      },
+      false, "MPI_Iallreduce");
+}
+std::unique_ptr<Engine> mpi_barrier(MPI_Comm, bool) { needs_mpi4("barrier"); }
+std::unique_ptr<Engine> mpi_bcast(MPI_Comm, const BcastCall&, bool) { needs_mpi4("bcast"); }
+std::unique_ptr<Engine> mpi_reduce(MPI_Comm, const ReduceCall&, bool) { needs_mpi4("reduce"); }
+std::unique_ptr<Engine> mpi_gatherv(MPI_Comm, const GathervCall&, int, int, bool) {
+  needs_mpi4("gather(v)");
+}
+std::unique_ptr<Engine> mpi_scatterv(MPI_Comm, const ScattervCall&, int, int, bool) {
+  needs_mpi4("scatter(v)");
+}
+std::unique_ptr<Engine> mpi_allgatherv(MPI_Comm, const AllgathervCall&, int, bool) {
+  needs_mpi4("allgather(v)");
+}
+std::unique_ptr<Engine> mpi_alltoallv(MPI_Comm, const AlltoallvCall&, bool) {
+  needs_mpi4("alltoall(v)");
+}
+std::unique_ptr<Engine> mpi_reduce_scatter(MPI_Comm, const ReduceScatterCall&, int, bool, bool) {
+  needs_mpi4("reduce_scatter(_block)");
+}
+std::unique_ptr<Engine> mpi_scan(MPI_Comm, const ScanCall&, bool, bool) {
+  needs_mpi4("scan/exscan");
 }
 
 #endif  // MPI_VERSION >= 4
