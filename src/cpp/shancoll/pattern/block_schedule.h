@@ -3,12 +3,12 @@
 // point-to-point messages of byte ranges.
 //
 // ---- Representation
-// A Piece is a byte range of one of the rank's buffers: the caller's send
+// A Region is a byte range of one of the rank's buffers: the caller's send
 // buffer, its receive buffer, or the request's own scratch (scratch_bytes).
 //   setup     local copies, once per run, before round 0 (the rank's own
 //             block, an in-place send buffer saved to scratch);
 //   round r   its receives and sends are posted together; the next round
-//             starts when all of them are complete. A send's piece holds its
+//             starts when all of them are complete. A send's region holds its
 //             final value by then (setup, or a receive of an earlier round).
 // Ranks need not have the same number of rounds: every message of a run
 // carries the run's one tag, and MPI's non-overtaking rule matches the
@@ -43,18 +43,18 @@ namespace shancoll::pattern {
 
 enum class Buf : unsigned char { send, recv, scratch };
 
-struct Piece {
+struct Region {
   Buf buf = Buf::recv;
   std::int64_t offset = 0, bytes = 0;
 };
 
 struct Move {  // a send (to peer) or a receive (from peer)
   int peer;
-  Piece piece;
+  Region region;
 };
 
 struct Copy {
-  Piece dst, src;
+  Region dst, src;
 };
 
 struct BlockRound {
@@ -78,7 +78,7 @@ inline BlockSchedule dissemination_barrier_schedule(int size, int rank) {
 
 inline BlockSchedule binomial_bcast_schedule(int size, int rank, int root, std::int64_t bytes) {
   BlockSchedule s;
-  const Piece all{Buf::recv, 0, bytes};
+  const Region all{Buf::recv, 0, bytes};
   const int v = mod_rank(rank - root, size);
   if (v != 0) s.rounds.push_back({{}, {{mod_rank(binomial_tree_parent(v) + root, size), all}}});
   BlockRound down;
@@ -92,7 +92,7 @@ inline BlockSchedule binomial_bcast_schedule(int size, int rank, int root, std::
 inline BlockSchedule ring_allgatherv_schedule(int size, int rank, const std::int64_t* counts,
                                               const std::int64_t* displs, bool in_place) {
   BlockSchedule s;
-  const auto block = [&](int b) { return Piece{Buf::recv, displs[b], counts[b]}; };
+  const auto block = [&](int b) { return Region{Buf::recv, displs[b], counts[b]}; };
   if (!in_place) s.setup.push_back({block(rank), {Buf::send, 0, counts[rank]}});
   for (int step = 0; step < ring_rounds(size); ++step)
     s.rounds.push_back({{{ring_send_to(rank, size), block(ring_send_block(rank, size, step))}},
@@ -108,10 +108,10 @@ inline BlockSchedule pairwise_alltoallv_schedule(int size, int rank,
                                                  const std::int64_t* recv_counts,
                                                  const std::int64_t* recv_displs, bool in_place) {
   BlockSchedule s;
-  const auto in = [&](int q) { return Piece{Buf::recv, recv_displs[q], recv_counts[q]}; };
+  const auto in = [&](int q) { return Region{Buf::recv, recv_displs[q], recv_counts[q]}; };
   const auto out = [&](int q) {
-    return in_place ? Piece{Buf::scratch, recv_displs[q], recv_counts[q]}
-                    : Piece{Buf::send, send_displs[q], send_counts[q]};
+    return in_place ? Region{Buf::scratch, recv_displs[q], recv_counts[q]}
+                    : Region{Buf::send, send_displs[q], send_counts[q]};
   };
   if (in_place) {
     for (int q = 0; q < size; ++q)

@@ -43,11 +43,11 @@ Request::~Request() {
 }
 
 void Request::begin() {
+  engine_->start();  // first: a start that throws leaves the request inactive
   done_ = false;
   recorded_ = false;
   idle_tests_ = 0;
   rounds_.store(0, std::memory_order_relaxed);
-  engine_->start();
   if (step()) {
     finish();
   } else {

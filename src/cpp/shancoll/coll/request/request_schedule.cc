@@ -36,7 +36,7 @@ void ScheduleEngine::cancel_posted() {
   requests_.clear();
 }
 
-std::byte* ScheduleEngine::at(const pattern::Piece& p) const {
+std::byte* ScheduleEngine::at(const pattern::Region& p) const {
   switch (p.buf) {
     case pattern::Buf::send:
       return const_cast<std::byte*>(send_) + p.offset;  // only ever sent or copied from
@@ -53,9 +53,9 @@ void ScheduleEngine::post_round() {
   requests_.assign(rd.recvs.size() + rd.sends.size(), MPI_REQUEST_NULL);
   std::size_t i = 0;
   for (const pattern::Move& m : rd.recvs)
-    irecv_bytes(at(m.piece), m.piece.bytes, m.peer, tag_, comm_.mpi(), &requests_[i++]);
+    irecv_bytes(at(m.region), m.region.bytes, m.peer, tag_, comm_.mpi(), &requests_[i++]);
   for (const pattern::Move& m : rd.sends)
-    isend_bytes(at(m.piece), m.piece.bytes, m.peer, tag_, comm_.mpi(), &requests_[i++]);
+    isend_bytes(at(m.region), m.region.bytes, m.peer, tag_, comm_.mpi(), &requests_[i++]);
   posted_ = true;
 }
 
@@ -86,7 +86,7 @@ void ScheduleEngine::count(Stats& stats) const {
   stats.rounds = static_cast<std::int64_t>(schedule_.rounds.size());
   stats.node_count = topo_.node_count;
   for (const pattern::BlockRound& rd : schedule_.rounds)
-    for (const pattern::Move& m : rd.sends) count_message(topo_, m.peer, m.piece.bytes, stats);
+    for (const pattern::Move& m : rd.sends) count_message(topo_, m.peer, m.region.bytes, stats);
 }
 
 }  // namespace shancoll

@@ -38,7 +38,7 @@ class ScheduleEngine final : public Engine {
   void count(Stats& stats) const override;
 
  private:
-  std::byte* at(const pattern::Piece& piece) const;
+  std::byte* at(const pattern::Region& region) const;
   void post_round();
   void cancel_posted();
 
