@@ -161,7 +161,7 @@ def allreduce(
     raise AssertionError("unreachable: the builtin function below runs the call")
 
 
-AllreduceRequest = _core.AllreduceRequest  # the old name of shancoll.Request
+AllreduceRequest = _core.Request  # the old name of shancoll.Request
 
 
 def iallreduce(

@@ -11,14 +11,14 @@ the blocking ones' under a new name and docstring, so the two cannot drift.
 from __future__ import annotations
 
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from . import _core
 from ._alltoall import alltoall, alltoallv
 from ._barrier import barrier
 from ._collectives import allgather, allgatherv
-from ._core import Request, startall
+from ._core import Request
 from ._gather import gather, gatherv
 from ._reduce_scatter import reduce_scatter, reduce_scatter_block
 from ._rooted import bcast, reduce
@@ -26,6 +26,17 @@ from ._scan import exscan, scan
 from ._scatter import scatter, scatterv
 
 _NONBLOCKING, _PERSISTENT = 1, 2
+
+
+def startall(requests: Iterable[Request]) -> None:
+    """Starts every persistent request of ``requests``, in order (``MPI_Startall``).
+
+    Every rank starts the same requests in the same order. ``ValueError``
+    (naming ``request``) for a request that is still active, freed, or not
+    persistent; the requests before it in the list are started then.
+    """
+    _core.startall(requests)
+
 
 _NONBLOCKING_DOC = """Nonblocking :func:`shancoll.{name}`: starts it and returns
 its :class:`shancoll.Request`.

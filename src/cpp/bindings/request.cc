@@ -239,7 +239,6 @@ void bind_request_type(py::module_& m) {
   if (!type) throw py::error_already_set();
   request_type = reinterpret_cast<PyTypeObject*>(type);  // kept: the module holds it too
   m.attr("Request") = py::reinterpret_borrow<py::object>(type);
-  m.attr("AllreduceRequest") = m.attr("Request");
   m.def("startall", &startall, py::arg("requests"),
         "Starts every persistent request of `requests`, in order.");
 }

@@ -77,8 +77,8 @@ Runner runner(Mode mode) {
 // ArgumentError naming comm: requests on inter-communicators are not offered.
 void refuse_inter_request(Mode mode, const char* collective);
 
-// Adds the type to the module as Request (and AllreduceRequest, its old
-// name), and startall.
+// Adds the type to the module as Request (shancoll.AllreduceRequest is its
+// old name, kept in Python), and startall.
 void bind_request_type(pybind11::module_& m);
 
 }  // namespace shancoll::bindings
