@@ -185,4 +185,5 @@ def test_every_public_function_has_its_signature_and_help():
 
 
 NOT_ON_A_COMMUNICATOR = {"algorithms", "on_error", "reduction_kernels", "reload_environment",
-                         "rules_info", "rules_path", "set_on_error", "set_rules"}  # fmt: skip
+                         "rules_info", "rules_path", "set_on_error", "set_rules",
+                         "startall"}  # fmt: skip

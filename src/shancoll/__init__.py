@@ -46,7 +46,13 @@ from . import _one_mpi  # noqa: F401  (first: the extension beside mpi4py's MPI 
 
 # isort: split
 from . import _core
-from ._allreduce import AllreduceRequest, allreduce, iallreduce, reduction_kernels
+from ._allreduce import (
+    AllreduceRequest,  # noqa: F401  (the old name of Request, kept for callers)
+    allreduce,
+    allreduce_init,
+    iallreduce,
+    reduction_kernels,
+)
 from ._alltoall import alltoall, alltoallv
 from ._barrier import barrier
 from ._collectives import (
@@ -62,6 +68,40 @@ from ._collectives import (
 from ._gather import gather, gatherv
 from ._on_error import on_error, set_on_error
 from ._reduce_scatter import reduce_scatter, reduce_scatter_block
+from ._requests import (
+    Request,
+    allgather_init,
+    allgatherv_init,
+    alltoall_init,
+    alltoallv_init,
+    barrier_init,
+    bcast_init,
+    exscan_init,
+    gather_init,
+    gatherv_init,
+    iallgather,
+    iallgatherv,
+    ialltoall,
+    ialltoallv,
+    ibarrier,
+    ibcast,
+    iexscan,
+    igather,
+    igatherv,
+    ireduce,
+    ireduce_scatter,
+    ireduce_scatter_block,
+    iscan,
+    iscatter,
+    iscatterv,
+    reduce_init,
+    reduce_scatter_block_init,
+    reduce_scatter_init,
+    scan_init,
+    scatter_init,
+    scatterv_init,
+    startall,
+)
 from ._rooted import bcast, reduce
 from ._rules import reload_environment, rules_info, rules_path, set_rules
 from ._scan import exscan, scan
@@ -88,39 +128,71 @@ def _version() -> str:
 __version__: str = _version()
 
 __all__ = [
-    "AllreduceRequest",
     "ArgumentError",
     "CollectiveTimeout",
     "MPIError",
+    "Request",
     "Stats",
     "__version__",
     "algorithms",
     "allgather",
+    "allgather_init",
     "allgather_shared",
     "allgatherv",
+    "allgatherv_init",
     "allgatherv_shared",
     "allreduce",
+    "allreduce_init",
     "alltoall",
+    "alltoall_init",
     "alltoallv",
+    "alltoallv_init",
     "barrier",
+    "barrier_init",
     "bcast",
+    "bcast_init",
     "exscan",
+    "exscan_init",
     "gather",
+    "gather_init",
     "gatherv",
+    "gatherv_init",
+    "iallgather",
+    "iallgatherv",
     "iallreduce",
+    "ialltoall",
+    "ialltoallv",
+    "ibarrier",
+    "ibcast",
+    "iexscan",
+    "igather",
+    "igatherv",
+    "ireduce",
+    "ireduce_scatter",
+    "ireduce_scatter_block",
+    "iscan",
+    "iscatter",
+    "iscatterv",
     "last_stats",
     "on_error",
     "reduce",
+    "reduce_init",
     "reduce_scatter",
     "reduce_scatter_block",
+    "reduce_scatter_block_init",
+    "reduce_scatter_init",
     "reduction_kernels",
     "reload_environment",
     "rules_info",
     "rules_path",
     "scan",
+    "scan_init",
     "scatter",
+    "scatter_init",
     "scatterv",
+    "scatterv_init",
     "set_on_error",
     "set_rules",
+    "startall",
     "topology",
 ]

@@ -16,7 +16,7 @@ from mpi4py import MPI
 
 from . import _core
 
-__all__ = ["AllreduceRequest", "allreduce", "iallreduce", "reduction_kernels"]
+__all__ = ["allreduce", "allreduce_init", "iallreduce", "reduction_kernels"]
 
 
 def reduction_kernels() -> dict[str, Any]:
@@ -161,7 +161,7 @@ def allreduce(
     raise AssertionError("unreachable: the builtin function below runs the call")
 
 
-AllreduceRequest = _core.AllreduceRequest
+AllreduceRequest = _core.Request  # the old name of shancoll.Request
 
 
 def iallreduce(
@@ -175,8 +175,9 @@ def iallreduce(
     commute: bool = False,
     consistent: bool = True,
     ranks_per_node: int | None = None,
-) -> AllreduceRequest:
-    """Starts a split-phase allreduce and returns its :class:`AllreduceRequest`.
+    timeout: float | None = None,
+) -> _core.Request:
+    """Starts a split-phase allreduce and returns its :class:`shancoll.Request`.
 
     Arguments as for :func:`allreduce`; algorithms: the schedule-driven ones
     (``dissemination``, ``nway_dissemination``, ``bruck``,
@@ -185,11 +186,38 @@ def iallreduce(
     ``algorithm``). Several requests may be outstanding
     on one communicator (at most 128); every rank must start them in the
     same order. The first round's messages are sent before this returns.
-    The timeout is given to :meth:`AllreduceRequest.wait`.
+    ``timeout`` is the default of the request's ``wait``.
+    """
+    raise AssertionError("unreachable: the builtin function below runs the call")
+
+
+def allreduce_init(
+    comm: MPI.Comm,
+    sendbuf: Any,
+    recvbuf: Any,
+    op: Any = MPI.SUM,
+    algorithm: str = "auto",
+    *,
+    ports: int | None = None,
+    commute: bool = False,
+    consistent: bool = True,
+    ranks_per_node: int | None = None,
+    timeout: float | None = None,
+) -> _core.Request:
+    """Makes a persistent allreduce (MPI-4's ``MPI_Allreduce_init``) and
+    returns its :class:`shancoll.Request`, not started.
+
+    Arguments and algorithms as for :func:`iallreduce`. The algorithm, the
+    schedule and its scratch memory (or, for ``mpi``, the MPI library's own
+    persistent request) are set up here, once; each ``start()`` replays them
+    on the buffers' current contents, ``wait()``/``test()`` complete the run,
+    ``free()`` releases the request. Collective over ``comm``: every rank
+    makes, starts and frees its persistent requests in the same order.
     """
     raise AssertionError("unreachable: the builtin function below runs the call")
 
 
 # The public functions: builtins with the signatures' names and docstrings.
-allreduce = _core.allreduce_entry(allreduce, False)
-iallreduce = _core.allreduce_entry(iallreduce, True)
+allreduce = _core.allreduce_entry(allreduce, 0)
+iallreduce = _core.allreduce_entry(iallreduce, 1)
+allreduce_init = _core.allreduce_entry(allreduce_init, 2)

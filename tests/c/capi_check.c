@@ -624,6 +624,99 @@ static void gather_scatter_derived(void) {
   free(got), free(want);
 }
 
+/* The request forms (shancoll_i<coll>, shancoll_<coll>_init): each against
+ * the MPI library's blocking call on the same inputs; persistent requests
+ * over three starts with the inputs changed between them, startall, and
+ * the misuse refusals. */
+static void request_forms(void) {
+  enum { M = 5 };
+  const int root = g_size - 1;
+  double buf[M], want[M], in[M * 64], out[M * 64], ref[M * 64];
+  const char* bcast_algorithms[] = {"binomial", "mpi", NULL};
+  for (size_t a = 0; a < sizeof bcast_algorithms / sizeof *bcast_algorithms; ++a) {
+    shancoll_request req = SHANCOLL_REQUEST_NULL;
+    expect(shancoll_bcast_init_c(buf, M, MPI_DOUBLE, root, MPI_COMM_WORLD, bcast_algorithms[a],
+                                 NULL, &req) == MPI_SUCCESS,
+           "bcast_init_c", bcast_algorithms[a]);
+    for (int k = 0; k < 3; ++k) {
+      fill(buf, M, k);
+      memcpy(want, buf, sizeof buf);
+      MPI_Bcast(want, M, MPI_DOUBLE, root, MPI_COMM_WORLD);
+      if (g_rank != root) memset(buf, 0, sizeof buf);
+      expect(shancoll_start(&req) == MPI_SUCCESS, "start", bcast_algorithms[a]);
+      expect(shancoll_wait(&req) == MPI_SUCCESS && req != SHANCOLL_REQUEST_NULL,
+             "wait keeps a persistent request", bcast_algorithms[a]);
+      expect(memcmp(buf, want, sizeof buf) == 0, "bcast_init result", bcast_algorithms[a]);
+    }
+    expect(shancoll_request_free(&req) == MPI_SUCCESS && req == SHANCOLL_REQUEST_NULL,
+           "request_free", bcast_algorithms[a]);
+  }
+  const int n = g_size <= 64 ? g_size : 64;
+  if (n == g_size) { /* alltoall and allgather: one block per rank */
+    const char* algorithms[] = {"pairwise", "mpi", NULL};
+    for (size_t a = 0; a < sizeof algorithms / sizeof *algorithms; ++a) {
+      fill(in, M * n, (int)a);
+      MPI_Alltoall(in, M, MPI_DOUBLE, ref, M, MPI_DOUBLE, MPI_COMM_WORLD);
+      shancoll_request req;
+      expect(shancoll_ialltoall(in, M, MPI_DOUBLE, out, M, MPI_DOUBLE, MPI_COMM_WORLD,
+                                algorithms[a], NULL, &req) == MPI_SUCCESS,
+             "ialltoall", algorithms[a]);
+      int flag = 0, rc = MPI_SUCCESS;
+      while (!flag && rc == MPI_SUCCESS) rc = shancoll_test(&req, &flag);
+      expect(rc == MPI_SUCCESS && req == SHANCOLL_REQUEST_NULL, "test frees", algorithms[a]);
+      expect(memcmp(out, ref, sizeof(double) * M * n) == 0, "ialltoall result", algorithms[a]);
+    }
+    shancoll_request reqs[2];
+    double scan_in[M], scan_out[M], scan_ref[M];
+    expect(shancoll_allgather_init(buf, M, MPI_DOUBLE, out, M, MPI_DOUBLE, MPI_COMM_WORLD, "ring",
+                                   NULL, &reqs[0]) == MPI_SUCCESS,
+           "allgather_init", "ring");
+    expect(shancoll_scan_init(scan_in, scan_out, M, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, NULL, NULL,
+                              &reqs[1]) == MPI_SUCCESS,
+           "scan_init", "mpi");
+    for (int k = 0; k < 2; ++k) {
+      fill(buf, M, k + 7);
+      fill(scan_in, M, k + 3);
+      MPI_Allgather(buf, M, MPI_DOUBLE, ref, M, MPI_DOUBLE, MPI_COMM_WORLD);
+      MPI_Scan(scan_in, scan_ref, M, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+      expect(shancoll_startall(2, reqs) == MPI_SUCCESS, "startall", NULL);
+      expect(shancoll_wait(&reqs[1]) == MPI_SUCCESS, "wait scan", NULL);
+      expect(shancoll_wait(&reqs[0]) == MPI_SUCCESS, "wait allgather", NULL);
+      expect(memcmp(out, ref, sizeof(double) * M * n) == 0, "allgather_init result", "ring");
+      expect(memcmp(scan_out, scan_ref, sizeof scan_ref) == 0, "scan_init result", "mpi");
+    }
+    for (int i = 0; i < 2; ++i)
+      expect(shancoll_request_free(&reqs[i]) == MPI_SUCCESS, "free", NULL);
+  }
+  /* misuse: a nonblocking request cannot be started; a persistent one not
+   * twice; an active one not freed. Rank 0 starts first while the others
+   * wait in a barrier, so its request is certainly active (size > 1). */
+  shancoll_request req;
+  expect(shancoll_iallreduce(buf, want, M, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, "binomial", NULL,
+                             &req) == MPI_SUCCESS,
+         "iallreduce", "binomial");
+  expect(shancoll_start(&req) == MPI_ERR_ARG, "start of a nonblocking request", NULL);
+  expect(shancoll_wait(&req) == MPI_SUCCESS, "wait", "binomial");
+  expect(shancoll_allreduce_init(buf, want, M, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, "binomial",
+                                 NULL, &req) == MPI_SUCCESS,
+         "allreduce_init", "binomial");
+  if (g_rank == 0) {
+    expect(shancoll_start(&req) == MPI_SUCCESS, "start", "binomial");
+    if (g_size > 1) {
+      expect(shancoll_start(&req) == MPI_ERR_ARG, "start while active", NULL);
+      expect(shancoll_request_free(&req) == MPI_ERR_REQUEST, "free while active", NULL);
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (g_rank != 0) expect(shancoll_start(&req) == MPI_SUCCESS, "start", "binomial");
+  expect(shancoll_wait(&req) == MPI_SUCCESS, "wait", "binomial");
+  expect(shancoll_request_free(&req) == MPI_SUCCESS, "free after completion", NULL);
+  expect(
+      shancoll_ibcast(buf, M, MPI_DOUBLE, 0, MPI_COMM_WORLD, "ring", NULL, &req) == MPI_ERR_ARG &&
+          req == SHANCOLL_REQUEST_NULL,
+      "ibcast with an algorithm that has no request form", NULL);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -641,6 +734,7 @@ int main(int argc, char** argv) {
   alltoall_algorithms();
   gather_scatter_algorithms();
   gather_scatter_derived();
+  request_forms();
   int failed = 0;
   MPI_Allreduce(&g_failed, &failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (g_rank == 0) printf("capi_check: %d checks, %d failed\n", g_checks, failed);

@@ -587,6 +587,45 @@ static void intercomm(void) {
   MPI_Comm_free(&half);
 }
 
+/* The nonblocking collectives routed through the PMPI library, against the
+ * PMPI_ blocking calls: several outstanding at once, completed by one
+ * MPI_Waitall in reverse order of their starts, then one by MPI_Test. */
+static void nonblocking(void) {
+  enum { K = 5, MAXP = 16 };
+  if (g_size > MAXP) return;
+  const int root = g_size - 1, p = g_size;
+  double b[K], b_want[K], a_in[K * MAXP], a_got[K * MAXP], a_want[K * MAXP];
+  double g_got[K * MAXP], g_want[K * MAXP], s_in[K], s_got[K], s_want[K];
+  double r_in[K * MAXP], r_got[K], r_want[K];
+  fill(b, K, MPI_DOUBLE, g_rank, 1);
+  memcpy(b_want, b, sizeof b);
+  fill(a_in, K * p, MPI_DOUBLE, g_rank, 2);
+  fill(s_in, K, MPI_DOUBLE, g_rank, 3);
+  fill(r_in, K * p, MPI_DOUBLE, g_rank, 4);
+  PMPI_Bcast(b_want, K, MPI_DOUBLE, root, MPI_COMM_WORLD);
+  PMPI_Alltoall(a_in, K, MPI_DOUBLE, a_want, K, MPI_DOUBLE, MPI_COMM_WORLD);
+  PMPI_Allgather(s_in, K, MPI_DOUBLE, g_want, K, MPI_DOUBLE, MPI_COMM_WORLD);
+  PMPI_Scan(s_in, s_want, K, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  PMPI_Reduce_scatter_block(r_in, r_want, K, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Request req[6];
+  MPI_Ibcast(b, K, MPI_DOUBLE, root, MPI_COMM_WORLD, &req[0]);
+  MPI_Ialltoall(a_in, K, MPI_DOUBLE, a_got, K, MPI_DOUBLE, MPI_COMM_WORLD, &req[1]);
+  MPI_Iallgather(s_in, K, MPI_DOUBLE, g_got, K, MPI_DOUBLE, MPI_COMM_WORLD, &req[2]);
+  MPI_Iscan(s_in, s_got, K, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &req[3]);
+  MPI_Ireduce_scatter_block(r_in, r_got, K, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &req[4]);
+  MPI_Ibarrier(MPI_COMM_WORLD, &req[5]);
+  MPI_Request reversed[6];
+  for (int i = 0; i < 6; ++i) reversed[i] = req[5 - i];
+  MPI_Waitall(5, reversed, MPI_STATUSES_IGNORE);
+  int flag = 0;
+  while (!flag) MPI_Test(&reversed[5], &flag, MPI_STATUS_IGNORE);
+  expect_same(b, b_want, sizeof b, "MPI_Ibcast");
+  expect_same(a_got, a_want, sizeof(double) * K * p, "MPI_Ialltoall");
+  expect_same(g_got, g_want, sizeof(double) * K * p, "MPI_Iallgather");
+  expect_same(s_got, s_want, sizeof s_got, "MPI_Iscan");
+  expect_same(r_got, r_want, sizeof r_got, "MPI_Ireduce_scatter_block");
+}
+
 int main(int argc, char** argv) {
   /* --thread-multiple: every check at MPI_THREAD_MULTIPLE, routed as at SINGLE. */
   const int multiple = argc > 1 && strcmp(argv[1], "--thread-multiple") == 0;
@@ -610,6 +649,7 @@ int main(int argc, char** argv) {
   data_movement();
   pair_type();
   barrier();
+  nonblocking();
   intercomm();
   large_count();
 

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "block_schedule_checks.h"
 #include "shancoll/pattern/binomial.h"
 #include "shancoll/pattern/bruck_combine.h"
 #include "shancoll/pattern/dissemination.h"
@@ -452,6 +453,7 @@ int main() {
   scan_checks::run();
   reduce_scatter_checks::run();
   alltoall_checks::run();
+  block_schedule_checks::run_all(check);
   for (int n = 1; n <= kMaxN; ++n) {
     const std::string sn = "(n=" + std::to_string(n) + ")";
     std::vector<int> fallback;

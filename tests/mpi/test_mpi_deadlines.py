@@ -295,7 +295,54 @@ def cases() -> dict[str, Case]:
     c["reduce_scatter-shan-rpn0-later-call"] = Case(f, ("node barrier", pw), warm=f, waiters=(0,))
     f = reduce_scatter("shan", 1)
     c["reduce_scatter-shan-rpn1-later-call"] = Case(f, (pw,), warm=f, waiters=(0,))
+    # Requests: wait() with the call's timeout (nonblocking) or a persistent
+    # request's start + wait, on a communicator set up by the same call.
+    for name, f in requests().items():
+        c[f"{name}-later-call"] = Case(f, (f"{name.split('-')[0]} wait",), warm=f)
     return c
+
+
+def requests():
+    """Request forms, keyed '<collective>-<how>': each call(c, timeout) waits."""
+
+    def nonblocking(form, args, **kw):
+        def call(c, timeout=None):
+            form(c, *args(c), timeout=timeout, **kw).wait()
+
+        return call
+
+    def persistent(form, args, **kw):
+        def call(c, timeout=None):
+            req = form(c, *args(c), timeout=timeout, **kw)
+            req.start()
+            req.wait()
+            req.free()
+
+        return call
+
+    def no_args(c):
+        return ()
+
+    def gather_args(c):
+        return np.ones(N), np.zeros(N * c.size)
+
+    def sum_args(c):
+        return np.ones(N), np.zeros(N)
+
+    def alltoall_args(c):
+        return np.ones(N * c.size), np.zeros(N * c.size)
+
+    return {
+        "barrier-dissemination": nonblocking(shancoll.ibarrier, no_args, algorithm="dissemination"),
+        "barrier-mpi": nonblocking(shancoll.ibarrier, no_args, algorithm="mpi"),
+        "allgather-ring-request": nonblocking(shancoll.iallgather, gather_args, algorithm="ring"),
+        "iallreduce-binomial-persistent": persistent(
+            shancoll.allreduce_init, sum_args, algorithm="binomial"
+        ),
+        "alltoall-pairwise-persistent": persistent(
+            shancoll.alltoall_init, alltoall_args, algorithm="pairwise"
+        ),
+    }
 
 
 CASES = cases()

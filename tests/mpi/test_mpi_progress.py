@@ -24,7 +24,12 @@ WINDOW = 20
 COMMS = 4
 WINDOWS = 40 if REDUCED else 150  # 800 / 3000 requests in all
 SPLIT_PHASE = ["dissemination", "nway_dissemination", "bruck", "pairwise_exchange", "binomial"]
-KINDS = [*SPLIT_PHASE, "mpi", "library_iallreduce", "library_ibcast"]
+# shancoll's other nonblocking collectives, each on its schedule and on mpi.
+OTHERS = [
+    "ibcast binomial", "ibcast mpi", "iallgather ring", "iallgather mpi",
+    "ialltoall pairwise", "ialltoall mpi", "ibarrier dissemination", "ireduce mpi",
+]  # fmt: skip
+KINDS = [*SPLIT_PHASE, "mpi", "library_iallreduce", "library_ibcast", *OTHERS]
 TIMEOUT = 30.0
 
 
@@ -42,16 +47,49 @@ def start(kind, comm, i, n):
     if kind == "library_iallreduce":
         req = comm.Iallreduce(send, out, MPI.SUM)
         return req.Wait, lambda: np.array_equal(out, expected)
-    req = shancoll.iallreduce(comm, send, out, MPI.SUM, kind)
+    if kind in OTHERS:
+        req, check = start_other(kind, comm, i, n, send)
+    else:
+        req = shancoll.iallreduce(comm, send, out, MPI.SUM, kind)
+        check = lambda: np.array_equal(out, expected)  # noqa: E731
     if i % 2:
-        return lambda: req.wait(timeout=TIMEOUT), lambda: np.array_equal(out, expected)
+        return lambda: req.wait(timeout=TIMEOUT), check
 
     def test_loop():
         deadline = time.monotonic() + TIMEOUT
         while not req.test():
             assert time.monotonic() < deadline, f"request {i} ({kind}) never completed"
 
-    return test_loop, lambda: np.array_equal(out, expected)
+    return test_loop, check
+
+
+def start_other(kind, comm, i, n, send):
+    """One of shancoll's other nonblocking collectives; returns (request, check)."""
+    name, algorithm = kind.split()
+    p, r, root = comm.size, comm.rank, i % comm.size
+    if name == "ibarrier":
+        return shancoll.ibarrier(comm, algorithm=algorithm), lambda: True
+    if name == "ibcast":
+        buf = send.copy() if r == root else np.full(n, -1, dtype=np.int64)
+        want = np.arange(n, dtype=np.int64) + (root + 1) * (i + 1)
+        req = shancoll.ibcast(comm, buf, root, algorithm=algorithm)
+        return req, lambda: np.array_equal(buf, want)
+    if name == "ireduce":
+        out = np.full(n, -1, dtype=np.int64)
+        want = np.arange(n, dtype=np.int64) * p + (i + 1) * p * (p + 1) // 2
+        req = shancoll.ireduce(comm, send, out, MPI.SUM, root, algorithm=algorithm)
+        return req, lambda: r != root or np.array_equal(out, want)
+    if name == "iallgather":
+        out = np.empty(n * p, dtype=np.int64)
+        want = np.concatenate([np.arange(n) + (q + 1) * (i + 1) for q in range(p)])
+        req = shancoll.iallgather(comm, send, out, algorithm=algorithm)
+        return req, lambda: np.array_equal(out, want)
+    # ialltoall: rank r sends block q = its input shifted by q
+    blocks = np.concatenate([send + q for q in range(p)])
+    out = np.empty(n * p, dtype=np.int64)
+    want = np.concatenate([np.arange(n) + (q + 1) * (i + 1) + r for q in range(p)])
+    req = shancoll.ialltoall(comm, blocks, out, algorithm=algorithm)
+    return req, lambda: np.array_equal(out, want)
 
 
 def test_outstanding_requests_complete_in_any_order(comm):

@@ -21,6 +21,8 @@
 #include "entry.h"
 #include "intergroup.h"
 #include "options.h"
+#include "request.h"
+#include "shancoll/coll/request/requests.h"
 
 namespace py = pybind11;
 using namespace shancoll;
@@ -31,10 +33,11 @@ namespace {
 // Checks `args` (byte counts and displacements; send set, or null: in
 // place) against the buffers and runs one allgatherv through the door;
 // args.recv == nullptr leaves the result in the node segment, returned as a
-// read-only memoryview.
+// read-only memoryview. A request form (mode) holds `views`, the buffers.
 py::object run_checked(const char* collective, MPI_Comm comm, AllgathervArgs& args,
                        std::int64_t recv_bytes, std::int64_t send_bytes,
-                       const std::string& algorithm, const CallOptions* options) {
+                       const std::string& algorithm, const CallOptions* options,
+                       Mode mode = Mode::blocking, std::initializer_list<BufferView*> views = {}) {
   const auto p = static_cast<std::size_t>(size_of(comm));
   if (args.counts.size() == p && args.displs.size() == p) {  // else the door words it
     if (args.recv && args.extent() > recv_bytes)
@@ -53,6 +56,9 @@ py::object run_checked(const char* collective, MPI_Comm comm, AllgathervArgs& ar
   call.allgather = std::string_view(collective).rfind("allgatherv", 0) != 0;
   call.algorithm = algorithm;
   call.options = options;
+  if (mode != Mode::blocking)
+    return request_in_mode(
+        mode, [&](bool persistent) { return request_of(call, persistent); }, views);
   const std::byte* result = nullptr;
   {
     py::gil_scoped_release release;
@@ -111,7 +117,8 @@ Layout even_blocks(int p, std::int64_t block, std::int64_t offset) {
 }
 
 // The call on an inter-communicator (intergroup.cc).
-py::object inter_call(MPI_Comm user, const py::handle* a, bool regular) {
+py::object inter_call(MPI_Comm user, const py::handle* a, bool regular, Mode mode) {
+  refuse_inter_request(mode, regular ? "allgather" : "allgatherv");
   PythonOptions options(Collective::intergroup);
   options_of(options, a + kBlockSize);
   if (str_arg(a[kIntra], "intra_algorithm") != "auto") options.set("intra_algorithm", a[kIntra]);
@@ -131,19 +138,20 @@ void refuse_intra_algorithm(py::handle intra_algorithm) {
 
 // The receive layout and the contribution in hand: run on `comm`.
 py::object run_intake(const char* collective, MPI_Comm comm, const std::string& algorithm,
-                      const CallOptions* options, const BufferView& recv, Layout& layout,
-                      const Message& send) {
+                      const CallOptions* options, BufferView& recv, Layout& layout, Message& send,
+                      Mode mode) {
   AllgathervArgs args;
   args.counts = std::move(layout.counts);
   args.displs = std::move(layout.displs);
   args.recv = recv.data();
   args.send = send.view.held() ? send.data() : nullptr;
-  return run_checked(collective, comm, args, recv.bytes(), send.bytes(), algorithm, options);
+  return run_checked(collective, comm, args, recv.bytes(), send.bytes(), algorithm, options, mode,
+                     {&recv, &send.view});
 }
 
-py::object allgatherv_call(const py::handle* a) {
+py::object allgatherv_call(const py::handle* a, Mode mode) {
   const MPI_Comm user = comm_of(a[kComm]);
-  if (is_inter(user)) return inter_call(user, a, false);
+  if (is_inter(user)) return inter_call(user, a, false, mode);
   refuse_intra_algorithm(a[kIntra]);
   const std::string algorithm = str_arg(a[kAlgorithm], "algorithm");
   PythonOptions options(Collective::allgatherv);
@@ -151,22 +159,23 @@ py::object allgatherv_call(const py::handle* a) {
   const int rank = rank_of(user);
   VectorMessage recv = parse_vector(a[kRecv], "recvbuf", size_of(user));
   const std::int64_t want = recv.layout.counts[static_cast<std::size_t>(rank)] / recv.element.size;
-  const Message send = contribution(a[kSend], recv.element, want, rank);
-  return run_intake("allgatherv", user, algorithm, options.get(), recv.view, recv.layout, send);
+  Message send = contribution(a[kSend], recv.element, want, rank);
+  return run_intake("allgatherv", user, algorithm, options.get(), recv.view, recv.layout, send,
+                    mode);
 }
 
-py::object allgather_call(const py::handle* a) {
+py::object allgather_call(const py::handle* a, Mode mode) {
   const MPI_Comm user = comm_of(a[kComm]);
-  if (is_inter(user)) return inter_call(user, a, true);
+  if (is_inter(user)) return inter_call(user, a, true, mode);
   refuse_intra_algorithm(a[kIntra]);
   const std::string algorithm = str_arg(a[kAlgorithm], "algorithm");
   PythonOptions options(Collective::allgather);
   options_of(options, a + kBlockSize);
   const int size = size_of(user);
-  const Message recv = parse_simple(a[kRecv], "recvbuf", Access::write, size);
+  Message recv = parse_simple(a[kRecv], "recvbuf", Access::write, size);
   Layout layout = even_blocks(size, recv.bytes(), recv.offset);
-  const Message send = contribution(a[kSend], recv.element, recv.count, rank_of(user));
-  return run_intake("allgather", user, algorithm, options.get(), recv.view, layout, send);
+  Message send = contribution(a[kSend], recv.element, recv.count, rank_of(user));
+  return run_intake("allgather", user, algorithm, options.get(), recv.view, layout, send, mode);
 }
 
 // ---------------------------------------------------------------------------
@@ -229,9 +238,9 @@ py::object shared_array(py::object view, py::handle send_obj, const Element& e) 
 
 // The node segment's view of a shared call's result.
 py::object run_shared(const char* collective, MPI_Comm comm, const CallOptions* options,
-                      const Message& send, Layout& layout) {
+                      Message& send, Layout& layout) {
   BufferView no_recv;  // no receive buffer: the result stays in the segment
-  return run_intake(collective, comm, "shan", options, no_recv, layout, send);
+  return run_intake(collective, comm, "shan", options, no_recv, layout, send, Mode::blocking);
 }
 
 // allgatherv_shared(comm, sendbuf, counts, displs, *, dtype, block_size, ...)
@@ -240,7 +249,7 @@ py::object allgatherv_shared_call(const py::handle* a) {
   const MPI_Comm user = comm_of(a[kComm]);
   PythonOptions options(Collective::allgatherv);
   options_of(options, a + kDtype + 1);
-  const Message send = shared_send(a[kSharedSend], a[kDtype]);
+  Message send = shared_send(a[kSharedSend], a[kDtype]);
   const int rank = rank_of(user);
   Layout layout =
       parse_layout(a[kSharedCounts], a[kSharedDispls], send.element.size, size_of(user));
@@ -259,7 +268,7 @@ py::object allgather_shared_call(const py::handle* a) {
   const MPI_Comm user = comm_of(a[kComm]);
   PythonOptions options(Collective::allgather);
   options_of(options, a + kDtype + 1);
-  const Message send = shared_send(a[kSharedSend], a[kDtype]);
+  Message send = shared_send(a[kSharedSend], a[kDtype]);
   const int p = size_of(user);
   Layout layout = even_blocks(p, send.bytes(), 0);
   py::object flat = shared_array(run_shared("allgather_shared", user, options.get(), send, layout),
@@ -276,7 +285,7 @@ py::object allgather_shared_call(const py::handle* a) {
   return flat.attr("reshape")(py::tuple(shape));
 }
 
-EntrySpec allgather_spec(bool vector) {
+EntrySpec allgather_spec(bool vector, Mode mode) {
   const py::object none = py::none(), automatic = py::str("auto");
   return {{{"comm", py::object()},
            {"sendbuf", py::object()},
@@ -288,7 +297,7 @@ EntrySpec allgather_spec(bool vector) {
            {"timeout", none},
            {"intra_algorithm", automatic}},
           3,
-          vector ? allgatherv_call : allgather_call};
+          vector ? runner<allgatherv_call>(mode) : runner<allgather_call>(mode)};
 }
 
 EntrySpec shared_spec(bool vector) {
@@ -310,14 +319,20 @@ void bind_allgatherv(py::module_& m) {
   if (import_mpi4py() < 0) throw py::error_already_set();  // per translation unit
   m.def(
       "allgatherv_entry",
-      [](py::function signature) { return make_entry(std::move(signature), allgather_spec(true)); },
-      "The builtin function shancoll.allgatherv with the name and docstring of `signature`.");
+      [](py::function signature, int mode) {
+        return make_entry(std::move(signature), allgather_spec(true, static_cast<Mode>(mode)));
+      },
+      py::arg("signature"), py::arg("mode") = 0,
+      "The builtin function shancoll.allgatherv (mode 1: iallgatherv, 2: allgatherv_init) with "
+      "the name and docstring of `signature`.");
   m.def(
       "allgather_entry",
-      [](py::function signature) {
-        return make_entry(std::move(signature), allgather_spec(false));
+      [](py::function signature, int mode) {
+        return make_entry(std::move(signature), allgather_spec(false, static_cast<Mode>(mode)));
       },
-      "The builtin function shancoll.allgather with the name and docstring of `signature`.");
+      py::arg("signature"), py::arg("mode") = 0,
+      "The builtin function shancoll.allgather (mode 1: iallgather, 2: allgather_init) with the "
+      "name and docstring of `signature`.");
   m.def(
       "allgatherv_shared_entry",
       [](py::function signature) { return make_entry(std::move(signature), shared_spec(true)); },

@@ -21,7 +21,7 @@
 #include "options.h"
 #include "request.h"
 #include "rooted.h"
-#include "shancoll/coll/allreduce/allreduce_request.h"
+#include "shancoll/coll/request/request.h"
 #include "shancoll/pattern/nway_dissemination.h"
 
 namespace py = pybind11;
@@ -45,11 +45,6 @@ void run_blocking(Call& c) {
   allreduce(c.call);
 }
 
-py::object start_request(Call& c, std::unique_ptr<PyRequest> r) {
-  r->req = iallreduce(c.call);
-  return request_object(std::move(r));
-}
-
 // ---------------------------------------------------------------------------
 // Argument intake: allreduce(comm, sendbuf, recvbuf, op, algorithm, *, ports,
 // commute, consistent, ranks_per_node, timeout, **options); iallreduce the
@@ -69,14 +64,13 @@ enum {
 };
 
 // algorithm and the options the signature names, through the option table
-// (ports, consistent, ranks_per_node; timeout but for iallreduce, whose
-// timeout is the wait's).
-void take_options(Call& c, const py::handle* a, bool split_phase) {
+// (ports, consistent, ranks_per_node, timeout: a request's waits' default).
+void take_options(Call& c, const py::handle* a) {
   c.algorithm = str_arg(a[kAlgorithm], "algorithm");
   c.options.set("ports", a[kPorts]);
   if (a[kConsistent].ptr() != Py_True) c.options.set("consistent", a[kConsistent]);
   c.options.set("ranks_per_node", a[kRanksPerNode]);
-  if (!split_phase) c.options.set("timeout", a[kTimeout]);
+  c.options.set("timeout", a[kTimeout]);
 }
 
 void fill(Call& c, MPI_Comm comm, const ReductionBuffers& b, MPI_Op op) {
@@ -93,7 +87,7 @@ void fill(Call& c, MPI_Comm comm, const ReductionBuffers& b, MPI_Op op) {
 py::object allreduce_call(const py::handle* a) {
   const MPI_Comm comm = comm_of(a[kComm]);
   Call c(Collective::allreduce);
-  take_options(c, a, false);
+  take_options(c, a);
   const py::dict options = py::reinterpret_borrow<py::dict>(a[kOptions]);
   const ReductionBuffers b = parse_reduction(a[kSend], a[kRecv]);
   const OpArg op(a[kOp], a[kCommute]);
@@ -106,24 +100,20 @@ py::object allreduce_call(const py::handle* a) {
   return py::none();
 }
 
-py::object iallreduce_call(const py::handle* a) {
+// iallreduce and allreduce_init: the timeout is the waits' default.
+py::object request_call(const py::handle* a, Mode mode) {
   const MPI_Comm comm = comm_of(a[kComm]);
   Call c(Collective::iallreduce);
-  take_options(c, a, true);
+  take_options(c, a);
   ReductionBuffers b = parse_reduction(a[kSend], a[kRecv]);
   OpArg op(a[kOp], a[kCommute]);
   fill(c, comm, b, op.get());
-  auto r = std::make_unique<PyRequest>();
-  r->bufs.send = std::move(b.send.view);  // held as long as the request
-  r->bufs.recv = std::move(b.recv.view);
-  PyRequest& started = *r;
-  py::object request = start_request(c, std::move(r));
-  started.op_to_free = op.take_created();  // a callable's op: freed when the request is done
-  if (started.req->done()) started.release_op();
-  return request;
+  return request_in_mode(
+      mode, [&](bool persistent) { return iallreduce(c.call, persistent); },
+      {&b.send.view, &b.recv.view}, op.take_created());
 }
 
-EntrySpec allreduce_spec(bool split_phase) {
+EntrySpec allreduce_spec(Mode mode) {
   const py::object none = py::none();
   std::vector<EntryParam> params = {
       {"comm", py::object()},         {"sendbuf", py::object()},
@@ -132,8 +122,8 @@ EntrySpec allreduce_spec(bool split_phase) {
       {"commute", py::bool_(false)},  {"consistent", py::bool_(true)},
       {"ranks_per_node", none},
   };
-  if (split_phase) return {std::move(params), 5, iallreduce_call};
   params.push_back({"timeout", none});
+  if (mode != Mode::blocking) return {std::move(params), 5, runner<request_call>(mode)};
   return {std::move(params), 5, allreduce_call, true};
 }
 
@@ -166,9 +156,9 @@ void bind_allreduce(py::module_& m) {
 
   m.def(
       "allreduce_entry",
-      [](py::function signature, bool split_phase) {
-        return make_entry(std::move(signature), allreduce_spec(split_phase));
+      [](py::function signature, int mode) {
+        return make_entry(std::move(signature), allreduce_spec(static_cast<Mode>(mode)));
       },
-      "The builtin function shancoll.allreduce (split_phase: iallreduce) with the name and "
-      "docstring of `signature`.");
+      "The builtin function shancoll.allreduce (mode 1: iallreduce, 2: allreduce_init) with the "
+      "name and docstring of `signature`.");
 }

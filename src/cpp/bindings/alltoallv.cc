@@ -16,6 +16,8 @@
 #include "common.h"
 #include "entry.h"
 #include "options.h"
+#include "request.h"
+#include "shancoll/coll/request/requests.h"
 
 namespace py = pybind11;
 using namespace shancoll;
@@ -53,11 +55,17 @@ const std::byte* send_address(std::byte* data) {
   return data ? data : &nothing;
 }
 
-void run(AlltoallvCall& call, const py::handle* a) {
+// The call, or its request form holding the buffers.
+py::object run(AlltoallvCall& call, const py::handle* a, Mode mode, BufferView& send,
+               BufferView& recv) {
   const std::string algorithm = str_arg(a[kAlgorithm], "algorithm");
   call.algorithm = algorithm;
+  if (mode != Mode::blocking)
+    return request_in_mode(mode, [&](bool persistent) { return request_of(call, persistent); },
+                           {&send, &recv});
   py::gil_scoped_release release;
   alltoallv(call);
+  return py::none();
 }
 
 // P blocks of `block` bytes, rank r's at offset + r * block.
@@ -68,13 +76,13 @@ void even_blocks(int p, std::int64_t block, std::int64_t offset, std::vector<std
   for (int r = 0; r < p; ++r) displs[static_cast<std::size_t>(r)] = offset + r * block;
 }
 
-py::object alltoall_call(const py::handle* a) {
+py::object alltoall_call(const py::handle* a, Mode mode) {
   AlltoallvCall call;
   call.comm = comm_of(a[kComm]);
   refuse_inter(call.comm);
   call.alltoall = true;
   const int p = size_of(call.comm);
-  const Message recv = parse_simple(a[kRecv], "recvbuf", Access::write, p);
+  Message recv = parse_simple(a[kRecv], "recvbuf", Access::write, p);
   Message send;
   if (!is_in_place(a[kSend])) {
     send = parse_simple(a[kSend], "sendbuf", Access::read, p);
@@ -94,8 +102,7 @@ py::object alltoall_call(const py::handle* a) {
   }
   PythonOptions options(Collective::alltoall);
   call.options = options_of(options, a);
-  run(call, a);
-  return py::none();
+  return run(call, a, mode, send.view, recv.view);
 }
 
 // A vector message whose errors all name it: there are two, and the
@@ -110,7 +117,7 @@ VectorMessage vector_arg(py::handle spec, const char* name, int p, Access access
   }
 }
 
-py::object alltoallv_call(const py::handle* a) {
+py::object alltoallv_call(const py::handle* a, Mode mode) {
   AlltoallvCall call;
   call.comm = comm_of(a[kComm]);
   refuse_inter(call.comm);
@@ -132,11 +139,10 @@ py::object alltoallv_call(const py::handle* a) {
   }
   PythonOptions options(Collective::alltoallv);
   call.options = options_of(options, a);
-  run(call, a);
-  return py::none();
+  return run(call, a, mode, send.view, recv.view);
 }
 
-EntrySpec alltoall_spec(bool vector) {
+EntrySpec alltoall_spec(bool vector, Mode mode) {
   const py::object none = py::none();
   return {{{"comm", py::object()},
            {"sendbuf", py::object()},
@@ -145,7 +151,7 @@ EntrySpec alltoall_spec(bool vector) {
            {"ranks_per_node", none},
            {"timeout", none}},
           4,
-          vector ? alltoallv_call : alltoall_call,
+          vector ? runner<alltoallv_call>(mode) : runner<alltoall_call>(mode),
           true};
 }
 
@@ -155,10 +161,18 @@ void bind_alltoallv(py::module_& m) {
   if (import_mpi4py() < 0) throw py::error_already_set();  // per translation unit
   m.def(
       "alltoall_entry",
-      [](py::function signature) { return make_entry(std::move(signature), alltoall_spec(false)); },
-      "The builtin function shancoll.alltoall with the name and docstring of `signature`.");
+      [](py::function signature, int mode) {
+        return make_entry(std::move(signature), alltoall_spec(false, static_cast<Mode>(mode)));
+      },
+      py::arg("signature"), py::arg("mode") = 0,
+      "The builtin function shancoll.alltoall (mode 1: ialltoall, 2: alltoall_init) with the name "
+      "and docstring of `signature`.");
   m.def(
       "alltoallv_entry",
-      [](py::function signature) { return make_entry(std::move(signature), alltoall_spec(true)); },
-      "The builtin function shancoll.alltoallv with the name and docstring of `signature`.");
+      [](py::function signature, int mode) {
+        return make_entry(std::move(signature), alltoall_spec(true, static_cast<Mode>(mode)));
+      },
+      py::arg("signature"), py::arg("mode") = 0,
+      "The builtin function shancoll.alltoallv (mode 1: ialltoallv, 2: alltoallv_init) with the "
+      "name and docstring of `signature`.");
 }

@@ -12,6 +12,8 @@
 #include "arguments.h"
 #include "entry.h"
 #include "options.h"
+#include "request.h"
+#include "shancoll/coll/request/requests.h"
 
 namespace py = pybind11;
 using namespace shancoll;
@@ -20,7 +22,7 @@ using namespace shancoll::bindings;
 namespace {
 
 // barrier(comm, algorithm, *, ranks_per_node, timeout, **options)
-py::object barrier_call(const py::handle* a) {
+py::object barrier_call(const py::handle* a, Mode mode) {
   enum { kComm, kAlgorithm, kRanksPerNode, kTimeout, kOptions };
   BarrierCall call;
   call.comm = comm_of(a[kComm]);
@@ -32,19 +34,21 @@ py::object barrier_call(const py::handle* a) {
     options.set_all(py::reinterpret_borrow<py::dict>(a[kOptions]));
   call.algorithm = algorithm;
   call.options = options.get();
+  if (mode != Mode::blocking)
+    return request_in_mode(mode, [&](bool persistent) { return request_of(call, persistent); }, {});
   py::gil_scoped_release release;
   shancoll::barrier(call);
   return py::none();
 }
 
-EntrySpec barrier_spec() {
+EntrySpec barrier_spec(Mode mode) {
   const py::object none = py::none();
   return {{{"comm", py::object()},
            {"algorithm", py::str("auto")},
            {"ranks_per_node", none},
            {"timeout", none}},
           2,
-          barrier_call,
+          runner<barrier_call>(mode),
           true};
 }
 
@@ -53,6 +57,10 @@ EntrySpec barrier_spec() {
 void bind_barrier(py::module_& m) {
   m.def(
       "barrier_entry",
-      [](py::function signature) { return make_entry(std::move(signature), barrier_spec()); },
-      "The builtin function shancoll.barrier with the name and docstring of `signature`.");
+      [](py::function signature, int mode) {
+        return make_entry(std::move(signature), barrier_spec(static_cast<Mode>(mode)));
+      },
+      py::arg("signature"), py::arg("mode") = 0,
+      "The builtin function shancoll.barrier (mode 1: ibarrier, 2: barrier_init) with the name "
+      "and docstring of `signature`.");
 }

@@ -18,6 +18,8 @@
 #include "common.h"
 #include "entry.h"
 #include "options.h"
+#include "request.h"
+#include "shancoll/coll/request/requests.h"
 
 namespace py = pybind11;
 using namespace shancoll;
@@ -83,13 +85,17 @@ struct Common {
   }
 };
 
-py::object run(ReduceScatterCall& call, const Buffers& b, const OpArg& op, Common& c, bool block) {
+py::object run(ReduceScatterCall& call, Buffers& b, OpArg& op, Common& c, bool block, Mode mode) {
   call.send = b.send.view.held() ? b.send.data() : nullptr;
   call.recv = b.recv.data();
   call.type = b.type;
   call.op = op.get();
   call.algorithm = c.algorithm;
   call.options = c.options.get();
+  if (mode != Mode::blocking)
+    return request_in_mode(
+        mode, [&](bool persistent) { return request_of(call, block, persistent); },
+        {&b.send.view, &b.recv.view}, op.take_created());
   py::gil_scoped_release release;  // user ops re-acquire it
   if (block)
     shancoll::reduce_scatter_block(call);
@@ -100,12 +106,12 @@ py::object run(ReduceScatterCall& call, const Buffers& b, const OpArg& op, Commo
 
 // reduce_scatter_block(comm, sendbuf, recvbuf, op, algorithm, *, commute,
 // ranks_per_node, timeout, **options)
-py::object block_call(const py::handle* a) {
+py::object block_call(const py::handle* a, Mode mode) {
   enum { kOp = 3, kAlgorithm, kCommute };
   const MPI_Comm comm = comm_of(a[kComm]);
   check_intra(comm);
   Common c(Collective::reduce_scatter_block, a, kAlgorithm);
-  const Buffers b = parse_buffers(a[kSend], a[kRecv]);
+  Buffers b = parse_buffers(a[kSend], a[kRecv]);
   const int size = size_of(comm);
   std::int64_t count = scalars(b.recv);
   if (!b.send.view.held()) {
@@ -115,16 +121,16 @@ py::object block_call(const py::handle* a) {
     count /= size;
   }
   check_input(b, count * size, count);
-  const OpArg op(a[kOp], a[kCommute]);
+  OpArg op(a[kOp], a[kCommute]);
   ReduceScatterCall call;
   call.comm = comm;
   call.count = count;
-  return run(call, b, op, c, true);
+  return run(call, b, op, c, true, mode);
 }
 
 // reduce_scatter(comm, sendbuf, recvbuf, recvcounts, op, algorithm, *,
 // commute, ranks_per_node, timeout, **options)
-py::object vector_call(const py::handle* a) {
+py::object vector_call(const py::handle* a, Mode mode) {
   enum { kCounts = 3, kOp, kAlgorithm, kCommute };
   const MPI_Comm comm = comm_of(a[kComm]);
   check_intra(comm);
@@ -133,7 +139,7 @@ py::object vector_call(const py::handle* a) {
     throw ArgumentError(
         "recvcounts: required, one count per rank (mpi4py gathers them from the ranks' recvbufs; "
         "shancoll checks its arguments before any communication)");
-  const Buffers b = parse_buffers(a[kSend], a[kRecv]);
+  Buffers b = parse_buffers(a[kSend], a[kRecv]);
   const int size = size_of(comm);
   std::vector<std::int64_t> counts;
   try {
@@ -144,11 +150,11 @@ py::object vector_call(const py::handle* a) {
   std::int64_t total = 0;
   for (std::int64_t n : counts) total += n;
   check_input(b, total, counts[static_cast<std::size_t>(rank_of(comm))]);
-  const OpArg op(a[kOp], a[kCommute]);
+  OpArg op(a[kOp], a[kCommute]);
   ReduceScatterCall call;
   call.comm = comm;
   call.counts = counts.data();
-  return run(call, b, op, c, false);
+  return run(call, b, op, c, false, mode);
 }
 
 std::vector<EntryParam> tail_params() {
@@ -160,20 +166,20 @@ std::vector<EntryParam> tail_params() {
           {"timeout", none}};
 }
 
-EntrySpec block_spec() {
+EntrySpec block_spec(Mode mode) {
   std::vector<EntryParam> params = {
       {"comm", py::object()}, {"sendbuf", py::object()}, {"recvbuf", py::object()}};
   for (EntryParam& p : tail_params()) params.push_back(std::move(p));
-  return {std::move(params), 5, block_call, true};
+  return {std::move(params), 5, runner<block_call>(mode), true};
 }
 
-EntrySpec vector_spec() {
+EntrySpec vector_spec(Mode mode) {
   std::vector<EntryParam> params = {{"comm", py::object()},
                                     {"sendbuf", py::object()},
                                     {"recvbuf", py::object()},
                                     {"recvcounts", py::none()}};
   for (EntryParam& p : tail_params()) params.push_back(std::move(p));
-  return {std::move(params), 6, vector_call, true};
+  return {std::move(params), 6, runner<vector_call>(mode), true};
 }
 
 }  // namespace
@@ -181,11 +187,18 @@ EntrySpec vector_spec() {
 void bind_reduce_scatter(py::module_& m) {
   m.def(
       "reduce_scatter_entry",
-      [](py::function signature) { return make_entry(std::move(signature), vector_spec()); },
-      "The builtin function shancoll.reduce_scatter with the name and docstring of `signature`.");
+      [](py::function signature, int mode) {
+        return make_entry(std::move(signature), vector_spec(static_cast<Mode>(mode)));
+      },
+      py::arg("signature"), py::arg("mode") = 0,
+      "The builtin function shancoll.reduce_scatter (mode 1: ireduce_scatter, 2: "
+      "reduce_scatter_init) with the name and docstring of `signature`.");
   m.def(
       "reduce_scatter_block_entry",
-      [](py::function signature) { return make_entry(std::move(signature), block_spec()); },
-      "The builtin function shancoll.reduce_scatter_block with the name and docstring of "
-      "`signature`.");
+      [](py::function signature, int mode) {
+        return make_entry(std::move(signature), block_spec(static_cast<Mode>(mode)));
+      },
+      py::arg("signature"), py::arg("mode") = 0,
+      "The builtin function shancoll.reduce_scatter_block (mode 1: ireduce_scatter_block, 2: "
+      "reduce_scatter_block_init) with the name and docstring of `signature`.");
 }

@@ -17,7 +17,9 @@
 #include "common.h"
 #include "entry.h"
 #include "options.h"
+#include "request.h"
 #include "shancoll/coll/allreduce/allreduce.h"
+#include "shancoll/coll/request/requests.h"
 #include "shancoll/coll/rooted.h"
 
 namespace py = pybind11;
@@ -42,13 +44,13 @@ struct Common {
 };
 
 // bcast(comm, buf, root, algorithm, *, ranks_per_node, timeout, **options)
-py::object bcast_call(const py::handle* a) {
+py::object bcast_call(const py::handle* a, Mode mode) {
   enum { kComm, kBuf, kRoot, kAlgorithm, kRanksPerNode, kTimeout, kOptions };
   const MPI_Comm comm = comm_of(a[kComm]);
   Common c(Collective::bcast, a[kAlgorithm], a[kRanksPerNode], a[kTimeout], a[kOptions]);
   const int root = root_arg(a[kRoot], size_of(comm));
   const Access access = rank_of(comm) == root ? Access::read : Access::write;
-  const Message buf = parse_simple(a[kBuf], "buf", access);
+  Message buf = parse_simple(a[kBuf], "buf", access);
   BcastCall call;
   call.comm = comm;
   call.buf = buf.data();
@@ -56,6 +58,9 @@ py::object bcast_call(const py::handle* a) {
   call.root = root;
   call.algorithm = c.algorithm;
   call.options = c.options.get();
+  if (mode != Mode::blocking)
+    return request_in_mode(mode, [&](bool persistent) { return request_of(call, persistent); },
+                           {&buf.view});
   py::gil_scoped_release release;
   shancoll::bcast(call);
   return py::none();
@@ -74,13 +79,13 @@ ReductionBuffers reduce_buffers(py::handle send, py::handle recv, bool at_root) 
 
 // reduce(comm, sendbuf, recvbuf, op, root, algorithm, *, commute,
 // ranks_per_node, timeout, **options)
-py::object reduce_call(const py::handle* a) {
+py::object reduce_call(const py::handle* a, Mode mode) {
   enum { kComm, kSend, kRecv, kOp, kRoot, kAlgorithm, kCommute, kRanksPerNode, kTimeout, kOptions };
   const MPI_Comm comm = comm_of(a[kComm]);
   Common c(Collective::reduce, a[kAlgorithm], a[kRanksPerNode], a[kTimeout], a[kOptions]);
   const int root = root_arg(a[kRoot], size_of(comm));
-  const ReductionBuffers b = reduce_buffers(a[kSend], a[kRecv], rank_of(comm) == root);
-  const OpArg op(a[kOp], a[kCommute]);
+  ReductionBuffers b = reduce_buffers(a[kSend], a[kRecv], rank_of(comm) == root);
+  OpArg op(a[kOp], a[kCommute]);
   ReduceCall call;
   call.comm = comm;
   call.send = b.send.data();  // null: in place (no buffer held)
@@ -91,6 +96,10 @@ py::object reduce_call(const py::handle* a) {
   call.root = root;
   call.algorithm = c.algorithm;
   call.options = c.options.get();
+  if (mode != Mode::blocking)
+    return request_in_mode(
+        mode, [&](bool persistent) { return request_of(call, persistent); },
+        {&b.send.view, &b.recv.view}, op.take_created());
   py::gil_scoped_release release;  // user ops re-acquire it
   shancoll::reduce(call);
   return py::none();
@@ -119,7 +128,7 @@ void bindings::allreduce_with_options(MPI_Comm comm, const ReductionBuffers& b, 
 
 namespace {
 
-EntrySpec bcast_spec() {
+EntrySpec bcast_spec(Mode mode) {
   const py::object none = py::none();
   return {{{"comm", py::object()},
            {"buf", py::object()},
@@ -128,11 +137,11 @@ EntrySpec bcast_spec() {
            {"ranks_per_node", none},
            {"timeout", none}},
           4,
-          bcast_call,
+          runner<bcast_call>(mode),
           true};
 }
 
-EntrySpec reduce_spec() {
+EntrySpec reduce_spec(Mode mode) {
   const py::object none = py::none();
   return {{{"comm", py::object()},
            {"sendbuf", py::object()},
@@ -144,7 +153,7 @@ EntrySpec reduce_spec() {
            {"ranks_per_node", none},
            {"timeout", none}},
           6,
-          reduce_call,
+          runner<reduce_call>(mode),
           true};
 }
 
@@ -154,10 +163,18 @@ void bind_rooted(py::module_& m) {
   if (import_mpi4py() < 0) throw py::error_already_set();  // per translation unit
   m.def(
       "bcast_entry",
-      [](py::function signature) { return make_entry(std::move(signature), bcast_spec()); },
-      "The builtin function shancoll.bcast with the name and docstring of `signature`.");
+      [](py::function signature, int mode) {
+        return make_entry(std::move(signature), bcast_spec(static_cast<Mode>(mode)));
+      },
+      py::arg("signature"), py::arg("mode") = 0,
+      "The builtin function shancoll.bcast (mode 1: ibcast, 2: bcast_init) with the name and "
+      "docstring of `signature`.");
   m.def(
       "reduce_entry",
-      [](py::function signature) { return make_entry(std::move(signature), reduce_spec()); },
-      "The builtin function shancoll.reduce with the name and docstring of `signature`.");
+      [](py::function signature, int mode) {
+        return make_entry(std::move(signature), reduce_spec(static_cast<Mode>(mode)));
+      },
+      py::arg("signature"), py::arg("mode") = 0,
+      "The builtin function shancoll.reduce (mode 1: ireduce, 2: reduce_init) with the name and "
+      "docstring of `signature`.");
 }

@@ -14,6 +14,8 @@
 #include "bufspec.h"
 #include "entry.h"
 #include "options.h"
+#include "request.h"
+#include "shancoll/coll/request/requests.h"
 
 namespace py = pybind11;
 using namespace shancoll;
@@ -24,7 +26,7 @@ namespace {
 // scan(comm, sendbuf, recvbuf, op, algorithm, *, commute, ranks_per_node,
 // timeout, **options); exscan the same.
 template <bool kExclusive>
-py::object scan_call(const py::handle* a) {
+py::object scan_call(const py::handle* a, Mode mode) {
   enum { kComm, kSend, kRecv, kOp, kAlgorithm, kCommute, kRanksPerNode, kTimeout, kOptions };
   const MPI_Comm comm = comm_of(a[kComm]);
   const std::string algorithm = str_arg(a[kAlgorithm], "algorithm");
@@ -33,8 +35,8 @@ py::object scan_call(const py::handle* a) {
   options.set("timeout", a[kTimeout]);
   if (PyDict_GET_SIZE(a[kOptions].ptr()) != 0)
     options.set_all(py::reinterpret_borrow<py::dict>(a[kOptions]));
-  const ReductionBuffers b = parse_reduction(a[kSend], a[kRecv]);
-  const OpArg op(a[kOp], a[kCommute]);
+  ReductionBuffers b = parse_reduction(a[kSend], a[kRecv]);
+  OpArg op(a[kOp], a[kCommute]);
   ScanCall call;
   call.comm = comm;
   call.send = b.send.data();  // null: in place
@@ -44,6 +46,10 @@ py::object scan_call(const py::handle* a) {
   call.op = op.get();
   call.algorithm = algorithm;
   call.options = options.get();
+  if (mode != Mode::blocking)
+    return request_in_mode(
+        mode, [&](bool persistent) { return request_of(call, kExclusive, persistent); },
+        {&b.send.view, &b.recv.view}, op.take_created());
   py::gil_scoped_release release;  // user ops re-acquire it
   if (kExclusive)
     shancoll::exscan(call);
@@ -53,7 +59,7 @@ py::object scan_call(const py::handle* a) {
 }
 
 template <bool kExclusive>
-EntrySpec scan_spec() {
+EntrySpec scan_spec(Mode mode) {
   const py::object none = py::none();
   return {{{"comm", py::object()},
            {"sendbuf", py::object()},
@@ -64,7 +70,7 @@ EntrySpec scan_spec() {
            {"ranks_per_node", none},
            {"timeout", none}},
           5,
-          scan_call<kExclusive>,
+          runner<scan_call<kExclusive>>(mode),
           true};
 }
 
@@ -73,10 +79,18 @@ EntrySpec scan_spec() {
 void bind_scan(py::module_& m) {
   m.def(
       "scan_entry",
-      [](py::function signature) { return make_entry(std::move(signature), scan_spec<false>()); },
-      "The builtin function shancoll.scan with the name and docstring of `signature`.");
+      [](py::function signature, int mode) {
+        return make_entry(std::move(signature), scan_spec<false>(static_cast<Mode>(mode)));
+      },
+      py::arg("signature"), py::arg("mode") = 0,
+      "The builtin function shancoll.scan (mode 1: iscan, 2: scan_init) with the name and "
+      "docstring of `signature`.");
   m.def(
       "exscan_entry",
-      [](py::function signature) { return make_entry(std::move(signature), scan_spec<true>()); },
-      "The builtin function shancoll.exscan with the name and docstring of `signature`.");
+      [](py::function signature, int mode) {
+        return make_entry(std::move(signature), scan_spec<true>(static_cast<Mode>(mode)));
+      },
+      py::arg("signature"), py::arg("mode") = 0,
+      "The builtin function shancoll.exscan (mode 1: iexscan, 2: exscan_init) with the name and "
+      "docstring of `signature`.");
 }

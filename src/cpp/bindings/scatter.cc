@@ -17,6 +17,8 @@
 #include "common.h"
 #include "entry.h"
 #include "options.h"
+#include "request.h"
+#include "shancoll/coll/request/requests.h"
 
 namespace py = pybind11;
 using namespace shancoll;
@@ -62,10 +64,13 @@ void check_root_block(const Message& recv, const Element& send, std::int64_t cou
                         " (counts[" + std::to_string(root) + "])");
 }
 
-py::object run(const py::handle* a, bool regular) {
+py::object run(const py::handle* a, bool regular, Mode mode) {
   const MPI_Comm comm = comm_of(a[kComm]);
   const std::string algorithm = str_arg(a[kAlgorithm], "algorithm");
-  if (is_inter(comm)) return inter_call(a, regular ? "Scatter" : "Scatterv", algorithm);
+  if (is_inter(comm)) {
+    refuse_inter_request(mode, regular ? "scatter" : "scatterv");
+    return inter_call(a, regular ? "Scatter" : "Scatterv", algorithm);
+  }
   PythonOptions options(regular ? Collective::scatter : Collective::scatterv);
   options.set("ranks_per_node", a[kRanksPerNode]);
   options.set("timeout", a[kTimeout]);
@@ -74,7 +79,7 @@ py::object run(const py::handle* a, bool regular) {
   const int size = size_of(comm);
   const int root = root_arg(a[kRoot], size);
   const bool at_root = rank_of(comm) == root;
-  const Message recv = own_block(a[kRecv], at_root);
+  Message recv = own_block(a[kRecv], at_root);
   ScattervCall call;
   VectorMessage send;  // the root's send buffer and layout
   if (at_root && regular) {
@@ -102,13 +107,16 @@ py::object run(const py::handle* a, bool regular) {
   call.args.regular = regular;
   call.algorithm = algorithm;
   call.options = options.get();
+  if (mode != Mode::blocking)
+    return request_in_mode(mode, [&](bool persistent) { return request_of(call, persistent); },
+                           {&send.view, &recv.view});
   py::gil_scoped_release release;
   shancoll::scatterv(call);
   return py::none();
 }
 
-py::object scatter_call(const py::handle* a) { return run(a, true); }
-py::object scatterv_call(const py::handle* a) { return run(a, false); }
+py::object scatter_call(const py::handle* a, Mode mode) { return run(a, true, mode); }
+py::object scatterv_call(const py::handle* a, Mode mode) { return run(a, false, mode); }
 
 EntrySpec spec(Runner runner) {
   const py::object none = py::none();
@@ -130,10 +138,20 @@ void bind_scatter(py::module_& m) {
   if (import_mpi4py() < 0) throw py::error_already_set();  // per translation unit
   m.def(
       "scatter_entry",
-      [](py::function signature) { return make_entry(std::move(signature), spec(scatter_call)); },
-      "The builtin function shancoll.scatter with the name and docstring of `signature`.");
+      [](py::function signature, int mode) {
+        return make_entry(std::move(signature),
+                          spec(runner<scatter_call>(static_cast<Mode>(mode))));
+      },
+      py::arg("signature"), py::arg("mode") = 0,
+      "The builtin function shancoll.scatter (mode 1: iscatter, 2: scatter_init) with the name and "
+      "docstring of `signature`.");
   m.def(
       "scatterv_entry",
-      [](py::function signature) { return make_entry(std::move(signature), spec(scatterv_call)); },
-      "The builtin function shancoll.scatterv with the name and docstring of `signature`.");
+      [](py::function signature, int mode) {
+        return make_entry(std::move(signature),
+                          spec(runner<scatterv_call>(static_cast<Mode>(mode))));
+      },
+      py::arg("signature"), py::arg("mode") = 0,
+      "The builtin function shancoll.scatterv (mode 1: iscatterv, 2: scatterv_init) with the name "
+      "and docstring of `signature`.");
 }

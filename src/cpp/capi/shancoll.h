@@ -172,29 +172,258 @@ int shancoll_bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI
 int shancoll_reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                     int root, MPI_Comm comm, const char* algorithm, const char* options);
 
-/* Split-phase MPI_Iallreduce: starts the allreduce and returns at once.
- * Progress happens only inside shancoll_test and shancoll_wait (no thread):
- * call them until the request completes. The buffers must stay untouched
- * (sendbuf may be reused at once: the input is copied into recvbuf on start)
- * until then. "auto" picks among the schedule-driven algorithms (dissemination,
- * nway_dissemination, bruck, pairwise_exchange, binomial) or "mpi"
- * (MPI_Iallreduce). Several requests may be outstanding on one communicator;
- * the communicator must not be freed while one is. */
+/* Requests: the nonblocking (shancoll_i<coll>) and persistent
+ * (shancoll_<coll>_init, MPI-4's MPI_<Coll>_init) form of every collective
+ * below, with the blocking function's arguments and checks plus the request
+ * (coll/request/requests.h). Progress happens only inside shancoll's test,
+ * wait and other waits (no thread). algorithm: NULL/"" or "auto" (allreduce:
+ * its built-in rule among its schedules and "mpi"; the others: "mpi"),
+ * "mpi" (the MPI library's own nonblocking or persistent collective), or
+ * the collective's shancoll schedule: barrier "dissemination", bcast
+ * "binomial", allgather(v) "ring", alltoall(v) "pairwise", allreduce
+ * "dissemination", "nway_dissemination", "bruck", "pairwise_exchange",
+ * "binomial". The buffers must stay untouched while the request is active.
+ * Every rank starts its requests on a communicator in the same order; the
+ * communicator must not be freed while one exists. Datatypes: as the
+ * blocking calls, except that gather(v)/scatter(v) refuse derived types
+ * (MPI_ERR_TYPE) rather than stage them. A persistent request is made
+ * inactive: shancoll_start (or shancoll_startall) runs it on the buffers'
+ * current contents; MPI_ERR_ARG if it is still active. */
 typedef struct shancoll_request_s* shancoll_request;
 #define SHANCOLL_REQUEST_NULL ((shancoll_request)0)
 
+int shancoll_ibarrier(MPI_Comm comm, const char* algorithm, const char* options,
+                      shancoll_request* request);
+int shancoll_barrier_init(MPI_Comm comm, const char* algorithm, const char* options,
+                          shancoll_request* request);
+int shancoll_ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                    const char* algorithm, const char* options, shancoll_request* request);
+int shancoll_bcast_init(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                        const char* algorithm, const char* options, shancoll_request* request);
+int shancoll_ibcast_c(void* buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                      const char* algorithm, const char* options, shancoll_request* request);
+int shancoll_bcast_init_c(void* buffer, MPI_Count count, MPI_Datatype datatype, int root,
+                          MPI_Comm comm, const char* algorithm, const char* options,
+                          shancoll_request* request);
+int shancoll_ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                     MPI_Op op, int root, MPI_Comm comm, const char* algorithm, const char* options,
+                     shancoll_request* request);
+int shancoll_reduce_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                         MPI_Op op, int root, MPI_Comm comm, const char* algorithm,
+                         const char* options, shancoll_request* request);
+int shancoll_ireduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                       MPI_Op op, int root, MPI_Comm comm, const char* algorithm,
+                       const char* options, shancoll_request* request);
+int shancoll_reduce_init_c(const void* sendbuf, void* recvbuf, MPI_Count count,
+                           MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                           const char* algorithm, const char* options, shancoll_request* request);
 int shancoll_iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
                         MPI_Op op, MPI_Comm comm, const char* algorithm, const char* options,
                         shancoll_request* request);
+int shancoll_allreduce_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                            MPI_Op op, MPI_Comm comm, const char* algorithm, const char* options,
+                            shancoll_request* request);
+int shancoll_iallreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count,
+                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const char* algorithm,
+                          const char* options, shancoll_request* request);
+int shancoll_allreduce_init_c(const void* sendbuf, void* recvbuf, MPI_Count count,
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                              const char* algorithm, const char* options,
+                              shancoll_request* request);
+int shancoll_igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                     int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                     const char* algorithm, const char* options, shancoll_request* request);
+int shancoll_gather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                         int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                         const char* algorithm, const char* options, shancoll_request* request);
+int shancoll_igather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                       void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                       MPI_Comm comm, const char* algorithm, const char* options,
+                       shancoll_request* request);
+int shancoll_gather_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                           void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                           MPI_Comm comm, const char* algorithm, const char* options,
+                           shancoll_request* request);
+int shancoll_igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                      const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                      MPI_Comm comm, const char* algorithm, const char* options,
+                      shancoll_request* request);
+int shancoll_gatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                          const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                          int root, MPI_Comm comm, const char* algorithm, const char* options,
+                          shancoll_request* request);
+int shancoll_igatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                        void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                        MPI_Datatype recvtype, int root, MPI_Comm comm, const char* algorithm,
+                        const char* options, shancoll_request* request);
+int shancoll_gatherv_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                            void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                            MPI_Datatype recvtype, int root, MPI_Comm comm, const char* algorithm,
+                            const char* options, shancoll_request* request);
+int shancoll_iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                      int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                      const char* algorithm, const char* options, shancoll_request* request);
+int shancoll_scatter_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                          int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                          const char* algorithm, const char* options, shancoll_request* request);
+int shancoll_iscatter_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                        void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                        MPI_Comm comm, const char* algorithm, const char* options,
+                        shancoll_request* request);
+int shancoll_scatter_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                            void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                            MPI_Comm comm, const char* algorithm, const char* options,
+                            shancoll_request* request);
+int shancoll_iscatterv(const void* sendbuf, const int sendcounts[], const int displs[],
+                       MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                       int root, MPI_Comm comm, const char* algorithm, const char* options,
+                       shancoll_request* request);
+int shancoll_scatterv_init(const void* sendbuf, const int sendcounts[], const int displs[],
+                           MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                           MPI_Datatype recvtype, int root, MPI_Comm comm, const char* algorithm,
+                           const char* options, shancoll_request* request);
+int shancoll_iscatterv_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                         MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                         MPI_Datatype recvtype, int root, MPI_Comm comm, const char* algorithm,
+                         const char* options, shancoll_request* request);
+int shancoll_scatterv_init_c(const void* sendbuf, const MPI_Count sendcounts[],
+                             const MPI_Aint displs[], MPI_Datatype sendtype, void* recvbuf,
+                             MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                             const char* algorithm, const char* options, shancoll_request* request);
+int shancoll_iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const char* algorithm,
+                        const char* options, shancoll_request* request);
+int shancoll_allgather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                            const char* algorithm, const char* options, shancoll_request* request);
+int shancoll_iallgather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                          void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                          const char* algorithm, const char* options, shancoll_request* request);
+int shancoll_allgather_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                              void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                              MPI_Comm comm, const char* algorithm, const char* options,
+                              shancoll_request* request);
+int shancoll_iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                         const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                         MPI_Comm comm, const char* algorithm, const char* options,
+                         shancoll_request* request);
+int shancoll_allgatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void* recvbuf, const int recvcounts[], const int displs[],
+                             MPI_Datatype recvtype, MPI_Comm comm, const char* algorithm,
+                             const char* options, shancoll_request* request);
+int shancoll_iallgatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                           void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                           MPI_Datatype recvtype, MPI_Comm comm, const char* algorithm,
+                           const char* options, shancoll_request* request);
+int shancoll_allgatherv_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                               void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                               MPI_Datatype recvtype, MPI_Comm comm, const char* algorithm,
+                               const char* options, shancoll_request* request);
+int shancoll_ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const char* algorithm,
+                       const char* options, shancoll_request* request);
+int shancoll_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                           const char* algorithm, const char* options, shancoll_request* request);
+int shancoll_ialltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                         void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                         const char* algorithm, const char* options, shancoll_request* request);
+int shancoll_alltoall_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                             void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                             MPI_Comm comm, const char* algorithm, const char* options,
+                             shancoll_request* request);
+int shancoll_ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                        MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                        const char* algorithm, const char* options, shancoll_request* request);
+int shancoll_alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                            MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                            const char* algorithm, const char* options, shancoll_request* request);
+int shancoll_ialltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
+                          const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                          const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                          MPI_Datatype recvtype, MPI_Comm comm, const char* algorithm,
+                          const char* options, shancoll_request* request);
+int shancoll_alltoallv_init_c(const void* sendbuf, const MPI_Count sendcounts[],
+                              const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                              const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                              MPI_Datatype recvtype, MPI_Comm comm, const char* algorithm,
+                              const char* options, shancoll_request* request);
+int shancoll_ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const char* algorithm,
+                             const char* options, shancoll_request* request);
+int shancoll_reduce_scatter_init(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                 const char* algorithm, const char* options,
+                                 shancoll_request* request);
+int shancoll_ireduce_scatter_c(const void* sendbuf, void* recvbuf, const MPI_Count recvcounts[],
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                               const char* algorithm, const char* options,
+                               shancoll_request* request);
+int shancoll_reduce_scatter_init_c(const void* sendbuf, void* recvbuf, const MPI_Count recvcounts[],
+                                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                   const char* algorithm, const char* options,
+                                   shancoll_request* request);
+int shancoll_ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
+                                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                   const char* algorithm, const char* options,
+                                   shancoll_request* request);
+int shancoll_reduce_scatter_block_init(const void* sendbuf, void* recvbuf, int recvcount,
+                                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                       const char* algorithm, const char* options,
+                                       shancoll_request* request);
+int shancoll_ireduce_scatter_block_c(const void* sendbuf, void* recvbuf, MPI_Count recvcount,
+                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                     const char* algorithm, const char* options,
+                                     shancoll_request* request);
+int shancoll_reduce_scatter_block_init_c(const void* sendbuf, void* recvbuf, MPI_Count recvcount,
+                                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                         const char* algorithm, const char* options,
+                                         shancoll_request* request);
+int shancoll_iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm, const char* algorithm, const char* options,
+                   shancoll_request* request);
+int shancoll_scan_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                       MPI_Op op, MPI_Comm comm, const char* algorithm, const char* options,
+                       shancoll_request* request);
+int shancoll_iscan_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm, const char* algorithm, const char* options,
+                     shancoll_request* request);
+int shancoll_scan_init_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                         MPI_Op op, MPI_Comm comm, const char* algorithm, const char* options,
+                         shancoll_request* request);
+int shancoll_iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm, const char* algorithm, const char* options,
+                     shancoll_request* request);
+int shancoll_exscan_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                         MPI_Op op, MPI_Comm comm, const char* algorithm, const char* options,
+                         shancoll_request* request);
+int shancoll_iexscan_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                       MPI_Op op, MPI_Comm comm, const char* algorithm, const char* options,
+                       shancoll_request* request);
+int shancoll_exscan_init_c(const void* sendbuf, void* recvbuf, MPI_Count count,
+                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const char* algorithm,
+                           const char* options, shancoll_request* request);
+
+/* Starts a persistent request (MPI_Start), or several in order (MPI_Startall). */
+int shancoll_start(shancoll_request* request);
+int shancoll_startall(int count, shancoll_request requests[]);
+
+/* Frees an inactive request (MPI_Request_free): a persistent one before its
+ * first start or after a completed run; MPI_ERR_REQUEST while active. */
+int shancoll_request_free(shancoll_request* request);
 
 /* Advances the request without blocking; *flag = 1 when it completed, and
- * then the request is freed and set to SHANCOLL_REQUEST_NULL (as MPI_Test).
- * A null request completes at once. */
+ * then a nonblocking request is freed and set to SHANCOLL_REQUEST_NULL (as
+ * MPI_Test); a persistent one becomes inactive and stays. A null request
+ * completes at once. */
 int shancoll_test(shancoll_request* request, int* flag);
 
 /* Blocks until the request completes (MPI_ERR_OTHER after the `timeout`
  * option's seconds without progress: the request then stays valid and may be
- * waited for again), then frees it and sets it to SHANCOLL_REQUEST_NULL. */
+ * waited for again), then frees a nonblocking one and sets it to
+ * SHANCOLL_REQUEST_NULL; a persistent one becomes inactive and stays. */
 int shancoll_wait(shancoll_request* request);
 
 /* Large counts (MPI-4 style): the same functions with MPI_Count counts and
@@ -213,9 +442,6 @@ int shancoll_bcast_c(void* buffer, MPI_Count count, MPI_Datatype datatype, int r
 int shancoll_reduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
                       MPI_Op op, int root, MPI_Comm comm, const char* algorithm,
                       const char* options);
-int shancoll_iallreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count,
-                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const char* algorithm,
-                          const char* options, shancoll_request* request);
 int shancoll_alltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                         void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                         const char* algorithm, const char* options);

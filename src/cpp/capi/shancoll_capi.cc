@@ -16,12 +16,12 @@
 #include "shancoll/call_options.h"
 #include "shancoll/coll/allgatherv/allgatherv.h"
 #include "shancoll/coll/allreduce/allreduce.h"
-#include "shancoll/coll/allreduce/allreduce_request.h"
 #include "shancoll/coll/alltoallv/alltoallv.h"
 #include "shancoll/coll/barrier/barrier.h"
 #include "shancoll/coll/gather/gather.h"
 #include "shancoll/coll/reduce_scatter/reduce_scatter.h"
 #include "shancoll/coll/registry.h"
+#include "shancoll/coll/request/requests.h"
 #include "shancoll/coll/rooted.h"
 #include "shancoll/coll/rooted_tree.h"
 #include "shancoll/coll/scan/scan.h"
@@ -248,6 +248,26 @@ void record(const Comm& comm) {
   t_last_trees[1] = comm.last_stats.reduce_tree;
 }
 
+// A request form (shancoll_i<coll>, shancoll_<coll>_init) runs its blocking
+// function's argument handling with this set (as_request): where the
+// blocking function calls its door, it makes the request instead.
+struct RequestIntake {
+  bool persistent = false;
+  std::unique_ptr<Request> made;
+};
+thread_local RequestIntake* t_intake = nullptr;
+
+// The door's call, or, inside a request form, the request of the same call.
+template <class Door, class Make>
+void run_or_request(Door&& door, Make&& make) {
+  if (!t_intake) {
+    door();
+    return;
+  }
+  t_intake->made = make(t_intake->persistent);
+  t_last_algorithm = t_intake->made->algorithm();
+}
+
 // A non-null receive pointer for an empty result (the core reads a null
 // receive buffer as "leave the result in the node segment").
 std::byte* receive_pointer(void* recvbuf) {
@@ -315,7 +335,8 @@ void allgatherv_bytes(Collective which, const void* sendbuf, MPI_Count sendcount
   }
   if (!recvbuf && call.args.extent() > 0) refuse(MPI_ERR_BUFFER, "recvbuf: NULL");
   call.args.recv = receive_pointer(recvbuf);
-  record(allgatherv(call).comm);
+  run_or_request([&] { record(allgatherv(call).comm); },
+                 [&](bool persistent) { return request_of(call, persistent); });
 }
 
 // An allreduce's call, checked; `storage` holds its options.
@@ -356,7 +377,8 @@ void run_scan(bool exclusive, const void* sendbuf, void* recvbuf, MPI_Count coun
   call.op = op;
   call.algorithm = algorithm ? algorithm : "";
   call.options = call_options(exclusive ? Collective::exscan : Collective::scan, options, storage);
-  record(exclusive ? exscan(call) : scan(call));
+  run_or_request([&] { record(exclusive ? exscan(call) : scan(call)); },
+                 [&](bool persistent) { return request_of(call, exclusive, persistent); });
 }
 
 // A reduce_scatter(_block)'s call, checked, run through its door: `counts`
@@ -393,7 +415,8 @@ void run_reduce_scatter(const void* sendbuf, void* recvbuf, const Count* counts,
   call.algorithm = algorithm ? algorithm : "";
   const Collective which = block ? Collective::reduce_scatter_block : Collective::reduce_scatter;
   call.options = call_options(which, options, storage);
-  record(block ? reduce_scatter_block(call) : reduce_scatter(call));
+  run_or_request([&] { record(block ? reduce_scatter_block(call) : reduce_scatter(call)); },
+                 [&](bool persistent) { return request_of(call, block, persistent); });
 }
 
 // An alltoall(v)'s two layouts in bytes, kept per thread and lent to the
@@ -469,7 +492,8 @@ void alltoallv_bytes(Collective which, const void* sendbuf, void* recvbuf, MPI_C
     ~Borrowed() { swap(); }
   } borrowed{a, layout, !in_place};
   borrowed.swap();
-  record(alltoallv(call));
+  run_or_request([&] { record(alltoallv(call)); },
+                 [&](bool persistent) { return request_of(call, persistent); });
 }
 
 // ---------------------------------------------------------------------------
@@ -509,6 +533,10 @@ MPI_Aint extent_of(MPI_Datatype type) {
 
 // This thread's staging memory: [0] a rank's own block, [1] the root's layout.
 std::byte* stage(int which, std::int64_t bytes) {
+  if (t_intake)  // the staging memory is the thread's, reused by the next call
+    refuse(MPI_ERR_TYPE,
+           "datatype: the request forms take datatypes whose bytes lie as they are "
+           "(named, no holes)");
   thread_local std::vector<std::byte> memory[2];
   std::vector<std::byte>& m = memory[which];
   if (m.size() < static_cast<std::size_t>(bytes)) m.resize(static_cast<std::size_t>(bytes));
@@ -653,7 +681,8 @@ void gather_bytes(Collective which, const OwnBlock& mine, RootLayout<Count, Disp
   }
   call.algorithm = algorithm ? algorithm : "";
   call.options = call_options(which, options, storage);
-  record(gatherv(call));
+  run_or_request([&] { record(gatherv(call)); },
+                 [&](bool persistent) { return request_of(call, persistent); });
   if (!root_side || !root_side->staged) return;
   for (std::size_t r = 0; r < root_side->layout->counts.size(); ++r)
     unpack(root_side->buf + root_side->layout->displs[r], root_side->layout->counts[r],
@@ -679,7 +708,8 @@ void scatter_bytes(Collective which, const OwnBlock& mine, RootLayout<Count, Dis
   }
   call.algorithm = algorithm ? algorithm : "";
   call.options = call_options(which, options, storage);
-  record(scatterv(call));
+  run_or_request([&] { record(scatterv(call)); },
+                 [&](bool persistent) { return request_of(call, persistent); });
   mine.unpack_staged();
 }
 
@@ -770,23 +800,47 @@ std::string last_trees() {
 using namespace shancoll;
 using namespace shancoll::capi;
 
-// A started iallreduce and the timeout of its waits.
+// A request (nonblocking or persistent) and the timeout of its waits.
 struct shancoll_request_s {
-  std::unique_ptr<AllreduceRequest> request;
+  std::unique_ptr<Request> request;
   double timeout;
 };
 
 // Frees the request and nulls the caller's handle on scope exit, unless told
-// to keep it (still running, or timed out and resumable).
+// to keep it (still running, timed out and resumable, or persistent: freed
+// by shancoll_request_free only).
 struct Release {
   shancoll_request* request;
   bool keep = false;
   ~Release() {
-    if (keep) return;
+    if (keep || (*request)->request->persistent()) return;
     delete *request;
     *request = SHANCOLL_REQUEST_NULL;
   }
 };
+
+namespace {
+
+// Runs `blocking_form` (the blocking C function on the same arguments) in
+// request mode and hands the request it made to the caller.
+template <class F>
+int as_request(shancoll_request* request, bool persistent, F&& blocking_form) {
+  if (!request) return guarded([] { refuse(MPI_ERR_REQUEST, "request: NULL"); });
+  *request = SHANCOLL_REQUEST_NULL;
+  RequestIntake intake;
+  intake.persistent = persistent;
+  t_intake = &intake;
+  const int rc = blocking_form();
+  t_intake = nullptr;
+  if (rc != MPI_SUCCESS) return rc;
+  auto made = std::make_unique<shancoll_request_s>();
+  made->timeout = intake.made->timeout();
+  made->request = std::move(intake.made);
+  *request = made.release();
+  return MPI_SUCCESS;
+}
+
+}  // namespace
 
 namespace shancoll::capi {
 
@@ -833,13 +887,6 @@ int shancoll_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Dataty
   return shancoll_allreduce_c(sendbuf, recvbuf, count, datatype, op, comm, algorithm, options);
 }
 
-int shancoll_iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
-                        MPI_Op op, MPI_Comm comm, const char* algorithm, const char* options,
-                        shancoll_request* request) {
-  return shancoll_iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, algorithm, options,
-                               request);
-}
-
 int shancoll_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const char* algorithm,
                       const char* options) {
@@ -872,7 +919,8 @@ int shancoll_barrier(MPI_Comm comm, const char* algorithm, const char* options) 
     call.comm = comm;
     call.algorithm = algorithm ? algorithm : "";
     call.options = call_options(Collective::barrier, options, storage);
-    record(barrier(call));
+    run_or_request([&] { record(barrier(call)); },
+                   [&](bool persistent) { return request_of(call, persistent); });
   });
 }
 
@@ -963,24 +1011,218 @@ int shancoll_allreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MP
                          MPI_Op op, MPI_Comm comm, const char* algorithm, const char* options) {
   return guarded([&] {
     OptionsStorage storage;
-    record(allreduce(allreduce_call(Collective::allreduce, sendbuf, recvbuf, count, datatype, op,
-                                    comm, algorithm, options, storage)));
+    const AllreduceCall call = allreduce_call(Collective::allreduce, sendbuf, recvbuf, count,
+                                              datatype, op, comm, algorithm, options, storage);
+    run_or_request([&] { record(allreduce(call)); },
+                   [&](bool persistent) { return iallreduce(call, persistent); });
   });
 }
 
-int shancoll_iallreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count,
-                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const char* algorithm,
-                          const char* options, shancoll_request* request) {
+// The request forms: the blocking function's argument handling and checks in
+// request mode (as_request); one macro line per collective, so the forms
+// cannot drift from the blocking calls.
+#define SHANCOLL_UNPAREN(...) __VA_ARGS__
+#define SHANCOLL_REQUEST_FORMS(nonblocking, persistent, blocking, params, args)    \
+  int shancoll_##nonblocking(SHANCOLL_UNPAREN params, shancoll_request* request) { \
+    return as_request(request, false, [&] { return shancoll_##blocking args; });   \
+  }                                                                                \
+  int shancoll_##persistent(SHANCOLL_UNPAREN params, shancoll_request* request) {  \
+    return as_request(request, true, [&] { return shancoll_##blocking args; });    \
+  }
+SHANCOLL_REQUEST_FORMS(ibarrier, barrier_init, barrier,
+                       (MPI_Comm comm, const char* algorithm, const char* options),
+                       (comm, algorithm, options))
+SHANCOLL_REQUEST_FORMS(ibcast, bcast_init, bcast,
+                       (void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                        const char* algorithm, const char* options),
+                       (buffer, count, datatype, root, comm, algorithm, options))
+SHANCOLL_REQUEST_FORMS(ibcast_c, bcast_init_c, bcast_c,
+                       (void* buffer, MPI_Count count, MPI_Datatype datatype, int root,
+                        MPI_Comm comm, const char* algorithm, const char* options),
+                       (buffer, count, datatype, root, comm, algorithm, options))
+SHANCOLL_REQUEST_FORMS(ireduce, reduce_init, reduce,
+                       (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                        MPI_Op op, int root, MPI_Comm comm, const char* algorithm,
+                        const char* options),
+                       (sendbuf, recvbuf, count, datatype, op, root, comm, algorithm, options))
+SHANCOLL_REQUEST_FORMS(ireduce_c, reduce_init_c, reduce_c,
+                       (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                        MPI_Op op, int root, MPI_Comm comm, const char* algorithm,
+                        const char* options),
+                       (sendbuf, recvbuf, count, datatype, op, root, comm, algorithm, options))
+SHANCOLL_REQUEST_FORMS(iallreduce, allreduce_init, allreduce,
+                       (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                        MPI_Op op, MPI_Comm comm, const char* algorithm, const char* options),
+                       (sendbuf, recvbuf, count, datatype, op, comm, algorithm, options))
+SHANCOLL_REQUEST_FORMS(iallreduce_c, allreduce_init_c, allreduce_c,
+                       (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                        MPI_Op op, MPI_Comm comm, const char* algorithm, const char* options),
+                       (sendbuf, recvbuf, count, datatype, op, comm, algorithm, options))
+SHANCOLL_REQUEST_FORMS(igather, gather_init, gather,
+                       (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                        int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                        const char* algorithm, const char* options),
+                       (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                        algorithm, options))
+SHANCOLL_REQUEST_FORMS(igather_c, gather_init_c, gather_c,
+                       (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                        void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                        MPI_Comm comm, const char* algorithm, const char* options),
+                       (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                        algorithm, options))
+SHANCOLL_REQUEST_FORMS(igatherv, gatherv_init, gatherv,
+                       (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                        const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                        MPI_Comm comm, const char* algorithm, const char* options),
+                       (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+                        comm, algorithm, options))
+SHANCOLL_REQUEST_FORMS(igatherv_c, gatherv_init_c, gatherv_c,
+                       (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                        void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                        MPI_Datatype recvtype, int root, MPI_Comm comm, const char* algorithm,
+                        const char* options),
+                       (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+                        comm, algorithm, options))
+SHANCOLL_REQUEST_FORMS(iscatter, scatter_init, scatter,
+                       (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                        int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                        const char* algorithm, const char* options),
+                       (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                        algorithm, options))
+SHANCOLL_REQUEST_FORMS(iscatter_c, scatter_init_c, scatter_c,
+                       (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                        void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                        MPI_Comm comm, const char* algorithm, const char* options),
+                       (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                        algorithm, options))
+SHANCOLL_REQUEST_FORMS(iscatterv, scatterv_init, scatterv,
+                       (const void* sendbuf, const int sendcounts[], const int displs[],
+                        MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                        int root, MPI_Comm comm, const char* algorithm, const char* options),
+                       (sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+                        comm, algorithm, options))
+SHANCOLL_REQUEST_FORMS(iscatterv_c, scatterv_init_c, scatterv_c,
+                       (const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                        MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                        MPI_Datatype recvtype, int root, MPI_Comm comm, const char* algorithm,
+                        const char* options),
+                       (sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+                        comm, algorithm, options))
+SHANCOLL_REQUEST_FORMS(iallgather, allgather_init, allgather,
+                       (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const char* algorithm,
+                        const char* options),
+                       (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, algorithm,
+                        options))
+SHANCOLL_REQUEST_FORMS(iallgather_c, allgather_init_c, allgather_c,
+                       (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                        void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                        const char* algorithm, const char* options),
+                       (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, algorithm,
+                        options))
+SHANCOLL_REQUEST_FORMS(iallgatherv, allgatherv_init, allgatherv,
+                       (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                        const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                        MPI_Comm comm, const char* algorithm, const char* options),
+                       (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+                        algorithm, options))
+SHANCOLL_REQUEST_FORMS(iallgatherv_c, allgatherv_init_c, allgatherv_c,
+                       (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                        void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                        MPI_Datatype recvtype, MPI_Comm comm, const char* algorithm,
+                        const char* options),
+                       (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+                        algorithm, options))
+SHANCOLL_REQUEST_FORMS(ialltoall, alltoall_init, alltoall,
+                       (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const char* algorithm,
+                        const char* options),
+                       (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, algorithm,
+                        options))
+SHANCOLL_REQUEST_FORMS(ialltoall_c, alltoall_init_c, alltoall_c,
+                       (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                        void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                        const char* algorithm, const char* options),
+                       (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, algorithm,
+                        options))
+SHANCOLL_REQUEST_FORMS(ialltoallv, alltoallv_init, alltoallv,
+                       (const void* sendbuf, const int sendcounts[], const int sdispls[],
+                        MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                        const char* algorithm, const char* options),
+                       (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                        recvtype, comm, algorithm, options))
+SHANCOLL_REQUEST_FORMS(ialltoallv_c, alltoallv_init_c, alltoallv_c,
+                       (const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                        MPI_Datatype sendtype, void* recvbuf, const MPI_Count recvcounts[],
+                        const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                        const char* algorithm, const char* options),
+                       (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                        recvtype, comm, algorithm, options))
+SHANCOLL_REQUEST_FORMS(ireduce_scatter, reduce_scatter_init, reduce_scatter,
+                       (const void* sendbuf, void* recvbuf, const int recvcounts[],
+                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const char* algorithm,
+                        const char* options),
+                       (sendbuf, recvbuf, recvcounts, datatype, op, comm, algorithm, options))
+SHANCOLL_REQUEST_FORMS(ireduce_scatter_c, reduce_scatter_init_c, reduce_scatter_c,
+                       (const void* sendbuf, void* recvbuf, const MPI_Count recvcounts[],
+                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const char* algorithm,
+                        const char* options),
+                       (sendbuf, recvbuf, recvcounts, datatype, op, comm, algorithm, options))
+SHANCOLL_REQUEST_FORMS(ireduce_scatter_block, reduce_scatter_block_init, reduce_scatter_block,
+                       (const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype,
+                        MPI_Op op, MPI_Comm comm, const char* algorithm, const char* options),
+                       (sendbuf, recvbuf, recvcount, datatype, op, comm, algorithm, options))
+SHANCOLL_REQUEST_FORMS(ireduce_scatter_block_c, reduce_scatter_block_init_c, reduce_scatter_block_c,
+                       (const void* sendbuf, void* recvbuf, MPI_Count recvcount,
+                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const char* algorithm,
+                        const char* options),
+                       (sendbuf, recvbuf, recvcount, datatype, op, comm, algorithm, options))
+SHANCOLL_REQUEST_FORMS(iscan, scan_init, scan,
+                       (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                        MPI_Op op, MPI_Comm comm, const char* algorithm, const char* options),
+                       (sendbuf, recvbuf, count, datatype, op, comm, algorithm, options))
+SHANCOLL_REQUEST_FORMS(iscan_c, scan_init_c, scan_c,
+                       (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                        MPI_Op op, MPI_Comm comm, const char* algorithm, const char* options),
+                       (sendbuf, recvbuf, count, datatype, op, comm, algorithm, options))
+SHANCOLL_REQUEST_FORMS(iexscan, exscan_init, exscan,
+                       (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                        MPI_Op op, MPI_Comm comm, const char* algorithm, const char* options),
+                       (sendbuf, recvbuf, count, datatype, op, comm, algorithm, options))
+SHANCOLL_REQUEST_FORMS(iexscan_c, exscan_init_c, exscan_c,
+                       (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                        MPI_Op op, MPI_Comm comm, const char* algorithm, const char* options),
+                       (sendbuf, recvbuf, count, datatype, op, comm, algorithm, options))
+#undef SHANCOLL_REQUEST_FORMS
+#undef SHANCOLL_UNPAREN
+
+int shancoll_start(shancoll_request* request) {
+  return guarded([&] {
+    if (!request || !*request) refuse(MPI_ERR_REQUEST, "request: NULL");
+    (*request)->request->start();
+  });
+}
+
+int shancoll_startall(int count, shancoll_request requests[]) {
+  return guarded([&] {
+    if (count < 0 || (count > 0 && !requests)) refuse(MPI_ERR_ARG, "requests: NULL or count < 0");
+    for (int i = 0; i < count; ++i) {
+      if (!requests[i]) refuse(MPI_ERR_REQUEST, "requests: a NULL request");
+      requests[i]->request->start();
+    }
+  });
+}
+
+int shancoll_request_free(shancoll_request* request) {
   return guarded([&] {
     if (!request) refuse(MPI_ERR_REQUEST, "request: NULL");
-    *request = SHANCOLL_REQUEST_NULL;
-    OptionsStorage storage;
-    auto started = std::make_unique<shancoll_request_s>();
-    started->request = iallreduce(allreduce_call(Collective::iallreduce, sendbuf, recvbuf, count,
-                                                 datatype, op, comm, algorithm, options, storage));
-    started->timeout = started->request->timeout();
-    t_last_algorithm = started->request->algorithm();
-    *request = started.release();
+    if (!*request) return;
+    if (!(*request)->request->done())
+      refuse(MPI_ERR_REQUEST,
+             "request: still active (MPI: freeing an active collective request "
+             "is erroneous); wait for it first");
+    free_request(request);
   });
 }
 
@@ -991,9 +1233,12 @@ int shancoll_test(shancoll_request* request, int* flag) {
     *flag = 0;
     if (*request) {
       Release release{request};
-      if (!(*request)->request->test()) release.keep = true;  // still running
+      const bool done = (*request)->request->test();
+      if (!done) release.keep = true;  // still running
+      *flag = done;
+      return;
     }
-    *flag = *request == SHANCOLL_REQUEST_NULL;
+    *flag = 1;
   });
 }
 
@@ -1025,7 +1270,8 @@ int shancoll_bcast_c(void* buffer, MPI_Count count, MPI_Datatype datatype, int r
     call.root = root;
     call.algorithm = algorithm ? algorithm : "";
     call.options = call_options(Collective::bcast, options, storage);
-    record(bcast(call));
+    run_or_request([&] { record(bcast(call)); },
+                   [&](bool persistent) { return request_of(call, persistent); });
   });
 }
 
@@ -1051,7 +1297,8 @@ int shancoll_reduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_D
     call.root = root;
     call.algorithm = algorithm ? algorithm : "";
     call.options = call_options(Collective::reduce, options, storage);
-    record(reduce(call));
+    run_or_request([&] { record(reduce(call)); },
+                   [&](bool persistent) { return request_of(call, persistent); });
   });
 }
 

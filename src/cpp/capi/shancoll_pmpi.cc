@@ -27,7 +27,7 @@
 // falls back), then each distinct outcome (the algorithm, or why it fell
 // back) once per communicator and collective on stderr;
 // SHANCOLL_PMPI_SUMMARY=1 prints calls, bytes and time per collective and
-// algorithm at MPI_Finalize (pmpi_summary.cc). MPI_Iallreduce: pmpi_iallreduce.cc.
+// algorithm at MPI_Finalize (pmpi_summary.cc). The nonblocking collectives: pmpi_requests.cc.
 #include <mpi.h>
 
 #include <cstdio>

@@ -7,8 +7,10 @@
 #include <cstring>
 #include <string>
 
+#include "shancoll/coll/allreduce/allreduce_persistent_inline.h"
 #include "shancoll/coll/allreduce/allreduce_request.h"
 #include "shancoll/coll/door.h"
+#include "shancoll/coll/request/request_mpi.h"
 #include "shancoll/cost.h"
 #include "shancoll/error.h"
 #include "shancoll/pattern/nway_dissemination.h"
@@ -78,6 +80,21 @@ const AllreduceAlgorithm& auto_allreduce(Comm& comm, const AllreduceArgs& args, 
       });
 }
 
+// shan's persistent small-message engine where it fits (persistent `auto`
+// and `shan`): the node's lines beat any message schedule and MPI's own
+// persistent allreduce (docs/performance.md); null where it does not fit.
+std::unique_ptr<Request> persistent_inline(Comm& comm, const AllreduceArgs& args,
+                                           const Options& o) {
+  NodeContext& ctx = comm.nodes(o.ranks_per_node);
+  if (!persistent_inline_fits(ctx.topo, args)) return nullptr;
+  return comm.run({"iallreduce", "shan"}, [&] {
+    return std::make_unique<Request>(
+        comm, "iallreduce", "shan",
+        std::make_unique<InlineAllreduceEngine>(ctx.topo, args, ctx.call_timeout), o.wait_timeout(),
+        true);
+  });
+}
+
 }  // namespace
 
 void copy_input(const AllreduceArgs& args) {
@@ -110,7 +127,7 @@ Comm& allreduce(const AllreduceCall& call) {
   return comm;
 }
 
-std::unique_ptr<AllreduceRequest> iallreduce(const AllreduceCall& call) {
+std::unique_ptr<Request> iallreduce(const AllreduceCall& call, bool persistent) {
   const CallOptions& co = options_or_defaults(call.options, Collective::iallreduce);
   const std::string_view name = requested(call.algorithm, environment().iallreduce);
   verify_agreement(call.comm, co, shape_of(call, "iallreduce", name));
@@ -119,9 +136,24 @@ std::unique_ptr<AllreduceRequest> iallreduce(const AllreduceCall& call) {
   const AllreduceArgs args = args_of(call, reducer, co);
   const Options o = co.resolved();
   Comm& comm = Comm::of(call.comm, o.timeout);
+  if (persistent && (name == "auto" || name == "shan")) {
+    if (auto inline_request = persistent_inline(comm, args, o)) return inline_request;
+    if (name == "shan")
+      throw ArgumentError(
+          "algorithm: 'shan' as a request is the persistent allreduce of at most 56 bytes on one "
+          "node of several ranks");
+  }
   const AllreduceAlgorithm& algo = select_iallreduce(name, args, comm.size());
-  return comm.run({"iallreduce", algo.name},
-                  [&] { return std::make_unique<AllreduceRequest>(comm, args, algo, o); });
+  return comm.run({"iallreduce", algo.name}, [&] {
+    std::unique_ptr<Engine> engine;
+    if (algo.schedule)
+      engine = std::make_unique<AllreduceScheduleEngine>(comm, comm.nodes(o.ranks_per_node).topo,
+                                                         args, algo);
+    else
+      engine = mpi_allreduce(comm.mpi(), call, persistent);
+    return std::make_unique<Request>(comm, "iallreduce", algo.name, std::move(engine),
+                                     o.wait_timeout(), persistent);
+  });
 }
 
 }  // namespace shancoll

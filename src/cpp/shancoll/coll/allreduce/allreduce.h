@@ -130,10 +130,12 @@ struct AllreduceCall {
   const CallOptions* options = nullptr;  // completed; nullptr: default_options
 };
 
-class AllreduceRequest;
+class Request;
 
 Comm& allreduce(const AllreduceCall& call);
-// Starts a split-phase allreduce; the request's test()/wait() finish it.
-std::unique_ptr<AllreduceRequest> iallreduce(const AllreduceCall& call);
+// A split-phase allreduce, started (the request's test()/wait() finish it),
+// or, persistent (allreduce_init), a request ready for start(): the
+// schedule, the scratch or the MPI library's persistent request made once.
+std::unique_ptr<Request> iallreduce(const AllreduceCall& call, bool persistent = false);
 
 }  // namespace shancoll

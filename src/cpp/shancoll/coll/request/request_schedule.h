@@ -1,0 +1,57 @@
+// The schedule engine of a request: runs a pattern::BlockSchedule (the
+// representation at the top of pattern/block_schedule.h) over point-to-point
+// messages on shancoll's dup of the communicator, as a resumable state
+// machine: setup copies, then per round post every receive and send, test
+// them, next round. The schedule and the scratch are made once (at _init for
+// a persistent request); a start costs the setup copies and the first
+// round's posts, and allocates nothing for rounds of up to 8 messages.
+// Each run takes a tag of its own (request_tag of the communicator's next
+// call number), so runs of several requests may be in flight on one
+// communicator.
+#pragma once
+
+#include <mpi.h>
+
+#include <memory>
+#include <vector>
+
+#include "shancoll/coll/request/request.h"
+#include "shancoll/pattern/block_schedule.h"
+#include "shancoll/topology.h"
+
+namespace shancoll {
+
+class ScheduleEngine final : public Engine {
+ public:
+  ScheduleEngine(Comm& comm, const Topology& topo, pattern::BlockSchedule schedule,
+                 const void* send, void* recv);
+  ~ScheduleEngine() override;  // cancels what an abandoned run left in flight
+  ScheduleEngine(const ScheduleEngine&) = delete;
+  ScheduleEngine& operator=(const ScheduleEngine&) = delete;
+
+  void start() override;
+  bool test() override;
+  bool rounds_done(std::size_t& rounds) const override {
+    rounds = round_;
+    return true;
+  }
+  void count(Stats& stats) const override;
+
+ private:
+  std::byte* at(const pattern::Region& region) const;
+  void post_round();
+  void cancel_posted();
+
+  Comm& comm_;
+  const Topology& topo_;
+  const pattern::BlockSchedule schedule_;
+  const std::byte* send_;
+  std::byte* recv_;
+  std::vector<std::byte> scratch_;
+  std::vector<MPI_Request> requests_;  // the round's; capacity kept between rounds and runs
+  int tag_ = 0;
+  std::size_t round_ = 0;
+  bool posted_ = false;
+};
+
+}  // namespace shancoll

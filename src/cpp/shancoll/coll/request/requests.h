@@ -1,0 +1,49 @@
+// The request doors: the nonblocking (i<coll>) and persistent (<coll>_init)
+// form of every collective, from every front end, with the call structures
+// of the blocking doors. Each resolves the options and the algorithm, checks
+// what only it can check (the root, the algorithm), makes the engine and
+// returns the request: started (nonblocking) or ready for start()
+// (persistent). Allreduce's is iallreduce (coll/allreduce/allreduce.h).
+//
+// Algorithms of a request (requests.cc: request_algorithms):
+//   mpi        the MPI library's own nonblocking or persistent collective;
+//   a schedule shancoll's point-to-point schedule of the blocking algorithm
+//              of the same name (pattern/block_schedule.h): barrier
+//              `dissemination`, bcast `binomial`, allgather(v) `ring`,
+//              alltoall(v) `pairwise`;
+//   auto       `mpi`: the library's own request progresses inside its own
+//              tests and waits as well as inside shancoll's, and shancoll's
+//              schedules move the same point-to-point messages as the
+//              library's; allreduce keeps its built-in rule (select_iallreduce).
+#pragma once
+
+#include <memory>
+
+#include "shancoll/coll/allgatherv/allgatherv.h"
+#include "shancoll/coll/alltoallv/alltoallv.h"
+#include "shancoll/coll/barrier/barrier.h"
+#include "shancoll/coll/gather/gather.h"
+#include "shancoll/coll/reduce_scatter/reduce_scatter.h"
+#include "shancoll/coll/request/request.h"
+#include "shancoll/coll/rooted.h"
+#include "shancoll/coll/scan/scan.h"
+#include "shancoll/coll/scatter/scatter.h"
+
+namespace shancoll {
+
+std::unique_ptr<Request> request_of(const BarrierCall& call, bool persistent);
+std::unique_ptr<Request> request_of(const BcastCall& call, bool persistent);
+std::unique_ptr<Request> request_of(const ReduceCall& call, bool persistent);
+std::unique_ptr<Request> request_of(const GathervCall& call, bool persistent);
+std::unique_ptr<Request> request_of(const ScattervCall& call, bool persistent);
+std::unique_ptr<Request> request_of(const AllgathervCall& call, bool persistent);
+std::unique_ptr<Request> request_of(const AlltoallvCall& call, bool persistent);
+// block: reduce_scatter_block (call.counts null); exclusive: exscan.
+std::unique_ptr<Request> request_of(const ReduceScatterCall& call, bool block, bool persistent);
+std::unique_ptr<Request> request_of(const ScanCall& call, bool exclusive, bool persistent);
+
+// The algorithms a request of `collective` ("bcast", ...) can run, as
+// "auto, binomial, mpi".
+std::string request_algorithms(const char* collective);
+
+}  // namespace shancoll
