@@ -52,11 +52,15 @@ CORE_TIMEOUT = "60"
 
 # The network between two real nodes: (MPI library, its environment) per
 # name. Open MPI picks ob1 with its tcp BTL between the hosts (its UCX
-# components find no device here) and sm on one.
+# components find no device here) and sm on one. Its op/avx component sums
+# 8- and 16-bit integers with saturating instructions (127 + 1 = 127, on one
+# node too; open-mpi/ompi#8045, closed "wontfix"), so comm.Allreduce, the
+# suite's reference, would be wrong where shancoll wraps as C does: the
+# Open MPI runs turn that component off.
 NETWORKS = {
     "ucx": ("mpich", {"MPIR_CVAR_CH4_NETMOD": "ucx"}),
     "ofi": ("mpich", {"MPIR_CVAR_CH4_NETMOD": "ofi", "FI_PROVIDER": "tcp"}),
-    "openmpi": ("openmpi", {}),
+    "openmpi": ("openmpi", {"OMPI_MCA_op": "^avx"}),
 }
 # Tests a run leaves out, and why. Under OFI, a communicator left broken by a
 # timeout keeps its MPI objects (they may still be in use by operations in
