@@ -127,11 +127,13 @@ def launcher(ranks: int, netmod: str | None) -> tuple[list[str], str, dict[str, 
         if found is None:
             pytest.skip("mpiexec not found")
         mpiexec, python, env = [found], sys.executable, dict(os.environ)
+    env.pop("SHANCOLL_TEST_HOSTS", None)
     if netmod:
         why = hosts.missing(lib)
         if why:
             pytest.skip(why)
         mpiexec = [*mpiexec, *hosts.launch_args(lib, len(hosts.HOSTS), ranks)]
+        env["SHANCOLL_TEST_HOSTS"] = str(len(hosts.HOSTS))  # test_mpi_hosts checks MPI agrees
     env.update(net_env)
     return mpiexec, python, env
 
