@@ -286,6 +286,23 @@ def test_hosts_tell_real_nodes_from_virtual_ones(tmp_path, monkeypatch):
         shancoll.set_rules(None)
 
 
+def test_the_amd_epyc_mpich_table_leaves_two_hosts_to_mpi():
+    """Measured on 2 hosts x 1 rank under UCX, the point-to-point algorithms the
+    table used to name there (pairwise_exchange, binomial) ran 0.22-0.59x the
+    library's own call: across hosts the table has no rows, and auto runs the
+    library's; two virtual nodes keep their own choices."""
+    from shancoll._rules import PACKAGE_RULES
+
+    shancoll.set_rules(str(Path(PACKAGE_RULES) / "amd-epyc-mpich-5.0.2.tsv"))
+    try:
+        for coll in ("allgatherv", "allreduce", "bcast", "reduce"):
+            for size in (8, 4096, 65536, 4 << 20):
+                assert _core.choose_auto(coll, size, 2, 2, hosts=2) == "mpi", (coll, size)
+        assert _core.choose_auto("bcast", 64, 2, 2, hosts=1) == "release_gather"
+    finally:
+        shancoll.set_rules(None)
+
+
 def test_the_conservative_table_leaves_mid_and_large_sizes_to_mpi():
     """Without a table of its own, a machine gets shancoll's algorithms only
     where they won on every machine and library measured, and MPI's call above."""
