@@ -37,15 +37,20 @@ def table(tmp_path, monkeypatch):
 def test_parse():
     rules = _core.parse_rules(TABLE)
     assert len(rules) == 7
-    assert rules[0] == ("allreduce", 0, 1024, 4, 4, 1, 1, "nway_dissemination", "")
+    no_limit = 2**31 - 1
+    assert rules[0] == ("allreduce", 0, 1024, 4, 4, 1, 1, "nway_dissemination", "", 1, no_limit)
     assert rules[1][2] == 2**63 - 1  # '*': no limit
-    assert rules[3][5:7] == (2, 2**31 - 1)  # nodes 2+
+    assert rules[3][5:7] == (2, no_limit)  # nodes 2+
+    # hosts, the column after nodes (8-field rows, as above: '*')
+    assert _core.parse_rules("bcast 0 * 2 2 2 2 binomial -")[0][7:] == ("binomial", "", 2, 2)
+    assert _core.parse_rules("bcast 0 * 2 * 2+ 2+ mpi -")[0][9:] == (2, no_limit)
     assert _core.parse_rules("allgather 0 * 1 * * ring -")[0][0] == "allgatherv"
     assert _core.parse_rules("alltoall 0 * 1 * * bruck -")[0][0] == "alltoallv"
     for bad, what in (
         ("alltoallw 0 * 1 * * ring -", "unknown collective"),
-        ("bcast 0 * 1 * * ring", "8 fields"),
-        ("bcast 0 * 1 * * ring - extra", "more than 8"),
+        ("bcast 0 * 1 * * ring", "7 fields; 9 needed"),
+        ("bcast 0 * 1 * * * ring - extra", "10 fields; 9 needed"),
+        ("bcast 0 * 1 * * ring - -", "'ring' is not a count"),
         ("bcast x * 1 * * ring -", "not a count"),
         ("bcast 8 8 1 * * ring -", "empty range"),
         ("bcast 0 * 1 * * release_gather tree=oak", "unknown tree 'oak'"),
@@ -161,7 +166,11 @@ def test_fitted_table_round_trips():
         ("allreduce", 512, 2**63 - 1, "ring"),
         ("bcast", 0, 2**63 - 1, "mpi"),
     ]
-    assert all(r[3] == r[4] == 2 and r[5] == r[6] == 1 for r in parsed)
+    assert all(r[3] == r[4] == 2 and r[5] == r[6] == 1 and r[9] == r[10] == 1 for r in parsed)
+    # a real-node run's rows say hosts 2, and hold on hosts only
+    rows = [_row("bcast", "binomial", 8, 1.0, nodes=2, hosts=2), _row("bcast", "mpi", 8, 2.0)]
+    parsed = _core.parse_rules(report.rule_table(rows, "test"))
+    assert [(r[7], r[5], r[9], r[10]) for r in parsed] == [("mpi", 1, 1, 1), ("binomial", 2, 2, 2)]
 
 
 def test_a_winning_mechanism_option_goes_into_its_rule():
@@ -194,7 +203,7 @@ def test_shipped_tables_parse():
 
 def test_rule_options_parse():
     rule = _core.parse_rules("bcast 32768 * 2 2 1 release_gather single_copy=0,buffers=8")[0]
-    assert rule[7:] == ("release_gather", "single_copy=0,buffers=8")
+    assert rule[7:9] == ("release_gather", "single_copy=0,buffers=8")
 
 
 def machine() -> dict[str, str]:
@@ -248,6 +257,48 @@ def test_across_hosts_auto_leaves_the_call_to_mpi():
             assert _core.choose_auto(coll, 64, 2, 2, hosts=1) != "mpi", coll
         # a node-shared result has one way only
         assert _core.choose_auto("allgatherv", 64, 2, 2, private_recv=False, hosts=2) == "shan"
+    finally:
+        shancoll.set_rules(None)
+
+
+def test_hosts_tell_real_nodes_from_virtual_ones(tmp_path, monkeypatch):
+    """A rule measured on two real nodes (hosts 2) decides calls across hosts only;
+    two virtual nodes on one host keep their own rules (here the built-in one),
+    and a rule without hosts ('*', or an 8-field row) holds on both."""
+    monkeypatch.delenv("SHANCOLL_RULES", raising=False)
+    path = tmp_path / "rules.tsv"
+    path.write_text(
+        "bcast 0 1024 2 2 2 2 binomial -\n"
+        "bcast 1024 * 2 2 2 * binomial -\n"
+        "reduce 0 * 2 2 2 binomial -\n"  # 8 fields: hosts '*'
+    )
+    shancoll.set_rules(path)
+    try:
+        choose = _core.choose_auto
+        assert choose("bcast", 64, 2, 2, hosts=2) == "binomial"
+        assert choose("bcast", 64, 2, 2, hosts=1) == "release_gather"  # the built-in rule
+        assert choose("bcast", 64, 2, 2, hosts=0) == "release_gather"  # unknown: '*' only
+        assert choose("bcast", 4096, 2, 2, hosts=1) == "binomial"
+        assert choose("bcast", 4096, 2, 2, hosts=2) == "binomial"
+        assert choose("reduce", 64, 2, 2, hosts=1) == choose("reduce", 64, 2, 2, hosts=2)
+        assert choose("reduce", 64, 2, 2, hosts=1) == "binomial"
+    finally:
+        shancoll.set_rules(None)
+
+
+def test_the_amd_epyc_mpich_table_leaves_two_hosts_to_mpi():
+    """Measured on 2 hosts x 1 rank under UCX, the point-to-point algorithms the
+    table used to name there (pairwise_exchange, binomial) ran 0.22-0.59x the
+    library's own call: across hosts the table has no rows, and auto runs the
+    library's; two virtual nodes keep their own choices."""
+    from shancoll._rules import PACKAGE_RULES
+
+    shancoll.set_rules(str(Path(PACKAGE_RULES) / "amd-epyc-mpich-5.0.2.tsv"))
+    try:
+        for coll in ("allgatherv", "allreduce", "bcast", "reduce"):
+            for size in (8, 4096, 65536, 4 << 20):
+                assert _core.choose_auto(coll, size, 2, 2, hosts=2) == "mpi", (coll, size)
+        assert _core.choose_auto("bcast", 64, 2, 2, hosts=1) == "release_gather"
     finally:
         shancoll.set_rules(None)
 

@@ -7,6 +7,7 @@ Fast: the real runs time a few small sizes with short loops (seconds).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from shancoll.bench import kernel, plot, report, results, sweep
+from shancoll.bench import hosts, kernel, plot, report, results, sweep
 from shancoll.bench.series import (
     COLLECTIVES,
     check_distribution,
@@ -279,6 +280,49 @@ def test_plan_libraries_and_baselines(tmp_path):
     assert cmd[cmd.index("--native-job") + 1] == "rd"
     only_default = sweep.plan(cfg.replace(forced_baselines=False), lambda c: ["ring"], forced)
     assert {r.baseline for r in only_default} == {"default"}
+
+
+def test_the_layout_two_hosts(tmp_path):
+    """hosts = [2] plans runs of their own ("hosts2"), whose jobs the launcher
+    spreads over the two host names: hydra's host list, or Open MPI's with
+    host_agent.sh as its ssh."""
+    cfg = sweep.parse_config('collectives = ["allreduce"]\nhosts = [1, 2]\nsizes = "8"')
+    runs = sweep.plan(cfg, lambda coll: ["ring"])
+    assert [r.run_id for r in runs] == [
+        "allreduce-P2-physical-regular",
+        "allreduce-P2-hosts2-regular",
+    ]
+    assert results.layout_name(1, 2) == "hosts2-rpn1"
+    with pytest.raises(ValueError, match="hosts: 1 .* or 2"):
+        sweep.parse_config("hosts = [3]")
+    with pytest.raises(ValueError, match="3 ranks do not split evenly over 2 hosts"):
+        sweep.plan(cfg.replace(ranks=[3]), lambda coll: ["ring"])
+    if hosts.missing("mpich"):
+        pytest.skip(hosts.missing("mpich"))
+    menv = sweep.launcher(cfg, "default", "/x/mpiexec")
+    one, two = (sweep.bench_command(cfg, r, tmp_path / "j.jsonl", menv) for r in runs)
+    assert one[:3] == ["/x/mpiexec", "-n", "2"]
+    assert two[:5] == ["/x/mpiexec", "-hosts", "shancoll-node-a:1,shancoll-node-b:1", "-n", "2"]
+    ompi = dataclasses.replace(menv, name="openmpi", mpiexec=["/y/mpiexec"])
+    cmd = sweep.bench_command(cfg, runs[1], tmp_path / "j.jsonl", ompi)
+    assert cmd[cmd.index("plm_ssh_agent") + 1] == f"/bin/sh {hosts.AGENT}"
+    assert cmd[cmd.index("--host") + 1] == "shancoll-node-a:1,shancoll-node-b:1"
+
+
+@pytest.mark.timeout(300)
+def test_a_real_sweep_on_two_hosts(tmp_path):
+    """The layout "2 hosts" really gives the MPI library two nodes: its rows say
+    hosts 2 and nodes 2, auto and native side by side."""
+    if hosts.missing("mpich"):
+        pytest.skip(hosts.missing("mpich"))
+    cfg = tiny_config(collectives=["allreduce"], hosts=[2], sizes=[8], distributions=["regular"],
+                      series=["auto", "native"])  # fmt: skip
+    res = sweep.run_sweep(cfg, tmp_path, progress=None, plots=False)
+    assert not res.failed_runs, res.meta
+    rows = results.read_results(tmp_path / "results.csv")
+    assert {r["series"] for r in rows} == {"auto", "native"}
+    assert all(r["hosts"] == 2 and r["nodes"] == 2 and r["check"] == "ok" for r in rows), rows
+    assert "2 hosts (real MPI nodes), 2 nodes" in res.table
 
 
 def test_plan_intergroup_settings():

@@ -5,7 +5,10 @@ are the ones with two hosts."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
+import pytest
 from _mpi_util import assert_all, physical_node, run_all
 from mpi4py import MPI
 
@@ -17,6 +20,17 @@ def hosts_of(comm: MPI.Comm) -> int:
     leaders = comm.allreduce(1 if node.rank == 0 else 0)
     node.Free()
     return leaders
+
+
+def test_the_launcher_placed_the_ranks_on_the_hosts_asked_for(comm):
+    """A real-node run (SHANCOLL_TEST_HOSTS, set by tests/test_mpi_suites.py) that
+    MPI saw as one node would pass every other test while trying nothing
+    across hosts: it fails here instead."""
+    wanted = os.environ.get("SHANCOLL_TEST_HOSTS")
+    if not wanted:
+        pytest.skip("not a real-node run")
+    hosts = hosts_of(comm)
+    assert_all(comm, hosts == int(wanted), f"MPI sees {hosts} nodes, the launcher asked {wanted}")
 
 
 def test_topology_counts_hosts(comm):

@@ -46,7 +46,10 @@ def start(kind, comm, i, n):
         return req.Wait, lambda: np.array_equal(out, expected)
     if kind == "library_iallreduce":
         req = comm.Iallreduce(send, out, MPI.SUM)
-        return req.Wait, lambda: np.array_equal(out, expected)
+        # mpi4py's request does not hold `send`, and MPI may read it until the
+        # request completes (Open MPI's libnbc does; MPICH copied it at the
+        # start): the wait keeps it alive until then.
+        return lambda: (req.Wait(), send), lambda: np.array_equal(out, expected)
     if kind in OTHERS:
         req, check = start_other(kind, comm, i, n, send)
     else:

@@ -35,9 +35,11 @@ std::string choose(const std::string& coll, std::int64_t bytes, int ranks, int n
   if (coll == "bcast") return choose_bcast(bytes, ranks, nodes, hosts);
   if (coll == "reduce") return choose_reduce(bytes, commutative, ranks, nodes, hosts);
   if (coll == "barrier") return choose_barrier(ranks, nodes, hosts);
-  if (coll == "scan" || coll == "exscan") return choose_scan(bytes, coll == "exscan", ranks, nodes);
+  if (coll == "scan" || coll == "exscan")
+    return choose_scan(bytes, coll == "exscan", ranks, nodes, hosts);
   if (coll == "reduce_scatter" || coll == "reduce_scatter_block")
-    return choose_reduce_scatter(bytes, coll == "reduce_scatter_block", commutative, ranks, nodes);
+    return choose_reduce_scatter(bytes, coll == "reduce_scatter_block", commutative, ranks, nodes,
+                                 hosts);
   if (coll == "alltoall") return choose_alltoallv(bytes, ranks, nodes, hosts);
   if (coll == "alltoallv") return choose_alltoallv(-1, ranks, nodes, hosts);
   if (coll == "gather" || coll == "gatherv")
@@ -73,7 +75,8 @@ void bind_rules(py::module_& m) {
         py::list out;
         for (const Rule& r : parse_rules(text, source))
           out.append(py::make_tuple(r.coll, r.min_bytes, r.max_bytes, r.min_ranks, r.max_ranks,
-                                    r.min_nodes, r.max_nodes, r.algorithm, r.options_text));
+                                    r.min_nodes, r.max_nodes, r.algorithm, r.options_text,
+                                    r.min_hosts, r.max_hosts));
         return out;
       },
       py::arg("text"), py::arg("source") = "<string>");

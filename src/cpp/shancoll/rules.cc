@@ -41,15 +41,30 @@ std::int64_t parse_int(const std::string& field, bool star_ok, std::int64_t star
   return v;
 }
 
+// A count range: '*' (any), N, or N+ (at least N), into [min, max].
+void parse_range(std::string text, int* min, int* max, const std::string& where) {
+  if (text == "*") return;
+  const bool open = text.back() == '+';
+  if (open) text.pop_back();
+  *min = static_cast<int>(parse_int(text, false, 0, where));
+  *max = open ? INT32_MAX : *min;
+}
+
+// A row's fields with the hosts column in place: 9 as written, or 8 from a
+// table written before the column (hosts '*').
+std::vector<std::string> row_fields(std::istringstream& in, const std::string& where) {
+  std::vector<std::string> f;
+  for (std::string x; in >> x;) f.push_back(x);
+  if (f.size() == 8) f.insert(f.begin() + 6, "*");
+  if (f.size() != 9)
+    throw ArgumentError(where + std::to_string(f.size()) +
+                        " fields; 9 needed: coll min_bytes max_bytes min_ranks max_ranks nodes "
+                        "hosts algorithm options (8 without hosts)");
+  return f;
+}
+
 Rule parse_line(std::istringstream& in, const std::string& where) {
-  std::string f[8];
-  for (auto& x : f)
-    if (!(in >> x))
-      throw ArgumentError(where +
-                          "8 fields needed: coll min_bytes max_bytes min_ranks max_ranks "
-                          "nodes algorithm options");
-  std::string extra;
-  if (in >> extra) throw ArgumentError(where + "more than 8 fields ('" + extra + "')");
+  std::vector<std::string> f = row_fields(in, where);
   Rule r;
   r.coll = f[0] == "allgather" ? "allgatherv" : f[0];
   if (r.coll == "alltoall") r.coll = "alltoallv";  // alltoall rows: alltoallv's table
@@ -60,15 +75,10 @@ Rule parse_line(std::istringstream& in, const std::string& where) {
   r.max_bytes = parse_int(f[2], true, INT64_MAX, where);
   r.min_ranks = static_cast<int>(parse_int(f[3], false, 0, where));
   r.max_ranks = static_cast<int>(parse_int(f[4], true, INT32_MAX, where));
-  std::string nodes = f[5];
-  if (nodes != "*") {
-    const bool open = nodes.back() == '+';
-    if (open) nodes.pop_back();
-    r.min_nodes = static_cast<int>(parse_int(nodes, false, 0, where));
-    r.max_nodes = open ? INT32_MAX : r.min_nodes;
-  }
-  r.algorithm = f[6];
-  if (f[7] != "-") {  // the collective's options over its defaults, checked now
+  parse_range(f[5], &r.min_nodes, &r.max_nodes, where);
+  parse_range(f[6], &r.min_hosts, &r.max_hosts, where);
+  r.algorithm = f[7];
+  if (f[8] != "-") {  // the collective's options over its defaults, checked now
     const Collective c = r.coll == "allgatherv"             ? Collective::allgatherv
                          : r.coll == "allreduce"            ? Collective::allreduce
                          : r.coll == "bcast"                ? Collective::bcast
@@ -84,9 +94,9 @@ Rule parse_line(std::istringstream& in, const std::string& where) {
                          : r.coll == "scatterv"             ? Collective::scatterv
                                                             : Collective::reduce;
     auto options = std::make_shared<CallOptions>(default_options(c));
-    options->set_text(c, f[7], (where + "options").c_str());
+    options->set_text(c, f[8], (where + "options").c_str());
     options->complete();
-    r.options_text = f[7];
+    r.options_text = f[8];
     r.options = std::move(options);
   }
   if (r.min_bytes >= r.max_bytes || r.min_ranks > r.max_ranks)
@@ -243,14 +253,22 @@ std::vector<Rule> parse_rules(const std::string& text, const std::string& source
   return rules;
 }
 
+namespace {
+
+// n in [min, max]; an unknown n (<= 0) only in a '*' range.
+bool in_range(int n, int min, int max) {
+  return n > 0 ? min <= n && n <= max : min <= 1 && max == INT32_MAX;
+}
+
+}  // namespace
+
 const Rule* match_rule(const std::vector<Rule>& rules, const std::string& coll, std::int64_t bytes,
-                       int ranks, int nodes) {
+                       int ranks, int nodes, int hosts) {
   const std::string c = coll == "allgather" ? "allgatherv" : coll;
   for (const Rule& r : rules) {
-    const bool node_ok = nodes > 0 ? r.min_nodes <= nodes && nodes <= r.max_nodes
-                                   : r.min_nodes <= 1 && r.max_nodes == INT32_MAX;
     if (r.coll == c && r.min_bytes <= bytes && bytes < r.max_bytes && r.min_ranks <= ranks &&
-        ranks <= r.max_ranks && node_ok)
+        ranks <= r.max_ranks && in_range(nodes, r.min_nodes, r.max_nodes) &&
+        in_range(hosts, r.min_hosts, r.max_hosts))
       return &r;
   }
   return nullptr;
@@ -372,12 +390,13 @@ namespace {
 // seen: every "auto" call asks, and reading the table takes its lock. An
 // entry keeps the table it points into; it is stale once set_rules or
 // reload_environment changed what is active (the selection generation).
-const Rule* matching_rule(const std::string& coll, std::int64_t bytes, int ranks, int nodes) {
+const Rule* matching_rule(const std::string& coll, std::int64_t bytes, int ranks, int nodes,
+                          int hosts) {
   struct Memo {
     std::uint64_t generation = 0;  // 0: empty
     std::string coll;
     std::int64_t bytes = 0;
-    int ranks = 0, nodes = 0;
+    int ranks = 0, nodes = 0, hosts = 0;
     std::shared_ptr<const std::vector<Rule>> rules;
     const Rule* rule = nullptr;
   };
@@ -385,10 +404,10 @@ const Rule* matching_rule(const std::string& coll, std::int64_t bytes, int ranks
   const std::uint64_t generation = selection_generation();
   Memo& m = memo[(static_cast<std::uint64_t>(bytes) * 0x9E3779B97F4A7C15ull) >> 61];
   if (m.generation != generation || m.bytes != bytes || m.ranks != ranks || m.nodes != nodes ||
-      m.coll != coll) {
+      m.hosts != hosts || m.coll != coll) {
     auto rules = current_rules();
-    const Rule* rule = rules ? match_rule(*rules, coll, bytes, ranks, nodes) : nullptr;
-    m = {generation, coll, bytes, ranks, nodes, std::move(rules), rule};
+    const Rule* rule = rules ? match_rule(*rules, coll, bytes, ranks, nodes, hosts) : nullptr;
+    m = {generation, coll, bytes, ranks, nodes, hosts, std::move(rules), rule};
   }
   return m.rule;
 }
@@ -396,14 +415,14 @@ const Rule* matching_rule(const std::string& coll, std::int64_t bytes, int ranks
 }  // namespace
 
 std::string rule_choice(const std::string& coll, std::int64_t bytes, int ranks, int nodes,
-                        const std::function<bool(const std::string&)>& valid) {
-  const Rule* r = matching_rule(coll, bytes, ranks, nodes);
+                        int hosts, const std::function<bool(const std::string&)>& valid) {
+  const Rule* r = matching_rule(coll, bytes, ranks, nodes, hosts);
   return r && valid(r->algorithm) ? r->algorithm : "";
 }
 
 const CallOptions* rule_options(const std::string& coll, std::int64_t bytes, int ranks, int nodes,
-                                const char* algorithm) {
-  const Rule* r = matching_rule(coll, bytes, ranks, nodes);
+                                int hosts, const char* algorithm) {
+  const Rule* r = matching_rule(coll, bytes, ranks, nodes, hosts);
   return r && r->options && r->algorithm == algorithm ? r->options.get() : nullptr;
 }
 

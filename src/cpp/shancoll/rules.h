@@ -4,7 +4,7 @@
 //
 // Format: one rule per line, whitespace-separated, '#' starts a comment:
 //
-//   coll  min_bytes  max_bytes  min_ranks  max_ranks  nodes  algorithm  options
+//   coll  min_bytes  max_bytes  min_ranks  max_ranks  nodes  hosts  algorithm  options
 //
 // coll: allgatherv (allgather too), allreduce, bcast, reduce, barrier,
 // alltoallv (alltoall too, and only alltoall calls match: bytes are the
@@ -14,7 +14,13 @@
 // no size every rank knows; gather, scatter: the block), the rule holds for
 // min_bytes <= bytes < max_bytes; ranks: min_ranks
 // <= ranks <= max_ranks; max_* may be '*' (no limit). nodes: '*', N or N+
-// (at least N). options: '-' (the algorithm's defaults) or key=value,...
+// (at least N): the nodes shancoll works with, virtual ones included. hosts:
+// the same forms, for the physical nodes (MPI's shared-memory nodes) the
+// call spans: 2 nodes on 1 host are virtual nodes whose messages still move
+// through MPI's shared memory, 2 nodes on 2 hosts go through its network
+// module, and the two are timed apart (rules measured on real-node runs say
+// hosts 2). A row of 8 fields (tables written before the column) has hosts
+// '*'. options: '-' (the algorithm's defaults) or key=value,...
 // (the collective's options, call_options.h: e.g. single_copy=0), which a
 // call that passes no options of its own then runs with. The first rule
 // that holds decides; if its algorithm cannot run this call (unknown, a
@@ -60,6 +66,7 @@ struct Rule {
   std::int64_t min_bytes = 0, max_bytes = INT64_MAX;  // [min, max)
   int min_ranks = 1, max_ranks = INT32_MAX;           // [min, max]
   int min_nodes = 1, max_nodes = INT32_MAX;           // [min, max]
+  int min_hosts = 1, max_hosts = INT32_MAX;           // [min, max]
   std::string algorithm;
   std::string options_text;                    // "" for '-'
   std::shared_ptr<const CallOptions> options;  // parsed and completed; null for '-'
@@ -89,15 +96,15 @@ RulesInfo rules_info();
 // `algorithm` (the one auto chose), else nullptr: a call with no options of
 // its own runs with them.
 const CallOptions* rule_options(const std::string& coll, std::int64_t bytes, int ranks, int nodes,
-                                const char* algorithm);
+                                int hosts, const char* algorithm);
 
 // Parses a table; throws ArgumentError naming `rules`, the source and the line.
 std::vector<Rule> parse_rules(const std::string& text, const std::string& source);
 
-// The first rule of `coll` that holds for the call, or nullptr. nodes <= 0:
-// unknown (only rules with nodes '*' hold).
+// The first rule of `coll` that holds for the call, or nullptr. nodes or
+// hosts <= 0: unknown (only rules with '*' there hold).
 const Rule* match_rule(const std::vector<Rule>& rules, const std::string& coll, std::int64_t bytes,
-                       int ranks, int nodes);
+                       int ranks, int nodes, int hosts);
 
 // Path "" drops the explicit choice (back to $SHANCOLL_RULES / the default).
 // Reads and checks the file at once; throws ArgumentError if it cannot.
@@ -110,6 +117,6 @@ std::string active_rules_path();
 // The algorithm the active table picks for this call if valid(name) holds,
 // else "" (the caller applies its built-in rule).
 std::string rule_choice(const std::string& coll, std::int64_t bytes, int ranks, int nodes,
-                        const std::function<bool(const std::string&)>& valid);
+                        int hosts, const std::function<bool(const std::string&)>& valid);
 
 }  // namespace shancoll

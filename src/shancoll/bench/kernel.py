@@ -690,6 +690,7 @@ def run(
         "ranks": comm.Get_size(),
         "ranks_per_node": ranks_per_node,
         "nodes": layout["node_count"],
+        "hosts": layout["hosts"],
         "dtype": dt.name,
         "kernel": KERNEL,
         "warmup": warmup,

@@ -2,7 +2,7 @@
 
 ``python -m shancoll.bench.plot benchmarks/results/quick/results.csv [--out DIR]``
 
-For every (collective, ranks, ranks_per_node, library) group of a
+For every (collective, ranks, ranks_per_node, hosts, library) group of a
 ``results.csv`` two figures, each as PNG and SVG:
 ``<collective>_P<ranks>_<layout>[_<library>]_time`` (median time per call of
 the slowest rank, min-max over repeats shaded) and ``..._speedup`` (native
@@ -23,7 +23,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .results import group_key, layout_name, read_results
+from .results import group_key, layout_name, on_hosts, read_results
 from .series import ALL_DISTRIBUTIONS, format_bytes
 
 __all__ = ["figure", "plot_results", "style", "main"]
@@ -76,6 +76,7 @@ def _title(rows: Sequence[dict]) -> str:
         )
     else:
         layout = f"{nodes} virtual nodes x {rpn} rank{'s' if rpn != 1 else ''}"
+    layout = on_hosts(rows, layout)
     lib = next((x["mpi_library"] for x in rows if x.get("mpi_library")), "MPI")
     host = next((x["hostname"] for x in rows if x.get("hostname")), "")
     date = next((x["date"][:10] for x in rows if x.get("date")), "")
@@ -185,10 +186,10 @@ def plot_results(
     for r in rows:
         groups.setdefault(group_key(r), []).append(r)
     paths = []
-    for (coll, ranks, rpn, lib), g in sorted(groups.items()):
+    for (coll, ranks, rpn, hosts, lib), g in sorted(groups.items()):
         if not any(r.get("status") == "ok" for r in g):
             continue
-        stem = f"{coll}_P{ranks}_{layout_name(rpn)}"
+        stem = f"{coll}_P{ranks}_{layout_name(rpn, hosts)}"
         if lib not in ("", "default"):
             stem += f"_{lib}"
         for what in ("time", "speedup"):

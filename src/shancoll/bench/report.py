@@ -8,7 +8,7 @@ All read only ``results.csv`` rows (``shancoll.bench.results.read_results``):
   (collective, ranks, layout, library) and distribution.
 
 * :func:`rule_table` -> the text format of ``src/cpp/shancoll/rules.h``: per
-  (collective, ranks, nodes), the algorithm with the lowest median time at each
+  (collective, ranks, nodes, hosts), the algorithm with the lowest median time at each
   measured size, over size ranges split at the geometric mean of neighbouring
   sizes, neighbours with the same winner merged. Only series of shancoll
   algorithms with their default options or with mechanism options
@@ -30,7 +30,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from .results import group_key
+from .results import group_key, on_hosts, row_hosts
 from .series import ALL_DISTRIBUTIONS, format_bytes
 
 __all__ = ["performance_sections", "rule_table", "speedup_table", "update_markdown"]
@@ -59,18 +59,20 @@ def _rule_options(text: str) -> str | None:
 
 
 def _winners(rows: Sequence[dict]) -> dict[tuple, dict[int, tuple[str, str]]]:
-    """(collective, ranks, nodes) -> {bytes_per_rank: (fastest algorithm, its options)}."""
+    """(collective, ranks, nodes, hosts) -> {bytes_per_rank: (fastest algorithm, its options)}."""
     best: dict[tuple, dict[int, tuple[float, tuple[str, str]]]] = {}
     for r in rows:
         options = _rule_options(r.get("options") or "")
         if r.get("kind") != "shancoll" or options is None or not _good(r):
             continue
+        if r["algorithm"] == "auto":
+            continue  # the table's own choice: never a rule of its own
         if r["collective"] in ("allgatherv", "allgather") and r["distribution"] != "regular":
             continue
         if r["collective"] == "alltoallv":
             continue  # auto reads no alltoallv sizes: they differ from rank to rank
         coll = "allgatherv" if r["collective"] == "allgather" else r["collective"]
-        key = (coll, int(r["ranks"]), int(r.get("nodes") or 0))
+        key = (coll, int(r["ranks"]), int(r.get("nodes") or 0), row_hosts(r))
         sizes = best.setdefault(key, {})
         t = float(r["time_median_s"])
         if r["bytes_per_rank"] not in sizes or t < sizes[r["bytes_per_rank"]][0]:
@@ -83,9 +85,9 @@ def rule_table(rows: Sequence[dict], source: str = "") -> str:
     lines = [
         "# shancoll rule table for algorithm='auto' (format: src/cpp/shancoll/rules.h)",
         f"# fitted by python -m shancoll.bench.sweep from {source or 'a sweep'}",
-        "# coll\tmin_bytes\tmax_bytes\tmin_ranks\tmax_ranks\tnodes\talgorithm\toptions",
+        "# coll\tmin_bytes\tmax_bytes\tmin_ranks\tmax_ranks\tnodes\thosts\talgorithm\toptions",
     ]
-    for (coll, ranks, nodes), by_size in sorted(_winners(rows).items()):
+    for (coll, ranks, nodes, hosts), by_size in sorted(_winners(rows).items()):
         sizes = sorted(by_size)
         bounds = [0] + [math.isqrt(a * b) for a, b in zip(sizes, sizes[1:], strict=False)] + [None]
         spans: list[list] = []  # [lo, hi, (algorithm, options)]
@@ -97,9 +99,8 @@ def rule_table(rows: Sequence[dict], source: str = "") -> str:
         for lo, hi, (alg, options) in spans:
             hi_text = "*" if hi is None else str(hi)
             node_text = str(nodes) if nodes else "*"
-            lines.append(
-                f"{coll}\t{lo}\t{hi_text}\t{ranks}\t{ranks}\t{node_text}\t{alg}\t{options}"
-            )
+            fields = (coll, lo, hi_text, ranks, ranks, node_text, hosts, alg, options)
+            lines.append("\t".join(map(str, fields)))
     return "\n".join(lines) + "\n"
 
 
@@ -117,13 +118,13 @@ def _section(coll: str, rows: Sequence[dict], command: str) -> str:
     for r in rows:
         if r["collective"] == coll and _good(r):
             lib = r.get("mpi_library") or r.get("library") or "MPI"
-            key = (lib, int(r["ranks"]), int(r["ranks_per_node"]), r["distribution"])
+            key = (lib, int(r["ranks"]), row_hosts(r), int(r["ranks_per_node"]), r["distribution"])
             groups.setdefault(key, []).append(r)
     order = {d: i for i, d in enumerate(ALL_DISTRIBUTIONS)}
-    for (lib, ranks, rpn, dist), g in sorted(groups.items(), key=lambda kv: (
-        *kv[0][:3], order.get(kv[0][3], len(order))
+    for (lib, ranks, _, rpn, dist), g in sorted(groups.items(), key=lambda kv: (
+        *kv[0][:4], order.get(kv[0][4], len(order))
     )):  # fmt: skip
-        layout = "physical nodes" if rpn == 0 else f"virtual nodes of {rpn}"
+        layout = on_hosts(g, "physical nodes" if rpn == 0 else f"virtual nodes of {rpn}")
         out += [
             f"**{lib}, {ranks} ranks, {layout}, {dist}**",
             "",
@@ -183,7 +184,7 @@ def describe_group(rows: Sequence[dict]) -> str:
     else:
         layout = f"{nodes} virtual nodes of {rpn}" if nodes else f"virtual nodes of {rpn}"
     lib = next((x["mpi_library"] for x in rows if x.get("mpi_library")), "MPI")
-    return f"{r['collective']}: {r['ranks']} ranks, {layout}, {lib}"
+    return f"{r['collective']}: {r['ranks']} ranks, {on_hosts(rows, layout)}, {lib}"
 
 
 def speedup_table(rows: Sequence[dict], meta: dict | None = None) -> str:

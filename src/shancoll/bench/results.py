@@ -18,7 +18,7 @@ import json
 import math
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +28,10 @@ __all__ = [
     "failed_runs",
     "group_key",
     "layout_name",
+    "on_hosts",
     "new_meta",
     "read_results",
+    "row_hosts",
     "run_record",
     "write_json",
     "write_results",
@@ -39,7 +41,7 @@ Row = dict[str, Any]
 
 CSV_COLUMNS = [
     "sweep", "run_id", "collective", "distribution", "ranks", "ranks_per_node", "nodes",
-    "series", "kind", "algorithm", "options", "bytes_per_rank", "total_bytes", "max_bytes",
+    "hosts", "series", "kind", "algorithm", "options", "bytes_per_rank", "total_bytes", "max_bytes",
     "dtype", "warmup", "repeats", "iterations", "time_median_s", "time_min_s", "time_max_s",
     "bandwidth_gbs", "check", "status", "error", "mpi_library", "hostname", "date",
     "library", "baseline", "kernel",
@@ -48,6 +50,7 @@ INT_COLUMNS = {
     "ranks",
     "ranks_per_node",
     "nodes",
+    "hosts",
     "bytes_per_rank",
     "total_bytes",
     "max_bytes",
@@ -58,14 +61,31 @@ INT_COLUMNS = {
 FLOAT_COLUMNS = {"time_median_s", "time_min_s", "time_max_s", "bandwidth_gbs"}
 
 
-def layout_name(ranks_per_node: int) -> str:
-    """The node layout in run ids and file names: ``physical`` or ``rpn<n>``."""
-    return "physical" if ranks_per_node == 0 else f"rpn{ranks_per_node}"
+def layout_name(ranks_per_node: int, hosts: int = 1) -> str:
+    """The node layout in run ids and file names: ``physical``, ``rpn<n>`` (virtual
+    nodes of n ranks), ``hosts<h>`` (h real MPI nodes, :mod:`shancoll.bench.hosts`)
+    or ``hosts<h>-rpn<n>``."""
+    if hosts <= 1:
+        return "physical" if ranks_per_node == 0 else f"rpn{ranks_per_node}"
+    return f"hosts{hosts}" + (f"-rpn{ranks_per_node}" if ranks_per_node else "")
+
+
+def row_hosts(r: Row) -> int:
+    """The real MPI nodes (hosts) of a row's run; 1 in results from before the column."""
+    return int(r.get("hosts") or 1)
+
+
+def on_hosts(rows: Sequence[Row], layout: str) -> str:
+    """A layout's words with the real MPI nodes first, when the rows ran on several."""
+    hosts = row_hosts(rows[0])
+    return layout if hosts <= 1 else f"{hosts} hosts (real MPI nodes), {layout}"
 
 
 def group_key(r: Row) -> tuple:
-    """The rows of one table block or one figure: (collective, ranks, ranks_per_node, library)."""
-    return (r["collective"], int(r["ranks"]), int(r["ranks_per_node"]), r.get("library") or "")
+    """The rows of one table block or one figure: (collective, ranks, ranks_per_node,
+    hosts, library)."""
+    rpn = int(r["ranks_per_node"])
+    return (r["collective"], int(r["ranks"]), rpn, row_hosts(r), r.get("library") or "")
 
 
 # ---------------------------------------------------------------------------

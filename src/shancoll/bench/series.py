@@ -240,10 +240,11 @@ def parse_series(text: str, algorithms: Iterable[str] | None = None) -> Series:
         return Series(label, name)
     if name == "shan_shared":
         return Series(label, "shared", "shan", options)
-    if algorithms is not None and name not in algorithms:
+    # auto: whatever shancoll picks for the call (its rule table, else built-in rules)
+    if algorithms is not None and name not in algorithms and name != "auto":
         raise ValueError(
             f"series {text!r}: unknown algorithm {name!r} (registered: "
-            f"{', '.join(algorithms)}; also shan_shared, native, memcpy)"
+            f"{', '.join(algorithms)}; also auto, shan_shared, native, memcpy)"
         )
     return Series(label, "shancoll", name, options)
 

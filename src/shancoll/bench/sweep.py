@@ -4,7 +4,7 @@ A sweep is described by a TOML config (``benchmarks/configs/*.toml``; see
 ``benchmarks/README.md``): collectives, series (algorithms with options,
 ``shan_shared``, ``native``, ``memcpy``), sizes in bytes per rank, the
 distributions, rank counts, node layouts and timing parameters. The sweep
-plans one *run* per (collective, ranks, ranks_per_node, distribution),
+plans one *run* per (collective, ranks, hosts, ranks_per_node, distribution),
 launches each as ``mpiexec -n P python -m shancoll.bench.kernel ...`` (all
 series of a run side by side in one MPI job), and
 
@@ -28,6 +28,14 @@ three distributions, every algorithm plus ``shan_shared``, ``native`` and
 ``memcpy``, on one node and on two virtual nodes of one rank (where shan's
 inter-node pipeline and its transports ``shan[two_sided]``, ``shan[rma]``
 run); about a minute on 2 quiet cores.
+
+Three node layouts: ``ranks_per_node = [0]`` (the machine as the MPI library
+sees it: one physical node here), ``[n]`` (virtual nodes of n ranks: shancoll
+treats groups of ranks as nodes while MPI still moves their messages through
+shared memory), and ``hosts = [2]``, the layout "2 hosts": the ranks on two
+real MPI nodes (:mod:`shancoll.bench.hosts`: two host names of this machine,
+MPI's network module between them), so the native collectives too see two
+nodes. ``python -m shancoll.bench.sweep hosts`` prints the tables for it.
 
 From Python (the notebooks do this)::
 
@@ -55,7 +63,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import baselines, mpi_envs
+from . import baselines, hosts, mpi_envs
 from .plot import plot_results
 from .report import performance_sections, rule_table, speedup_table, update_markdown
 from .results import (
@@ -115,6 +123,8 @@ class Config:
     collectives: list[str] = field(default_factory=lambda: ["allgatherv"])
     ranks: list[int] = field(default_factory=lambda: [2])
     ranks_per_node: list[int] = field(default_factory=lambda: [0])
+    # real MPI nodes (shancoll.bench.hosts): 1 = this machine as it is, 2 = two host names
+    hosts: list[int] = field(default_factory=lambda: [1])
     distributions: list[str] = field(default_factory=lambda: list(DISTRIBUTIONS))
     sizes: list[int] = field(default_factory=lambda: parse_sizes("1KiB:1MiB:4"))
     # per-collective sizes ([collective_sizes] table), e.g. allreduce = "8:256KiB:8"
@@ -189,6 +199,7 @@ def _normalise(d: dict) -> dict:
         "distributions",
         "ranks",
         "ranks_per_node",
+        "hosts",
         "mpiexec_args",
         "libraries",
     ):
@@ -228,6 +239,9 @@ def _normalise(d: dict) -> dict:
     for k in out.get("ranks_per_node", []):
         if not isinstance(k, int) or k < 0:
             raise ValueError(f"ranks_per_node: 0 (physical nodes) or a node size, got {k!r}")
+    for h in out.get("hosts", []):
+        if h not in (1, 2):
+            raise ValueError(f"hosts: 1 (this machine) or 2 (two real MPI nodes), got {h!r}")
     for s in out.get("series", []):
         if s != "*":
             parse_series(s)  # syntax check; algorithm names are checked when planning
@@ -328,17 +342,18 @@ class Run:
     library: str = "default"
     baseline: str = "default"
     env: tuple[tuple[str, str], ...] = ()
+    hosts: int = 1
 
     @property
     def run_id(self) -> str:
-        layout = layout_name(self.ranks_per_node)
+        layout = layout_name(self.ranks_per_node, self.hosts)
         rid = f"{self.collective}-P{self.ranks}-{layout}-{self.distribution}"
         if self.library != "default":
             rid += f"-{self.library}"
         return rid if self.baseline == "default" else f"{rid}-{self.baseline}"
 
     def describe(self) -> str:
-        layout = layout_name(self.ranks_per_node)
+        layout = layout_name(self.ranks_per_node, self.hosts)
         what = f"{self.collective} P={self.ranks} {layout} {self.distribution}"
         if self.library != "default":
             what += f" {self.library}"
@@ -389,19 +404,21 @@ def plan(
         dists = [d for d in cfg.distributions if d in distributions_of(coll)]
         # barrier moves no data: one point, 0 bytes
         sizes = (0,) if coll == "barrier" else tuple(cfg.collective_sizes.get(coll, cfg.sizes))
-        for p, rpn, dist, lib in itertools.product(
-            cfg.ranks, cfg.ranks_per_node, dists, cfg.libraries
+        for p, h, rpn, dist, lib in itertools.product(
+            cfg.ranks, cfg.hosts, cfg.ranks_per_node, dists, cfg.libraries
         ):
+            if p % h:
+                raise ValueError(f"hosts: {p} ranks do not split evenly over {h} hosts")
             default, *forced = baselines(lib, "allgatherv" if coll == "intergroup" else coll)
             env = tuple(sorted(default.env.items()))
-            runs.append(Run(coll, p, rpn, dist, series, sizes, lib, "default", env))
+            runs.append(Run(coll, p, rpn, dist, series, sizes, lib, "default", env, h))
             # Forced intra-communicator algorithms say nothing of intergroup calls.
             if not cfg.forced_baselines or "native" not in series or coll == "intergroup":
                 continue
             for b in forced:
                 env = tuple(sorted(b.env.items()))
                 name = _short(lib, b.name)
-                runs.append(Run(coll, p, rpn, dist, ("native",), sizes, lib, name, env))
+                runs.append(Run(coll, p, rpn, dist, ("native",), sizes, lib, name, env, h))
     return runs
 
 
@@ -450,6 +467,8 @@ def bench_command(cfg: Config, run: Run, jsonl: Path, menv: Any) -> list[str]:
         argv += ["--native-job", run.baseline]
     if cfg.call_timeout:
         argv += ["--call-timeout", str(cfg.call_timeout)]
+    on_hosts = hosts.launch_args(menv.name, run.hosts, run.ranks)
+    menv = dataclasses.replace(menv, mpiexec=[*menv.mpiexec, *on_hosts])
     return menv.command(run.ranks, [*argv, "--jsonl", str(jsonl), "--quiet"])
 
 
@@ -551,6 +570,7 @@ def _hung_row(
         "ranks": run.ranks,
         "ranks_per_node": run.ranks_per_node,
         "nodes": nodes,
+        "hosts": run.hosts,
         "series": hung["series"],
         "bytes_per_rank": hung["bytes_per_rank"],
         "dtype": cfg.dtype,
@@ -566,7 +586,10 @@ def execute_run(
     jsonl = workdir / f"{run.run_id}.jsonl"
     jsonl.unlink(missing_ok=True)
     out_path, err_path = workdir / f"{run.run_id}.out", workdir / f"{run.run_id}.err"
-    cmd = bench_command(cfg, run, jsonl, menv)
+    try:
+        cmd = bench_command(cfg, run, jsonl, menv)
+    except ValueError as e:  # a layout this machine cannot launch (no real hosts)
+        return [], _unavailable(run, f"cannot launch {run.describe()}: {e}")
     # Precedence: the library's tuned settings, the config's, the forced algorithm.
     job_env = {**menv.env, **cfg.env, **dict(run.env)}  # a value None removes the variable
     env = {k: v for k, v in {**os.environ, **job_env}.items() if v is not None}
@@ -650,12 +673,7 @@ def _launcher_or_error(cfg: Config, lib: str, mpiexec: str | None) -> Any:
 
 
 def _unavailable(run: Run, why: str) -> dict:
-    return run_record(
-        status="failed",
-        library=run.library,
-        baseline=run.baseline,
-        stderr_tail=f"MPI library {run.library!r} unavailable: {why}",
-    )
+    return run_record(status="failed", library=run.library, baseline=run.baseline, stderr_tail=why)
 
 
 @dataclass
@@ -724,7 +742,8 @@ def _run_jobs(
                 launchers[run.library] = _launcher_or_error(cfg, run.library, mpiexec)
             menv = launchers[run.library]
             if isinstance(menv, str):
-                new_rows, record = [], _unavailable(run, menv)
+                why = f"MPI library {run.library!r} unavailable: {menv}"
+                new_rows, record = [], _unavailable(run, why)
             else:
                 new_rows, record = execute_run(cfg, run, cfg.name, menv, Path(tmp))
             rows = [r for r in rows if r["run_id"] != run.run_id] + new_rows
@@ -833,10 +852,16 @@ def _parser() -> argparse.ArgumentParser:
         "existing results",
     )
     ap.add_argument("--ranks", default=None, help="comma list, e.g. 1,2")
+    ap.add_argument("--libraries", default=None, help="comma list of " + ", ".join(MPI_LIBRARIES))
     ap.add_argument(
         "--ranks-per-node",
         default=None,
         help="comma list; 0 = physical nodes, n = virtual nodes of n ranks",
+    )
+    ap.add_argument(
+        "--hosts",
+        default=None,
+        help="comma list; 1 = this machine, 2 = two real MPI nodes (shancoll.bench.hosts)",
     )
     ap.add_argument("--sizes", default=None, help="bytes per rank: 1KiB,1MiB or 1KiB:16MiB:4")
     ap.add_argument(
@@ -897,7 +922,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             name,
             name=args.name,
             ranks=_ints(args.ranks),
+            libraries=None if args.libraries is None else args.libraries.split(","),
             ranks_per_node=_ints(args.ranks_per_node),
+            hosts=_ints(args.hosts),
             sizes=args.sizes,
             collective_sizes=None if args.sizes is None else {},
             distributions=None if args.distributions is None else args.distributions.split(","),

@@ -95,7 +95,7 @@ const A& auto_choice(Comm& comm, const AutoShape& shape, Options& o, const CallO
       memo.traits != shape.traits) {
     memo.algorithm = choose(ctx.topo);  // the registry's entry
     memo.rule_options = rule_options(shape.collective, shape.rule_bytes, ctx.topo.size,
-                                     ctx.topo.node_count, memo.algorithm->name);
+                                     ctx.topo.node_count, ctx.topo.hosts, memo.algorithm->name);
     memo.generation = generation;
     memo.rule_bytes = shape.rule_bytes;
     memo.traits = shape.traits;

@@ -48,7 +48,8 @@ std::string choose_allgatherv(std::int64_t total, bool private_recv, int ranks, 
   const auto valid = [&](const std::string& name) {
     return allgatherv_registry().find(name) && (private_recv || name == "shan");
   };
-  std::string name = rule_choice("allgatherv", total / std::max(ranks, 1), ranks, nodes, valid);
+  std::string name =
+      rule_choice("allgatherv", total / std::max(ranks, 1), ranks, nodes, hosts, valid);
   return name.empty() ? builtin_allgatherv(total, private_recv, ranks, nodes, hosts) : name;
 }
 

@@ -102,7 +102,7 @@ std::string choose_allreduce(const AllreduceNeeds& n, int size, int nodes, int h
     const AllreduceAlgorithm* a = allreduce_registry().find(name);
     return a && allreduce_allowed(*a, n, size);
   };
-  const std::string name = rule_choice("allreduce", n.bytes, size, nodes, valid);
+  const std::string name = rule_choice("allreduce", n.bytes, size, nodes, hosts, valid);
   return name.empty() ? builtin_allreduce(n, size, nodes, hosts) : name;
 }
 

@@ -33,7 +33,7 @@ std::string choose_alltoallv(std::int64_t block, int ranks, int nodes, int hosts
     return alltoallv_registry().find(name) != nullptr;
   };
   if (block >= 0) {
-    const std::string name = rule_choice("alltoallv", block, ranks, nodes, valid);
+    const std::string name = rule_choice("alltoallv", block, ranks, nodes, hosts, valid);
     if (!name.empty()) return name;
   }
   if (nodes == 1 && hosts == 1 && block >= 0 && block <= kShanMaxBlock) return "shan";

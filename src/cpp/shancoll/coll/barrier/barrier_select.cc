@@ -24,7 +24,7 @@ std::string choose_barrier(int ranks, int nodes, int hosts) {
   const auto valid = [](const std::string& name) {
     return barrier_registry().find(name) != nullptr;
   };
-  const std::string name = rule_choice("barrier", 0, ranks, nodes, valid);
+  const std::string name = rule_choice("barrier", 0, ranks, nodes, hosts, valid);
   if (!name.empty()) return name;
   return hosts > 1 ? "mpi" : "release_gather";
 }

@@ -21,7 +21,7 @@ const Registry<BcastAlgorithm>& bcast_registry() {
 // algorithm, which composes over several nodes too.
 std::string choose_bcast(std::int64_t bytes, int ranks, int nodes, int hosts) {
   const auto valid = [](const std::string& name) { return bcast_registry().find(name) != nullptr; };
-  const std::string name = rule_choice("bcast", bytes, ranks, nodes, valid);
+  const std::string name = rule_choice("bcast", bytes, ranks, nodes, hosts, valid);
   if (!name.empty()) return name;
   return hosts > 1 ? "mpi" : "release_gather";
 }

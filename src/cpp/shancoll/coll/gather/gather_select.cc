@@ -28,8 +28,8 @@ std::string choose_gatherv(bool regular, std::int64_t block_bytes, int ranks, in
   const auto valid = [](const std::string& name) {
     return gatherv_registry().find(name) != nullptr;
   };
-  const std::string name =
-      rule_choice(regular ? "gather" : "gatherv", regular ? block_bytes : 0, ranks, nodes, valid);
+  const std::string name = rule_choice(regular ? "gather" : "gatherv", regular ? block_bytes : 0,
+                                       ranks, nodes, hosts, valid);
   if (!name.empty()) return name;
   return hosts == 1 && nodes == 1 && ranks > 1 ? "shan" : "mpi";
 }

@@ -27,7 +27,7 @@ std::string choose_reduce(std::int64_t bytes, bool commutative, int ranks, int n
     const ReduceAlgorithm* a = reduce_registry().find(name);
     return a && (commutative || a->rank_order);
   };
-  const std::string name = rule_choice("reduce", bytes, ranks, nodes, valid);
+  const std::string name = rule_choice("reduce", bytes, ranks, nodes, hosts, valid);
   if (!name.empty()) return name;
   return commutative && hosts == 1 ? "release_gather" : "mpi";
 }

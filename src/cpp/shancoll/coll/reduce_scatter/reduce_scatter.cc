@@ -55,7 +55,7 @@ const ReduceScatterAlgorithm& auto_reduce_scatter(Comm& comm, const ReduceScatte
   return auto_choice<ReduceScatterAlgorithm>(
       comm, {coll, bytes, traits}, o, given, [&](const Topology& t) {
         return &reduce_scatter_registry().at(choose_reduce_scatter(
-            bytes, args.block, commutative, t.size, t.node_count, nodes_contiguous(t)));
+            bytes, args.block, commutative, t.size, t.node_count, t.hosts, nodes_contiguous(t)));
       });
 }
 

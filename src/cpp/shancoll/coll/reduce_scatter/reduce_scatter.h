@@ -61,12 +61,12 @@ const Registry<ReduceScatterAlgorithm>& reduce_scatter_registry();
 const Registry<ReduceScatterAlgorithm>& reduce_scatter_block_registry();
 
 // "auto": the active rule table (rules.h; bytes: the input of one rank / P)
-// for `ranks` ranks on `nodes` nodes, else the built-in rule: the MPI
+// for `ranks` ranks on `nodes` nodes of `hosts` hosts, else the built-in rule: the MPI
 // library's own call (not measured on an idle machine yet). A rule naming
 // an algorithm that cannot take the op (or shan on a layout whose nodes are
 // not contiguous) is passed over. Pure.
 std::string choose_reduce_scatter(std::int64_t bytes, bool block, bool commutative, int ranks,
-                                  int nodes, bool contiguous = true);
+                                  int nodes, int hosts, bool contiguous = true);
 
 // ---------------------------------------------------------------------------
 // The doors: reduce_scatter and reduce_scatter_block from every front end.

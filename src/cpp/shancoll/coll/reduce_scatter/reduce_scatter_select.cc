@@ -36,13 +36,13 @@ const Registry<ReduceScatterAlgorithm>& reduce_scatter_block_registry() {
 // "auto": the rule table's choice, else the MPI library's own call: no
 // shancoll algorithm has been measured against it on an idle machine yet.
 std::string choose_reduce_scatter(std::int64_t bytes, bool block, bool commutative, int ranks,
-                                  int nodes, bool contiguous) {
+                                  int nodes, int hosts, bool contiguous) {
   const auto valid = [&](const std::string& name) {
     const ReduceScatterAlgorithm* a = reduce_scatter_registry().find(name);
     return a && (commutative || a->rank_order) && (contiguous || name != "shan");
   };
-  const std::string name =
-      rule_choice(block ? "reduce_scatter_block" : "reduce_scatter", bytes, ranks, nodes, valid);
+  const std::string name = rule_choice(block ? "reduce_scatter_block" : "reduce_scatter", bytes,
+                                       ranks, nodes, hosts, valid);
   return name.empty() ? "mpi" : name;
 }
 

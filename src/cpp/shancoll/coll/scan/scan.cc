@@ -26,8 +26,8 @@ const ScanAlgorithm& auto_scan(Comm& comm, const ScanArgs& args, Options& o,
   return auto_choice<ScanAlgorithm>(
       comm, {registry.collective(), args.bytes(), args.exclusive}, o, given,
       [&](const Topology& t) {
-        return &registry.at(
-            choose_scan(args.bytes(), args.exclusive, t.size, t.node_count, nodes_contiguous(t)));
+        return &registry.at(choose_scan(args.bytes(), args.exclusive, t.size, t.node_count, t.hosts,
+                                        nodes_contiguous(t)));
       });
 }
 

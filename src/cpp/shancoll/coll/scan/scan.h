@@ -52,10 +52,10 @@ const Registry<ScanAlgorithm>& scan_registry();
 const Registry<ScanAlgorithm>& exscan_registry();
 
 // "auto": the active rule table (rules.h; the bytes are one rank's message)
-// for `ranks` ranks on `nodes` nodes, else the built-in rule: the MPI
-// library's own call (not measured on an idle machine yet). A rule naming
-// shan is taken only where the nodes are contiguous ranges. Pure.
-std::string choose_scan(std::int64_t bytes, bool exclusive, int ranks, int nodes,
+// for `ranks` ranks on `nodes` nodes of `hosts` hosts, else the built-in
+// rule: the MPI library's own call (not measured on an idle machine yet). A
+// rule naming shan is taken only where the nodes are contiguous ranges. Pure.
+std::string choose_scan(std::int64_t bytes, bool exclusive, int ranks, int nodes, int hosts,
                         bool contiguous = true);
 
 // ---------------------------------------------------------------------------

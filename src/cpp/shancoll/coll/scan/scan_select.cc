@@ -32,11 +32,13 @@ const Registry<ScanAlgorithm>& exscan_registry() {
 // shancoll algorithm has been measured against it on an idle machine, and
 // none wins by construction (the MPI libraries' scans are recursive doubling
 // over their shared-memory channels already).
-std::string choose_scan(std::int64_t bytes, bool exclusive, int ranks, int nodes, bool contiguous) {
+std::string choose_scan(std::int64_t bytes, bool exclusive, int ranks, int nodes, int hosts,
+                        bool contiguous) {
   const auto valid = [&](const std::string& name) {
     return scan_registry().find(name) != nullptr && (contiguous || name != "shan");
   };
-  const std::string name = rule_choice(exclusive ? "exscan" : "scan", bytes, ranks, nodes, valid);
+  const std::string name =
+      rule_choice(exclusive ? "exscan" : "scan", bytes, ranks, nodes, hosts, valid);
   return name.empty() ? "mpi" : name;
 }
 

@@ -27,8 +27,8 @@ std::string choose_scatterv(bool regular, std::int64_t block_bytes, int ranks, i
   const auto valid = [](const std::string& name) {
     return scatterv_registry().find(name) != nullptr;
   };
-  const std::string name =
-      rule_choice(regular ? "scatter" : "scatterv", regular ? block_bytes : 0, ranks, nodes, valid);
+  const std::string name = rule_choice(regular ? "scatter" : "scatterv", regular ? block_bytes : 0,
+                                       ranks, nodes, hosts, valid);
   if (!name.empty()) return name;
   return hosts == 1 && nodes == 1 && ranks > 1 ? "shan" : "mpi";
 }
