@@ -25,6 +25,13 @@
 // The `mpi` algorithm's request is MPI's own: no deadline, as for a blocking
 // call to MPI.
 //
+// Routed only where shancoll has an engine of its own that `auto` may choose
+// (today: allreduce, coll/request/requests.cc). For the others auto's choice
+// is the MPI library's own nonblocking call, and wrapping that request in a
+// generalized one would only cost time (an allocation, a request of
+// shancoll's and MPICH's grequest per call, polls through shancoll): they go
+// straight to the library, and the verbose log says so.
+//
 // Not routed, besides the blocking collectives' cases (pmpi_common.h):
 // MPI_Request_free or MPI_Cancel on an active request is erroneous for a
 // collective in MPI; here it would stop progress, as no poll would come.
@@ -33,6 +40,7 @@
 #if defined(MPICH_VERSION)
 
 #include <new>
+#include <string_view>
 
 namespace shancoll::pmpi {
 namespace {
@@ -141,6 +149,23 @@ int start(const char* collective, std::int64_t bytes, MPI_Request* request, Make
   return MPI_SUCCESS;
 }
 
+// Whether shancoll has an engine of its own for a nonblocking collective
+// (the header): known when the library is compiled.
+constexpr bool own_engine(std::string_view mpi_name) {
+  return mpi_name.substr(0, 14) == "MPI_Iallreduce";
+}
+
+// The library's own call, said and counted as such.
+template <class Library>
+int to_library(const char* collective, MPI_Comm comm, std::int64_t bytes, const char* why,
+               Library&& library_call) {
+  report(collective, comm, "to the MPI library: ", why);
+  const double t0 = summary() ? PMPI_Wtime() : 0;
+  const int lib = library_call();
+  if (summary()) record(collective, kLibrary, bytes, PMPI_Wtime() - t0);
+  return lib;
+}
+
 // Routes one call (pmpi_common.h's interpose, with the summary recorded at
 // completion for routed calls). bytes: for the summary (0 where no single
 // count and datatype describe the call).
@@ -175,14 +200,18 @@ extern "C" {
 // One line per interposed call: the MPI signature (the C API's without
 // algorithm and options), the C API's request form, the library's own call.
 #define SHANCOLL_UNPAREN(...) __VA_ARGS__
-#define SHANCOLL_PMPI_REQUEST(mpi, capi, bytes, params, args)                 \
-  int MPI_##mpi(SHANCOLL_UNPAREN params, MPI_Request* request) {              \
-    return shancoll::pmpi::route(                                             \
-        "MPI_" #mpi, comm, bytes, request,                                    \
-        [&](shancoll_request* r) {                                            \
-          return shancoll_##capi(SHANCOLL_UNPAREN args, nullptr, nullptr, r); \
-        },                                                                    \
-        [&] { return PMPI_##mpi(SHANCOLL_UNPAREN args, request); });          \
+#define SHANCOLL_PMPI_REQUEST(mpi, capi, bytes, params, args)                               \
+  int MPI_##mpi(SHANCOLL_UNPAREN params, MPI_Request* request) {                            \
+    if constexpr (!shancoll::pmpi::own_engine("MPI_" #mpi))                                 \
+      return shancoll::pmpi::to_library(                                                    \
+          "MPI_" #mpi, comm, bytes, "auto's choice (shancoll has no faster engine for it)", \
+          [&] { return PMPI_##mpi(SHANCOLL_UNPAREN args, request); });                      \
+    return shancoll::pmpi::route(                                                           \
+        "MPI_" #mpi, comm, bytes, request,                                                  \
+        [&](shancoll_request* r) {                                                          \
+          return shancoll_##capi(SHANCOLL_UNPAREN args, nullptr, nullptr, r);               \
+        },                                                                                  \
+        [&] { return PMPI_##mpi(SHANCOLL_UNPAREN args, request); });                        \
   }
 SHANCOLL_PMPI_REQUEST(Ibarrier, ibarrier, 0, (MPI_Comm comm), (comm))
 SHANCOLL_PMPI_REQUEST(Ibcast, ibcast, shancoll::pmpi::bytes_of(count, datatype),
