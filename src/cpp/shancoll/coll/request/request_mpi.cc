@@ -1,6 +1,6 @@
 #include "shancoll/coll/request/request_mpi.h"
 
-#include <climits>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -43,7 +43,32 @@ bool MpiEngine::test() {
   return !active_;
 }
 
+// The MPI calls by the count type of the library: MPI-4's MPI_Count calls
+// (_c), or under an MPI-3 library (Open MPI 5.0, SimGrid SMPI) the int-count
+// ones, for counts that fit (a larger one is refused before any
+// communication). Persistent collectives are MPI-4's; Open MPI 5 has them
+// with int counts, SimGrid does not (refused).
 #if MPI_VERSION >= 4
+using MpiCount = MPI_Count;
+using MpiDispl = MPI_Aint;
+#define SHANCOLL_NONBLOCKING(name) PMPI_I##name##_c
+#define SHANCOLL_PERSISTENT(name) PMPI_##name##_init_c
+#define SHANCOLL_BARRIER_INIT PMPI_Barrier_init
+constexpr bool kPersistent = true;
+#else
+using MpiCount = int;
+using MpiDispl = int;
+#define SHANCOLL_NONBLOCKING(name) PMPI_I##name
+#if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5
+#define SHANCOLL_PERSISTENT(name) PMPI_##name##_init
+#define SHANCOLL_BARRIER_INIT PMPI_Barrier_init
+constexpr bool kPersistent = true;
+#else
+#define SHANCOLL_PERSISTENT(name) no_persistent
+#define SHANCOLL_BARRIER_INIT no_persistent
+constexpr bool kPersistent = false;
+#endif
+#endif
 
 namespace {
 
@@ -56,8 +81,25 @@ int mpi_post(bool persistent, MPI_Request* request, Nonblocking nonblocking, Ini
 }
 
 std::unique_ptr<Engine> engine(MpiEngine::Post post, bool persistent, const char* what) {
+  if (persistent && !kPersistent)
+    throw ArgumentError(std::string("algorithm: a persistent 'mpi' request (") + what +
+                        ") needs MPI-4's persistent collectives, which this MPI library lacks");
   return std::make_unique<MpiEngine>(std::move(post), persistent, what);
 }
+
+// A count or displacement as the library's calls take it; refused (before
+// any communication) when it does not fit an MPI-3 library's int.
+template <class T = MpiCount>
+T count_of(std::int64_t n) {
+  if (n > std::numeric_limits<T>::max())
+    throw ArgumentError("count: " + std::to_string(n) +
+                        " bytes or elements need an MPI-4 library (MPI_Count) for this request");
+  return static_cast<T>(n);
+}
+
+// Stands for the persistent calls where the library has none: never called
+// (engine() refuses first).
+[[maybe_unused]] int no_persistent(...) { return MPI_ERR_OTHER; }
 
 // The caller's datatype (user ops), else the element type's.
 MPI_Datatype datatype_of(MPI_Datatype given, DType type) {
@@ -68,16 +110,19 @@ const void* or_in_place(const void* send) { return send ? send : MPI_IN_PLACE; }
 
 // Counts and displacements in bytes, owned by the engine's post function.
 struct Layout {
-  std::vector<MPI_Count> counts;
-  std::vector<MPI_Aint> displs;
+  std::vector<MpiCount> counts;
+  std::vector<MpiDispl> displs;
   Layout() = default;
   Layout(const std::int64_t* c, const std::int64_t* d, std::size_t n) {
     if (!c) return;
-    counts.assign(c, c + n);
-    if (d) displs.assign(d, d + n);
+    counts.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) counts.push_back(count_of(c[i]));
+    if (!d) return;
+    displs.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) displs.push_back(count_of<MpiDispl>(d[i]));
   }
-  MPI_Count* c() { return counts.empty() ? nullptr : counts.data(); }
-  MPI_Aint* d() { return displs.empty() ? nullptr : displs.data(); }
+  MpiCount* c() { return counts.empty() ? nullptr : counts.data(); }
+  MpiDispl* d() { return displs.empty() ? nullptr : displs.data(); }
 };
 
 }  // namespace
@@ -85,35 +130,36 @@ struct Layout {
 std::unique_ptr<Engine> mpi_barrier(MPI_Comm comm, bool persistent) {
   return engine(
       [comm](bool p, MPI_Request* r) {
-        return mpi_post(p, r, PMPI_Ibarrier, PMPI_Barrier_init, comm);
+        return mpi_post(p, r, PMPI_Ibarrier, SHANCOLL_BARRIER_INIT, comm);
       },
       persistent, "MPI_Ibarrier");
 }
 
 std::unique_ptr<Engine> mpi_bcast(MPI_Comm comm, const BcastCall& c, bool persistent) {
   return engine(
-      [comm, buf = c.buf, bytes = MPI_Count{c.bytes}, root = c.root](bool p, MPI_Request* r) {
-        return mpi_post(p, r, PMPI_Ibcast_c, PMPI_Bcast_init_c, buf, bytes, MPI_BYTE, root, comm);
+      [comm, buf = c.buf, bytes = count_of(c.bytes), root = c.root](bool p, MPI_Request* r) {
+        return mpi_post(p, r, SHANCOLL_NONBLOCKING(bcast), SHANCOLL_PERSISTENT(Bcast), buf, bytes,
+                        MPI_BYTE, root, comm);
       },
       persistent, "MPI_Ibcast_c");
 }
 
 std::unique_ptr<Engine> mpi_reduce(MPI_Comm comm, const ReduceCall& c, bool persistent) {
   return engine(
-      [comm, send = or_in_place(c.send), recv = c.recv, count = MPI_Count{c.count},
+      [comm, send = or_in_place(c.send), recv = c.recv, count = count_of(c.count),
        type = datatype_of(c.datatype, c.type), op = c.op, root = c.root](bool p, MPI_Request* r) {
-        return mpi_post(p, r, PMPI_Ireduce_c, PMPI_Reduce_init_c, send, recv, count, type, op, root,
-                        comm);
+        return mpi_post(p, r, SHANCOLL_NONBLOCKING(reduce), SHANCOLL_PERSISTENT(Reduce), send, recv,
+                        count, type, op, root, comm);
       },
       persistent, "MPI_Ireduce_c");
 }
 
 std::unique_ptr<Engine> mpi_allreduce(MPI_Comm comm, const AllreduceCall& c, bool persistent) {
   return engine(
-      [comm, send = or_in_place(c.send), recv = c.recv, count = MPI_Count{c.count},
+      [comm, send = or_in_place(c.send), recv = c.recv, count = count_of(c.count),
        type = datatype_of(c.datatype, c.type), op = c.op](bool p, MPI_Request* r) {
-        return mpi_post(p, r, PMPI_Iallreduce_c, PMPI_Allreduce_init_c, send, recv, count, type, op,
-                        comm);
+        return mpi_post(p, r, SHANCOLL_NONBLOCKING(allreduce), SHANCOLL_PERSISTENT(Allreduce), send,
+                        recv, count, type, op, comm);
       },
       persistent, "MPI_Iallreduce_c");
 }
@@ -126,18 +172,18 @@ std::unique_ptr<Engine> mpi_gatherv(MPI_Comm comm, const GathervCall& c, int ran
   void* recv = root ? a.recv : nullptr;
   if (a.regular) {
     return engine(
-        [=, block = MPI_Count{a.send_bytes}, root_rank = a.root](bool p, MPI_Request* r) {
-          return mpi_post(p, r, PMPI_Igather_c, PMPI_Gather_init_c, send, block, MPI_BYTE, recv,
-                          block, MPI_BYTE, root_rank, comm);
+        [=, block = count_of(a.send_bytes), root_rank = a.root](bool p, MPI_Request* r) {
+          return mpi_post(p, r, SHANCOLL_NONBLOCKING(gather), SHANCOLL_PERSISTENT(Gather), send,
+                          block, MPI_BYTE, recv, block, MPI_BYTE, root_rank, comm);
         },
         persistent, "MPI_Igather_c");
   }
   return engine(
       [=, layout = root ? Layout(a.counts, a.displs, size) : Layout(),
-       mine = MPI_Count{a.send ? a.send_bytes : 0},
+       mine = count_of(a.send ? a.send_bytes : 0),
        root_rank = a.root](bool p, MPI_Request* r) mutable {
-        return mpi_post(p, r, PMPI_Igatherv_c, PMPI_Gatherv_init_c, send, mine, MPI_BYTE, recv,
-                        layout.c(), layout.d(), MPI_BYTE, root_rank, comm);
+        return mpi_post(p, r, SHANCOLL_NONBLOCKING(gatherv), SHANCOLL_PERSISTENT(Gatherv), send,
+                        mine, MPI_BYTE, recv, layout.c(), layout.d(), MPI_BYTE, root_rank, comm);
       },
       persistent, "MPI_Igatherv_c");
 }
@@ -150,18 +196,18 @@ std::unique_ptr<Engine> mpi_scatterv(MPI_Comm comm, const ScattervCall& c, int r
   void* recv = a.recv ? static_cast<void*>(a.recv) : MPI_IN_PLACE;
   if (a.regular) {
     return engine(
-        [=, block = MPI_Count{a.recv_bytes}, root_rank = a.root](bool p, MPI_Request* r) {
-          return mpi_post(p, r, PMPI_Iscatter_c, PMPI_Scatter_init_c, send, block, MPI_BYTE, recv,
-                          block, MPI_BYTE, root_rank, comm);
+        [=, block = count_of(a.recv_bytes), root_rank = a.root](bool p, MPI_Request* r) {
+          return mpi_post(p, r, SHANCOLL_NONBLOCKING(scatter), SHANCOLL_PERSISTENT(Scatter), send,
+                          block, MPI_BYTE, recv, block, MPI_BYTE, root_rank, comm);
         },
         persistent, "MPI_Iscatter_c");
   }
   return engine(
       [=, layout = root ? Layout(a.counts, a.displs, size) : Layout(),
-       mine = MPI_Count{a.recv ? a.recv_bytes : 0},
+       mine = count_of(a.recv ? a.recv_bytes : 0),
        root_rank = a.root](bool p, MPI_Request* r) mutable {
-        return mpi_post(p, r, PMPI_Iscatterv_c, PMPI_Scatterv_init_c, send, layout.c(), layout.d(),
-                        MPI_BYTE, recv, mine, MPI_BYTE, root_rank, comm);
+        return mpi_post(p, r, SHANCOLL_NONBLOCKING(scatterv), SHANCOLL_PERSISTENT(Scatterv), send,
+                        layout.c(), layout.d(), MPI_BYTE, recv, mine, MPI_BYTE, root_rank, comm);
       },
       persistent, "MPI_Iscatterv_c");
 }
@@ -170,12 +216,12 @@ std::unique_ptr<Engine> mpi_allgatherv(MPI_Comm comm, const AllgathervCall& c, i
                                        bool persistent) {
   const AllgathervArgs& a = c.args;
   const void* send = or_in_place(a.send);
-  const MPI_Count mine = a.send ? a.counts[rank] : 0;
+  const MpiCount mine = count_of(a.send ? a.counts[rank] : 0);
   return engine(
       [=, recv = a.recv, layout = Layout(a.counts.data(), a.displs.data(), a.counts.size())](
           bool p, MPI_Request* r) mutable {
-        return mpi_post(p, r, PMPI_Iallgatherv_c, PMPI_Allgatherv_init_c, send, mine, MPI_BYTE,
-                        recv, layout.c(), layout.d(), MPI_BYTE, comm);
+        return mpi_post(p, r, SHANCOLL_NONBLOCKING(allgatherv), SHANCOLL_PERSISTENT(Allgatherv),
+                        send, mine, MPI_BYTE, recv, layout.c(), layout.d(), MPI_BYTE, comm);
       },
       persistent, "MPI_Iallgatherv_c");
 }
@@ -188,8 +234,8 @@ std::unique_ptr<Engine> mpi_alltoallv(MPI_Comm comm, const AlltoallvCall& c, boo
       [=, recv = a.recv, to = Layout(a.send_counts.data(), a.send_displs.data(), a.send ? n : 0),
        from = Layout(a.recv_counts.data(), a.recv_displs.data(), n)](bool p,
                                                                      MPI_Request* r) mutable {
-        return mpi_post(p, r, PMPI_Ialltoallv_c, PMPI_Alltoallv_init_c, send, to.c(), to.d(),
-                        MPI_BYTE, recv, from.c(), from.d(), MPI_BYTE, comm);
+        return mpi_post(p, r, SHANCOLL_NONBLOCKING(alltoallv), SHANCOLL_PERSISTENT(Alltoallv), send,
+                        to.c(), to.d(), MPI_BYTE, recv, from.c(), from.d(), MPI_BYTE, comm);
       },
       persistent, "MPI_Ialltoallv_c");
 }
@@ -200,17 +246,19 @@ std::unique_ptr<Engine> mpi_reduce_scatter(MPI_Comm comm, const ReduceScatterCal
   const MPI_Datatype type = datatype_of(c.datatype, c.type);
   if (block) {
     return engine(
-        [=, recv = c.recv, count = MPI_Count{c.count}, op = c.op](bool p, MPI_Request* r) {
-          return mpi_post(p, r, PMPI_Ireduce_scatter_block_c, PMPI_Reduce_scatter_block_init_c,
-                          send, recv, count, type, op, comm);
+        [=, recv = c.recv, count = count_of(c.count), op = c.op](bool p, MPI_Request* r) {
+          return mpi_post(p, r, SHANCOLL_NONBLOCKING(reduce_scatter_block),
+                          SHANCOLL_PERSISTENT(Reduce_scatter_block), send, recv, count, type, op,
+                          comm);
         },
         persistent, "MPI_Ireduce_scatter_block_c");
   }
   return engine(
       [=, recv = c.recv, op = c.op, layout = Layout(c.counts, nullptr, size)](
           bool p, MPI_Request* r) mutable {
-        return mpi_post(p, r, PMPI_Ireduce_scatter_c, PMPI_Reduce_scatter_init_c, send, recv,
-                        layout.c(), type, op, comm);
+        return mpi_post(p, r, SHANCOLL_NONBLOCKING(reduce_scatter),
+                        SHANCOLL_PERSISTENT(Reduce_scatter), send, recv, layout.c(), type, op,
+                        comm);
       },
       persistent, "MPI_Ireduce_scatter_c");
 }
@@ -219,68 +267,23 @@ std::unique_ptr<Engine> mpi_scan(MPI_Comm comm, const ScanCall& c, bool exclusiv
                                  bool persistent) {
   const void* send = or_in_place(c.send);
   const MPI_Datatype type = datatype_of(c.datatype, c.type);
-  const MPI_Count count = c.count;
+  const MpiCount count = count_of(c.count);
   void* recv = c.recv;
   const MPI_Op op = c.op;
   if (exclusive) {
     return engine(
         [=](bool p, MPI_Request* r) {
-          return mpi_post(p, r, PMPI_Iexscan_c, PMPI_Exscan_init_c, send, recv, count, type, op,
-                          comm);
+          return mpi_post(p, r, SHANCOLL_NONBLOCKING(exscan), SHANCOLL_PERSISTENT(Exscan), send,
+                          recv, count, type, op, comm);
         },
         persistent, "MPI_Iexscan_c");
   }
   return engine(
       [=](bool p, MPI_Request* r) {
-        return mpi_post(p, r, PMPI_Iscan_c, PMPI_Scan_init_c, send, recv, count, type, op, comm);
+        return mpi_post(p, r, SHANCOLL_NONBLOCKING(scan), SHANCOLL_PERSISTENT(Scan), send, recv,
+                        count, type, op, comm);
       },
       persistent, "MPI_Iscan_c");
 }
-
-#else  // MPI-3 (SimGrid SMPI): the allreduce's int-count nonblocking call only
-
-namespace {
-
-// The persistent collectives and the _c calls are MPI-4's.
-[[noreturn]] void needs_mpi4(const char* collective) {
-  throw ArgumentError(std::string("algorithm: 'mpi' requests of ") + collective +
-                      " need an MPI-4 library (MPI_<Coll>_init, MPI_Count counts)");
-}
-
-}  // namespace
-
-std::unique_ptr<Engine> mpi_allreduce(MPI_Comm comm, const AllreduceCall& c, bool persistent) {
-  if (persistent || c.count > INT_MAX) needs_mpi4("allreduce");
-  const void* send = c.send ? c.send : MPI_IN_PLACE;
-  const MPI_Datatype type = c.datatype != MPI_DATATYPE_NULL ? c.datatype : dtype_mpi(c.type);
-  return std::make_unique<MpiEngine>(
-      [=, recv = c.recv, count = static_cast<int>(c.count), op = c.op](bool, MPI_Request* r) {
-        return PMPI_Iallreduce(send, recv, count, type, op, comm, r);
-      },
-      false, "MPI_Iallreduce");
-}
-std::unique_ptr<Engine> mpi_barrier(MPI_Comm, bool) { needs_mpi4("barrier"); }
-std::unique_ptr<Engine> mpi_bcast(MPI_Comm, const BcastCall&, bool) { needs_mpi4("bcast"); }
-std::unique_ptr<Engine> mpi_reduce(MPI_Comm, const ReduceCall&, bool) { needs_mpi4("reduce"); }
-std::unique_ptr<Engine> mpi_gatherv(MPI_Comm, const GathervCall&, int, int, bool) {
-  needs_mpi4("gather(v)");
-}
-std::unique_ptr<Engine> mpi_scatterv(MPI_Comm, const ScattervCall&, int, int, bool) {
-  needs_mpi4("scatter(v)");
-}
-std::unique_ptr<Engine> mpi_allgatherv(MPI_Comm, const AllgathervCall&, int, bool) {
-  needs_mpi4("allgather(v)");
-}
-std::unique_ptr<Engine> mpi_alltoallv(MPI_Comm, const AlltoallvCall&, bool) {
-  needs_mpi4("alltoall(v)");
-}
-std::unique_ptr<Engine> mpi_reduce_scatter(MPI_Comm, const ReduceScatterCall&, int, bool, bool) {
-  needs_mpi4("reduce_scatter(_block)");
-}
-std::unique_ptr<Engine> mpi_scan(MPI_Comm, const ScanCall&, bool, bool) {
-  needs_mpi4("scan/exscan");
-}
-
-#endif  // MPI_VERSION >= 4
 
 }  // namespace shancoll
