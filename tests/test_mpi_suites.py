@@ -11,7 +11,9 @@ messages, fewer dtypes/layouts) at 5 and 8, virtual nodes
 hydra's host list names two hosts that resolve to this machine
 (scripts/setup.sh adds them to /etc/hosts), so MPI sees two nodes and its
 network module (UCX, or OFI's tcp provider) carries the traffic between
-them, with its own progress rules, as on a cluster.
+them, with its own progress rules, as on a cluster. Then the same suites
+under Open MPI and Intel MPI (LIBRARY_RUNS), each in the env that
+``python -m shancoll.bench.mpi_envs`` builds.
 
 Environment knobs:
   SHANCOLL_TEST_SUITE_TIMEOUT   seconds per run (default 300)
@@ -21,6 +23,7 @@ Environment knobs:
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -30,6 +33,9 @@ import time
 from pathlib import Path
 
 import pytest
+from _ci import missing
+
+from shancoll.bench import mpi_envs
 
 HERE = Path(__file__).resolve().parent
 MPI_SUITE = HERE / "mpi"
@@ -81,6 +87,18 @@ RUNS = [
     (4, None, "reduced", "ofi"),
 ]
 
+# The suites under the other MPI libraries, each in its env (built by make
+# setup under CI=true): (library, ranks, SHANCOLL_RANKS_PER_NODE, mode). One
+# full run each, what CI's 30 minutes leave room for (a full run takes 1-2
+# minutes on 2 busy cores): 3 ranks as virtual nodes of 2 + 1, which runs
+# every collective and every algorithm of the full matrix through what
+# depends on the library: communicator splits and shared-memory windows, the
+# release/gather flags on the 2-rank node, and point-to-point and RMA
+# between the nodes, with an uneven last node. The other layouts are MPICH's.
+LIBRARY_RUNS = [(lib, 3, 2, "full") for lib in mpi_envs.OTHER_LIBS]
+# A caller's choices the suites set themselves or must not inherit.
+_CALLER_CHOICE = re.compile(r"SHANCOLL_(RANKS_PER_NODE|SOCKETS|\w+_ALGORITHM)")
+
 
 def under_mpi_launcher() -> bool:
     return any(v in os.environ for v in ("PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK"))
@@ -112,9 +130,14 @@ def find_mpiexec() -> str | None:
     return shutil.which("mpiexec")
 
 
-def selected(run) -> bool:
+def library_run_id(run) -> str:
+    lib, ranks, rpn, mode = run
+    return f"{lib}-n{ranks}" + (f"-rpn{rpn}" if rpn else "") + f"-{mode}"
+
+
+def selected(ident: str) -> bool:
     wanted = os.environ.get("SHANCOLL_TEST_RUNS")
-    return not wanted or run_id(run) in {w.strip() for w in wanted.split(",")}
+    return not wanted or ident in {w.strip() for w in wanted.split(",")}
 
 
 def tail(text: str, lines: int = 40) -> str:
@@ -155,48 +178,27 @@ def hang_summary(text: str) -> str:
     return "\n".join(out)
 
 
-@pytest.mark.skipif(under_mpi_launcher(), reason="already under mpiexec: no nested launch")
-@pytest.mark.parametrize("run", RUNS, ids=[run_id(r) for r in RUNS])
-def test_mpi_suite(run):
-    if not selected(run):
-        pytest.skip("not selected by SHANCOLL_TEST_RUNS")
-    ranks, rpn, mode, netmod = run
-    mpiexec = find_mpiexec()
-    if mpiexec is None:
-        pytest.skip("mpiexec not found")
-    hosts = []
-    if netmod:
-        missing = real_hosts_missing()
-        if missing:
-            pytest.skip(missing)
-        per_host = ranks // len(REAL_HOSTS)
-        hosts = ["-hosts", ",".join(f"{h}:{per_host}" for h in REAL_HOSTS)]
-    env = dict(os.environ)
-    env.update(MPI_ENV)
-    env.update(NETMODS.get(netmod, {}))
-    env["SHANCOLL_TEST_MODE"] = mode
-    env.setdefault("SHANCOLL_TIMEOUT", CORE_TIMEOUT)
-    env.pop("SHANCOLL_RANKS_PER_NODE", None)
-    env.pop("SHANCOLL_ALLGATHERV_ALGORITHM", None)
-    env.pop("SHANCOLL_ALLREDUCE_ALGORITHM", None)
-    env.pop("SHANCOLL_BCAST_ALGORITHM", None)
-    env.pop("SHANCOLL_REDUCE_ALGORITHM", None)
-    for coll in ("SCAN", "EXSCAN", "REDUCE_SCATTER", "REDUCE_SCATTER_BLOCK"):
-        env.pop(f"SHANCOLL_{coll}_ALGORITHM", None)
-    env.pop("SHANCOLL_ALLTOALL_ALGORITHM", None)
-    env.pop("SHANCOLL_ALLTOALLV_ALGORITHM", None)
-    env.pop("SHANCOLL_SOCKETS", None)
+def suite_settings(mode: str, rpn: int | None) -> dict[str, str | None]:
+    """The suite's mode and node layout; None removes a caller's SHANCOLL_* choice."""
+    settings: dict[str, str | None] = {k: None for k in os.environ if _CALLER_CHOICE.fullmatch(k)}
+    settings["SHANCOLL_TEST_MODE"] = mode
+    settings["SHANCOLL_TIMEOUT"] = os.environ.get("SHANCOLL_TIMEOUT", CORE_TIMEOUT)
     if rpn:
-        env["SHANCOLL_RANKS_PER_NODE"] = str(rpn)
-    env["PYTHONFAULTHANDLER"] = "1"
-    cmd = [
-        mpiexec, *hosts, "-n", str(ranks),
-        sys.executable, "-m", "pytest", str(MPI_SUITE),
+        settings["SHANCOLL_RANKS_PER_NODE"] = str(rpn)
+    settings["PYTHONFAULTHANDLER"] = "1"
+    return settings
+
+
+def pytest_argv(python: str) -> list[str]:
+    return [
+        python, "-m", "pytest", str(MPI_SUITE),
         "-x", "-v", "-p", "no:cacheprovider", "-rfE",
         "-o", f"faulthandler_timeout={FAULTHANDLER_TIMEOUT}",
     ]  # fmt: skip
-    if netmod in DESELECT:
-        cmd += ["-k", DESELECT[netmod]]
+
+
+def run_suite(what: str, cmd: list[str], env: dict[str, str]) -> None:
+    """Runs one MPI suite job; fails naming ``what`` on a non-zero exit or a hang (killed)."""
     start = time.monotonic()
     proc = subprocess.Popen(
         cmd,
@@ -215,17 +217,57 @@ def test_mpi_suite(run):
         out = kill_group(proc)
     if hung:
         pytest.fail(
-            f"MPI suite {run_id(run)} ({ranks} ranks, SHANCOLL_RANKS_PER_NODE={rpn}) hung: "
-            f"killed after {SUITE_TIMEOUT:.0f} s.\ncommand: {' '.join(cmd)}\n"
+            f"MPI suite {what} hung: killed after {SUITE_TIMEOUT:.0f} s.\n"
+            f"command: {' '.join(cmd)}\n"
             f"{hang_summary(out)}\n--- last output ---\n{tail(out)}",
             pytrace=False,
         )
     elapsed = time.monotonic() - start
     if proc.returncode != 0:
         pytest.fail(
-            f"MPI suite {run_id(run)} ({ranks} ranks, SHANCOLL_RANKS_PER_NODE={rpn}) failed "
-            f"(exit {proc.returncode}, {elapsed:.0f} s).\ncommand: {' '.join(cmd)}\n"
-            f"--- last output ---\n{tail(out)}",
+            f"MPI suite {what} failed (exit {proc.returncode}, {elapsed:.0f} s).\n"
+            f"command: {' '.join(cmd)}\n--- last output ---\n{tail(out)}",
             pytrace=False,
         )
-    print(f"{run_id(run)}: passed in {elapsed:.1f} s")
+    print(f"{what}: passed in {elapsed:.1f} s")
+
+
+@pytest.mark.skipif(under_mpi_launcher(), reason="already under mpiexec: no nested launch")
+@pytest.mark.parametrize("run", RUNS, ids=[run_id(r) for r in RUNS])
+def test_mpi_suite(run):
+    if not selected(run_id(run)):
+        pytest.skip("not selected by SHANCOLL_TEST_RUNS")
+    ranks, rpn, mode, netmod = run
+    mpiexec = find_mpiexec()
+    if mpiexec is None:
+        pytest.skip("mpiexec not found")
+    hosts = []
+    if netmod:
+        why = real_hosts_missing()
+        if why:
+            pytest.skip(why)
+        per_host = ranks // len(REAL_HOSTS)
+        hosts = ["-hosts", ",".join(f"{h}:{per_host}" for h in REAL_HOSTS)]
+    merged = {**os.environ, **MPI_ENV, **NETMODS.get(netmod, {}), **suite_settings(mode, rpn)}
+    env = {k: v for k, v in merged.items() if v is not None}
+    cmd = [mpiexec, *hosts, "-n", str(ranks), *pytest_argv(sys.executable)]
+    if netmod in DESELECT:
+        cmd += ["-k", DESELECT[netmod]]
+    run_suite(f"{run_id(run)} ({ranks} ranks, SHANCOLL_RANKS_PER_NODE={rpn})", cmd, env)
+
+
+@pytest.mark.skipif(under_mpi_launcher(), reason="already under mpiexec: no nested launch")
+@pytest.mark.parametrize("run", LIBRARY_RUNS, ids=[library_run_id(r) for r in LIBRARY_RUNS])
+def test_mpi_suite_under_library(run):
+    """The suites under Open MPI and Intel MPI, each in its env (shancoll.bench.mpi_envs)."""
+    if not selected(library_run_id(run)):
+        pytest.skip("not selected by SHANCOLL_TEST_RUNS")
+    lib, ranks, rpn, mode = run
+    if not (lib in mpi_envs.available() and mpi_envs.is_current(lib)):
+        missing(
+            f"no current {lib} env: `python -m shancoll.bench.mpi_envs ensure {lib}` builds "
+            "it (make setup does under CI=true or SHANCOLL_ALL_LIBS=1)"
+        )
+    env = mpi_envs.load(lib)
+    cmd = env.command(ranks, pytest_argv(env.python))
+    run_suite(f"{library_run_id(run)} ({env.version})", cmd, env.environ(suite_settings(mode, rpn)))
