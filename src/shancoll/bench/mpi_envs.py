@@ -72,6 +72,8 @@ BUILD_PACKAGES = [
 OTHER_LIBS = ("openmpi", "impi")
 
 STAMP = "shancoll-env.json"
+# A caller's choice of MPI for a build: never passed on to an env's build.
+_CALLERS_MPI = ("MPICC", "MPICXX", "MPI_HOME")
 # Inputs of the build: a change in any of them rebuilds the envs.
 _HASHED = ("src", "cmake", "CMakeLists.txt", "pyproject.toml")
 _PROBE = (
@@ -349,12 +351,12 @@ def _build(lib: str, venv: Path, root: Path, digest: str, quiet: bool) -> dict:
     log.run([*_pip(py), *MPI_PACKAGES[lib], *BUILD_PACKAGES], base, "pip install")
     _ensure_mpi4py(lib, venv, base, log)
     # The build finds this venv's MPI through its mpi4py, as `pip install` does
-    # (cmake/mpi4py_mpi.cmake): no MPICC here, so every env checks that path.
+    # (cmake/mpi4py_mpi.cmake), so every env checks that path. A caller's
+    # MPICC/MPICXX/MPI_HOME would win over it and belong to another MPI
+    # (scripts/setup.sh exports the .venv's before it builds these envs).
     log.step(f"{lib}: building shancoll against {lib} (build/{lib}/)")
-    build = {
-        **base,
-        "CMAKE_BUILD_PARALLEL_LEVEL": os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", "2"),
-    }
+    build = {k: v for k, v in base.items() if k not in _CALLERS_MPI}
+    build["CMAKE_BUILD_PARALLEL_LEVEL"] = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", "2")
     log.run(
         [
             *_pip(py),
