@@ -3,7 +3,9 @@
 # into .venv against the venv's MPICH).
 #
 #   make setup   create/update .venv, build + install shancoll
-#   make test    setup, then run the test suite
+#   make test    setup, then run the test suite (under CI=true, or SHANCOLL_ALL_LIBS=1,
+#                setup also builds the Open MPI and Intel MPI envs and SimGrid's SMPI
+#                build, and the suites run under every library: scripts/setup.sh step 8)
 #   make bench   setup, then run the quick benchmark sweep
 #   make bench-peers  setup, then a plain C benchmark under every MPI library in its
 #                documented settings and with the PMPI preload (2 ranks; benchmarks/peers.py)

