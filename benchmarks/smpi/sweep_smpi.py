@@ -282,14 +282,16 @@ def main(argv=None) -> int:
     common += ["--timing", args.timing]
     if args.intra_overhead_us:
         common += ["--intra-overhead-us", repr(args.intra_overhead_us)]
-    common += ["--transport", args.transport] + (["--shared"] if args.shared else [])
+    # shan's transport is an option of allgatherv only (allreduce refuses it).
+    transport = ["--transport", args.transport] if args.collective == "allgatherv" else []
+    common += transport + (["--shared"] if args.shared else [])
 
     if args.check:
         failed = 0
         for nodes in map(int, args.nodes.split(",")):
             for dist, drv in points(args):
                 names = ",".join(filter(None, [shancoll_algos, "mpi"]))
-                check = [*drv, "--algorithms", names, "--transport", args.transport, "--check"]
+                check = [*drv, "--algorithms", names, *transport, "--check"]
                 lines, wall = run_smpi(args, nodes, check, [])
                 rows = [ln for ln in lines if ln.startswith("check,")]
                 bad = [ln for ln in rows if not ln.endswith(",ok")]

@@ -39,8 +39,9 @@ def test_small_allreduce_counts_that_differ_are_refused(comm, mine, theirs):
     """shan's one-line path (at most 56 bytes beside the ready flag): the flag
     carries the writer's size, so every local rank sees a count unlike its
     own and all of them refuse; the communicator stays usable."""
+    comm = physical_node(comm)  # one-node paths: on real nodes, each node's ranks
     if comm.size < 2:
-        pytest.skip("needs two ranks")
+        pytest.skip("needs two ranks on one node")
     n = mine if comm.rank == 0 else theirs
     x, out = np.ones(n), np.zeros(n)
     raises_all(comm, ValueError, shancoll.allreduce, comm, x, out, algorithm="shan",
@@ -59,8 +60,9 @@ def test_small_release_gather_sizes_that_differ_are_refused(comm, collective, mi
     for allreduce every rank (the root's refusal rides on its bcast) raise;
     the others return. The step is complete either way, so the communicator
     stays usable: more calls than the 8 lines in turn then give MPI's answer."""
+    comm = physical_node(comm)  # one-node paths: on real nodes, each node's ranks
     if comm.size < 2:
-        pytest.skip("needs two ranks")
+        pytest.skip("needs two ranks on one node")
     n = mine if comm.rank == 0 else theirs
     x, out = np.ones(n), np.zeros(n)
     kw = {"algorithm": "release_gather", "ranks_per_node": 0, "timeout": 5}

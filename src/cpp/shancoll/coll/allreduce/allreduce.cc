@@ -150,7 +150,7 @@ std::unique_ptr<Request> iallreduce(const AllreduceCall& call, bool persistent) 
       engine = std::make_unique<AllreduceScheduleEngine>(comm, comm.nodes(o.ranks_per_node).topo,
                                                          args, algo);
     else
-      engine = mpi_allreduce(comm.mpi(), call, persistent);
+      engine = mpi_allreduce(comm.mpi(), call);
     return std::make_unique<Request>(comm, "iallreduce", algo.name, std::move(engine),
                                      o.wait_timeout(), persistent);
   });

@@ -16,22 +16,16 @@
 
 namespace shancoll {
 
-MpiEngine::MpiEngine(Post post, bool persistent, const char* what)
-    : post_(std::move(post)), persistent_(persistent), what_(what) {
-  if (persistent_) check_mpi(post_(true, &request_), what_);  // made once, started each run
-}
+MpiEngine::MpiEngine(Post post, const char* what) : post_(std::move(post)), what_(what) {}
 
 MpiEngine::~MpiEngine() {
   // A collective cannot be cancelled: an active request is freed and the
-  // library completes it; an inactive persistent one is simply freed.
+  // library completes it.
   if (request_ != MPI_REQUEST_NULL) MPI_Request_free(&request_);
 }
 
 void MpiEngine::start() {
-  if (persistent_)
-    check_mpi(MPI_Start(&request_), "MPI_Start");
-  else
-    check_mpi(post_(false, &request_), what_);
+  check_mpi(post_(&request_), what_);
   active_ = true;
 }
 
@@ -46,45 +40,27 @@ bool MpiEngine::test() {
 // The MPI calls by the count type of the library: MPI-4's MPI_Count calls
 // (_c), or under an MPI-3 library (Open MPI 5.0, SimGrid SMPI) the int-count
 // ones, for counts that fit (a larger one is refused before any
-// communication). Persistent collectives are MPI-4's; Open MPI 5 has them
-// with int counts, SimGrid does not (refused).
+// communication).
 #if MPI_VERSION >= 4
 using MpiCount = MPI_Count;
 using MpiDispl = MPI_Aint;
 #define SHANCOLL_NONBLOCKING(name) PMPI_I##name##_c
-#define SHANCOLL_PERSISTENT(name) PMPI_##name##_init_c
-#define SHANCOLL_BARRIER_INIT PMPI_Barrier_init
-constexpr bool kPersistent = true;
 #else
 using MpiCount = int;
 using MpiDispl = int;
 #define SHANCOLL_NONBLOCKING(name) PMPI_I##name
-#if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5
-#define SHANCOLL_PERSISTENT(name) PMPI_##name##_init
-#define SHANCOLL_BARRIER_INIT PMPI_Barrier_init
-constexpr bool kPersistent = true;
-#else
-#define SHANCOLL_PERSISTENT(name) no_persistent
-#define SHANCOLL_BARRIER_INIT no_persistent
-constexpr bool kPersistent = false;
-#endif
 #endif
 
 namespace {
 
-// The nonblocking call or, persistent, the _init call with no info: one
-// argument list for both.
-template <class Nonblocking, class Init, class... Args>
-int mpi_post(bool persistent, MPI_Request* request, Nonblocking nonblocking, Init init,
-             Args... args) {
-  return persistent ? init(args..., MPI_INFO_NULL, request) : nonblocking(args..., request);
+// The nonblocking call, its request last.
+template <class Nonblocking, class... Args>
+int mpi_post(MPI_Request* request, Nonblocking nonblocking, Args... args) {
+  return nonblocking(args..., request);
 }
 
-std::unique_ptr<Engine> engine(MpiEngine::Post post, bool persistent, const char* what) {
-  if (persistent && !kPersistent)
-    throw ArgumentError(std::string("algorithm: a persistent 'mpi' request (") + what +
-                        ") needs MPI-4's persistent collectives, which this MPI library lacks");
-  return std::make_unique<MpiEngine>(std::move(post), persistent, what);
+std::unique_ptr<Engine> engine(MpiEngine::Post post, const char* what) {
+  return std::make_unique<MpiEngine>(std::move(post), what);
 }
 
 // A count or displacement as the library's calls take it; refused (before
@@ -96,10 +72,6 @@ T count_of(std::int64_t n) {
                         " bytes or elements need an MPI-4 library (MPI_Count) for this request");
   return static_cast<T>(n);
 }
-
-// Stands for the persistent calls where the library has none: never called
-// (engine() refuses first).
-[[maybe_unused]] int no_persistent(...) { return MPI_ERR_OTHER; }
 
 // The caller's datatype (user ops), else the element type's.
 MPI_Datatype datatype_of(MPI_Datatype given, DType type) {
@@ -127,144 +99,129 @@ struct Layout {
 
 }  // namespace
 
-std::unique_ptr<Engine> mpi_barrier(MPI_Comm comm, bool persistent) {
-  return engine(
-      [comm](bool p, MPI_Request* r) {
-        return mpi_post(p, r, PMPI_Ibarrier, SHANCOLL_BARRIER_INIT, comm);
-      },
-      persistent, "MPI_Ibarrier");
+std::unique_ptr<Engine> mpi_barrier(MPI_Comm comm) {
+  return engine([comm](MPI_Request* r) { return mpi_post(r, PMPI_Ibarrier, comm); },
+                "MPI_Ibarrier");
 }
 
-std::unique_ptr<Engine> mpi_bcast(MPI_Comm comm, const BcastCall& c, bool persistent) {
+std::unique_ptr<Engine> mpi_bcast(MPI_Comm comm, const BcastCall& c) {
   return engine(
-      [comm, buf = c.buf, bytes = count_of(c.bytes), root = c.root](bool p, MPI_Request* r) {
-        return mpi_post(p, r, SHANCOLL_NONBLOCKING(bcast), SHANCOLL_PERSISTENT(Bcast), buf, bytes,
-                        MPI_BYTE, root, comm);
+      [comm, buf = c.buf, bytes = count_of(c.bytes), root = c.root](MPI_Request* r) {
+        return mpi_post(r, SHANCOLL_NONBLOCKING(bcast), buf, bytes, MPI_BYTE, root, comm);
       },
-      persistent, "MPI_Ibcast_c");
+      "MPI_Ibcast_c");
 }
 
-std::unique_ptr<Engine> mpi_reduce(MPI_Comm comm, const ReduceCall& c, bool persistent) {
+std::unique_ptr<Engine> mpi_reduce(MPI_Comm comm, const ReduceCall& c) {
   return engine(
       [comm, send = or_in_place(c.send), recv = c.recv, count = count_of(c.count),
-       type = datatype_of(c.datatype, c.type), op = c.op, root = c.root](bool p, MPI_Request* r) {
-        return mpi_post(p, r, SHANCOLL_NONBLOCKING(reduce), SHANCOLL_PERSISTENT(Reduce), send, recv,
-                        count, type, op, root, comm);
+       type = datatype_of(c.datatype, c.type), op = c.op, root = c.root](MPI_Request* r) {
+        return mpi_post(r, SHANCOLL_NONBLOCKING(reduce), send, recv, count, type, op, root, comm);
       },
-      persistent, "MPI_Ireduce_c");
+      "MPI_Ireduce_c");
 }
 
-std::unique_ptr<Engine> mpi_allreduce(MPI_Comm comm, const AllreduceCall& c, bool persistent) {
+std::unique_ptr<Engine> mpi_allreduce(MPI_Comm comm, const AllreduceCall& c) {
   return engine(
       [comm, send = or_in_place(c.send), recv = c.recv, count = count_of(c.count),
-       type = datatype_of(c.datatype, c.type), op = c.op](bool p, MPI_Request* r) {
-        return mpi_post(p, r, SHANCOLL_NONBLOCKING(allreduce), SHANCOLL_PERSISTENT(Allreduce), send,
-                        recv, count, type, op, comm);
+       type = datatype_of(c.datatype, c.type), op = c.op](MPI_Request* r) {
+        return mpi_post(r, SHANCOLL_NONBLOCKING(allreduce), send, recv, count, type, op, comm);
       },
-      persistent, "MPI_Iallreduce_c");
+      "MPI_Iallreduce_c");
 }
 
-std::unique_ptr<Engine> mpi_gatherv(MPI_Comm comm, const GathervCall& c, int rank, int size,
-                                    bool persistent) {
+std::unique_ptr<Engine> mpi_gatherv(MPI_Comm comm, const GathervCall& c, int rank, int size) {
   const GathervArgs& a = c.args;
   const bool root = rank == a.root;
   const void* send = or_in_place(a.send);
   void* recv = root ? a.recv : nullptr;
   if (a.regular) {
     return engine(
-        [=, block = count_of(a.send_bytes), root_rank = a.root](bool p, MPI_Request* r) {
-          return mpi_post(p, r, SHANCOLL_NONBLOCKING(gather), SHANCOLL_PERSISTENT(Gather), send,
-                          block, MPI_BYTE, recv, block, MPI_BYTE, root_rank, comm);
+        [=, block = count_of(a.send_bytes), root_rank = a.root](MPI_Request* r) {
+          return mpi_post(r, SHANCOLL_NONBLOCKING(gather), send, block, MPI_BYTE, recv, block,
+                          MPI_BYTE, root_rank, comm);
         },
-        persistent, "MPI_Igather_c");
+        "MPI_Igather_c");
   }
   return engine(
       [=, layout = root ? Layout(a.counts, a.displs, size) : Layout(),
-       mine = count_of(a.send ? a.send_bytes : 0),
-       root_rank = a.root](bool p, MPI_Request* r) mutable {
-        return mpi_post(p, r, SHANCOLL_NONBLOCKING(gatherv), SHANCOLL_PERSISTENT(Gatherv), send,
-                        mine, MPI_BYTE, recv, layout.c(), layout.d(), MPI_BYTE, root_rank, comm);
+       mine = count_of(a.send ? a.send_bytes : 0), root_rank = a.root](MPI_Request* r) mutable {
+        return mpi_post(r, SHANCOLL_NONBLOCKING(gatherv), send, mine, MPI_BYTE, recv, layout.c(),
+                        layout.d(), MPI_BYTE, root_rank, comm);
       },
-      persistent, "MPI_Igatherv_c");
+      "MPI_Igatherv_c");
 }
 
-std::unique_ptr<Engine> mpi_scatterv(MPI_Comm comm, const ScattervCall& c, int rank, int size,
-                                     bool persistent) {
+std::unique_ptr<Engine> mpi_scatterv(MPI_Comm comm, const ScattervCall& c, int rank, int size) {
   const ScattervArgs& a = c.args;
   const bool root = rank == a.root;
   const void* send = root ? a.send : nullptr;
   void* recv = a.recv ? static_cast<void*>(a.recv) : MPI_IN_PLACE;
   if (a.regular) {
     return engine(
-        [=, block = count_of(a.recv_bytes), root_rank = a.root](bool p, MPI_Request* r) {
-          return mpi_post(p, r, SHANCOLL_NONBLOCKING(scatter), SHANCOLL_PERSISTENT(Scatter), send,
-                          block, MPI_BYTE, recv, block, MPI_BYTE, root_rank, comm);
+        [=, block = count_of(a.recv_bytes), root_rank = a.root](MPI_Request* r) {
+          return mpi_post(r, SHANCOLL_NONBLOCKING(scatter), send, block, MPI_BYTE, recv, block,
+                          MPI_BYTE, root_rank, comm);
         },
-        persistent, "MPI_Iscatter_c");
+        "MPI_Iscatter_c");
   }
   return engine(
       [=, layout = root ? Layout(a.counts, a.displs, size) : Layout(),
-       mine = count_of(a.recv ? a.recv_bytes : 0),
-       root_rank = a.root](bool p, MPI_Request* r) mutable {
-        return mpi_post(p, r, SHANCOLL_NONBLOCKING(scatterv), SHANCOLL_PERSISTENT(Scatterv), send,
-                        layout.c(), layout.d(), MPI_BYTE, recv, mine, MPI_BYTE, root_rank, comm);
+       mine = count_of(a.recv ? a.recv_bytes : 0), root_rank = a.root](MPI_Request* r) mutable {
+        return mpi_post(r, SHANCOLL_NONBLOCKING(scatterv), send, layout.c(), layout.d(), MPI_BYTE,
+                        recv, mine, MPI_BYTE, root_rank, comm);
       },
-      persistent, "MPI_Iscatterv_c");
+      "MPI_Iscatterv_c");
 }
 
-std::unique_ptr<Engine> mpi_allgatherv(MPI_Comm comm, const AllgathervCall& c, int rank,
-                                       bool persistent) {
+std::unique_ptr<Engine> mpi_allgatherv(MPI_Comm comm, const AllgathervCall& c, int rank) {
   const AllgathervArgs& a = c.args;
   const void* send = or_in_place(a.send);
   const MpiCount mine = count_of(a.send ? a.counts[rank] : 0);
   return engine(
-      [=, recv = a.recv, layout = Layout(a.counts.data(), a.displs.data(), a.counts.size())](
-          bool p, MPI_Request* r) mutable {
-        return mpi_post(p, r, SHANCOLL_NONBLOCKING(allgatherv), SHANCOLL_PERSISTENT(Allgatherv),
-                        send, mine, MPI_BYTE, recv, layout.c(), layout.d(), MPI_BYTE, comm);
+      [=, recv = a.recv,
+       layout = Layout(a.counts.data(), a.displs.data(), a.counts.size())](MPI_Request* r) mutable {
+        return mpi_post(r, SHANCOLL_NONBLOCKING(allgatherv), send, mine, MPI_BYTE, recv, layout.c(),
+                        layout.d(), MPI_BYTE, comm);
       },
-      persistent, "MPI_Iallgatherv_c");
+      "MPI_Iallgatherv_c");
 }
 
-std::unique_ptr<Engine> mpi_alltoallv(MPI_Comm comm, const AlltoallvCall& c, bool persistent) {
+std::unique_ptr<Engine> mpi_alltoallv(MPI_Comm comm, const AlltoallvCall& c) {
   const AlltoallvArgs& a = c.args;
   const void* send = or_in_place(a.send);
   const std::size_t n = a.recv_counts.size();
   return engine(
       [=, recv = a.recv, to = Layout(a.send_counts.data(), a.send_displs.data(), a.send ? n : 0),
-       from = Layout(a.recv_counts.data(), a.recv_displs.data(), n)](bool p,
-                                                                     MPI_Request* r) mutable {
-        return mpi_post(p, r, SHANCOLL_NONBLOCKING(alltoallv), SHANCOLL_PERSISTENT(Alltoallv), send,
-                        to.c(), to.d(), MPI_BYTE, recv, from.c(), from.d(), MPI_BYTE, comm);
+       from = Layout(a.recv_counts.data(), a.recv_displs.data(), n)](MPI_Request* r) mutable {
+        return mpi_post(r, SHANCOLL_NONBLOCKING(alltoallv), send, to.c(), to.d(), MPI_BYTE, recv,
+                        from.c(), from.d(), MPI_BYTE, comm);
       },
-      persistent, "MPI_Ialltoallv_c");
+      "MPI_Ialltoallv_c");
 }
 
 std::unique_ptr<Engine> mpi_reduce_scatter(MPI_Comm comm, const ReduceScatterCall& c, int size,
-                                           bool block, bool persistent) {
+                                           bool block) {
   const void* send = or_in_place(c.send);
   const MPI_Datatype type = datatype_of(c.datatype, c.type);
   if (block) {
     return engine(
-        [=, recv = c.recv, count = count_of(c.count), op = c.op](bool p, MPI_Request* r) {
-          return mpi_post(p, r, SHANCOLL_NONBLOCKING(reduce_scatter_block),
-                          SHANCOLL_PERSISTENT(Reduce_scatter_block), send, recv, count, type, op,
-                          comm);
+        [=, recv = c.recv, count = count_of(c.count), op = c.op](MPI_Request* r) {
+          return mpi_post(r, SHANCOLL_NONBLOCKING(reduce_scatter_block), send, recv, count, type,
+                          op, comm);
         },
-        persistent, "MPI_Ireduce_scatter_block_c");
+        "MPI_Ireduce_scatter_block_c");
   }
   return engine(
-      [=, recv = c.recv, op = c.op, layout = Layout(c.counts, nullptr, size)](
-          bool p, MPI_Request* r) mutable {
-        return mpi_post(p, r, SHANCOLL_NONBLOCKING(reduce_scatter),
-                        SHANCOLL_PERSISTENT(Reduce_scatter), send, recv, layout.c(), type, op,
+      [=, recv = c.recv, op = c.op,
+       layout = Layout(c.counts, nullptr, size)](MPI_Request* r) mutable {
+        return mpi_post(r, SHANCOLL_NONBLOCKING(reduce_scatter), send, recv, layout.c(), type, op,
                         comm);
       },
-      persistent, "MPI_Ireduce_scatter_c");
+      "MPI_Ireduce_scatter_c");
 }
 
-std::unique_ptr<Engine> mpi_scan(MPI_Comm comm, const ScanCall& c, bool exclusive,
-                                 bool persistent) {
+std::unique_ptr<Engine> mpi_scan(MPI_Comm comm, const ScanCall& c, bool exclusive) {
   const void* send = or_in_place(c.send);
   const MPI_Datatype type = datatype_of(c.datatype, c.type);
   const MpiCount count = count_of(c.count);
@@ -272,18 +229,16 @@ std::unique_ptr<Engine> mpi_scan(MPI_Comm comm, const ScanCall& c, bool exclusiv
   const MPI_Op op = c.op;
   if (exclusive) {
     return engine(
-        [=](bool p, MPI_Request* r) {
-          return mpi_post(p, r, SHANCOLL_NONBLOCKING(exscan), SHANCOLL_PERSISTENT(Exscan), send,
-                          recv, count, type, op, comm);
+        [=](MPI_Request* r) {
+          return mpi_post(r, SHANCOLL_NONBLOCKING(exscan), send, recv, count, type, op, comm);
         },
-        persistent, "MPI_Iexscan_c");
+        "MPI_Iexscan_c");
   }
   return engine(
-      [=](bool p, MPI_Request* r) {
-        return mpi_post(p, r, SHANCOLL_NONBLOCKING(scan), SHANCOLL_PERSISTENT(Scan), send, recv,
-                        count, type, op, comm);
+      [=](MPI_Request* r) {
+        return mpi_post(r, SHANCOLL_NONBLOCKING(scan), send, recv, count, type, op, comm);
       },
-      persistent, "MPI_Iscan_c");
+      "MPI_Iscan_c");
 }
 
 }  // namespace shancoll

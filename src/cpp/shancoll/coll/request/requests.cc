@@ -77,7 +77,7 @@ std::unique_ptr<Request> request_of(const BarrierCall& call, bool persistent) {
   const Setup s =
       setup(call.comm, call.algorithm, call.options, Collective::barrier, "barrier", persistent);
   return made(s, [&] {
-    if (!s.scheduled()) return s.make(mpi_barrier(s.comm.mpi(), persistent));
+    if (!s.scheduled()) return s.make(mpi_barrier(s.comm.mpi()));
     return s.make(std::make_unique<ScheduleEngine>(
         s.comm, s.topo(), pattern::dissemination_barrier_schedule(s.comm.size(), s.comm.rank()),
         nullptr, nullptr));
@@ -89,7 +89,7 @@ std::unique_ptr<Request> request_of(const BcastCall& call, bool persistent) {
       setup(call.comm, call.algorithm, call.options, Collective::bcast, "bcast", persistent);
   check_root(s.comm, call.root);
   return made(s, [&] {
-    if (!s.scheduled()) return s.make(mpi_bcast(s.comm.mpi(), call, persistent));
+    if (!s.scheduled()) return s.make(mpi_bcast(s.comm.mpi(), call));
     return s.make(std::make_unique<ScheduleEngine>(
         s.comm, s.topo(),
         pattern::binomial_bcast_schedule(s.comm.size(), s.comm.rank(), call.root, call.bytes),
@@ -101,7 +101,7 @@ std::unique_ptr<Request> request_of(const ReduceCall& call, bool persistent) {
   const Setup s =
       setup(call.comm, call.algorithm, call.options, Collective::reduce, "reduce", persistent);
   check_root(s.comm, call.root);
-  return made(s, [&] { return s.make(mpi_reduce(s.comm.mpi(), call, persistent)); });
+  return made(s, [&] { return s.make(mpi_reduce(s.comm.mpi(), call)); });
 }
 
 std::unique_ptr<Request> request_of(const GathervCall& call, bool persistent) {
@@ -110,9 +110,8 @@ std::unique_ptr<Request> request_of(const GathervCall& call, bool persistent) {
                         regular ? Collective::gather : Collective::gatherv,
                         regular ? "gather" : "gatherv", persistent);
   check_root(s.comm, call.args.root);
-  return made(s, [&] {
-    return s.make(mpi_gatherv(s.comm.mpi(), call, s.comm.rank(), s.comm.size(), persistent));
-  });
+  return made(
+      s, [&] { return s.make(mpi_gatherv(s.comm.mpi(), call, s.comm.rank(), s.comm.size())); });
 }
 
 std::unique_ptr<Request> request_of(const ScattervCall& call, bool persistent) {
@@ -121,9 +120,8 @@ std::unique_ptr<Request> request_of(const ScattervCall& call, bool persistent) {
                         regular ? Collective::scatter : Collective::scatterv,
                         regular ? "scatter" : "scatterv", persistent);
   check_root(s.comm, call.args.root);
-  return made(s, [&] {
-    return s.make(mpi_scatterv(s.comm.mpi(), call, s.comm.rank(), s.comm.size(), persistent));
-  });
+  return made(
+      s, [&] { return s.make(mpi_scatterv(s.comm.mpi(), call, s.comm.rank(), s.comm.size())); });
 }
 
 std::unique_ptr<Request> request_of(const AllgathervCall& call, bool persistent) {
@@ -132,8 +130,7 @@ std::unique_ptr<Request> request_of(const AllgathervCall& call, bool persistent)
                         call.allgather ? "allgather" : "allgatherv", persistent);
   if (!call.args.recv) throw ArgumentError("recvbuf: a request needs a receive buffer");
   return made(s, [&] {
-    if (!s.scheduled())
-      return s.make(mpi_allgatherv(s.comm.mpi(), call, s.comm.rank(), persistent));
+    if (!s.scheduled()) return s.make(mpi_allgatherv(s.comm.mpi(), call, s.comm.rank()));
     const AllgathervArgs& a = call.args;
     return s.make(std::make_unique<ScheduleEngine>(
         s.comm, s.topo(),
@@ -148,7 +145,7 @@ std::unique_ptr<Request> request_of(const AlltoallvCall& call, bool persistent) 
                         call.alltoall ? Collective::alltoall : Collective::alltoallv,
                         call.alltoall ? "alltoall" : "alltoallv", persistent);
   return made(s, [&] {
-    if (!s.scheduled()) return s.make(mpi_alltoallv(s.comm.mpi(), call, persistent));
+    if (!s.scheduled()) return s.make(mpi_alltoallv(s.comm.mpi(), call));
     const AlltoallvArgs& a = call.args;
     const bool in_place = a.send == nullptr;
     return s.make(std::make_unique<ScheduleEngine>(
@@ -165,16 +162,15 @@ std::unique_ptr<Request> request_of(const ReduceScatterCall& call, bool block, b
   const Setup s = setup(call.comm, call.algorithm, call.options,
                         block ? Collective::reduce_scatter_block : Collective::reduce_scatter,
                         block ? "reduce_scatter_block" : "reduce_scatter", persistent);
-  return made(s, [&] {
-    return s.make(mpi_reduce_scatter(s.comm.mpi(), call, s.comm.size(), block, persistent));
-  });
+  return made(s,
+              [&] { return s.make(mpi_reduce_scatter(s.comm.mpi(), call, s.comm.size(), block)); });
 }
 
 std::unique_ptr<Request> request_of(const ScanCall& call, bool exclusive, bool persistent) {
   const Setup s = setup(call.comm, call.algorithm, call.options,
                         exclusive ? Collective::exscan : Collective::scan,
                         exclusive ? "exscan" : "scan", persistent);
-  return made(s, [&] { return s.make(mpi_scan(s.comm.mpi(), call, exclusive, persistent)); });
+  return made(s, [&] { return s.make(mpi_scan(s.comm.mpi(), call, exclusive)); });
 }
 
 }  // namespace shancoll
