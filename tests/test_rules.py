@@ -206,6 +206,30 @@ def test_rule_options_parse():
     assert rule[7:9] == ("release_gather", "single_copy=0,buffers=8")
 
 
+def test_allgather_rules_may_turn_single_copy_off():
+    """The AMD EPYC tables run shan allgather(v) on the segment path (faster
+    there than cross-memory attach from 32 KiB to 1 MiB)."""
+    rule = _core.parse_rules("allgatherv 16384 * 2 2 1 shan single_copy=0")[0]
+    assert rule[7:9] == ("shan", "single_copy=0")
+
+
+def test_a_table_that_cannot_be_used_is_read_once(tmp_path, monkeypatch):
+    """Every auto call fails alike on a bad table, without reading the file
+    again each time (it had cost 18 us per call): once the file is gone, the
+    error is still the parse error, not 'cannot read'."""
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("allgatherv 0 * 1 * * shan no_such_option=1\n")
+    shancoll.set_rules(None)
+    monkeypatch.setenv("SHANCOLL_RULES", str(bad))
+    shancoll.reload_environment()
+    for _ in range(2):
+        with pytest.raises(ValueError, match="no_such_option"):
+            _core.choose_auto("bcast", 8, 2, 1)
+        bad.unlink(missing_ok=True)
+    monkeypatch.delenv("SHANCOLL_RULES")
+    shancoll.reload_environment()
+
+
 def machine() -> dict[str, str]:
     text = shancoll.rules_info()["machine"]  # "cpu=..., mpi=..."
     return dict(part.split("=", 1) for part in text.split(", "))

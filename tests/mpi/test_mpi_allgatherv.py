@@ -378,6 +378,40 @@ def test_send_spec_forms(comm):
         assert_all(comm, same(out, ref), f"send spec {type(send).__name__}")
 
 
+def test_shan_single_copy_rule_option(comm, tmp_path):
+    """A rule's single_copy=0 keeps a large block on the segment path (the AMD
+    EPYC tables' choice: there it is the faster one); single_copy=1 takes the
+    single-copy path below its size threshold, where cross-memory attach works."""
+    pair = two_rank_nodes(comm)
+    failures: list[str] = []
+
+    def body():
+        layout = shancoll.topology(pair)  # auto's layout (SHANCOLL_RANKS_PER_NODE or physical)
+        if pair.size != 2 or layout["node_count"] != 1:
+            return
+        for total, option, direct in [(200_000, 0, False), (4_000, 1, layout["single_copy"])]:
+            table = tmp_path / f"rules-{pair.rank}-{option}.tsv"
+            table.write_text(f"allgatherv 0 * 2 2 1 * shan single_copy={option}\n")
+            shancoll.set_rules(table)
+            counts = [total // 2, total - total // 2]
+            mine = fill(np.uint8, counts[pair.rank], pair.rank, seed=total)
+            ref = reference_allgatherv(pair, mine, counts, prefix(counts), np.uint8, total)
+            out = np.zeros(total, np.uint8)
+            shancoll.allgatherv(pair, mine, [out, counts])  # no options: the rule's
+            messages = shancoll.last_stats(pair).intra_messages
+            if not same(out, ref):
+                failures.append(f"{total} B single_copy={option}: differs from comm.Allgatherv")
+            elif (messages == 2) != direct:  # the segment path: in, own copy, out (3)
+                failures.append(f"{total} B single_copy={option}: {messages} intra messages")
+
+    try:
+        run_all(comm, body)
+    finally:
+        shancoll.set_rules(None)
+    pair.Free()
+    assert_all(comm, not failures, f"{failures[:5]}")
+
+
 def test_shan_single_copy_on_two_rank_nodes(comm):
     """A node of two ranks (ranks_per_node=2, whatever the environment says), from
     64 KiB in all: each block goes straight into the other rank's recvbuf, its

@@ -24,6 +24,7 @@ constexpr unsigned bit(Collective c) { return 1u << static_cast<unsigned>(c); }
 constexpr unsigned kAll = (1u << kCollectives) - 1;
 constexpr unsigned kGathers =
     bit(Collective::allgather) | bit(Collective::allgatherv) | bit(Collective::intergroup);
+constexpr unsigned kAllgathers = bit(Collective::allgather) | bit(Collective::allgatherv);
 constexpr unsigned kAllreduces = bit(Collective::allreduce) | bit(Collective::iallreduce);
 // release_gather's options: bcast, reduce, and allreduce's release_gather
 // (which has no split-phase form).
@@ -93,6 +94,13 @@ void set_topology(CallOptions& c, std::string_view key, const Checked& v) {
   c.trees[phase_of(key)].topology = topology;
 }
 
+// One key for every single-copy path: release_gather's (bcast, reduce,
+// allreduce) and shan allgather(v)'s; the rule tables set it per size.
+void set_single_copy(CallOptions& c, std::string_view, const Checked& v) {
+  c.release_gather.single_copy = v.boolean ? 1 : 0;
+  c.options.single_copy = v.boolean ? 1 : 0;
+}
+
 #define SHANCOLL_SETTER(field, expression) \
   [](CallOptions& c, std::string_view, const Checked& v) { c.field = expression; }
 
@@ -125,8 +133,7 @@ const std::vector<Row>& table() {
          SHANCOLL_SETTER(release_gather.read_from_parent, v.boolean)},
         {"data_copy", Kind::boolean, 0, kReleaseGather,
          SHANCOLL_SETTER(release_gather.data_copy, v.boolean)},
-        {"single_copy", Kind::boolean, 0, kReleaseGather,
-         SHANCOLL_SETTER(release_gather.single_copy, v.boolean ? 1 : 0)},
+        {"single_copy", Kind::boolean, 0, kReleaseGather | kAllgathers, set_single_copy},
     };
     // The tree keys, plain and per phase (the names must outlive the table).
     static const char* const tree_names[3][4] = {
@@ -146,8 +153,12 @@ const std::vector<Row>& table() {
 
 #undef SHANCOLL_SETTER
 
-bool is_release_gather_key(const Row& row) {
-  return row.collectives == kReleaseGather || std::string_view(row.name) == "inter_algorithm";
+// A key that only release_gather reads for this collective (an allgather's
+// single_copy is shan's).
+bool is_release_gather_key(const Row& row, Collective collective) {
+  return ((row.collectives & ~kAllgathers) == kReleaseGather &&
+          (bit(collective) & kReleaseGather)) ||
+         std::string_view(row.name) == "inter_algorithm";
 }
 
 // ---------------------------------------------------------------------------
@@ -376,7 +387,7 @@ void CallOptions::set(Collective collective, std::string_view key, const OptionV
     bad(key, std::string("unknown option of ") + collective_name(collective) +
                  " (valid: " + option_names(collective) + ")");
   row->set(*this, key, checked_value(*row, key, value));
-  if (is_release_gather_key(*row))
+  if (is_release_gather_key(*row, collective))
     release_gather_keys += (release_gather_keys.empty() ? "" : ", ") + std::string(key);
 }
 

@@ -17,6 +17,9 @@ struct Options {
   TransportKind transport = TransportKind::two_sided;
   int ranks_per_node = -1;  // virtual nodes; -1: SHANCOLL_RANKS_PER_NODE, 0: physical
   double timeout = 0;       // seconds per wait; 0: SHANCOLL_TIMEOUT or 120
+  // allgather(v) shan, one node of two ranks: blocks straight between the
+  // ranks' buffers (-1: by size, 0: off, 1: on); release_gather's is its own.
+  int single_copy = -1;
   const ReleaseGatherOptions* release_gather = nullptr;  // nullptr: the defaults
 
   double wait_timeout() const;  // timeout, with 0 resolved to the default

@@ -45,7 +45,7 @@ const std::byte* allgatherv_mpi(Comm&, const AllgathervArgs&, const Options&, St
 
 // shan on one node of two ranks, single copy (allgatherv_shan_single_copy.cc):
 // whether it runs (alike on both ranks), and the call.
-bool shan_single_copy_fits(NodeContext& ctx, const AllgathervArgs& args);
+bool shan_single_copy_fits(NodeContext& ctx, const AllgathervArgs& args, int single_copy);
 const std::byte* shan_single_copy(Comm& comm, NodeContext& ctx, const AllgathervArgs& args,
                                   double timeout, Stats& stats);
 

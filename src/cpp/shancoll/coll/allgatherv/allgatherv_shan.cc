@@ -467,7 +467,7 @@ const std::byte* allgatherv_shan(Comm& comm, const AllgathervArgs& args, const O
                                  Stats& stats) {
   NodeContext& ctx = comm.nodes(opt.ranks_per_node);
   if (shan_inline_fits(ctx, args)) return shan_inline(comm, ctx, args, opt.wait_timeout(), stats);
-  if (shan_single_copy_fits(ctx, args))
+  if (shan_single_copy_fits(ctx, args, opt.single_copy))
     return shan_single_copy(comm, ctx, args, opt.wait_timeout(), stats);
   Call c{comm, ctx, ctx.topo, args, opt, stats, comm.next_epoch()};
   const std::int64_t max_blocks = std::min<std::int64_t>(1 << 20, comm.tag_ub() - kFirstBlockId);

@@ -27,14 +27,17 @@ namespace {
 // against 1.13-1.30x, 128 KiB 1.39-1.63x against 1.14-1.18x, 512 KiB
 // 1.63-1.96x against 1.04-1.09x, 2 MiB 1.17-1.28x against 0.86-0.92x, 8 MiB
 // 1.00x against 0.69x (each rank's local copy of its own block, 4 MiB, then
-// takes half the time).
+// takes half the time). Those runs were on the Intel Xeon VM; on the AMD
+// EPYC VM the segment path won from 32 KiB to 1 MiB (1.7-2.8x, 2026-11-24),
+// so its rule tables turn single copy off there (option single_copy=0).
 constexpr std::int64_t kMinBytes = 64 << 10;
 
 }  // namespace
 
-bool shan_single_copy_fits(NodeContext& ctx, const AllgathervArgs& args) {
-  return ctx.topo.node_count == 1 && ctx.topo.local_size() == 2 && args.recv &&
-         args.total() >= kMinBytes && ctx.peer_memory->available();
+// single_copy: the call's option (-1: from kMinBytes, 0: never, 1: at any size).
+bool shan_single_copy_fits(NodeContext& ctx, const AllgathervArgs& args, int single_copy) {
+  return single_copy != 0 && ctx.topo.node_count == 1 && ctx.topo.local_size() == 2 && args.recv &&
+         (single_copy == 1 || args.total() >= kMinBytes) && ctx.peer_memory->available();
 }
 
 const std::byte* shan_single_copy(Comm& comm, NodeContext& ctx, const AllgathervArgs& args,
