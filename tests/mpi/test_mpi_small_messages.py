@@ -112,13 +112,49 @@ def test_shan_allgatherv(comm):
     back_to_back(comm, call)
 
 
+def test_shan_allgatherv_blocks_of_several_lines(comm):
+    """Blocks of up to 336 bytes travel as up to 6 lines of 56 (a line boundary
+    in every place: 55, 56, 57, 112, 113, 335, 336), beyond that the segment
+    path; runs of one size cross from one to the other on one layout."""
+    sizes = [57, 113, 335, 336, 337, 200, 0, 1000]
+
+    def call(i, n):
+        n = sizes[i // RUN % len(sizes)]
+        counts = [(n + 55 * r) % 337 if n <= 336 else n + r for r in range(comm.size)]
+        mine = (np.arange(counts[comm.rank]) * 3 + i + comm.rank).astype(np.uint8)
+        out = np.zeros(sum(counts), np.uint8)
+        shancoll.allgatherv(comm, mine, [out, counts], algorithm="shan")
+        want = np.concatenate([(np.arange(c) * 3 + i + r).astype(np.uint8)
+                               for r, c in enumerate(counts)])  # fmt: skip
+        return None if np.array_equal(out, want) else f"got {out[:8]} want {want[:8]}"
+
+    back_to_back(comm, call)
+
+
+def test_shan_allgatherv_inline_path_up_to_336_bytes(comm):
+    """On one node, a block of 336 bytes is one line store per 56 bytes and a
+    line transfer per 56 bytes of each other rank (1 + (n - 1) messages), 337
+    bytes take the segment path."""
+    node = physical_node(comm)
+    messages = []
+    for n in (336, 337):
+        out = np.zeros(n * node.size, np.uint8)
+        run_all(node, shancoll.allgatherv, node, np.full(n, node.rank, np.uint8),
+                [out, [n] * node.size], algorithm="shan", ranks_per_node=0)  # fmt: skip
+        messages.append(shancoll.last_stats(node).intra_messages)
+        assert_all(comm, np.array_equal(out, np.repeat(np.arange(node.size), n)), f"n={n}")
+    inline = node.size == 1 or messages[0] == node.size
+    node.Free()
+    assert_all(comm, inline, f"intra messages at 336 and 337 B: {messages}")
+
+
 def test_shan_allgatherv_counts_that_differ_are_refused_everywhere(comm):
     """On one node every rank reads every flag, and so sees any difference."""
     node = physical_node(comm)
     if node.size > 1:
         counts = [8] * node.size
         if node.rank == 0:
-            counts[1] = 16  # rank 0 expects 16 bytes of rank 1, which sends 8
+            counts[1] = 300  # rank 0 expects 300 bytes (6 lines) of rank 1, which sends 8
         out = np.zeros(sum(counts), np.uint8)
         raises_all(node, ValueError, shancoll.allgatherv, node,
                    np.zeros(counts[node.rank], np.uint8), [out, counts], algorithm="shan",
