@@ -544,6 +544,95 @@ int persistent_init(const char* collective, MPI_Comm comm, MPI_Op op, std::int64
   return failed(collective, comm, made);
 }
 
+// The calls below with some request routed: each looks its requests up.
+
+[[gnu::noinline]] int routed_start(MPI_Request* request) {
+  Routed* r = request ? g_routed.find(*request) : nullptr;
+  if (!r) return PMPI_Start(request);
+  return start(*r, "MPI_Start");
+}
+
+[[gnu::noinline]] int routed_startall(int count, MPI_Request requests[]) {
+  if (!t_split.of(count, requests)) return PMPI_Startall(count, requests);
+  for (int i = 0; i < count; ++i) {  // in array order (MPI: unspecified)
+    Routed* r = t_split.routed[i];
+    const int rc = r ? start(*r, "MPI_Startall") : PMPI_Start(&requests[i]);
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  return MPI_SUCCESS;
+}
+
+[[gnu::noinline]] int routed_wait(MPI_Request* request, MPI_Status* status) {
+  Routed* r = request ? g_routed.find(*request) : nullptr;
+  if (!r) return PMPI_Wait(request, status);
+  return wait_one(*r, status);
+}
+
+[[gnu::noinline]] int routed_test(MPI_Request* request, int* flag, MPI_Status* status) {
+  Routed* r = request ? g_routed.find(*request) : nullptr;
+  if (!r) return PMPI_Test(request, flag, status);
+  return test_one(*r, "MPI_Test", true, flag, status);
+}
+
+[[gnu::noinline]] int routed_request_get_status(MPI_Request request, int* flag,
+                                                MPI_Status* status) {
+  Routed* r = g_routed.find(request);
+  if (!r) return PMPI_Request_get_status(request, flag, status);
+  // As MPI_Test, but the request stays active until a completion call sees it.
+  return test_one(*r, "MPI_Request_get_status", false, flag, status);
+}
+
+[[gnu::noinline]] int routed_waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
+  if (!t_split.of(count, requests)) return PMPI_Waitall(count, requests, statuses);
+  return waitall(t_split, count, requests, statuses);
+}
+
+[[gnu::noinline]] int routed_testall(int count, MPI_Request requests[], int* flag,
+                                     MPI_Status statuses[]) {
+  if (!t_split.of(count, requests) || !flag) return PMPI_Testall(count, requests, flag, statuses);
+  return testall(t_split, count, requests, flag, statuses);
+}
+
+[[gnu::noinline]] int routed_waitany(int count, MPI_Request requests[], int* index,
+                                     MPI_Status* status) {
+  if (!t_split.of(count, requests) || !index) return PMPI_Waitany(count, requests, index, status);
+  int flag = 0;
+  return any(t_split, true, requests, index, &flag, status);
+}
+
+[[gnu::noinline]] int routed_testany(int count, MPI_Request requests[], int* index, int* flag,
+                                     MPI_Status* status) {
+  if (!t_split.of(count, requests) || !index || !flag)
+    return PMPI_Testany(count, requests, index, flag, status);
+  return any(t_split, false, requests, index, flag, status);
+}
+
+[[gnu::noinline]] int routed_waitsome(int incount, MPI_Request requests[], int* outcount,
+                                      int indices[], MPI_Status statuses[]) {
+  if (!t_split.of(incount, requests) || !outcount || !indices)
+    return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
+  return some(t_split, true, requests, outcount, indices, statuses);
+}
+
+[[gnu::noinline]] int routed_testsome(int incount, MPI_Request requests[], int* outcount,
+                                      int indices[], MPI_Status statuses[]) {
+  if (!t_split.of(incount, requests) || !outcount || !indices)
+    return PMPI_Testsome(incount, requests, outcount, indices, statuses);
+  return some(t_split, false, requests, outcount, indices, statuses);
+}
+
+[[gnu::noinline]] int routed_request_free(MPI_Request* request) {
+  Routed* r = request ? g_routed.find(*request) : nullptr;
+  if (!r) return PMPI_Request_free(request);
+  return free_routed(*r, request);  // both requests; refused while active
+}
+
+[[gnu::noinline]] int routed_cancel(MPI_Request* request) {
+  Routed* r = request ? g_routed.find(*request) : nullptr;
+  if (!r) return PMPI_Cancel(request);
+  return refuse_cancel(*r);
+}
+
 }  // namespace shancoll::pmpi
 
 using shancoll::pmpi::g_routed;
@@ -581,93 +670,75 @@ SHANCOLL_PMPI_INIT(Allreduce_init_c, allreduce_init_c, "shan", op,
 #undef SHANCOLL_UNPAREN
 #endif  // MPI_VERSION >= 4
 
-// Every call below: g_routed.find / t_split.of cost one relaxed atomic load
-// and a branch while no request is routed, then the PMPI_ call.
+// Every call: while no request is routed, one relaxed atomic load and a
+// branch, then the PMPI_ call (a tail jump: read in the disassembly); the
+// rest apart, never inlined there.
 
 int MPI_Start(MPI_Request* request) {
-  Routed* r = request ? g_routed.find(*request) : nullptr;
-  if (!r) return PMPI_Start(request);
-  return shancoll::pmpi::start(*r, "MPI_Start");
+  if (g_routed.empty()) return PMPI_Start(request);
+  return shancoll::pmpi::routed_start(request);
 }
 
-// In array order, each as MPI_Start (MPI: the order is unspecified).
 int MPI_Startall(int count, MPI_Request requests[]) {
-  if (!t_split.of(count, requests)) return PMPI_Startall(count, requests);
-  for (int i = 0; i < count; ++i) {
-    Routed* r = t_split.routed[i];
-    const int rc = r ? shancoll::pmpi::start(*r, "MPI_Startall") : PMPI_Start(&requests[i]);
-    if (rc != MPI_SUCCESS) return rc;
-  }
-  return MPI_SUCCESS;
+  if (g_routed.empty()) return PMPI_Startall(count, requests);
+  return shancoll::pmpi::routed_startall(count, requests);
 }
 
 int MPI_Wait(MPI_Request* request, MPI_Status* status) {
-  Routed* r = request ? g_routed.find(*request) : nullptr;
-  if (!r) return PMPI_Wait(request, status);
-  return shancoll::pmpi::wait_one(*r, status);
+  if (g_routed.empty()) return PMPI_Wait(request, status);
+  return shancoll::pmpi::routed_wait(request, status);
 }
 
 int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
-  Routed* r = request ? g_routed.find(*request) : nullptr;
-  if (!r) return PMPI_Test(request, flag, status);
-  return shancoll::pmpi::test_one(*r, "MPI_Test", true, flag, status);
+  if (g_routed.empty()) return PMPI_Test(request, flag, status);
+  return shancoll::pmpi::routed_test(request, flag, status);
 }
 
-// As MPI_Test, but the request stays active until a completion call sees it.
 int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
-  Routed* r = g_routed.find(request);
-  if (!r) return PMPI_Request_get_status(request, flag, status);
-  return shancoll::pmpi::test_one(*r, "MPI_Request_get_status", false, flag, status);
+  if (g_routed.empty()) return PMPI_Request_get_status(request, flag, status);
+  return shancoll::pmpi::routed_request_get_status(request, flag, status);
 }
 
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
-  if (!t_split.of(count, requests)) return PMPI_Waitall(count, requests, statuses);
-  return shancoll::pmpi::waitall(t_split, count, requests, statuses);
+  if (g_routed.empty()) return PMPI_Waitall(count, requests, statuses);
+  return shancoll::pmpi::routed_waitall(count, requests, statuses);
 }
 
 int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
-  if (!t_split.of(count, requests) || !flag) return PMPI_Testall(count, requests, flag, statuses);
-  return shancoll::pmpi::testall(t_split, count, requests, flag, statuses);
+  if (g_routed.empty()) return PMPI_Testall(count, requests, flag, statuses);
+  return shancoll::pmpi::routed_testall(count, requests, flag, statuses);
 }
 
 int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
-  if (!t_split.of(count, requests) || !index) return PMPI_Waitany(count, requests, index, status);
-  int flag = 0;
-  return shancoll::pmpi::any(t_split, true, requests, index, &flag, status);
+  if (g_routed.empty()) return PMPI_Waitany(count, requests, index, status);
+  return shancoll::pmpi::routed_waitany(count, requests, index, status);
 }
 
 int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
-  if (!t_split.of(count, requests) || !index || !flag)
-    return PMPI_Testany(count, requests, index, flag, status);
-  return shancoll::pmpi::any(t_split, false, requests, index, flag, status);
+  if (g_routed.empty()) return PMPI_Testany(count, requests, index, flag, status);
+  return shancoll::pmpi::routed_testany(count, requests, index, flag, status);
 }
 
 int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[],
                  MPI_Status statuses[]) {
-  if (!t_split.of(incount, requests) || !outcount || !indices)
-    return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
-  return shancoll::pmpi::some(t_split, true, requests, outcount, indices, statuses);
+  if (g_routed.empty()) return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
+  return shancoll::pmpi::routed_waitsome(incount, requests, outcount, indices, statuses);
 }
 
 int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[],
                  MPI_Status statuses[]) {
-  if (!t_split.of(incount, requests) || !outcount || !indices)
-    return PMPI_Testsome(incount, requests, outcount, indices, statuses);
-  return shancoll::pmpi::some(t_split, false, requests, outcount, indices, statuses);
+  if (g_routed.empty()) return PMPI_Testsome(incount, requests, outcount, indices, statuses);
+  return shancoll::pmpi::routed_testsome(incount, requests, outcount, indices, statuses);
 }
 
-// Frees shancoll's request and the library's (MPI: erroneous while active).
 int MPI_Request_free(MPI_Request* request) {
-  Routed* r = request ? g_routed.find(*request) : nullptr;
-  if (!r) return PMPI_Request_free(request);
-  return shancoll::pmpi::free_routed(*r, request);
+  if (g_routed.empty()) return PMPI_Request_free(request);
+  return shancoll::pmpi::routed_request_free(request);
 }
 
-// MPI: a collective request cannot be cancelled; refused, the run untouched.
 int MPI_Cancel(MPI_Request* request) {
-  Routed* r = request ? g_routed.find(*request) : nullptr;
-  if (!r) return PMPI_Cancel(request);
-  return shancoll::pmpi::refuse_cancel(*r);
+  if (g_routed.empty()) return PMPI_Cancel(request);
+  return shancoll::pmpi::routed_cancel(request);
 }
 
 }  // extern "C"
