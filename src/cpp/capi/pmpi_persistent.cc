@@ -463,7 +463,8 @@ int enter(const char* collective, MPI_Comm comm, std::int64_t bytes, MPI_Request
     shancoll_request_free(&own);
     return failed(collective, comm, MPI_ERR_NO_MEM);
   }
-  report_routed(collective, comm);
+  // Not report_routed: the thread's last trees are those of an earlier call.
+  report(collective, comm, "routed to shancoll ", r->algorithm);
   return MPI_SUCCESS;
 }
 
