@@ -46,6 +46,7 @@
 
 #include "pmpi_common.h"
 #include "pmpi_routed.h"
+#include "shancoll/on_error.h"
 
 namespace shancoll::pmpi {
 
@@ -146,6 +147,7 @@ int overdue(const char* call, const Routed& r, double& since) {
                 "request: not complete after %g s (a peer rank is missing from the collective or "
                 "late; see SHANCOLL_TIMEOUT); it stays active",
                 r.timeout);
+  on_failure(r.collective, r.algorithm, what);  // SHANCOLL_ON_ERROR=abort ends the job here
   return say(call, r, MPI_ERR_OTHER, what);
 }
 
