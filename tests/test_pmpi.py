@@ -707,8 +707,8 @@ def test_threads_under_thread_sanitizer():
 # allreduces of at most 56 bytes on one node each rank completes in
 # shancoll's inline engine, per rank: 20 repeated starts and 10 rounds of 5
 # mixed completions of 7 such requests (Testall's round starts them twice),
-# one after the refusals, one freed.
-ROUTED_RUNS = 20 * 7 + 10 * 6 * 7 + 1 + 1
+# one after the refusals, 4 on a communicator freed after 2, one freed.
+ROUTED_RUNS = 20 * 7 + 10 * 6 * 7 + 1 + 4 + 1
 
 
 def _summary_rows(output: str) -> dict[tuple[str, str], int]:

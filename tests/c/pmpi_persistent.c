@@ -250,6 +250,28 @@ static void refusals(void) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
+/* The communicator freed before its routed request, which MPI allows: the
+ * library's own persistent request behind the handle holds the
+ * communicator, and MPICH deletes its attributes (shancoll's state for it)
+ * only with the last reference, at MPI_Request_free: later runs are right. */
+static void comm_freed_first(void) {
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  int x = 0, y = 0, p = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  MPI_Request r;
+  MPI_Allreduce_init(&x, &y, 1, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, &r);
+  for (int run = 0; run < 4; ++run) {
+    if (run == 2) MPI_Comm_free(&comm);
+    x = g_rank + run;
+    MPI_Start(&r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    check(y == p * (p - 1) / 2 + p * run, "the communicator freed first", y);
+  }
+  MPI_Request_free(&r);
+  check(r == MPI_REQUEST_NULL, "and the request freed after it", 0);
+}
+
 /* Rank 1 starts 2 s after rank 0's deadline (SHANCOLL_TIMEOUT=2) has passed. */
 static void deadline(void) {
   int x = g_rank + 1, y = 0;
@@ -279,6 +301,7 @@ int main(int argc, char** argv) {
     for (int run = 0; run < 10; ++run)
       for (Kind kind = BY_WAITALL; kind < KINDS; ++kind) mixed(kind, run);
     if (g_routed) refusals();
+    comm_freed_first();
     for (int i = 0; i < CASES; ++i) MPI_Request_free(&g_cases[i].request);
     frees();
   }
