@@ -9,7 +9,7 @@
  *     refusals of an active request's start and free, of a cancel, and the
  *     handle a bypassing PMPI_ call sees, are checked too);
  *   deadline (2 ranks, SHANCOLL_TIMEOUT=2): rank 1 starts late; rank 0's
- *     MPI_Wait must end in an error, and a second wait complete the run.
+ *     MPI_Wait and MPI_Waitall must end in errors, a later one complete it.
  * Prints "pmpi_persistent: <checks> checks, <failed> failed". */
 #include <mpi.h>
 #include <stdio.h>
@@ -272,20 +272,36 @@ static void comm_freed_first(void) {
   check(r == MPI_REQUEST_NULL, "and the request freed after it", 0);
 }
 
-/* Rank 1 starts 2 s after rank 0's deadline (SHANCOLL_TIMEOUT=2) has passed. */
+/* Rank 1 starts 6 s late (SHANCOLL_TIMEOUT=2): rank 0's MPI_Wait ends in an
+ * error, then its MPI_Waitall beside a completed send/receive pair in
+ * MPI_ERR_IN_STATUS (the routed one's error, the pair pending and left as it
+ * was); the run stays active and a later MPI_Waitall completes all three. */
 static void deadline(void) {
   int x = g_rank + 1, y = 0;
-  MPI_Request r;
+  long long token = g_rank, got = -1;
+  MPI_Request r[3];
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  MPI_Allreduce_init(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &r);
-  if (g_rank == 1) sleep(4);
-  MPI_Start(&r);
-  int rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
-  if (g_rank == 0) check(rc != MPI_SUCCESS, "wait past the deadline: an error", rc);
-  for (int tries = 0; rc != MPI_SUCCESS && tries < 3; ++tries) rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+  MPI_Allreduce_init(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &r[0]);
+  if (g_rank == 1) sleep(6); /* past both of rank 0's deadlines, 2 s each */
+  MPI_Start(&r[0]);
+  MPI_Irecv(&got, 1, MPI_LONG_LONG, 1 - g_rank, 7, MPI_COMM_WORLD, &r[1]);
+  MPI_Isend(&token, 1, MPI_LONG_LONG, 1 - g_rank, 7, MPI_COMM_WORLD, &r[2]);
+  if (g_rank == 0) {
+    check(MPI_Wait(&r[0], MPI_STATUS_IGNORE) != MPI_SUCCESS, "wait past the deadline: an error", 0);
+    MPI_Status statuses[3];
+    const int rc = MPI_Waitall(3, r, statuses);
+    check(rc == MPI_ERR_IN_STATUS, "waitall past the deadline: MPI_ERR_IN_STATUS", rc);
+    check(statuses[0].MPI_ERROR != MPI_SUCCESS && statuses[0].MPI_ERROR != MPI_ERR_PENDING,
+          "the routed request's error", statuses[0].MPI_ERROR);
+    check(statuses[1].MPI_ERROR == MPI_ERR_PENDING && r[1] != MPI_REQUEST_NULL,
+          "the receive pending, untouched", statuses[1].MPI_ERROR);
+  }
+  int rc = MPI_Waitall(3, r, MPI_STATUSES_IGNORE);
+  for (int tries = 0; rc != MPI_SUCCESS && tries < 3; ++tries)
+    rc = MPI_Waitall(3, r, MPI_STATUSES_IGNORE);
   check(rc == MPI_SUCCESS, "the run completes later", g_rank);
-  check(y == 3, "and its result", y);
-  MPI_Request_free(&r);
+  check(y == 3 && got == 1 - g_rank, "and its result", y);
+  MPI_Request_free(&r[0]);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
