@@ -22,7 +22,8 @@ import pytest
 from _ci import missing
 
 SUMMARY = re.compile(
-    r"^(?:pmpi_check|capi_check|pmpi_threads|pmpi_repeat_path): (\d+) checks, (\d+) failed$",
+    r"^(?:pmpi_check|capi_check|pmpi_threads|pmpi_repeat_path|pmpi_persistent): "
+    r"(\d+) checks, (\d+) failed$",
     re.MULTILINE,
 )
 TIMEOUT = 120
@@ -50,8 +51,8 @@ def _run(
     """Runs a check program under mpiexec; returns its output after checking the summary."""
     mpiexec = Path(sys.executable).parent / "mpiexec"
     env = dict(os.environ, SHANCOLL_TIMEOUT="60", SHANCOLL_PMPI_VERBOSE="1")
-    env.update(env_vars)
     env.pop("LD_PRELOAD", None)
+    env.update(env_vars)  # an LD_PRELOAD of the caller's with preload=False
     if preload:
         env["LD_PRELOAD"] = str(_installed("lib/libshancoll_pmpi.so"))
     command = [str(mpiexec), "-n", str(ranks), str(_installed(f"bin/{binary}")), *args]
@@ -319,14 +320,14 @@ print(f"mpi4py ok on rank {rank}")
 """
 
 
-def _run_profiled(tmp_path, source: str) -> str:
+def _run_profiled(tmp_path, source: str, **env_vars: str) -> str:
     """Runs `source` at 2 ranks with the PMPI library's path as argv[1] (for
     mpi4py.profile), verbose; its output, after checking it exited cleanly."""
     script = tmp_path / "profiled.py"
     script.write_text(source)
     mpiexec = Path(sys.executable).parent / "mpiexec"
     libdir = _installed("lib/libshancoll_pmpi.so").parent
-    env = dict(os.environ, SHANCOLL_TIMEOUT="60", SHANCOLL_PMPI_VERBOSE="1")
+    env = dict(os.environ, SHANCOLL_TIMEOUT="60", SHANCOLL_PMPI_VERBOSE="1", **env_vars)
     env.pop("LD_PRELOAD", None)
     run = subprocess.run(
         [str(mpiexec), "-n", "2", sys.executable, str(script), str(libdir)],
@@ -700,3 +701,121 @@ def test_threads_under_thread_sanitizer():
     assert "WARNING: ThreadSanitizer" not in output, output[:6000]
     summary = SUMMARY.search(output)
     assert summary and run.returncode == 0 and summary.group(2) == "0", output[-3000:]
+
+
+# Persistent collectives (tests/c/pmpi_persistent.c): the runs of the
+# allreduces of at most 56 bytes on one node each rank completes in
+# shancoll's inline engine, per rank: 20 repeated starts and 10 rounds of 5
+# mixed completions of 7 such requests (Testall's round starts them twice),
+# one after the refusals, 4 on a communicator freed after 2, one freed.
+ROUTED_RUNS = 20 * 7 + 10 * 6 * 7 + 1 + 4 + 1
+
+
+def _summary_rows(output: str) -> dict[tuple[str, str], int]:
+    return {(c, a): int(n) for c, a, n in SUMMARY_ROW.findall(output)}
+
+
+@pytest.mark.parametrize(
+    ("ranks", "ranks_per_node"), [(2, None), (3, None), (3, "2")], ids=["2", "3", "3-vnodes2"]
+)
+def test_persistent_allreduce(ranks, ranks_per_node):
+    """MPI_Allreduce_init through the preload, checked against PMPI_Allreduce:
+    repeated starts, every completion call on arrays mixing routed requests,
+    a library persistent bcast and a send/receive pair, in place, zero count,
+    several dtypes and ops. On one node the small ones run shancoll's inline
+    engine (the summary counts their runs: none without the routing); on
+    virtual nodes of 2 ranks every request is the library's."""
+    routed = ranks_per_node is None
+    extra = {"SHANCOLL_RANKS_PER_NODE": ranks_per_node} if ranks_per_node else {}
+    output = _run(ranks, "routed" if routed else "library", binary="shancoll_pmpi_persistent",
+                  SHANCOLL_PMPI_SUMMARY="1", **extra)  # fmt: skip
+    rows = _summary_rows(output)
+    if routed:
+        assert _lines(output, "MPI_Allreduce_init", "routed to shancoll shan"), output[-3000:]
+        # 100 doubles: the library's request.
+        assert _lines(output, "MPI_Allreduce_init", "fallback: algorithm: 'shan'"), output[-3000:]
+        assert rows.get(("MPI_Allreduce_init", "shan")) == ROUTED_RUNS, output[-3000:]
+    else:
+        assert not _lines(output, "MPI_Allreduce_init", "routed to shancoll"), output[-3000:]
+        assert ("MPI_Allreduce_init", "shan") not in rows, output[-3000:]
+
+
+def test_persistent_allreduce_without_preload():
+    """The same program on the MPI library alone gives the same answers."""
+    output = _run(2, "library", preload=False, binary="shancoll_pmpi_persistent")
+    assert "shancoll_pmpi:" not in output
+
+
+def test_persistent_allreduce_deadline():
+    """A routed run whose peer starts late: MPI_Wait ends in an error after
+    SHANCOLL_TIMEOUT (never a hang), MPI_Waitall beside a send/receive pair
+    in MPI_ERR_IN_STATUS (the pair MPI_ERR_PENDING, untouched), the request
+    stays active, and a later MPI_Waitall completes all with the right result."""
+    output = _run(2, "routed", "deadline", binary="shancoll_pmpi_persistent",
+                  SHANCOLL_TIMEOUT="2")  # fmt: skip
+    for call in ("MPI_Wait", "MPI_Waitall"):
+        said = f"{call} on the persistent MPI_Allreduce_init: request: not complete after 2 s"
+        assert said in output, output[-3000:]
+
+
+def test_persistent_allreduce_not_routed_beside_fortran(tmp_path):
+    """With an MPI Fortran binding in the process (here a stand-in defining
+    mpi_wait_), whose MPI_WAIT may call PMPI_Wait and so never see shancoll's
+    run, every persistent request is the library's."""
+    stand_in = tmp_path / "libfort_stand_in.so"
+    source = tmp_path / "stand_in.c"
+    source.write_text("void mpi_wait_(void) {}\n")
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(stand_in), str(source)], check=True)
+    preload = f"{_installed('lib/libshancoll_pmpi.so')} {stand_in}"
+    output = _run(2, "library", binary="shancoll_pmpi_persistent", preload=False,
+                  LD_PRELOAD=preload, SHANCOLL_PMPI_SUMMARY="1")  # fmt: skip
+    assert _lines(output, "MPI_Allreduce_init", "an MPI Fortran binding is loaded"), output[-3000:]
+    assert not _lines(output, "MPI_Allreduce_init", "routed to shancoll"), output[-3000:]
+
+
+PERSISTENT_SCRIPT = """
+import sys
+import mpi4py
+
+mpi4py.profile("shancoll_pmpi", path=[sys.argv[1]])
+from mpi4py import MPI  # noqa: E402
+import numpy as np  # noqa: E402
+
+comm = MPI.COMM_WORLD
+rank, size = comm.Get_rank(), comm.Get_size()
+x, out = np.zeros(4), np.zeros(4)
+big_x, big_out = np.zeros(100), np.zeros(100)
+shared = np.zeros(3)
+small = comm.Allreduce_init(x, out, op=MPI.SUM)
+big = comm.Allreduce_init(big_x, big_out, op=MPI.MAX)
+bcast = comm.Bcast_init(shared, root=0)
+for i in range(50):
+    x[:] = np.arange(4) + rank + i
+    big_x[:] = np.arange(100) * (rank + 1) + i
+    shared[:] = i if rank == 0 else -1
+    MPI.Prequest.Startall([small, big, bcast])
+    if i % 2:
+        MPI.Request.Waitall([small, big, bcast])
+    else:
+        small.Wait()
+        bcast.Wait()
+        big.Wait()
+    assert np.array_equal(out, size * np.arange(4) + size * (size - 1) / 2 + size * i), out
+    assert np.array_equal(big_out, np.arange(100) * size + i), big_out[:4]
+    assert np.array_equal(shared, np.full(3, i)), shared
+for request in (small, big, bcast):
+    request.Free()
+print(f"persistent ok on rank {rank}")
+"""
+
+
+def test_mpi4py_persistent_allreduce(tmp_path):
+    """mpi4py under mpi4py.profile: comm.Allreduce_init, MPI.Prequest.Startall,
+    Wait and Waitall; the small allreduce runs shancoll's engine (the summary
+    counts its 50 runs), the big one and the bcast the library's."""
+    output = _run_profiled(tmp_path, PERSISTENT_SCRIPT, SHANCOLL_PMPI_SUMMARY="1")
+    assert output.count("persistent ok") == 2, output[-3000:]
+    rows = _summary_rows(output)
+    names = ("MPI_Allreduce_init", "MPI_Allreduce_init_c")
+    runs = sum(rows.get((name, "shan"), 0) for name in names)
+    assert runs == 50, output[-3000:]

@@ -2,8 +2,10 @@
  * each on a communicator of its own, at MPI_THREAD_MULTIPLE (MPI allows
  * concurrent collectives on different communicators).
  *
- * Each thread runs a mix of allreduce, allgather, allgatherv, bcast, reduce
- * and iallreduce (MPI_Wait or an MPI_Test loop) of several sizes on its own
+ * Each thread runs a mix of allreduce, allgather, allgatherv, bcast, reduce,
+ * iallreduce (MPI_Wait or an MPI_Test loop) and a persistent allreduce (made,
+ * started three times, freed: the PMPI library's table of routed requests
+ * changes while the other threads look theirs up) of several sizes on its own
  * MPI_Comm_dup of MPI_COMM_WORLD, each call once through MPI_* (interposed
  * by libshancoll_pmpi.so when preloaded) and once through PMPI_* (the MPI
  * library's own), and compares the results bitwise (small integers: sums are
@@ -23,9 +25,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { ALLREDUCE, ALLGATHER, ALLGATHERV, BCAST, REDUCE, IALLREDUCE, KINDS };
-static const char* const kNames[KINDS] = {"MPI_Allreduce", "MPI_Allgather", "MPI_Allgatherv",
-                                          "MPI_Bcast",     "MPI_Reduce",    "MPI_Iallreduce"};
+enum { ALLREDUCE, ALLGATHER, ALLGATHERV, BCAST, REDUCE, IALLREDUCE, PERSISTENT, KINDS };
+/* PERSISTENT counts runs: the PMPI library's summary counts a routed one per run. */
+static const char* const kNames[KINDS] = {"MPI_Allreduce",     "MPI_Allgather", "MPI_Allgatherv",
+                                          "MPI_Bcast",         "MPI_Reduce",    "MPI_Iallreduce",
+                                          "MPI_Allreduce_init"};
 /* Elements per call: inline flags, medium and pipelined messages. */
 static const int kSizes[] = {1, 9, 300, 2500, 20000};
 enum { SIZES = sizeof kSizes / sizeof kSizes[0], MAX_N = 20000, MAX_THREADS = 16 };
@@ -120,6 +124,27 @@ static void iallreduce(struct Worker* w, int n, int it) {
   expect_same(w, w->got, w->want, n * sizeof(int), "iallreduce", n, it);
 }
 
+/* At most 14 ints (56 bytes): shancoll's persistent engine under the preload. */
+enum { RUNS = 3, PERSISTENT_MAX = 14 };
+
+static void persistent(struct Worker* w, int n, int it) {
+  n = n > PERSISTENT_MAX ? PERSISTENT_MAX : n;
+  MPI_Request request;
+  MPI_Allreduce_init(w->in, w->got, n, MPI_INT, MPI_SUM, w->comm, MPI_INFO_NULL, &request);
+  for (int run = 0; run < RUNS; ++run) {
+    fill(w->in, n, it + run);
+    MPI_Start(&request);
+    if (run % 2) {
+      MPI_Wait(&request, MPI_STATUS_IGNORE);
+    } else {
+      for (int done = 0; !done;) MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    }
+    PMPI_Allreduce(w->in, w->want, n, MPI_INT, MPI_SUM, w->comm);
+    expect_same(w, w->got, w->want, n * sizeof(int), "persistent allreduce", n, it);
+  }
+  MPI_Request_free(&request);
+}
+
 /* A communicator made and freed while the other threads run collectives:
  * shancoll sets up its state on the first call and frees it with it. */
 static void new_communicator(struct Worker* w, int it) {
@@ -156,8 +181,12 @@ static void* work(void* arg) {
       case REDUCE:
         reduce(w, n, it);
         break;
-      default:
+      case IALLREDUCE:
         iallreduce(w, n, it);
+        break;
+      default:
+        persistent(w, n, it);
+        w->calls[kind] += RUNS - 1;
     }
     ++w->calls[kind];
     if (it % 40 == 39) new_communicator(w, it);

@@ -27,7 +27,8 @@
 // falls back), then each distinct outcome (the algorithm, or why it fell
 // back) once per communicator and collective on stderr;
 // SHANCOLL_PMPI_SUMMARY=1 prints calls, bytes and time per collective and
-// algorithm at MPI_Finalize (pmpi_summary.cc). The nonblocking collectives: pmpi_requests.cc.
+// algorithm at MPI_Finalize (pmpi_summary.cc). The nonblocking collectives: pmpi_requests.cc;
+// the persistent ones, MPI_Start(all) and the completion calls: pmpi_persistent.cc.
 #include <mpi.h>
 
 #include <cstdio>
@@ -96,6 +97,9 @@ std::string what_falls_back() {
 #if !defined(MPICH_VERSION)
   out += ", every MPI_Iallreduce (not interposed: no MPIX_Grequest_start)";
 #endif
+  out +=
+      ", persistent collectives other than allreduces of at most 56 bytes on one node with a "
+      "predefined op (and all of them while an MPI Fortran binding is loaded)";
   return out;
 }
 

@@ -1,0 +1,329 @@
+/* Persistent collectives through the PMPI library: MPI_Allreduce_init and
+ * the calls that start, complete and free requests, checked against
+ * PMPI_Allreduce (the MPI library's own) on the same inputs. The same binary
+ * runs with and without the preload; tests/test_pmpi.py reads the verbose
+ * lines and the summary to tell what was routed.
+ *
+ * Usage: mpiexec -n N shancoll_pmpi_persistent [routed|library] [deadline]
+ *   routed: the small allreduces are expected to run in shancoll (the
+ *     refusals of an active request's start and free, of a cancel, and the
+ *     handle a bypassing PMPI_ call sees, are checked too);
+ *   deadline (2 ranks, SHANCOLL_TIMEOUT=2): rank 1 starts late; rank 0's
+ *     MPI_Wait and MPI_Waitall must end in errors, a later one complete it.
+ * Prints "pmpi_persistent: <checks> checks, <failed> failed". */
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static long g_checks, g_failed;
+static int g_rank;
+static int g_routed; /* the small allreduces are expected to run in shancoll */
+
+static void check(int ok, const char* what, int detail) {
+  ++g_checks;
+  if (ok) return;
+  if (++g_failed <= 10) fprintf(stderr, "rank %d: FAILED %s (%d)\n", g_rank, what, detail);
+}
+
+enum { MAX = 128 };
+
+/* One persistent allreduce and its inputs, its result and the library's. */
+typedef struct {
+  MPI_Datatype type;
+  MPI_Op op;
+  int count;
+  int in_place;
+  size_t size; /* of one element */
+  unsigned char send[MAX * 8], recv[MAX * 8], want[MAX * 8];
+  MPI_Request request;
+} Case;
+
+/* Inputs that differ per rank and per run, small enough that no sum or
+ * product overflows and every float result is exact. */
+static void fill(Case* c, int run) {
+  unsigned char* in = c->in_place ? c->recv : c->send;
+  for (int k = 0; k < c->count; ++k) {
+    const int v = (g_rank + 1) * (run + 2) + k % 5;
+    if (c->type == MPI_INT) ((int*)in)[k] = v;
+    if (c->type == MPI_DOUBLE) ((double*)in)[k] = v * 0.5;
+    if (c->type == MPI_FLOAT) ((float*)in)[k] = (float)(v % 3 + 1);
+    if (c->type == MPI_LONG_LONG) ((long long*)in)[k] = (long long)v << 20;
+    if (c->type == MPI_UNSIGNED_CHAR) ((unsigned char*)in)[k] = (unsigned char)(v * 37);
+  }
+  PMPI_Allreduce(in, c->want, c->count, c->type, c->op, MPI_COMM_WORLD);
+}
+
+static void init(Case* c, MPI_Datatype type, MPI_Op op, int count, int in_place) {
+  c->type = type;
+  c->op = op;
+  c->count = count;
+  c->in_place = in_place;
+  int size = 0;
+  MPI_Type_size(type, &size);
+  c->size = (size_t)size;
+  memset(c->recv, 0, sizeof c->recv);
+  MPI_Allreduce_init(in_place ? MPI_IN_PLACE : c->send, c->recv, count, type, op, MPI_COMM_WORLD,
+                     MPI_INFO_NULL, &c->request);
+}
+
+static void compare(const Case* c, const char* what, int run) {
+  check(memcmp(c->recv, c->want, c->size * (size_t)c->count) == 0, what, run);
+}
+
+/* The cases: dtypes and ops at 1 to 56 bytes (routed on one node), zero
+ * count, in place, and 100 doubles (too big: the library's). */
+enum { CASES = 8 };
+static Case g_cases[CASES];
+
+static void init_cases(void) {
+  init(&g_cases[0], MPI_DOUBLE, MPI_SUM, 7, 0);
+  init(&g_cases[1], MPI_INT, MPI_MAX, 1, 0);
+  init(&g_cases[2], MPI_LONG_LONG, MPI_BOR, 3, 1);
+  init(&g_cases[3], MPI_FLOAT, MPI_PROD, 14, 0);
+  init(&g_cases[4], MPI_UNSIGNED_CHAR, MPI_BXOR, 56, 1);
+  init(&g_cases[5], MPI_INT, MPI_MIN, 0, 0);
+  init(&g_cases[6], MPI_DOUBLE, MPI_SUM, 100, 0);
+  init(&g_cases[7], MPI_INT, MPI_SUM, 5, 1);
+}
+
+/* Repeated starts, each completed by its own call (Wait, Test loop,
+ * Request_get_status loop then Wait), the inputs changed between starts. */
+static void repeated(void) {
+  for (int run = 0; run < 20; ++run) {
+    for (int i = 0; i < CASES; ++i) {
+      Case* c = &g_cases[i];
+      fill(c, run);
+      MPI_Start(&c->request);
+      MPI_Status status;
+      if (run % 3 == 0) {
+        MPI_Wait(&c->request, &status);
+      } else if (run % 3 == 1) {
+        for (int done = 0; !done;) MPI_Test(&c->request, &done, &status);
+      } else {
+        for (int done = 0; !done;) MPI_Request_get_status(c->request, &done, &status);
+        MPI_Wait(&c->request, &status);
+      }
+      compare(c, "repeated start", run * 100 + i);
+      check(c->request != MPI_REQUEST_NULL, "persistent handle kept", i);
+      /* Inactive now: a wait returns at once with an empty status. */
+      MPI_Wait(&c->request, &status);
+      check(status.MPI_TAG == MPI_ANY_TAG, "inactive wait", i);
+    }
+  }
+}
+
+/* The allreduces, a library persistent bcast and a send/receive pair, started
+ * together and completed in one call of each kind. */
+typedef enum { BY_WAITALL, BY_TESTANY, BY_WAITSOME, BY_TESTALL, BY_WAITANY, KINDS } Kind;
+
+static void mixed(Kind kind, int run) {
+  int p = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  enum { N = CASES + 3 };
+  MPI_Request all[N];
+  long long bcast[4], token_in = -1, token_out = 1000 * run + g_rank;
+  for (int i = 0; i < CASES; ++i) fill(&g_cases[i], run), all[i] = g_cases[i].request;
+  const int root = run % p;
+  for (int k = 0; k < 4; ++k) bcast[k] = g_rank == root ? 7 * run + k : -1;
+  MPI_Bcast_init(bcast, 4, MPI_LONG_LONG, root, MPI_COMM_WORLD, MPI_INFO_NULL, &all[CASES]);
+  MPI_Startall(CASES + 1, all);
+  MPI_Irecv(&token_in, 1, MPI_LONG_LONG, (g_rank + p - 1) % p, run, MPI_COMM_WORLD,
+            &all[CASES + 1]);
+  MPI_Isend(&token_out, 1, MPI_LONG_LONG, (g_rank + 1) % p, run, MPI_COMM_WORLD, &all[CASES + 2]);
+  MPI_Status statuses[N];
+  int seen[N] = {0}, left = N, index = 0, flag = 0, out = 0, indices[N];
+  switch (kind) {
+    case BY_WAITALL:
+      MPI_Waitall(N, all, statuses);
+      for (int i = 0; i < N; ++i) seen[i] = 1;
+      break;
+    case BY_TESTALL:
+      /* The library's persistent collectives apart: MPICH 5.0.2's
+       * MPI_Testall returns MPI_ERR_IN_STATUS (MPI_ERR_PENDING) on an
+       * active one of its own not complete yet, and never sets the flag
+       * with an inactive one in the array, with or without the preload.
+       * So: the routed requests and the send/receive pair only. */
+      MPI_Waitall(CASES + 1, all, statuses);
+      if (g_routed) {
+        MPI_Request some[CASES + 1];
+        int k = 0;
+        for (int i = 0; i < CASES; ++i)
+          if (i != 6) some[k++] = all[i];
+        some[k++] = all[CASES + 1];
+        some[k++] = all[CASES + 2];
+        for (int i = 0; i < CASES; ++i)
+          if (i != 6) fill(&g_cases[i], run + 50); /* and started again */
+        for (int i = 0; i < k - 2; ++i) MPI_Start(&some[i]);
+        MPI_Status got[CASES + 1];
+        while (!flag) MPI_Testall(k, some, &flag, got);
+        all[CASES + 1] = some[k - 2], all[CASES + 2] = some[k - 1];
+        statuses[CASES + 1] = got[k - 2];
+      } else {
+        MPI_Waitall(2, &all[CASES + 1], &statuses[CASES + 1]);
+      }
+      for (int i = 0; i < N; ++i) seen[i] = 1;
+      break;
+    case BY_TESTANY:
+    case BY_WAITANY:
+      while (left > 0) {
+        if (kind == BY_WAITANY) {
+          MPI_Waitany(N, all, &index, &statuses[0]);
+          flag = 1;
+        } else {
+          MPI_Testany(N, all, &index, &flag, &statuses[0]);
+        }
+        if (!flag) continue;
+        check(index != MPI_UNDEFINED, "any: an index", index);
+        if (index == MPI_UNDEFINED) break;
+        check(!seen[index], "any: a new index", index);
+        if (index == CASES + 1) statuses[CASES + 1] = statuses[0];
+        seen[index] = 1, --left;
+      }
+      /* Every request is inactive or null now: MPI_UNDEFINED. */
+      MPI_Waitany(N, all, &index, MPI_STATUS_IGNORE);
+      check(index == MPI_UNDEFINED, "waitany: nothing active", index);
+      break;
+    case BY_WAITSOME:
+      while (left > 0) {
+        MPI_Waitsome(N, all, &out, indices, statuses);
+        check(out != MPI_UNDEFINED && out > 0, "waitsome: some", out);
+        if (out == MPI_UNDEFINED) break;
+        for (int k = 0; k < out; ++k) {
+          check(!seen[indices[k]], "waitsome: a new index", indices[k]);
+          if (indices[k] == CASES + 1) statuses[CASES + 1] = statuses[k];
+          seen[indices[k]] = 1, --left;
+        }
+      }
+      MPI_Testsome(N, all, &out, indices, MPI_STATUSES_IGNORE);
+      check(out == MPI_UNDEFINED, "testsome: nothing active", out);
+      break;
+    default:
+      break;
+  }
+  for (int i = 0; i < CASES; ++i) {
+    compare(&g_cases[i], "mixed", kind * 1000 + run * 10 + i);
+    check(all[i] == g_cases[i].request, "mixed: persistent handle kept", i);
+  }
+  for (int k = 0; k < 4; ++k) check(bcast[k] == 7 * run + k, "mixed: library bcast", k);
+  check(token_in == 1000 * run + (g_rank + p - 1) % p, "mixed: irecv", (int)token_in);
+  check(statuses[CASES + 1].MPI_SOURCE == (g_rank + p - 1) % p, "mixed: irecv status",
+        statuses[CASES + 1].MPI_SOURCE);
+  check(all[CASES + 1] == MPI_REQUEST_NULL && all[CASES + 2] == MPI_REQUEST_NULL,
+        "mixed: nonblocking requests freed", kind);
+  MPI_Request_free(&all[CASES]);
+}
+
+/* Free before the first start, and after a completed run. */
+static void frees(void) {
+  double x = g_rank, y = 0;
+  MPI_Request r;
+  MPI_Allreduce_init(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &r);
+  MPI_Request_free(&r);
+  check(r == MPI_REQUEST_NULL, "free before start", 0);
+  MPI_Allreduce_init(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &r);
+  MPI_Start(&r);
+  MPI_Wait(&r, MPI_STATUS_IGNORE);
+  MPI_Request_free(&r);
+  check(r == MPI_REQUEST_NULL, "free after completion", 0);
+  int p = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  check(y == p * (p - 1) / 2.0, "free after completion: result", (int)y);
+}
+
+/* What only a routed request shows: its handle is the library's inactive
+ * persistent request (a bypassing PMPI_ call sees it complete at once), and
+ * the erroneous calls are refused with an error, the run untouched. */
+static void refusals(void) {
+  Case* c = &g_cases[0];
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  int flag = 0;
+  PMPI_Request_get_status(c->request, &flag, MPI_STATUS_IGNORE);
+  check(flag == 1, "the handle is an inactive library request", flag);
+  fill(c, 99);
+  MPI_Start(&c->request);
+  check(MPI_Start(&c->request) != MPI_SUCCESS, "start of an active request refused", 0);
+  check(MPI_Request_free(&c->request) != MPI_SUCCESS, "free of an active request refused", 0);
+  check(MPI_Cancel(&c->request) != MPI_SUCCESS, "cancel refused", 0);
+  MPI_Wait(&c->request, MPI_STATUS_IGNORE);
+  compare(c, "after the refusals", 99);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
+/* The communicator freed before its routed request, which MPI allows: the
+ * library's own persistent request behind the handle holds the
+ * communicator, and MPICH deletes its attributes (shancoll's state for it)
+ * only with the last reference, at MPI_Request_free: later runs are right. */
+static void comm_freed_first(void) {
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  int x = 0, y = 0, p = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  MPI_Request r;
+  MPI_Allreduce_init(&x, &y, 1, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, &r);
+  for (int run = 0; run < 4; ++run) {
+    if (run == 2) MPI_Comm_free(&comm);
+    x = g_rank + run;
+    MPI_Start(&r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    check(y == p * (p - 1) / 2 + p * run, "the communicator freed first", y);
+  }
+  MPI_Request_free(&r);
+  check(r == MPI_REQUEST_NULL, "and the request freed after it", 0);
+}
+
+/* Rank 1 starts 6 s late (SHANCOLL_TIMEOUT=2): rank 0's MPI_Wait ends in an
+ * error, then its MPI_Waitall beside a completed send/receive pair in
+ * MPI_ERR_IN_STATUS (the routed one's error, the pair pending and left as it
+ * was); the run stays active and a later MPI_Waitall completes all three. */
+static void deadline(void) {
+  int x = g_rank + 1, y = 0;
+  long long token = g_rank, got = -1;
+  MPI_Request r[3];
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Allreduce_init(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &r[0]);
+  if (g_rank == 1) sleep(6); /* past both of rank 0's deadlines, 2 s each */
+  MPI_Start(&r[0]);
+  MPI_Irecv(&got, 1, MPI_LONG_LONG, 1 - g_rank, 7, MPI_COMM_WORLD, &r[1]);
+  MPI_Isend(&token, 1, MPI_LONG_LONG, 1 - g_rank, 7, MPI_COMM_WORLD, &r[2]);
+  if (g_rank == 0) {
+    check(MPI_Wait(&r[0], MPI_STATUS_IGNORE) != MPI_SUCCESS, "wait past the deadline: an error", 0);
+    MPI_Status statuses[3];
+    const int rc = MPI_Waitall(3, r, statuses);
+    check(rc == MPI_ERR_IN_STATUS, "waitall past the deadline: MPI_ERR_IN_STATUS", rc);
+    check(statuses[0].MPI_ERROR != MPI_SUCCESS && statuses[0].MPI_ERROR != MPI_ERR_PENDING,
+          "the routed request's error", statuses[0].MPI_ERROR);
+    check(statuses[1].MPI_ERROR == MPI_ERR_PENDING && r[1] != MPI_REQUEST_NULL,
+          "the receive pending, untouched", statuses[1].MPI_ERROR);
+  }
+  int rc = MPI_Waitall(3, r, MPI_STATUSES_IGNORE);
+  for (int tries = 0; rc != MPI_SUCCESS && tries < 3; ++tries)
+    rc = MPI_Waitall(3, r, MPI_STATUSES_IGNORE);
+  check(rc == MPI_SUCCESS, "the run completes later", g_rank);
+  check(y == 3 && got == 1 - g_rank, "and its result", y);
+  MPI_Request_free(&r[0]);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  g_routed = argc > 1 && strcmp(argv[1], "routed") == 0;
+  if (argc > 2 && strcmp(argv[2], "deadline") == 0) {
+    deadline();
+  } else {
+    init_cases();
+    repeated();
+    for (int run = 0; run < 10; ++run)
+      for (Kind kind = BY_WAITALL; kind < KINDS; ++kind) mixed(kind, run);
+    if (g_routed) refusals();
+    comm_freed_first();
+    for (int i = 0; i < CASES; ++i) MPI_Request_free(&g_cases[i].request);
+    frees();
+  }
+  long all[2] = {g_checks, g_failed};
+  PMPI_Allreduce(MPI_IN_PLACE, all, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (g_rank == 0) printf("pmpi_persistent: %ld checks, %ld failed\n", all[0], all[1]);
+  MPI_Finalize();
+  return 0;
+}
