@@ -6,9 +6,11 @@
  * preceded by MPI_Barrier (so no call overlaps the previous one), the mean
  * and the median time per call on each rank, and the maximum of each over
  * the ranks.
- * Sizes are bytes per rank: the buffer of allreduce, bcast and reduce
- * (MPI_DOUBLE, MPI_SUM; root 0), each rank's block of allgather and
- * allgatherv (MPI_BYTE; allgatherv with equal counts, as OSU does).
+ * Sizes are bytes per rank: the buffer of allreduce, bcast, reduce, scan and
+ * exscan (MPI_DOUBLE, MPI_SUM; root 0), each rank's block of allgather,
+ * allgatherv, gather, scatter, alltoall (bytes per destination) and
+ * reduce_scatter_block (MPI_BYTE, or MPI_DOUBLE where reducing; allgatherv
+ * with equal counts, as OSU does); barrier runs once, as 0 bytes.
  *
  * Usage: osu_style [-m max_bytes] [-i iterations] [-w warmup] [-c collective]
  *   defaults: sizes 8 B to 4 MiB doubling, 1000 iterations up to 8 KiB and 100
@@ -46,14 +48,53 @@ static void allgatherv(char* send, char* recv, int bytes, const int* counts, con
   MPI_Allgatherv(send, bytes, MPI_BYTE, recv, counts, displs, MPI_BYTE, MPI_COMM_WORLD);
 }
 
+static void barrier(char* send, char* recv, int bytes, const int* c, const int* d) {
+  (void)send, (void)recv, (void)bytes, (void)c, (void)d;
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static void gather(char* send, char* recv, int bytes, const int* c, const int* d) {
+  (void)c, (void)d;
+  MPI_Gather(send, bytes, MPI_BYTE, recv, bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
+}
+
+static void scatter(char* send, char* recv, int bytes, const int* c, const int* d) {
+  (void)c, (void)d;
+  MPI_Scatter(send, bytes, MPI_BYTE, recv, bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
+}
+
+static void alltoall(char* send, char* recv, int bytes, const int* c, const int* d) {
+  (void)c, (void)d;
+  MPI_Alltoall(send, bytes, MPI_BYTE, recv, bytes, MPI_BYTE, MPI_COMM_WORLD);
+}
+
+static void reduce_scatter_block(char* send, char* recv, int bytes, const int* c, const int* d) {
+  (void)c, (void)d;
+  MPI_Reduce_scatter_block(send, recv, bytes / (int)sizeof(double), MPI_DOUBLE, MPI_SUM,
+                           MPI_COMM_WORLD);
+}
+
+static void scan(char* send, char* recv, int bytes, const int* c, const int* d) {
+  (void)c, (void)d;
+  MPI_Scan(send, recv, bytes / (int)sizeof(double), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+}
+
+static void exscan(char* send, char* recv, int bytes, const int* c, const int* d) {
+  (void)c, (void)d;
+  MPI_Exscan(send, recv, bytes / (int)sizeof(double), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+}
+
+/* sized: run at every size (barrier runs once, as 0 bytes). */
 static const struct {
   const char* name;
   Call call;
-} kCollectives[] = {{"allgather", allgather},
-                    {"allgatherv", allgatherv},
-                    {"allreduce", allreduce},
-                    {"bcast", bcast},
-                    {"reduce", reduce}};
+  int sized;
+} kCollectives[] = {{"allgather", allgather, 1}, {"allgatherv", allgatherv, 1},
+                    {"allreduce", allreduce, 1}, {"bcast", bcast, 1},
+                    {"reduce", reduce, 1},       {"barrier", barrier, 0},
+                    {"gather", gather, 1},       {"scatter", scatter, 1},
+                    {"alltoall", alltoall, 1},   {"reduce_scatter_block", reduce_scatter_block, 1},
+                    {"scan", scan, 1},           {"exscan", exscan, 1}};
 
 static int by_value(const void* a, const void* b) {
   const double x = *(const double*)a, y = *(const double*)b;
@@ -99,7 +140,7 @@ int main(int argc, char** argv) {
   const int max_bytes = option(argc, argv, "-m", 4 << 20);
   const int iterations = option(argc, argv, "-i", 0), warmup = option(argc, argv, "-w", -1);
   const char* only = text_option(argc, argv, "-c");
-  char* send = calloc((size_t)max_bytes, 1);
+  char* send = calloc((size_t)max_bytes * (size_t)size, 1); /* alltoall, scatter: one per rank */
   char* recv = calloc((size_t)max_bytes * (size_t)size, 1);
   int *counts = malloc(sizeof(int) * (size_t)size), *displs = malloc(sizeof(int) * (size_t)size);
   double* times = malloc(sizeof(double) * (size_t)(iterations > 0 ? iterations : 1000));
@@ -112,7 +153,8 @@ int main(int argc, char** argv) {
   }
   for (size_t c = 0; c < sizeof kCollectives / sizeof *kCollectives; ++c) {
     if (only && strcmp(only, kCollectives[c].name) != 0) continue;
-    for (int bytes = 8; bytes <= max_bytes; bytes *= 2) {
+    const int first = kCollectives[c].sized ? 8 : 0, last = kCollectives[c].sized ? max_bytes : 0;
+    for (int bytes = first; bytes <= last; bytes = bytes ? 2 * bytes : 1) {
       for (int r = 0; r < size; ++r) counts[r] = bytes, displs[r] = r * bytes;
       const int iters = iterations > 0 ? iterations : (bytes <= 8192 ? 1000 : 100);
       const int warm = warmup >= 0 ? warmup : iters / 10;
