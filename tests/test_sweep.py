@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 import re
 import stat
 import subprocess
@@ -284,8 +285,8 @@ def test_plan_libraries_and_baselines(tmp_path):
 
 def test_the_layout_two_hosts(tmp_path):
     """hosts = [2] plans runs of their own ("hosts2"), whose jobs the launcher
-    spreads over the two host names: hydra's host list, or Open MPI's with
-    host_agent.sh as its ssh."""
+    spreads over the two host names: hydra's host list, or Open MPI's and
+    Intel MPI's with host_agent.sh as their ssh."""
     cfg = sweep.parse_config('collectives = ["allreduce"]\nhosts = [1, 2]\nsizes = "8"')
     runs = sweep.plan(cfg, lambda coll: ["ring"])
     assert [r.run_id for r in runs] == [
@@ -307,6 +308,25 @@ def test_the_layout_two_hosts(tmp_path):
     cmd = sweep.bench_command(cfg, runs[1], tmp_path / "j.jsonl", ompi)
     assert cmd[cmd.index("plm_ssh_agent") + 1] == f"/bin/sh {hosts.AGENT}"
     assert cmd[cmd.index("--host") + 1] == "shancoll-node-a:1,shancoll-node-b:1"
+    impi = dataclasses.replace(menv, name="impi", mpiexec=["/z/mpiexec"])
+    cmd = sweep.bench_command(cfg, runs[1], tmp_path / "j.jsonl", impi)
+    agent = cmd[cmd.index("-bootstrap-exec") + 1]
+    assert os.access(agent, os.X_OK), "Intel's hydra runs its bootstrap program directly"
+    assert cmd[cmd.index("-hosts") + 1] == "shancoll-node-a,shancoll-node-b"
+    assert cmd[cmd.index("-ppn") + 1] == "1"
+
+
+def test_an_agent_without_its_x_bit_is_run_through_an_executable_copy(tmp_path, monkeypatch):
+    """Installed package files may lose the x bit; Intel's hydra needs it."""
+    agent = tmp_path / "host_agent.sh"
+    agent.write_bytes(hosts.AGENT.read_bytes())
+    agent.chmod(0o644)
+    monkeypatch.setattr(hosts, "AGENT", agent)
+    copy = hosts.executable_agent()
+    assert copy != agent and os.access(copy, os.X_OK)
+    assert copy.read_bytes() == agent.read_bytes()
+    agent.chmod(0o755)
+    assert hosts.executable_agent() == agent
 
 
 @pytest.mark.timeout(300)

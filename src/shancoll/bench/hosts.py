@@ -1,5 +1,5 @@
 """Two real MPI nodes on one machine: their host names, and the launcher
-arguments that place ranks on them under MPICH and under Open MPI.
+arguments that place ranks on them under MPICH, Open MPI and Intel MPI.
 
 ``scripts/setup.sh`` maps :data:`HOSTS` to 127.0.0.1 in /etc/hosts. The MPI
 library then sees one node per host name (``MPI_Comm_split_type`` gives two
@@ -14,6 +14,11 @@ machine's loopback or its own interface.
   this machine itself, and both names become one node) and
   ``plm_ssh_agent`` set to ``host_agent.sh``, which starts each "remote"
   daemon here in a UTS namespace named after its host.
+- Intel MPI (its own hydra): ``-hosts a,b -ppn n`` (it ignores ``a:n``'s
+  count and put both ranks on ``a``) with the ssh bootstrap's program set to
+  ``host_agent.sh``: unlike MPICH's hydra it runs ``ssh`` even for a name of
+  this machine. Between the hosts it takes its ofi fabric, libfabric's tcp
+  provider here (``I_MPI_DEBUG=5``: "libfabric provider: tcp").
 
 The test suite's real-node runs (``tests/test_mpi_suites.py``) and the sweep
 layout "2 hosts" (``hosts = [2]`` in a sweep config) use this module.
@@ -21,16 +26,20 @@ layout "2 hosts" (``hosts = [2]`` in a sweep config) use this module.
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
+import tempfile
 from pathlib import Path
 
 __all__ = ["AGENT", "HOSTS", "LIBRARIES", "launch_args", "missing"]
 
 HOSTS = ("shancoll-node-a", "shancoll-node-b")
 AGENT = Path(__file__).resolve().parent / "host_agent.sh"
-# The libraries whose launchers this module knows (Intel MPI's hydra is untried).
-LIBRARIES = ("mpich", "openmpi")
+# The libraries whose launchers this module knows.
+LIBRARIES = ("mpich", "openmpi", "impi")
+# The libraries that start each host through AGENT, which needs UTS namespaces.
+_THROUGH_AGENT = ("openmpi", "impi")
 
 
 def missing(lib: str) -> str | None:
@@ -45,14 +54,29 @@ def missing(lib: str) -> str | None:
             f"host names {', '.join(HOSTS)} do not resolve: run scripts/setup.sh as root "
             "(it maps them to 127.0.0.1 in /etc/hosts)"
         )
-    if lib == "openmpi":
+    if lib in _THROUGH_AGENT:
         probe = subprocess.run(["unshare", "--uts", "true"], capture_output=True, text=True)
         if probe.returncode != 0:
             return (
-                f"Open MPI's two hosts need UTS namespaces (host_agent.sh runs `unshare --uts`), "
+                f"{lib}'s two hosts need UTS namespaces (host_agent.sh runs `unshare --uts`), "
                 f"unavailable here: {probe.stderr.strip() or f'exit {probe.returncode}'}"
             )
     return None
+
+
+def executable_agent() -> Path:
+    """AGENT, or when it lost its x bit (installed package files may) an executable
+    copy of it: Intel's hydra runs its bootstrap program directly, not through a shell."""
+    if os.access(AGENT, os.X_OK):
+        return AGENT
+    text = AGENT.read_bytes()
+    copy = Path(tempfile.gettempdir()) / f"shancoll-host-agent-{os.getuid()}.sh"
+    if not (copy.exists() and copy.read_bytes() == text and os.access(copy, os.X_OK)):
+        part = copy.with_name(f"{copy.name}.{os.getpid()}")
+        part.write_bytes(text)
+        part.chmod(0o755)
+        part.replace(copy)  # atomic: a concurrent launcher sees the old copy or this one
+    return copy
 
 
 def launch_args(lib: str, hosts: int, ranks: int) -> list[str]:
@@ -72,4 +96,7 @@ def launch_args(lib: str, hosts: int, ranks: int) -> list[str]:
         agent = f"/bin/sh {AGENT}"  # through sh: installed package files may lose the x bit
         return ["--prtemca", "plm_ssh_agent", agent, "--prtemca", "prte_do_not_resolve", "1",
                 "--host", spec]  # fmt: skip
+    if lib == "impi":
+        return ["-bootstrap", "ssh", "-bootstrap-exec", str(executable_agent()),
+                "-hosts", ",".join(HOSTS[:hosts]), "-ppn", str(ranks // hosts)]  # fmt: skip
     return ["-hosts", spec]
