@@ -1,6 +1,7 @@
 #include "shancoll/coll/request/request_schedule.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "shancoll/cost.h"
 #include "shancoll/error.h"
@@ -9,16 +10,23 @@
 namespace shancoll {
 
 ScheduleEngine::ScheduleEngine(Comm& comm, const Topology& topo, pattern::BlockSchedule schedule,
-                               const void* send, void* recv)
+                               const void* send, void* recv, std::optional<Reducer> reducer)
     : comm_(comm),
       topo_(topo),
       schedule_(std::move(schedule)),
       send_(static_cast<const std::byte*>(send)),
       recv_(static_cast<std::byte*>(recv)),
-      scratch_(static_cast<std::size_t>(schedule_.scratch_bytes)) {
+      scratch_(static_cast<std::size_t>(schedule_.scratch_bytes)),
+      reducer_(std::move(reducer)) {
   std::size_t most = 0;
-  for (const pattern::BlockRound& rd : schedule_.rounds)
+  std::int64_t widest = 0;
+  for (const pattern::BlockRound& rd : schedule_.rounds) {
     most = std::max(most, rd.sends.size() + rd.recvs.size());
+    for (const pattern::BlockStep& st : rd.steps)
+      if (st.combine) widest = std::max(widest, st.dst.bytes);
+  }
+  if (widest > 0 && !reducer_) throw std::logic_error("a schedule's combine without an op");
+  spare_.resize(static_cast<std::size_t>(widest));
   requests_.reserve(most);
   round_ = schedule_.rounds.size();  // not started: complete
 }
@@ -59,6 +67,18 @@ void ScheduleEngine::post_round() {
   posted_ = true;
 }
 
+void ScheduleEngine::run_steps(const std::vector<pattern::BlockStep>& steps) {
+  for (const pattern::BlockStep& st : steps) {
+    if (st.dst.bytes == 0) continue;
+    if (!st.combine) {
+      local_copy(at(st.dst), at(st.a), static_cast<std::size_t>(st.dst.bytes));
+      continue;
+    }
+    const auto count = st.dst.bytes / static_cast<std::int64_t>(reducer_->elem_size());
+    reducer_->combine(at(st.dst), at(st.a), at(st.b), count, spare_.data());
+  }
+}
+
 void ScheduleEngine::start() {
   tag_ = request_tag(comm_.next_epoch());
   for (const pattern::Copy& c : schedule_.setup)
@@ -76,6 +96,7 @@ bool ScheduleEngine::test() {
               "MPI_Testall (a request's round)");
     if (!complete) return false;
     requests_.clear();
+    run_steps(schedule_.rounds[round_].steps);
     ++round_;
     posted_ = false;
   }
