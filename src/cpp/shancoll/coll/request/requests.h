@@ -41,6 +41,19 @@
 
 namespace shancoll {
 
+// A gather's or scatter's arguments as MPI takes them, from the C API's
+// request forms under `mpi`: a datatype MPI alone can read (derived, with
+// holes) reaches MPI as it is, on whichever rank has it.
+struct TypedRooted {
+  const void* block = nullptr;  // a gather's send, a scatter's receive buffer (or MPI_IN_PLACE)
+  std::int64_t block_count = 0;
+  MPI_Datatype block_type = MPI_DATATYPE_NULL;
+  void* layout_buf = nullptr;                // the root's receive (gather) or send buffer
+  std::vector<std::int64_t> counts, displs;  // the root's, in elements; empty: regular
+  std::int64_t count = 0;                    // the root's per rank (regular)
+  MPI_Datatype layout_type = MPI_DATATYPE_NULL;
+};
+
 std::unique_ptr<Request> request_of(const BarrierCall& call, bool persistent);
 std::unique_ptr<Request> request_of(const BcastCall& call, bool persistent);
 std::unique_ptr<Request> request_of(const ReduceCall& call, bool persistent);
