@@ -603,3 +603,23 @@ def test_environment_chooses_the_request_algorithm(comm, monkeypatch):
         monkeypatch.undo()
         shancoll.reload_environment()
     comm.Barrier()
+
+
+def test_a_short_message_is_an_error_not_a_silent_result(comm):
+    """Counts that differ between ranks (erroneous in MPI): the last rank
+    sends one element fewer to a binomial igather; the rank that receives it
+    raises ArgumentError naming the counts once the run is over, and the
+    communicator stays usable."""
+    if comm.size == 1:
+        pytest.skip("needs a peer")
+    n = 4 - (comm.rank == comm.size - 1)
+    recv = np.zeros(4 * comm.size) if comm.rank == 0 else None
+    raised = False
+    try:
+        shancoll.igather(comm, np.ones(n), recv, 0, algorithm="binomial").wait(timeout=TIMEOUT)
+    except ValueError as e:
+        raised = "counts: rank" in str(e) and "the ranks' counts differ" in str(e)
+    assert_all(comm, comm.allreduce(int(raised)) == 1, f"raised={raised}")
+    out = np.zeros(comm.size) if comm.rank == 0 else None
+    shancoll.igather(comm, np.ones(1), out, 0, algorithm="binomial").wait(timeout=TIMEOUT)
+    assert_all(comm, comm.rank != 0 or np.all(out == 1), "igather after the error")

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
+#include <utility>
 
 #include "shancoll/cost.h"
 #include "shancoll/error.h"
@@ -28,6 +30,7 @@ ScheduleEngine::ScheduleEngine(Comm& comm, const Topology& topo, pattern::BlockS
   if (widest > 0 && !reducer_) throw std::logic_error("a schedule's combine without an op");
   spare_.resize(static_cast<std::size_t>(widest));
   requests_.reserve(most);
+  statuses_.reserve(most);
   round_ = schedule_.rounds.size();  // not started: complete
 }
 
@@ -85,21 +88,37 @@ void ScheduleEngine::start() {
     if (c.dst.bytes > 0) local_copy(at(c.dst), at(c.src), static_cast<std::size_t>(c.dst.bytes));
   round_ = 0;
   posted_ = false;
+  short_message_.clear();
+}
+
+void ScheduleEngine::check_sizes(const pattern::BlockRound& rd) {
+  for (std::size_t i = 0; i < rd.recvs.size() && short_message_.empty(); ++i) {
+    MPI_Count got = 0;
+    check_mpi(MPI_Get_elements_x(&statuses_[i], MPI_BYTE, &got), "MPI_Get_elements_x");
+    if (got == rd.recvs[i].region.bytes) continue;
+    short_message_ = "counts: rank " + std::to_string(rd.recvs[i].peer) + " sent " +
+                     std::to_string(got) + " bytes where rank " + std::to_string(comm_.rank()) +
+                     " expects " + std::to_string(rd.recvs[i].region.bytes) +
+                     " (the ranks' counts differ)";
+  }
 }
 
 bool ScheduleEngine::test() {
   while (round_ < schedule_.rounds.size()) {
     if (!posted_) post_round();
     int complete = 0;
+    statuses_.resize(requests_.size());
     check_mpi(MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &complete,
-                          MPI_STATUSES_IGNORE),
+                          statuses_.data()),
               "MPI_Testall (a request's round)");
     if (!complete) return false;
     requests_.clear();
+    check_sizes(schedule_.rounds[round_]);
     run_steps(schedule_.rounds[round_].steps);
     ++round_;
     posted_ = false;
   }
+  if (!short_message_.empty()) throw ArgumentError(std::exchange(short_message_, {}));
   return true;
 }
 

@@ -6,6 +6,9 @@
 // next round. The schedule and the scratch are made once (at _init for
 // a persistent request); a start costs the setup copies and the first
 // round's posts, and allocates nothing for rounds of up to 8 messages.
+// A message shorter than its receive (the ranks' counts differ: erroneous
+// in MPI) is an ArgumentError once the run's messages are over (a longer one
+// is MPI's truncation error at once).
 // Each run takes a tag of its own (request_tag of the communicator's next
 // call number), so runs of several requests may be in flight on one
 // communicator.
@@ -15,6 +18,7 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "shancoll/coll/request/request.h"
@@ -46,6 +50,7 @@ class ScheduleEngine final : public Engine {
   void post_round();
   void cancel_posted();
   void run_steps(const std::vector<pattern::BlockStep>& steps);
+  void check_sizes(const pattern::BlockRound& rd);
 
   Comm& comm_;
   const Topology& topo_;
@@ -56,6 +61,8 @@ class ScheduleEngine final : public Engine {
   std::optional<Reducer> reducer_;
   std::vector<std::byte> spare_;       // Reducer::combine's tmp: a combine's largest dst
   std::vector<MPI_Request> requests_;  // the round's; capacity kept between rounds and runs
+  std::vector<MPI_Status> statuses_;   // the round's receives first, as requests_
+  std::string short_message_;          // the run's first short message; empty: none
   int tag_ = 0;
   std::size_t round_ = 0;
   bool posted_ = false;
