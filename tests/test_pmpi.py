@@ -819,3 +819,52 @@ def test_mpi4py_persistent_allreduce(tmp_path):
     names = ("MPI_Allreduce_init", "MPI_Allreduce_init_c")
     runs = sum(rows.get((name, "shan"), 0) for name in names)
     assert runs == 50, output[-3000:]
+
+
+NONBLOCKING_BYTES_SCRIPT = """
+import sys
+import mpi4py
+
+mpi4py.profile("shancoll_pmpi", path=[sys.argv[1]])
+from mpi4py import MPI  # noqa: E402
+import numpy as np  # noqa: E402
+
+comm = MPI.COMM_WORLD
+rank, size = comm.Get_rank(), comm.Get_size()
+mine = np.full(8, rank, dtype="f8")
+everyone = np.zeros(8 * size)
+counts = [8] * size
+requests = [
+    comm.Igather(mine, everyone if rank == 0 else None, root=0),
+    comm.Igatherv(mine, [everyone, counts] if rank == 0 else None, root=0),
+    comm.Iscatter(everyone if rank == 0 else None, mine, root=0),
+    comm.Iscatterv([everyone, counts] if rank == 0 else None, mine, root=0),
+    comm.Iallgather(mine, everyone),
+    comm.Iallgatherv(mine, [everyone.copy(), counts]),
+    comm.Ialltoall(everyone.copy(), np.zeros(8 * size)),
+    comm.Ialltoallv([everyone.copy(), counts], [np.zeros(8 * size), counts]),
+    comm.Ireduce_scatter(everyone.copy(), np.zeros(8), counts),
+    comm.Ireduce_scatter_block(everyone.copy(), np.zeros(8)),
+]
+for r in requests:
+    r.Wait()
+print("nonblocking ok", flush=True)
+"""
+BYTES_ROW = re.compile(
+    r"^shancoll_pmpi summary: (MPI_I\w+) +\(MPI library\) +(\d+) +(\d+) ", re.MULTILINE
+)
+
+
+def test_summary_counts_the_bytes_of_nonblocking_block_collectives(tmp_path, monkeypatch):
+    """SHANCOLL_PMPI_SUMMARY=1: the nonblocking gathers, scatters,
+    allgathers, alltoalls and reduce-scatters left to the MPI library are
+    counted with the blocking calls' bytes (8 doubles per block here), not 0."""
+    monkeypatch.setenv("SHANCOLL_PMPI_SUMMARY", "1")
+    output = _run_profiled(tmp_path, NONBLOCKING_BYTES_SCRIPT)
+    assert output.count("nonblocking ok") == 2, output[-3000:]
+    per_call = {name: int(bytes_) for name, _calls, bytes_ in BYTES_ROW.findall(output)}
+    block, result = ["gather", "scatter", "reduce_scatter"], ["allgather", "alltoall"]
+    want = {f"MPI_I{name}": 64 for name in block + ["gatherv", "scatterv", "reduce_scatter_block"]}
+    want.update({f"MPI_I{name}": 128 for name in result + ["allgatherv", "alltoallv"]})
+    got = {name: per_call.get(name, per_call.get(name + "_c")) for name in want}
+    assert got == want, output[-3000:]

@@ -433,8 +433,10 @@ def algorithms(collective: str, *, inter: bool = False) -> list[str]:
     """Names of the algorithms registered for ``collective`` (``"allgatherv"``,
     ``"allgather"``, ``"allreduce"``, ``"iallreduce"``, ``"bcast"``, ``"reduce"``,
     ``"barrier"``, ``"scan"``, ``"exscan"``, ``"reduce_scatter"``,
-    ``"reduce_scatter_block"``, ``"alltoall"``, ``"alltoallv"``).
-    ``"barrier"``, ``"gather"``, ``"gatherv"``, ``"scatter"``, ``"scatterv"``).
+    ``"reduce_scatter_block"``, ``"alltoall"``, ``"alltoallv"``, ``"gather"``,
+    ``"gatherv"``, ``"scatter"``, ``"scatterv"``), or of its request forms
+    (``"ibcast"``, ``"igatherv"``, ... every ``"i<collective>"``: the
+    shancoll schedule where one exists, and ``"mpi"``).
 
     ``inter=True``: the algorithms for inter-communicators (``segmented``,
     ``root_gather``, ``mpi``); the intragroup phase of ``segmented`` runs any

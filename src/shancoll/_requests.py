@@ -42,8 +42,10 @@ _NONBLOCKING_DOC = """Nonblocking :func:`shancoll.{name}`: starts it and returns
 its :class:`shancoll.Request`.
 
 Arguments as for :func:`shancoll.{name}` (``timeout`` is the default of the
-request's ``wait``). Algorithms: ``auto`` (``mpi``), ``mpi`` (the MPI
-library's own nonblocking collective){schedule}. The buffers must not be
+request's ``wait``). Algorithms: ``auto`` (``mpi``, unless
+``SHANCOLL_I{upper}_ALGORITHM`` names another), ``mpi`` (the MPI
+library's own nonblocking collective){schedule}; ``shancoll.algorithms("i{name}")``
+lists them. The buffers must not be
 touched until ``test()`` returned True or ``wait()`` returned. Every rank
 starts its requests on a communicator in the same order; several may be
 outstanding at once. Requests on inter-communicators are not offered
@@ -63,25 +65,17 @@ raises ``ValueError``. Every rank makes, starts and frees its persistent
 requests in the same order.
 """
 
-# The shancoll schedule each collective's requests can run besides mpi.
-_SCHEDULES = {
-    "barrier": "dissemination",
-    "bcast": "binomial",
-    "allgather": "ring",
-    "allgatherv": "ring",
-    "alltoall": "pairwise",
-    "alltoallv": "pairwise",
-}
-
 
 def _form(blocking: Any, mode: int) -> Callable[..., Request]:
     """The request form of `blocking` (a builtin entry) in `mode`."""
     base = blocking.__wrapped__
     name = base.__name__
-    schedule = _SCHEDULES.get(name)
+    # the shancoll schedule its requests can run besides mpi, from the core's listing
+    schedule = next((a for a, _ in _core.algorithms(f"i{name}") if a != "mpi"), None)
     fields = {
         "name": name,
         "title": name.capitalize(),
+        "upper": name.upper(),
         "schedule": f", ``{schedule}`` (shancoll's point-to-point schedule)" if schedule else "",
     }
     if mode == _NONBLOCKING:

@@ -624,6 +624,85 @@ static void gather_scatter_derived(void) {
   free(got), free(want);
 }
 
+/* The request forms of gather(v) and scatter(v) with a datatype only one
+ * side has (the root's strided layout, or strided blocks elsewhere): under
+ * `mpi` (by name, and auto) every rank passes its datatypes to MPI as they
+ * are, compared with the MPI library's blocking call, a persistent request
+ * started twice with new contents; the binomial schedule by name is refused
+ * with MPI_ERR_TYPE naming the datatype and the rank, on every rank (each
+ * has a derived type here, so none starts). */
+static void request_forms_derived(void) {
+  enum { K = 50 };
+  MPI_Datatype strided, placed;
+  MPI_Type_vector(K, 1, 2, MPI_INT, &strided);
+  MPI_Type_commit(&strided);
+  MPI_Type_create_resized(strided, 0, (MPI_Aint)(2 * K * sizeof(int)), &placed);
+  MPI_Type_commit(&placed);
+  const size_t all = (size_t)g_size * 2 * K;
+  int mine[2 * K], *got = calloc(all, sizeof(int)), *want = calloc(all, sizeof(int));
+  int back[2 * K], back_want[2 * K];
+  int *counts = malloc(sizeof(int) * g_size), *displs = malloc(sizeof(int) * g_size);
+  int *k_counts = malloc(sizeof(int) * g_size), *k_displs = malloc(sizeof(int) * g_size);
+  for (int r = 0; r < g_size; ++r)
+    counts[r] = 1, displs[r] = r, k_counts[r] = K, k_displs[r] = r * K;
+  const int root = g_size - 1;
+  const char* names[] = {"mpi", NULL};
+  for (size_t a = 0; a < sizeof names / sizeof *names; ++a) {
+    shancoll_request req = SHANCOLL_REQUEST_NULL;
+    for (int i = 0; i < 2 * K; ++i) mine[i] = g_rank * 1000 + i;
+    memset(got, 0, all * sizeof(int)), memset(want, 0, all * sizeof(int));
+    expect(shancoll_igatherv(mine, K, MPI_INT, got, counts, displs, placed, root, MPI_COMM_WORLD,
+                             names[a], NULL, &req) == MPI_SUCCESS &&
+               shancoll_wait(&req) == MPI_SUCCESS,
+           "igatherv into a derived type at the root", names[a]);
+    MPI_Gatherv(mine, K, MPI_INT, want, counts, displs, placed, root, MPI_COMM_WORLD);
+    expect(g_rank != root || memcmp(got, want, all * sizeof(int)) == 0,
+           "igatherv into a derived type: result", names[a]);
+    memset(back, 0, sizeof back), memset(back_want, 0, sizeof back_want);
+    expect(shancoll_iscatter(want, 1, placed, back, K, MPI_INT, root, MPI_COMM_WORLD, names[a],
+                             NULL, &req) == MPI_SUCCESS &&
+               shancoll_wait(&req) == MPI_SUCCESS,
+           "iscatter from a derived type at the root", names[a]);
+    MPI_Scatter(want, 1, placed, back_want, K, MPI_INT, root, MPI_COMM_WORLD);
+    expect(memcmp(back, back_want, sizeof back) == 0, "iscatter from a derived type: result",
+           names[a]);
+    expect(shancoll_gather_init(mine, 1, strided, got, K, MPI_INT, root, MPI_COMM_WORLD, names[a],
+                                NULL, &req) == MPI_SUCCESS,
+           "gather_init of derived blocks", names[a]);
+    for (int k = 0; k < 2; ++k) {
+      for (int i = 0; i < 2 * K; ++i) mine[i] = g_rank * 1000 + i + 7 * k;
+      memset(got, 0, all * sizeof(int)), memset(want, 0, all * sizeof(int));
+      MPI_Gather(mine, 1, strided, want, K, MPI_INT, root, MPI_COMM_WORLD);
+      expect(shancoll_start(&req) == MPI_SUCCESS && shancoll_wait(&req) == MPI_SUCCESS,
+             "gather_init of derived blocks: start", names[a]);
+      expect(g_rank != root || memcmp(got, want, all * sizeof(int)) == 0,
+             "gather_init of derived blocks: result", names[a]);
+    }
+    expect(shancoll_request_free(&req) == MPI_SUCCESS, "free", names[a]);
+    memset(back, 0, sizeof back), memset(back_want, 0, sizeof back_want);
+    expect(shancoll_iscatterv(want, k_counts, k_displs, MPI_INT, back, 1, strided, root,
+                              MPI_COMM_WORLD, names[a], NULL, &req) == MPI_SUCCESS &&
+               shancoll_wait(&req) == MPI_SUCCESS,
+           "iscatterv into derived blocks", names[a]);
+    MPI_Scatterv(want, k_counts, k_displs, MPI_INT, back_want, 1, strided, root, MPI_COMM_WORLD);
+    expect(memcmp(back, back_want, sizeof back) == 0, "iscatterv into derived blocks: result",
+           names[a]);
+  }
+  shancoll_request req = SHANCOLL_REQUEST_NULL;
+  expect(shancoll_igather(mine, 1, strided, got, 1, strided, root, MPI_COMM_WORLD, "binomial", NULL,
+                          &req) == MPI_ERR_TYPE &&
+             req == SHANCOLL_REQUEST_NULL,
+         "igather binomial of derived blocks refused", "binomial");
+  char rank_text[32];
+  snprintf(rank_text, sizeof rank_text, "on rank %d", g_rank);
+  expect(strstr(shancoll_last_error(), "sendtype") != NULL &&
+             strstr(shancoll_last_error(), rank_text) != NULL,
+         "igather binomial refusal names the datatype and the rank", "binomial");
+  MPI_Type_free(&placed);
+  MPI_Type_free(&strided);
+  free(got), free(want), free(counts), free(displs), free(k_counts), free(k_displs);
+}
+
 /* The request forms (shancoll_i<coll>, shancoll_<coll>_init): each against
  * the MPI library's blocking call on the same inputs; persistent requests
  * over three starts with the inputs changed between them, startall, and
@@ -734,6 +813,7 @@ int main(int argc, char** argv) {
   alltoall_algorithms();
   gather_scatter_algorithms();
   gather_scatter_derived();
+  request_forms_derived();
   request_forms();
   int failed = 0;
   MPI_Allreduce(&g_failed, &failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -28,6 +28,13 @@ SCHEDULES = {
     "alltoall": "pairwise",
     "alltoallv": "pairwise",
     "allreduce": "binomial",
+    "gather": "binomial",
+    "scatter": "binomial",
+    "reduce": "binomial",
+    "reduce_scatter": "pairwise",
+    "reduce_scatter_block": "pairwise",
+    "scan": "recursive_doubling",
+    "exscan": "recursive_doubling",
 }
 COLLECTIVES = [
     "barrier", "bcast", "reduce", "allreduce", "gather", "gatherv", "scatter", "scatterv",
@@ -442,3 +449,177 @@ def test_persistent_inline_allreduce_on_one_node(comm):
         req.free()
     with pytest.raises(ValueError, match="unknown iallreduce algorithm 'shan'"):
         shancoll.iallreduce(comm, np.ones(1), np.ones(1), algorithm="shan")
+
+
+def compose_affine(a, b):
+    """Affine maps x -> m x + c stored as m + c j: 'a, then b'. Associative, not commutative."""
+    return (a.real * b.real) + 1j * (b.real * a.imag + b.imag)
+
+
+def affine_op(inbuf, inoutbuf, datatype):
+    """MPI.Op.Create's form of compose_affine: inout = in o inout."""
+    a = np.frombuffer(inbuf, dtype=np.complex128)
+    b = np.frombuffer(inoutbuf, dtype=np.complex128)
+    b[:] = compose_affine(a, b)
+
+
+def affine_data(n, rank, k):
+    rng = np.random.default_rng(99 + 7 * rank + k)
+    return (rng.integers(1, 3, size=n) + 1j * rng.integers(-3, 4, size=n)).astype(np.complex128)
+
+
+REDUCTIONS = ["reduce", "reduce_scatter", "reduce_scatter_block", "scan", "exscan"]
+
+
+def reduction_call(name, comm, n, send, recv, op, root):
+    """(shancoll's arguments, mpi4py's reference into ref) of a reduction of n
+    (reduce_scatter: blocks counts_of(p, n))."""
+    counts = counts_of(comm.size, n) if name == "reduce_scatter" else None
+
+    def reference(ref):
+        if name == "reduce":
+            comm.Reduce(send, ref, op=op, root=root)
+        elif name == "scan":
+            comm.Scan(send, ref, op=op)
+        elif name == "exscan":
+            comm.Exscan(send, ref, op=op)
+        elif name == "reduce_scatter":
+            comm.Reduce_scatter(send, ref, counts, op=op)
+        else:
+            comm.Reduce_scatter_block(send, ref, op=op)
+
+    args = {"reduce": (send, recv, op, root), "reduce_scatter": (send, recv, counts, op)}
+    return args.get(name, (send, recv, op)), reference
+
+
+def reduction_lengths(name, comm, n):
+    """(send, recv) lengths: reduce_scatter's blocks are counts_of(p, n)."""
+    if name == "reduce_scatter":
+        counts = counts_of(comm.size, n)
+        return sum(counts), counts[comm.rank]
+    return (n * comm.size, n) if name == "reduce_scatter_block" else (n, n)
+
+
+@pytest.mark.parametrize("name", REDUCTIONS)
+def test_schedules_keep_rank_order_for_non_commutative_ops(comm, name):
+    """A user op with commute=False: the schedule's result equals mpi4py's,
+    nonblocking and persistent (restarted with new inputs), on virtual nodes
+    of 1 and 2 ranks, rooted at the last rank and at 1."""
+    created = MPI.Op.Create(affine_op, commute=False)
+    try:
+        for n in (1, 9):
+            for root in {comm.size - 1, 1 % comm.size}:
+                send_len, recv_len = reduction_lengths(name, comm, n)
+                send, recv = np.empty(send_len, np.complex128), np.empty(recv_len, np.complex128)
+                args, reference = reduction_call(name, comm, n, send, recv, created, root)
+                persistent = getattr(shancoll, f"{name}_init")(
+                    comm, *args, algorithm=SCHEDULES[name], ranks_per_node=2
+                )
+                for k in range(3):
+                    send[:] = affine_data(send_len, comm.rank, k)
+                    want = np.zeros(recv_len, np.complex128)
+                    reference(want)
+                    for req in (persistent, None):
+                        recv[:] = 0
+                        if req is None:
+                            req = getattr(shancoll, f"i{name}")(
+                                comm, *args, algorithm=SCHEDULES[name], ranks_per_node=1
+                            )
+                        else:
+                            req.start()
+                        req.wait(timeout=TIMEOUT)
+                        ok = (name == "reduce" and comm.rank != root) or (
+                            name == "exscan" and comm.rank == 0
+                        )
+                        ok = ok or np.array_equal(recv, want)
+                        assert_all(comm, ok, f"i{name} n={n} root={root} run {k}: {recv} {want}")
+                persistent.free()
+    finally:
+        created.Free()
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.float32, np.uint8, np.complex64])
+def test_schedules_of_other_dtypes(comm, dtype):
+    """Reductions (MAX for the real types, SUM for complex), gather and
+    scatter of 1-byte to 8-byte elements against mpi4py."""
+    op = MPI.SUM if np.dtype(dtype).kind == "c" else MPI.MAX
+    for name in REDUCTIONS:
+        send_len, recv_len = reduction_lengths(name, comm, 7)
+        send = ((np.arange(send_len) * 5 + 3 * comm.rank) % 50).astype(dtype)
+        recv, want = np.zeros(recv_len, dtype), np.zeros(recv_len, dtype)
+        args, reference = reduction_call(name, comm, 7, send, recv, op, comm.size - 1)
+        reference(want)
+        getattr(shancoll, f"i{name}")(comm, *args, algorithm=SCHEDULES[name]).wait(timeout=TIMEOUT)
+        skip = (name == "reduce" and comm.rank != comm.size - 1) or (
+            name == "exscan" and comm.rank == 0
+        )
+        assert_all(comm, skip or np.array_equal(recv, want), f"i{name} {dtype}")
+    block = (np.arange(3) + 10 * comm.rank).astype(dtype)
+    got = np.zeros(3 * comm.size, dtype) if comm.rank == 0 else None
+    want = np.zeros(3 * comm.size, dtype) if comm.rank == 0 else None
+    comm.Gather(block, want, root=0)
+    shancoll.igather(comm, block, got, 0, algorithm="binomial").wait(timeout=TIMEOUT)
+    assert_all(comm, comm.rank != 0 or np.array_equal(got, want), f"igather {dtype}")
+    part, ref = np.zeros(3, dtype), np.zeros(3, dtype)
+    comm.Scatter(want, ref, root=0)
+    shancoll.iscatter(comm, want, part, 0, algorithm="binomial").wait(timeout=TIMEOUT)
+    assert_all(comm, np.array_equal(part, ref), f"iscatter {dtype}")
+
+
+REQUEST_FORMS = ["barrier", "bcast", "reduce", "gather", "gatherv", "scatter", "scatterv",
+                 "allgather", "allgatherv", "alltoall", "alltoallv", "reduce_scatter",
+                 "reduce_scatter_block", "scan", "exscan"]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", REQUEST_FORMS)
+def test_algorithms_lists_the_request_forms(name):
+    schedule = [SCHEDULES[name]] if name in SCHEDULES else []
+    assert shancoll.algorithms(f"i{name}") == [*schedule, "mpi"]
+
+
+def test_environment_chooses_the_request_algorithm(comm, monkeypatch):
+    """SHANCOLL_I<COLL>_ALGORITHM where the call names none (ialltoall: else
+    SHANCOLL_IALLTOALLV_ALGORITHM's); an unknown name is refused naming the
+    variable; the call's own name wins."""
+    buf = np.arange(4.0)
+    monkeypatch.setenv("SHANCOLL_IBCAST_ALGORITHM", "binomial")
+    monkeypatch.setenv("SHANCOLL_IALLTOALLV_ALGORITHM", "pairwise")
+    monkeypatch.setenv("SHANCOLL_ISCAN_ALGORITHM", "ring")
+    shancoll.reload_environment()
+    try:
+        req = shancoll.ibcast(comm, buf, 0)
+        req.wait(timeout=TIMEOUT)
+        assert req.algorithm == "binomial"
+        req = shancoll.ibcast(comm, buf, 0, algorithm="mpi")
+        req.wait(timeout=TIMEOUT)
+        assert req.algorithm == "mpi"
+        send, recv = np.ones(comm.size), np.zeros(comm.size)
+        req = shancoll.ialltoall(comm, send, recv)
+        req.wait(timeout=TIMEOUT)
+        assert req.algorithm == "pairwise" and np.all(recv == 1)
+        with pytest.raises(ValueError, match=r"SHANCOLL_ISCAN_ALGORITHM: 'ring' has no request"):
+            shancoll.iscan(comm, send, recv, MPI.SUM)
+    finally:
+        monkeypatch.undo()
+        shancoll.reload_environment()
+    comm.Barrier()
+
+
+def test_a_short_message_is_an_error_not_a_silent_result(comm):
+    """Counts that differ between ranks (erroneous in MPI): the last rank
+    sends one element fewer to a binomial igather; the rank that receives it
+    raises ArgumentError naming the counts once the run is over, and the
+    communicator stays usable."""
+    if comm.size == 1:
+        pytest.skip("needs a peer")
+    n = 4 - (comm.rank == comm.size - 1)
+    recv = np.zeros(4 * comm.size) if comm.rank == 0 else None
+    raised = False
+    try:
+        shancoll.igather(comm, np.ones(n), recv, 0, algorithm="binomial").wait(timeout=TIMEOUT)
+    except ValueError as e:
+        raised = "counts: rank" in str(e) and "the ranks' counts differ" in str(e)
+    assert_all(comm, comm.allreduce(int(raised)) == 1, f"raised={raised}")
+    out = np.zeros(comm.size) if comm.rank == 0 else None
+    shancoll.igather(comm, np.ones(1), out, 0, algorithm="binomial").wait(timeout=TIMEOUT)
+    assert_all(comm, comm.rank != 0 or np.all(out == 1), "igather after the error")

@@ -64,6 +64,43 @@ int failed(const char* collective, MPI_Comm comm, int rc);
 // Bytes of count elements of type (0 for a bad type: the call reports it).
 std::int64_t bytes_of(MPI_Count count, MPI_Datatype type);
 
+// The summary's bytes of the block collectives, blocking and nonblocking.
+// The ranks whose data a gather receives: the remote group of an
+// inter-communicator, else the communicator's.
+int gathered_ranks(MPI_Comm comm);
+
+// Bytes of the gathered result: recvcount elements from each of those ranks.
+std::int64_t gathered_bytes(MPI_Count recvcount, MPI_Datatype type, MPI_Comm comm);
+
+template <class Count>
+std::int64_t gathered_bytes(const Count recvcounts[], MPI_Datatype type, MPI_Comm comm) {
+  const int size = gathered_ranks(comm);
+  MPI_Count total = 0;
+  for (int r = 0; recvcounts && r < size; ++r) total += recvcounts[r];
+  return bytes_of(total, type);
+}
+
+// Bytes of this rank's own block of a gather or scatter (`count` of `type`
+// at `buf`), or, in place at the root, of its entry in the root's counts.
+std::int64_t own_bytes(const void* buf, MPI_Count count, MPI_Datatype type, MPI_Count root_count,
+                       MPI_Datatype root_type);
+
+// This rank's entry of the root's counts (a v-collective in place at the root).
+template <class Count>
+MPI_Count count_at_root(const Count counts[], MPI_Comm comm) {
+  int rank = 0;
+  PMPI_Comm_rank(comm, &rank);
+  return counts ? counts[rank] : 0;
+}
+
+// The bytes of a reduce_scatter call: this rank's block.
+template <class Count>
+std::int64_t my_block_bytes(const Count recvcounts[], MPI_Datatype datatype, MPI_Comm comm) {
+  int rank = 0;
+  if (!recvcounts || PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS) return 0;
+  return bytes_of(recvcounts[rank], datatype);
+}
+
 // Routes one call: shancoll when it accepts the arguments, else the MPI
 // library. `bytes()` is only evaluated for the summary.
 template <class Bytes, class Shancoll, class Library>

@@ -156,25 +156,26 @@ constexpr bool own_engine(std::string_view mpi_name) {
 }
 
 // The library's own call, said and counted as such.
-template <class Library>
-int to_library(const char* collective, MPI_Comm comm, std::int64_t bytes, const char* why,
+template <class Bytes, class Library>
+int to_library(const char* collective, MPI_Comm comm, Bytes&& bytes, const char* why,
                Library&& library_call) {
   report(collective, comm, "to the MPI library: ", why);
   const double t0 = summary() ? PMPI_Wtime() : 0;
   const int lib = library_call();
-  if (summary()) record(collective, kLibrary, bytes, PMPI_Wtime() - t0);
+  if (summary()) record(collective, kLibrary, bytes(), PMPI_Wtime() - t0);
   return lib;
 }
 
 // Routes one call (pmpi_common.h's interpose, with the summary recorded at
-// completion for routed calls). bytes: for the summary (0 where no single
-// count and datatype describe the call).
-template <class Make, class Library>
-int route(const char* collective, MPI_Comm comm, std::int64_t bytes, MPI_Request* request,
-          Make&& make, Library&& library_call) {
+// completion for routed calls). bytes(): for the summary, evaluated only
+// when it is on (the blocking calls' measure: a gather's own block, an
+// allgather's or alltoall's result, a reduce-scatter's block).
+template <class Bytes, class Make, class Library>
+int route(const char* collective, MPI_Comm comm, Bytes&& bytes, MPI_Request* request, Make&& make,
+          Library&& library_call) {
   if (capi::inside()) return library_call();
   const char* why = global_fallback();
-  const int rc = why ? MPI_ERR_OTHER : start(collective, summary() ? bytes : 0, request, make);
+  const int rc = why ? MPI_ERR_OTHER : start(collective, summary() ? bytes() : 0, request, make);
   if (rc == MPI_SUCCESS) {
     report(collective, comm, "routed to shancoll ", shancoll_last_algorithm());
     return rc;
@@ -186,7 +187,7 @@ int route(const char* collective, MPI_Comm comm, std::int64_t bytes, MPI_Request
       report_refusal(collective, comm, shancoll_last_error());
     const double t0 = summary() ? PMPI_Wtime() : 0;
     const int lib = library_call();
-    if (summary()) record(collective, kLibrary, bytes, PMPI_Wtime() - t0);
+    if (summary()) record(collective, kLibrary, bytes(), PMPI_Wtime() - t0);
     return lib;
   }
   return failed(collective, comm, rc);
@@ -200,18 +201,19 @@ extern "C" {
 // One line per interposed call: the MPI signature (the C API's without
 // algorithm and options), the C API's request form, the library's own call.
 #define SHANCOLL_UNPAREN(...) __VA_ARGS__
-#define SHANCOLL_PMPI_REQUEST(mpi, capi, bytes, params, args)                               \
-  int MPI_##mpi(SHANCOLL_UNPAREN params, MPI_Request* request) {                            \
-    if constexpr (!shancoll::pmpi::own_engine("MPI_" #mpi))                                 \
-      return shancoll::pmpi::to_library(                                                    \
-          "MPI_" #mpi, comm, bytes, "auto's choice (shancoll has no faster engine for it)", \
-          [&] { return PMPI_##mpi(SHANCOLL_UNPAREN args, request); });                      \
-    return shancoll::pmpi::route(                                                           \
-        "MPI_" #mpi, comm, bytes, request,                                                  \
-        [&](shancoll_request* r) {                                                          \
-          return shancoll_##capi(SHANCOLL_UNPAREN args, nullptr, nullptr, r);               \
-        },                                                                                  \
-        [&] { return PMPI_##mpi(SHANCOLL_UNPAREN args, request); });                        \
+#define SHANCOLL_PMPI_REQUEST(mpi, capi, bytes, params, args)                 \
+  int MPI_##mpi(SHANCOLL_UNPAREN params, MPI_Request* request) {              \
+    if constexpr (!shancoll::pmpi::own_engine("MPI_" #mpi))                   \
+      return shancoll::pmpi::to_library(                                      \
+          "MPI_" #mpi, comm, [&] { return std::int64_t{bytes}; },             \
+          "auto's choice (shancoll has no faster engine for it)",             \
+          [&] { return PMPI_##mpi(SHANCOLL_UNPAREN args, request); });        \
+    return shancoll::pmpi::route(                                             \
+        "MPI_" #mpi, comm, [&] { return std::int64_t{bytes}; }, request,      \
+        [&](shancoll_request* r) {                                            \
+          return shancoll_##capi(SHANCOLL_UNPAREN args, nullptr, nullptr, r); \
+        },                                                                    \
+        [&] { return PMPI_##mpi(SHANCOLL_UNPAREN args, request); });          \
   }
 SHANCOLL_PMPI_REQUEST(Ibarrier, ibarrier, 0, (MPI_Comm comm), (comm))
 SHANCOLL_PMPI_REQUEST(Ibcast, ibcast, shancoll::pmpi::bytes_of(count, datatype),
@@ -237,99 +239,127 @@ SHANCOLL_PMPI_REQUEST(Iallreduce_c, iallreduce_c, shancoll::pmpi::bytes_of(count
                       (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
                        MPI_Op op, MPI_Comm comm),
                       (sendbuf, recvbuf, count, datatype, op, comm))
-SHANCOLL_PMPI_REQUEST(Igather, igather, 0,
+SHANCOLL_PMPI_REQUEST(Igather, igather,
+                      (shancoll::pmpi::own_bytes(sendbuf, sendcount, sendtype, recvcount,
+                                                 recvtype)),
                       (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                        int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
                       (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm))
-SHANCOLL_PMPI_REQUEST(Igather_c, igather_c, 0,
-                      (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                       void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
-                       MPI_Comm comm),
-                      (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm))
-SHANCOLL_PMPI_REQUEST(Igatherv, igatherv, 0,
-                      (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                       const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                       MPI_Comm comm),
-                      (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
-                       comm))
-SHANCOLL_PMPI_REQUEST(Igatherv_c, igatherv_c, 0,
-                      (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                       void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
-                       MPI_Datatype recvtype, int root, MPI_Comm comm),
-                      (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
-                       comm))
-SHANCOLL_PMPI_REQUEST(Iscatter, iscatter, 0,
+SHANCOLL_PMPI_REQUEST(
+    Igather_c, igather_c,
+    (shancoll::pmpi::own_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype)),
+    (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+     MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
+    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm))
+SHANCOLL_PMPI_REQUEST(
+    Igatherv, igatherv,
+    (shancoll::pmpi::own_bytes(
+        sendbuf, sendcount, sendtype,
+        sendbuf == MPI_IN_PLACE ? shancoll::pmpi::count_at_root(recvcounts, comm) : 0, recvtype)),
+    (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+     const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm),
+    (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm))
+SHANCOLL_PMPI_REQUEST(
+    Igatherv_c, igatherv_c,
+    (shancoll::pmpi::own_bytes(
+        sendbuf, sendcount, sendtype,
+        sendbuf == MPI_IN_PLACE ? shancoll::pmpi::count_at_root(recvcounts, comm) : 0, recvtype)),
+    (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+     const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root,
+     MPI_Comm comm),
+    (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm))
+SHANCOLL_PMPI_REQUEST(Iscatter, iscatter,
+                      (shancoll::pmpi::own_bytes(recvbuf, recvcount, recvtype, sendcount,
+                                                 sendtype)),
                       (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                        int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
                       (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm))
-SHANCOLL_PMPI_REQUEST(Iscatter_c, iscatter_c, 0,
-                      (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                       void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
-                       MPI_Comm comm),
-                      (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm))
-SHANCOLL_PMPI_REQUEST(Iscatterv, iscatterv, 0,
-                      (const void* sendbuf, const int sendcounts[], const int displs[],
-                       MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                       int root, MPI_Comm comm),
-                      (sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
-                       comm))
-SHANCOLL_PMPI_REQUEST(Iscatterv_c, iscatterv_c, 0,
-                      (const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
-                       MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
-                       MPI_Datatype recvtype, int root, MPI_Comm comm),
-                      (sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
-                       comm))
-SHANCOLL_PMPI_REQUEST(Iallgather, iallgather, 0,
+SHANCOLL_PMPI_REQUEST(
+    Iscatter_c, iscatter_c,
+    (shancoll::pmpi::own_bytes(recvbuf, recvcount, recvtype, sendcount, sendtype)),
+    (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+     MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
+    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm))
+SHANCOLL_PMPI_REQUEST(
+    Iscatterv, iscatterv,
+    (shancoll::pmpi::own_bytes(
+        recvbuf, recvcount, recvtype,
+        recvbuf == MPI_IN_PLACE ? shancoll::pmpi::count_at_root(sendcounts, comm) : 0, sendtype)),
+    (const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+     void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
+    (sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm))
+SHANCOLL_PMPI_REQUEST(
+    Iscatterv_c, iscatterv_c,
+    (shancoll::pmpi::own_bytes(
+        recvbuf, recvcount, recvtype,
+        recvbuf == MPI_IN_PLACE ? shancoll::pmpi::count_at_root(sendcounts, comm) : 0, sendtype)),
+    (const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+     MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+     MPI_Comm comm),
+    (sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm))
+SHANCOLL_PMPI_REQUEST(Iallgather, iallgather,
+                      (shancoll::pmpi::gathered_bytes(recvcount, recvtype, comm)),
                       (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm),
                       (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
-SHANCOLL_PMPI_REQUEST(Iallgather_c, iallgather_c, 0,
+SHANCOLL_PMPI_REQUEST(Iallgather_c, iallgather_c,
+                      (shancoll::pmpi::gathered_bytes(recvcount, recvtype, comm)),
                       (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                        void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm),
                       (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
-SHANCOLL_PMPI_REQUEST(Iallgatherv, iallgatherv, 0,
+SHANCOLL_PMPI_REQUEST(Iallgatherv, iallgatherv,
+                      (shancoll::pmpi::gathered_bytes(recvcounts, recvtype, comm)),
                       (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                        const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                        MPI_Comm comm),
                       (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm))
-SHANCOLL_PMPI_REQUEST(Iallgatherv_c, iallgatherv_c, 0,
+SHANCOLL_PMPI_REQUEST(Iallgatherv_c, iallgatherv_c,
+                      (shancoll::pmpi::gathered_bytes(recvcounts, recvtype, comm)),
                       (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                        void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
                        MPI_Datatype recvtype, MPI_Comm comm),
                       (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm))
-SHANCOLL_PMPI_REQUEST(Ialltoall, ialltoall, 0,
+SHANCOLL_PMPI_REQUEST(Ialltoall, ialltoall,
+                      (shancoll::pmpi::gathered_bytes(recvcount, recvtype, comm)),
                       (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm),
                       (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
-SHANCOLL_PMPI_REQUEST(Ialltoall_c, ialltoall_c, 0,
+SHANCOLL_PMPI_REQUEST(Ialltoall_c, ialltoall_c,
+                      (shancoll::pmpi::gathered_bytes(recvcount, recvtype, comm)),
                       (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                        void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm),
                       (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
-SHANCOLL_PMPI_REQUEST(Ialltoallv, ialltoallv, 0,
+SHANCOLL_PMPI_REQUEST(Ialltoallv, ialltoallv,
+                      (shancoll::pmpi::gathered_bytes(recvcounts, recvtype, comm)),
                       (const void* sendbuf, const int sendcounts[], const int sdispls[],
                        MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm),
                       (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                        recvtype, comm))
-SHANCOLL_PMPI_REQUEST(Ialltoallv_c, ialltoallv_c, 0,
+SHANCOLL_PMPI_REQUEST(Ialltoallv_c, ialltoallv_c,
+                      (shancoll::pmpi::gathered_bytes(recvcounts, recvtype, comm)),
                       (const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
                        MPI_Datatype sendtype, void* recvbuf, const MPI_Count recvcounts[],
                        const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm),
                       (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                        recvtype, comm))
-SHANCOLL_PMPI_REQUEST(Ireduce_scatter, ireduce_scatter, 0,
+SHANCOLL_PMPI_REQUEST(Ireduce_scatter, ireduce_scatter,
+                      (shancoll::pmpi::my_block_bytes(recvcounts, datatype, comm)),
                       (const void* sendbuf, void* recvbuf, const int recvcounts[],
                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
                       (sendbuf, recvbuf, recvcounts, datatype, op, comm))
-SHANCOLL_PMPI_REQUEST(Ireduce_scatter_c, ireduce_scatter_c, 0,
+SHANCOLL_PMPI_REQUEST(Ireduce_scatter_c, ireduce_scatter_c,
+                      (shancoll::pmpi::my_block_bytes(recvcounts, datatype, comm)),
                       (const void* sendbuf, void* recvbuf, const MPI_Count recvcounts[],
                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
                       (sendbuf, recvbuf, recvcounts, datatype, op, comm))
-SHANCOLL_PMPI_REQUEST(Ireduce_scatter_block, ireduce_scatter_block, 0,
+SHANCOLL_PMPI_REQUEST(Ireduce_scatter_block, ireduce_scatter_block,
+                      (shancoll::pmpi::bytes_of(recvcount, datatype)),
                       (const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype,
                        MPI_Op op, MPI_Comm comm),
                       (sendbuf, recvbuf, recvcount, datatype, op, comm))
-SHANCOLL_PMPI_REQUEST(Ireduce_scatter_block_c, ireduce_scatter_block_c, 0,
+SHANCOLL_PMPI_REQUEST(Ireduce_scatter_block_c, ireduce_scatter_block_c,
+                      (shancoll::pmpi::bytes_of(recvcount, datatype)),
                       (const void* sendbuf, void* recvbuf, MPI_Count recvcount,
                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
                       (sendbuf, recvbuf, recvcount, datatype, op, comm))

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "capi_internal.h"
@@ -496,6 +497,27 @@ void alltoallv_bytes(Collective which, const void* sendbuf, void* recvbuf, MPI_C
                  [&](bool persistent) { return request_of(call, persistent); });
 }
 
+// The rank and size of an intra-communicator, and whether it is the root
+// (a root out of range is nobody's: the door refuses it on every rank).
+struct Place {
+  int rank = 0, size = 0;
+  bool root = false;
+};
+
+Place place_of(MPI_Comm comm, int root) {
+  check_intracomm(comm);
+  Place p;
+  if (Comm* known = Comm::find(comm)) {
+    p.rank = known->rank();
+    p.size = known->size();
+  } else {
+    MPI_Comm_rank(comm, &p.rank);
+    MPI_Comm_size(comm, &p.size);
+  }
+  p.root = p.rank == root;
+  return p;
+}
+
 // ---------------------------------------------------------------------------
 // Gather(v) and scatter(v). Each rank alone sees its own block's datatype
 // (a gather's sendtype, a scatter's recvtype), and the root alone its
@@ -532,11 +554,14 @@ MPI_Aint extent_of(MPI_Datatype type) {
 }
 
 // This thread's staging memory: [0] a rank's own block, [1] the root's layout.
-std::byte* stage(int which, std::int64_t bytes) {
-  if (t_intake)  // the staging memory is the thread's, reused by the next call
-    refuse(MPI_ERR_TYPE,
-           "datatype: the request forms take datatypes whose bytes lie as they are "
-           "(named, no holes)");
+// A request's schedule (a request under `mpi` passes datatypes to MPI, as
+// typed_request does) cannot use it: the next call of the thread reuses it.
+std::byte* stage(int which, std::int64_t bytes, const char* type_name, int rank) {
+  if (t_intake)
+    refuse(MPI_ERR_TYPE, std::string(type_name) + ": a datatype whose bytes do not lie as they " +
+                             "are (derived, holes) on rank " + std::to_string(rank) +
+                             ": a request's shancoll schedule moves plain bytes; algorithm "
+                             "'mpi' (or auto) passes the datatype to MPI");
   thread_local std::vector<std::byte> memory[2];
   std::vector<std::byte>& m = memory[which];
   if (m.size() < static_cast<std::size_t>(bytes)) m.resize(static_cast<std::size_t>(bytes));
@@ -585,10 +610,10 @@ struct OwnBlock {
   }
 };
 
-OwnBlock own_block(const void* buf, MPI_Count count, MPI_Datatype type, bool root, bool outgoing,
-                   const char* name, const char* type_name) {
+OwnBlock own_block(const void* buf, MPI_Count count, MPI_Datatype type, const Place& p,
+                   bool outgoing, const char* name, const char* type_name) {
   if (buf == MPI_IN_PLACE) {
-    if (!root)
+    if (!p.root)
       refuse(MPI_ERR_BUFFER, std::string(name) + ": MPI_IN_PLACE is only valid at the root");
     return {};
   }
@@ -599,7 +624,7 @@ OwnBlock own_block(const void* buf, MPI_Count count, MPI_Datatype type, bool roo
   b.bytes = count * t.size;
   if (!buf && b.bytes > 0) refuse(MPI_ERR_BUFFER, std::string(name) + ": NULL");
   if (t.plain) return b;
-  b.data = stage(0, b.bytes);
+  b.data = stage(0, b.bytes, type_name, p.rank);
   if (outgoing) {
     pack(buf, count, type, b.data, b.bytes);
   } else {
@@ -646,7 +671,7 @@ struct RootLayout {
       packed += layout->counts[r];
     }
     if (!staged) return;
-    std::byte* staging = stage(1, packed);
+    std::byte* staging = stage(1, packed, type_name, root);  // make() runs at the root
     if (in_place_root)
       pack(typed_block(root), count_of(root), type, staging + layout->displs[root],
            layout->counts[root]);
@@ -713,25 +738,40 @@ void scatter_bytes(Collective which, const OwnBlock& mine, RootLayout<Count, Dis
   mine.unpack_staged();
 }
 
-// The rank and size of an intra-communicator, and whether it is the root
-// (a root out of range is nobody's: the door refuses it on every rank).
-struct Place {
-  int rank = 0, size = 0;
-  bool root = false;
-};
+// Inside a request form: whether the request runs `mpi` (the call's
+// algorithm, else SHANCOLL_I<COLL>_ALGORITHM); a name without a request
+// form is refused here, before any datatype is looked at.
+bool typed_request(const char* collective, const char* algorithm) {
+  return t_intake &&
+         std::string_view(request_algorithm(algorithm ? algorithm : "", collective)) == "mpi";
+}
 
-Place place_of(MPI_Comm comm, int root) {
-  check_intracomm(comm);
-  Place p;
-  if (Comm* known = Comm::find(comm)) {
-    p.rank = known->rank();
-    p.size = known->size();
-  } else {
-    MPI_Comm_rank(comm, &p.rank);
-    MPI_Comm_size(comm, &p.size);
+// A gather's or scatter's request under `mpi`: the caller's buffers and
+// datatypes as they are (TypedRooted), whatever the datatypes, on every rank.
+template <class Count, class Displ, class Call>
+void request_typed(Call& call, const Place& p, const void* block, MPI_Count block_count,
+                   MPI_Datatype block_type, const void* layout_buf, const Count* counts,
+                   const Displ* displs, MPI_Count count, MPI_Datatype layout_type,
+                   const char* block_name, const char* counts_name) {
+  TypedRooted t;
+  if (block == MPI_IN_PLACE && !p.root)
+    refuse(MPI_ERR_BUFFER, std::string(block_name) + ": MPI_IN_PLACE is only valid at the root");
+  if (block != MPI_IN_PLACE) check_count(block_count, block_name);
+  t.block = block, t.block_count = block_count, t.block_type = block_type;
+  t.layout_buf = const_cast<void*>(layout_buf), t.layout_type = layout_type;
+  if (p.root && counts) {
+    for (int r = 0; r < p.size; ++r) {
+      check_count(counts[r], counts_name);
+      t.counts.push_back(counts[r]);
+      t.displs.push_back(displs[r]);
+    }
+  } else if (p.root) {
+    check_count(count, counts_name);
+    t.count = count;
   }
-  p.root = p.rank == root;
-  return p;
+  call.typed = &t;
+  t_intake->made = request_of(call, t_intake->persistent);
+  t_last_algorithm = t_intake->made->algorithm();
 }
 
 // One gather(v): `counts` null for a gather of `count` each.
@@ -741,12 +781,23 @@ void gather_call(Collective which, const void* sendbuf, MPI_Count sendcount, MPI
                  MPI_Datatype recvtype, int root, MPI_Comm comm, const char* algorithm,
                  const char* options) {
   const Place p = place_of(comm, root);
-  const OwnBlock mine =
-      own_block(sendbuf, sendcount, sendtype, p.root, true, "sendbuf", "sendtype");
+  if (which == Collective::gatherv && p.root && (!counts || !displs))
+    refuse(MPI_ERR_ARG, "recvcounts/displs: NULL at the root");
+  if (typed_request(which == Collective::gather ? "gather" : "gatherv", algorithm)) {
+    OptionsStorage storage;
+    GathervCall call;
+    call.comm = comm;
+    call.args.root = root;
+    call.args.regular = which == Collective::gather;
+    call.algorithm = "mpi";
+    call.options = call_options(which, options, storage);
+    request_typed(call, p, sendbuf, sendcount, sendtype, recvbuf, counts, displs, count, recvtype,
+                  "sendbuf", "recvcounts");
+    return;
+  }
+  const OwnBlock mine = own_block(sendbuf, sendcount, sendtype, p, true, "sendbuf", "sendtype");
   RootLayout<Count, Displ> side = root_layout(counts, displs, count, recvtype, recvbuf);
   if (p.root) {
-    if (which == Collective::gatherv && (!counts || !displs))
-      refuse(MPI_ERR_ARG, "recvcounts/displs: NULL at the root");
     side.make(p.size, root, mine.bytes < 0, "recvcounts", "recvtype");
   }
   gather_bytes(which, mine, p.root ? &side : nullptr, root, comm, algorithm, options);
@@ -758,12 +809,23 @@ void scatter_call(Collective which, const void* sendbuf, const Count* counts, co
                   MPI_Datatype recvtype, int root, MPI_Comm comm, const char* algorithm,
                   const char* options) {
   const Place p = place_of(comm, root);
-  const OwnBlock mine =
-      own_block(recvbuf, recvcount, recvtype, p.root, false, "recvbuf", "recvtype");
+  if (which == Collective::scatterv && p.root && (!counts || !displs))
+    refuse(MPI_ERR_ARG, "sendcounts/displs: NULL at the root");
+  if (typed_request(which == Collective::scatter ? "scatter" : "scatterv", algorithm)) {
+    OptionsStorage storage;
+    ScattervCall call;
+    call.comm = comm;
+    call.args.root = root;
+    call.args.regular = which == Collective::scatter;
+    call.algorithm = "mpi";
+    call.options = call_options(which, options, storage);
+    request_typed(call, p, recvbuf, recvcount, recvtype, sendbuf, counts, displs, count, sendtype,
+                  "recvbuf", "sendcounts");
+    return;
+  }
+  const OwnBlock mine = own_block(recvbuf, recvcount, recvtype, p, false, "recvbuf", "recvtype");
   RootLayout<Count, Displ> side = root_layout(counts, displs, count, sendtype, sendbuf);
   if (p.root) {
-    if (which == Collective::scatterv && (!counts || !displs))
-      refuse(MPI_ERR_ARG, "sendcounts/displs: NULL at the root");
     side.make(p.size, root, false, "sendcounts", "sendtype");
     if (side.staged) {  // every block packed, in rank order
       for (int r = 0; r < p.size; ++r)

@@ -136,46 +136,6 @@ void report_once(const char* collective, MPI_Comm comm, const std::string& outco
   std::fprintf(stderr, "shancoll_pmpi: rank %d: %s%s\n", rank, key.c_str(), outcome.c_str());
 }
 
-// The ranks whose data a gather receives: the remote group of an
-// inter-communicator, else the communicator's.
-int gathered_ranks(MPI_Comm comm) {
-  int inter = 0, size = 0;
-  PMPI_Comm_test_inter(comm, &inter);
-  if (inter) {
-    PMPI_Comm_remote_size(comm, &size);
-  } else {
-    PMPI_Comm_size(comm, &size);
-  }
-  return size;
-}
-
-// Bytes of the gathered result: recvcount elements from each of those ranks.
-std::int64_t gathered_bytes(MPI_Count recvcount, MPI_Datatype type, MPI_Comm comm) {
-  return gathered_ranks(comm) * bytes_of(recvcount, type);
-}
-
-template <class Count>
-std::int64_t gathered_bytes(const Count recvcounts[], MPI_Datatype type, MPI_Comm comm) {
-  const int size = gathered_ranks(comm);
-  MPI_Count total = 0;
-  for (int r = 0; recvcounts && r < size; ++r) total += recvcounts[r];
-  return bytes_of(total, type);
-}
-
-// Bytes of this rank's own block of a gather or scatter (`count` of `type`
-// at `buf`), or, in place at the root, of its entry in the root's counts.
-std::int64_t own_bytes(const void* buf, MPI_Count count, MPI_Datatype type, MPI_Count root_count,
-                       MPI_Datatype root_type) {
-  return buf == MPI_IN_PLACE ? bytes_of(root_count, root_type) : bytes_of(count, type);
-}
-
-template <class Count>
-MPI_Count count_at_root(const Count counts[], MPI_Comm comm) {
-  int rank = 0;
-  PMPI_Comm_rank(comm, &rank);
-  return counts ? counts[rank] : 0;
-}
-
 }  // namespace
 
 // Read once: the environment of an MPI job does not change under it.
@@ -239,12 +199,24 @@ std::int64_t bytes_of(MPI_Count count, MPI_Datatype type) {
   return count * size;
 }
 
-// The summary's bytes of a reduce_scatter call: this rank's block.
-template <class Count>
-std::int64_t my_block_bytes(const Count recvcounts[], MPI_Datatype datatype, MPI_Comm comm) {
-  int rank = 0;
-  if (!recvcounts || PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS) return 0;
-  return bytes_of(recvcounts[rank], datatype);
+int gathered_ranks(MPI_Comm comm) {
+  int inter = 0, size = 0;
+  PMPI_Comm_test_inter(comm, &inter);
+  if (inter) {
+    PMPI_Comm_remote_size(comm, &size);
+  } else {
+    PMPI_Comm_size(comm, &size);
+  }
+  return size;
+}
+
+std::int64_t gathered_bytes(MPI_Count recvcount, MPI_Datatype type, MPI_Comm comm) {
+  return gathered_ranks(comm) * bytes_of(recvcount, type);
+}
+
+std::int64_t own_bytes(const void* buf, MPI_Count count, MPI_Datatype type, MPI_Count root_count,
+                       MPI_Datatype root_type) {
+  return buf == MPI_IN_PLACE ? bytes_of(root_count, root_type) : bytes_of(count, type);
 }
 
 }  // namespace shancoll::pmpi

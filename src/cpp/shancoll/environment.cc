@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cstdlib>
 #include <deque>
 #include <mutex>
@@ -14,6 +15,32 @@ namespace {
 std::string text_of(const char* name) {
   const char* value = std::getenv(name);
   return value ? value : "";
+}
+
+// The collectives whose request algorithm SHANCOLL_I<COLL>_ALGORITHM names
+// (iallreduce has its own field: its registry is allreduce's).
+constexpr const char* kRequestCollectives[] = {
+    "barrier",
+    "bcast",
+    "reduce",
+    "gather",
+    "gatherv",
+    "scatter",
+    "scatterv",
+    "allgather",
+    "allgatherv",
+    "alltoall",
+    "alltoallv",
+    "reduce_scatter",
+    "reduce_scatter_block",
+    "scan",
+    "exscan",
+};
+
+std::string request_variable_of(const std::string& collective) {
+  std::string name = "SHANCOLL_I";
+  for (char c : collective) name += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return name + "_ALGORITHM";
 }
 
 Environment read_environment() {
@@ -44,6 +71,10 @@ Environment read_environment() {
   e.gatherv = text_of("SHANCOLL_GATHERV_ALGORITHM");
   e.scatter = text_of("SHANCOLL_SCATTER_ALGORITHM");
   e.scatterv = text_of("SHANCOLL_SCATTERV_ALGORITHM");
+  for (const char* c : kRequestCollectives) {
+    std::string value = text_of(request_variable_of(c).c_str());
+    if (!value.empty()) e.requests.emplace(c, std::move(value));
+  }
   return e;
 }
 
@@ -68,6 +99,10 @@ std::deque<Cached> cached_values;
 }  // namespace
 
 const Environment& environment() { return current(); }
+
+std::string request_algorithm_variable(std::string_view collective) {
+  return request_variable_of(std::string(collective));
+}
 
 const std::string& algorithm_name(const std::string& requested,
                                   const std::string& from_environment) {

@@ -11,7 +11,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <string_view>
 
 namespace shancoll {
 
@@ -40,6 +42,9 @@ struct Environment {
   std::string gatherv;
   std::string scatter;  // empty: scatterv's
   std::string scatterv;
+  // SHANCOLL_I<COLL>_ALGORITHM of the request forms (iallreduce: above), by
+  // collective ("bcast", "gatherv", ...); only the variables that are set.
+  std::map<std::string, std::string, std::less<>> requests;
 };
 
 const Environment& environment();
@@ -51,6 +56,10 @@ void reload_environment();
 // SHANCOLL_<COLL>_ALGORITHM (`from_environment`), else "auto".
 const std::string& algorithm_name(const std::string& requested,
                                   const std::string& from_environment);
+
+// "SHANCOLL_IBCAST_ALGORITHM" for "bcast": the variable of a request's
+// algorithm, for messages.
+std::string request_algorithm_variable(std::string_view collective);
 
 // Any other variable (the C API's per-collective ones), read once like the
 // rest; "" when unset. `name` must be a string literal: it is cached by address.

@@ -7,6 +7,7 @@
 #include "shancoll/coll/gather/gather.h"
 #include "shancoll/coll/intergroup/intergroup.h"
 #include "shancoll/coll/reduce_scatter/reduce_scatter.h"
+#include "shancoll/coll/request/requests.h"
 #include "shancoll/coll/rooted.h"
 #include "shancoll/coll/scan/scan.h"
 #include "shancoll/coll/scatter/scatter.h"
@@ -38,10 +39,13 @@ std::vector<AlgorithmInfo> algorithm_listing(std::string_view collective) {
   if (collective == "alltoall" || collective == "alltoallv") return alltoallv_registry().listing();
   if (collective == "gather" || collective == "gatherv") return gatherv_registry().listing();
   if (collective == "scatter" || collective == "scatterv") return scatterv_registry().listing();
+  if (collective.size() > 1 && collective[0] == 'i')  // a request form: ibcast, igatherv, ...
+    if (auto listing = request_listing(collective.substr(1))) return *listing;
   throw ArgumentError("collective: unknown collective '" + std::string(collective) +
                       "' (valid: allgather, allgatherv, allreduce, iallreduce, bcast, reduce, "
                       "intergroup, barrier, scan, exscan, reduce_scatter, reduce_scatter_block, "
-                      "alltoall, alltoallv, gather, gatherv, scatter, scatterv)");
+                      "alltoall, alltoallv, gather, gatherv, scatter, scatterv, and the request "
+                      "forms i<coll> of all but intergroup)");
 }
 
 }  // namespace shancoll

@@ -58,7 +58,8 @@ class Registry {
 // The listing of a collective by name: allgather, allgatherv, allreduce,
 // iallreduce (the split-phase ones), bcast, reduce, intergroup, barrier, scan, exscan,
 // reduce_scatter, reduce_scatter_block, alltoall, alltoallv, gather, gatherv,
-// scatter, scatterv. Every front
+// scatter, scatterv, and i<coll> for the request forms of all but allreduce
+// and intergroup (coll/request/requests.h: request_listing). Every front
 // end lists algorithms through this one function. ArgumentError naming
 // `collective` for any other name.
 std::vector<AlgorithmInfo> algorithm_listing(std::string_view collective);

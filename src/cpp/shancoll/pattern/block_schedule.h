@@ -10,6 +10,10 @@
 //   round r   its receives and sends are posted together; the next round
 //             starts when all of them are complete. A send's region holds its
 //             final value by then (setup, or a receive of an earlier round).
+//             Then the round's steps run in order: copies, and for the
+//             reductions combines dst = a o b over dst.bytes (a holds the
+//             lower ranks' part, so non-commutative ops keep rank order;
+//             the executor's op turns bytes into elements).
 // Ranks need not have the same number of rounds: every message of a run
 // carries the run's one tag, and MPI's non-overtaking rule matches the
 // messages between two ranks in the order both post them (round order, then
@@ -27,12 +31,16 @@
 //                        sends the total minus the block it receives last.
 // pairwise alltoallv     pattern/alltoall.h: P - 1 rounds, in round k the
 //                        block for p + k out, the block of p - k in.
+// More schedules: pattern/block_rooted.h (binomial gather and scatter),
+// pattern/block_reduce.h (binomial reduce, pairwise reduce-scatter,
+// recursive-doubling scan and exscan).
 // Preconditions: 1 <= P, 0 <= rank, root < P; counts and displacements
 // (bytes) of P ranks. Pure arithmetic, no MPI.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "shancoll/pattern/alltoall.h"
@@ -57,8 +65,19 @@ struct Copy {
   Region dst, src;
 };
 
+// After a round's messages: dst = a o b (combine), or dst = a (copy; b unused).
+struct BlockStep {
+  bool combine;
+  Region dst, a, b;
+};
+
 struct BlockRound {
+  BlockRound() = default;
+  BlockRound(std::vector<Move> sends_, std::vector<Move> recvs_, std::vector<BlockStep> steps_ = {})
+      : sends(std::move(sends_)), recvs(std::move(recvs_)), steps(std::move(steps_)) {}
+
   std::vector<Move> sends, recvs;
+  std::vector<BlockStep> steps;
 };
 
 struct BlockSchedule {

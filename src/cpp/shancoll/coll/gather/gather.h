@@ -82,11 +82,16 @@ std::string choose_gatherv(bool regular, std::int64_t block_bytes, int ranks, in
 // (SHANCOLL_GATHER(V)_ALGORITHM), checks everything it can before any
 // communication, runs, and records what ran in the Comm.
 
+struct TypedRooted;  // coll/request/requests.h
+
 struct GathervCall {
   MPI_Comm comm = MPI_COMM_NULL;         // an intra-communicator
   GathervArgs args;                      // bytes; regular: gather
   std::string_view algorithm;            // "": the environment's, else "auto"
   const CallOptions* options = nullptr;  // completed; nullptr: default_options
+  // The C API's request forms under `mpi`: the caller's own buffers and
+  // datatypes, which the request passes to MPI as they are (args: unused).
+  const TypedRooted* typed = nullptr;
 };
 
 Comm& gatherv(const GathervCall& call);

@@ -9,6 +9,7 @@
 #include "shancoll/coll/alltoallv/alltoallv.h"
 #include "shancoll/coll/gather/gather.h"
 #include "shancoll/coll/reduce_scatter/reduce_scatter.h"
+#include "shancoll/coll/request/requests.h"
 #include "shancoll/coll/rooted.h"
 #include "shancoll/coll/scan/scan.h"
 #include "shancoll/coll/scatter/scatter.h"
@@ -97,6 +98,53 @@ struct Layout {
   MpiDispl* d() { return displs.empty() ? nullptr : displs.data(); }
 };
 
+// The C API's own arguments (TypedRooted), to MPI as they are.
+std::unique_ptr<Engine> typed_gather(MPI_Comm comm, const TypedRooted& t, int root, bool regular,
+                                     int size) {
+  const void* send = t.block;
+  const MpiCount mine = count_of(t.block_count);
+  const MPI_Datatype send_type = t.block_type, recv_type = t.layout_type;
+  void* recv = t.layout_buf;
+  if (regular) {
+    return engine(
+        [=, count = count_of(t.count)](MPI_Request* r) {
+          return mpi_post(r, SHANCOLL_NONBLOCKING(gather), send, mine, send_type, recv, count,
+                          recv_type, root, comm);
+        },
+        "MPI_Igather_c");
+  }
+  return engine(
+      [=, layout = t.counts.empty() ? Layout() : Layout(t.counts.data(), t.displs.data(), size)](
+          MPI_Request* r) mutable {
+        return mpi_post(r, SHANCOLL_NONBLOCKING(gatherv), send, mine, send_type, recv, layout.c(),
+                        layout.d(), recv_type, root, comm);
+      },
+      "MPI_Igatherv_c");
+}
+
+std::unique_ptr<Engine> typed_scatter(MPI_Comm comm, const TypedRooted& t, int root, bool regular,
+                                      int size) {
+  void* recv = const_cast<void*>(t.block);
+  const MpiCount mine = count_of(t.block_count);
+  const MPI_Datatype recv_type = t.block_type, send_type = t.layout_type;
+  const void* send = t.layout_buf;
+  if (regular) {
+    return engine(
+        [=, count = count_of(t.count)](MPI_Request* r) {
+          return mpi_post(r, SHANCOLL_NONBLOCKING(scatter), send, count, send_type, recv, mine,
+                          recv_type, root, comm);
+        },
+        "MPI_Iscatter_c");
+  }
+  return engine(
+      [=, layout = t.counts.empty() ? Layout() : Layout(t.counts.data(), t.displs.data(), size)](
+          MPI_Request* r) mutable {
+        return mpi_post(r, SHANCOLL_NONBLOCKING(scatterv), send, layout.c(), layout.d(), send_type,
+                        recv, mine, recv_type, root, comm);
+      },
+      "MPI_Iscatterv_c");
+}
+
 }  // namespace
 
 std::unique_ptr<Engine> mpi_barrier(MPI_Comm comm) {
@@ -132,6 +180,7 @@ std::unique_ptr<Engine> mpi_allreduce(MPI_Comm comm, const AllreduceCall& c) {
 
 std::unique_ptr<Engine> mpi_gatherv(MPI_Comm comm, const GathervCall& c, int rank, int size) {
   const GathervArgs& a = c.args;
+  if (c.typed) return typed_gather(comm, *c.typed, a.root, a.regular, size);
   const bool root = rank == a.root;
   const void* send = or_in_place(a.send);
   void* recv = root ? a.recv : nullptr;
@@ -154,6 +203,7 @@ std::unique_ptr<Engine> mpi_gatherv(MPI_Comm comm, const GathervCall& c, int ran
 
 std::unique_ptr<Engine> mpi_scatterv(MPI_Comm comm, const ScattervCall& c, int rank, int size) {
   const ScattervArgs& a = c.args;
+  if (c.typed) return typed_scatter(comm, *c.typed, a.root, a.regular, size);
   const bool root = rank == a.root;
   const void* send = root ? a.send : nullptr;
   void* recv = a.recv ? static_cast<void*>(a.recv) : MPI_IN_PLACE;

@@ -1,6 +1,9 @@
 #include "shancoll/coll/request/request_schedule.h"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <utility>
 
 #include "shancoll/cost.h"
 #include "shancoll/error.h"
@@ -9,17 +12,25 @@
 namespace shancoll {
 
 ScheduleEngine::ScheduleEngine(Comm& comm, const Topology& topo, pattern::BlockSchedule schedule,
-                               const void* send, void* recv)
+                               const void* send, void* recv, std::optional<Reducer> reducer)
     : comm_(comm),
       topo_(topo),
       schedule_(std::move(schedule)),
       send_(static_cast<const std::byte*>(send)),
       recv_(static_cast<std::byte*>(recv)),
-      scratch_(static_cast<std::size_t>(schedule_.scratch_bytes)) {
+      scratch_(static_cast<std::size_t>(schedule_.scratch_bytes)),
+      reducer_(std::move(reducer)) {
   std::size_t most = 0;
-  for (const pattern::BlockRound& rd : schedule_.rounds)
+  std::int64_t widest = 0;
+  for (const pattern::BlockRound& rd : schedule_.rounds) {
     most = std::max(most, rd.sends.size() + rd.recvs.size());
+    for (const pattern::BlockStep& st : rd.steps)
+      if (st.combine) widest = std::max(widest, st.dst.bytes);
+  }
+  if (widest > 0 && !reducer_) throw std::logic_error("a schedule's combine without an op");
+  spare_.resize(static_cast<std::size_t>(widest));
   requests_.reserve(most);
+  statuses_.reserve(most);
   round_ = schedule_.rounds.size();  // not started: complete
 }
 
@@ -59,26 +70,55 @@ void ScheduleEngine::post_round() {
   posted_ = true;
 }
 
+void ScheduleEngine::run_steps(const std::vector<pattern::BlockStep>& steps) {
+  for (const pattern::BlockStep& st : steps) {
+    if (st.dst.bytes == 0) continue;
+    if (!st.combine) {
+      local_copy(at(st.dst), at(st.a), static_cast<std::size_t>(st.dst.bytes));
+      continue;
+    }
+    const auto count = st.dst.bytes / static_cast<std::int64_t>(reducer_->elem_size());
+    reducer_->combine(at(st.dst), at(st.a), at(st.b), count, spare_.data());
+  }
+}
+
 void ScheduleEngine::start() {
   tag_ = request_tag(comm_.next_epoch());
   for (const pattern::Copy& c : schedule_.setup)
     if (c.dst.bytes > 0) local_copy(at(c.dst), at(c.src), static_cast<std::size_t>(c.dst.bytes));
   round_ = 0;
   posted_ = false;
+  short_message_.clear();
+}
+
+void ScheduleEngine::check_sizes(const pattern::BlockRound& rd) {
+  for (std::size_t i = 0; i < rd.recvs.size() && short_message_.empty(); ++i) {
+    MPI_Count got = 0;
+    check_mpi(MPI_Get_elements_x(&statuses_[i], MPI_BYTE, &got), "MPI_Get_elements_x");
+    if (got == rd.recvs[i].region.bytes) continue;
+    short_message_ = "counts: rank " + std::to_string(rd.recvs[i].peer) + " sent " +
+                     std::to_string(got) + " bytes where rank " + std::to_string(comm_.rank()) +
+                     " expects " + std::to_string(rd.recvs[i].region.bytes) +
+                     " (the ranks' counts differ)";
+  }
 }
 
 bool ScheduleEngine::test() {
   while (round_ < schedule_.rounds.size()) {
     if (!posted_) post_round();
     int complete = 0;
+    statuses_.resize(requests_.size());
     check_mpi(MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &complete,
-                          MPI_STATUSES_IGNORE),
+                          statuses_.data()),
               "MPI_Testall (a request's round)");
     if (!complete) return false;
     requests_.clear();
+    check_sizes(schedule_.rounds[round_]);
+    run_steps(schedule_.rounds[round_].steps);
     ++round_;
     posted_ = false;
   }
+  if (!short_message_.empty()) throw ArgumentError(std::exchange(short_message_, {}));
   return true;
 }
 

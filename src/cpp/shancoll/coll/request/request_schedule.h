@@ -2,9 +2,13 @@
 // representation at the top of pattern/block_schedule.h) over point-to-point
 // messages on shancoll's dup of the communicator, as a resumable state
 // machine: setup copies, then per round post every receive and send, test
-// them, next round. The schedule and the scratch are made once (at _init for
+// them, run the round's steps (copies, and combines with the reduction's op),
+// next round. The schedule and the scratch are made once (at _init for
 // a persistent request); a start costs the setup copies and the first
 // round's posts, and allocates nothing for rounds of up to 8 messages.
+// A message shorter than its receive (the ranks' counts differ: erroneous
+// in MPI) is an ArgumentError once the run's messages are over (a longer one
+// is MPI's truncation error at once).
 // Each run takes a tag of its own (request_tag of the communicator's next
 // call number), so runs of several requests may be in flight on one
 // communicator.
@@ -13,9 +17,12 @@
 #include <mpi.h>
 
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "shancoll/coll/request/request.h"
+#include "shancoll/ops.h"
 #include "shancoll/pattern/block_schedule.h"
 #include "shancoll/topology.h"
 
@@ -23,8 +30,9 @@ namespace shancoll {
 
 class ScheduleEngine final : public Engine {
  public:
+  // reducer: the op of a reduction's combine steps (none without them).
   ScheduleEngine(Comm& comm, const Topology& topo, pattern::BlockSchedule schedule,
-                 const void* send, void* recv);
+                 const void* send, void* recv, std::optional<Reducer> reducer = std::nullopt);
   ~ScheduleEngine() override;  // cancels what an abandoned run left in flight
   ScheduleEngine(const ScheduleEngine&) = delete;
   ScheduleEngine& operator=(const ScheduleEngine&) = delete;
@@ -41,6 +49,8 @@ class ScheduleEngine final : public Engine {
   std::byte* at(const pattern::Region& region) const;
   void post_round();
   void cancel_posted();
+  void run_steps(const std::vector<pattern::BlockStep>& steps);
+  void check_sizes(const pattern::BlockRound& rd);
 
   Comm& comm_;
   const Topology& topo_;
@@ -48,7 +58,11 @@ class ScheduleEngine final : public Engine {
   const std::byte* send_;
   std::byte* recv_;
   std::vector<std::byte> scratch_;
+  std::optional<Reducer> reducer_;
+  std::vector<std::byte> spare_;       // Reducer::combine's tmp: a combine's largest dst
   std::vector<MPI_Request> requests_;  // the round's; capacity kept between rounds and runs
+  std::vector<MPI_Status> statuses_;   // the round's receives first, as requests_
+  std::string short_message_;          // the run's first short message; empty: none
   int tag_ = 0;
   std::size_t round_ = 0;
   bool posted_ = false;

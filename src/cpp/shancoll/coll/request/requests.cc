@@ -1,30 +1,92 @@
 #include "shancoll/coll/request/requests.h"
 
+#include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <string>
 
 #include "shancoll/coll/door.h"
 #include "shancoll/coll/request/request_mpi.h"
 #include "shancoll/coll/request/request_schedule.h"
 #include "shancoll/error.h"
+#include "shancoll/pattern/block_reduce.h"
+#include "shancoll/pattern/block_rooted.h"
 
 namespace shancoll {
 namespace {
 
-// The collectives that have a shancoll schedule as a request, and its name.
+// The collectives that have a shancoll schedule as a request: its name and
+// what it does, for the listing.
 struct ScheduleName {
   const char* collective;
   const char* algorithm;
+  const char* summary;
 };
 constexpr ScheduleName kSchedules[] = {
-    {"barrier", "dissemination"}, {"bcast", "binomial"},    {"allgather", "ring"},
-    {"allgatherv", "ring"},       {"alltoall", "pairwise"}, {"alltoallv", "pairwise"},
+    {"barrier", "dissemination", "dissemination barrier: ceil(log2 P) rounds of empty messages"},
+    {"bcast", "binomial", "binomial tree from the root: ceil(log2 P) rounds"},
+    {"allgather", "ring", "ring: P - 1 rounds, one block to the right neighbour in each"},
+    {"allgatherv", "ring", "ring: P - 1 rounds, one block to the right neighbour in each"},
+    {"alltoall", "pairwise", "pairwise: P - 1 rounds, the block for rank + k out in round k"},
+    {"alltoallv", "pairwise", "pairwise: P - 1 rounds, the block for rank + k out in round k"},
+    {"gather", "binomial", "binomial tree to the root: ceil(log2 P) rounds, subtrees' blocks"},
+    {"scatter", "binomial", "binomial tree from the root: ceil(log2 P) rounds, subtrees' blocks"},
+    {"reduce", "binomial",
+     "binomial tree to the root (rank 0 for non-commutative ops, then to the root)"},
+    {"reduce_scatter", "pairwise",
+     "pairwise: P - 1 rounds, the block for rank + k out; folded in rank order"},
+    {"reduce_scatter_block", "pairwise",
+     "pairwise: P - 1 rounds, the block for rank + k out; folded in rank order"},
+    {"scan", "recursive_doubling", "recursive doubling: ceil(log2 P) rounds, rank order kept"},
+    {"exscan", "recursive_doubling", "recursive doubling: ceil(log2 P) rounds, rank order kept"},
 };
 
-const char* schedule_of(const char* collective) {
+// Every collective with a request form here (iallreduce: allreduce.h).
+constexpr const char* kCollectives[] = {
+    "barrier",
+    "bcast",
+    "reduce",
+    "gather",
+    "gatherv",
+    "scatter",
+    "scatterv",
+    "allgather",
+    "allgatherv",
+    "alltoall",
+    "alltoallv",
+    "reduce_scatter",
+    "reduce_scatter_block",
+    "scan",
+    "exscan",
+};
+
+const ScheduleName* schedule_of(std::string_view collective) {
   for (const ScheduleName& s : kSchedules)
-    if (std::strcmp(s.collective, collective) == 0) return s.algorithm;
+    if (collective == s.collective) return &s;
   return nullptr;
+}
+
+bool has_request_form(std::string_view collective) {
+  return std::any_of(std::begin(kCollectives), std::end(kCollectives),
+                     [&](const char* c) { return collective == c; });
+}
+
+// "gatherv" for "gather": the v-form whose variable a regular collective
+// falls back to, as the blocking SHANCOLL_<COLL>_ALGORITHM do.
+std::string v_form(std::string_view collective) {
+  for (const char* c : {"gather", "scatter", "allgather", "alltoall"})
+    if (collective == c) return std::string(collective) + "v";
+  return std::string(collective);
+}
+
+// `name` as a static name of a request algorithm of `collective` ("auto" is
+// "mpi"), else an ArgumentError naming `source` (the argument or variable).
+const char* named(std::string_view name, const char* collective, const std::string& source) {
+  if (name == "auto" || name == "mpi") return "mpi";
+  const ScheduleName* schedule = schedule_of(collective);
+  if (schedule && name == schedule->algorithm) return schedule->algorithm;
+  throw ArgumentError(source + ": '" + std::string(name) + "' has no request form for " +
+                      collective + " (valid: " + request_algorithms(collective) + ")");
 }
 
 // What a request door starts from: the options, the communicator, and the
@@ -44,18 +106,10 @@ struct Setup {
   const Topology& topo() const { return comm.nodes(options.ranks_per_node).topo; }
 };
 
-const char* resolve(std::string_view name, const char* collective) {
-  if (name.empty() || name == "auto" || name == "mpi") return "mpi";
-  const char* schedule = schedule_of(collective);
-  if (schedule && name == schedule) return schedule;
-  throw ArgumentError("algorithm: '" + std::string(name) + "' has no request form for " +
-                      collective + " (valid: " + request_algorithms(collective) + ")");
-}
-
 Setup setup(MPI_Comm user, std::string_view algorithm, const CallOptions* given, Collective c,
             const char* collective, bool persistent) {
   const Options o = options_or_defaults(given, c).resolved();
-  const char* name = resolve(algorithm, collective);
+  const char* name = request_algorithm(algorithm, collective);
   return {o, Comm::of(user, o.timeout), name, collective, persistent};
 }
 
@@ -66,11 +120,35 @@ std::unique_ptr<Request> made(const Setup& s, Make&& make) {
   return s.comm.run({s.collective, s.algorithm}, [&] { return make(); });
 }
 
+Reducer reducer_of(MPI_Op op, DType type, MPI_Datatype datatype) {
+  return datatype == MPI_DATATYPE_NULL ? Reducer(op, type) : Reducer(op, type, datatype);
+}
+
 }  // namespace
 
+// igather, iscatter, iallgather, ialltoall fall back to their v-form's
+// variable, as the blocking SHANCOLL_<COLL>_ALGORITHM do.
+const char* request_algorithm(std::string_view given, const char* collective) {
+  if (!given.empty() && given != "auto") return named(given, collective, "algorithm");
+  const auto& set = environment().requests;
+  auto it = set.find(collective);
+  if (it == set.end()) it = set.find(v_form(collective));
+  if (it == set.end()) return "mpi";
+  return named(it->second, collective, request_algorithm_variable(it->first));
+}
+
 std::string request_algorithms(const char* collective) {
-  const char* schedule = schedule_of(collective);
-  return schedule ? std::string("auto, ") + schedule + ", mpi" : std::string("auto, mpi");
+  const ScheduleName* schedule = schedule_of(collective);
+  return schedule ? std::string("auto, ") + schedule->algorithm + ", mpi"
+                  : std::string("auto, mpi");
+}
+
+std::optional<std::vector<AlgorithmInfo>> request_listing(std::string_view collective) {
+  if (!has_request_form(collective)) return std::nullopt;
+  std::vector<AlgorithmInfo> out;
+  if (const ScheduleName* s = schedule_of(collective)) out.push_back({s->algorithm, s->summary});
+  out.push_back({"mpi", "the MPI library's own nonblocking MPI_I" + std::string(collective)});
+  return out;
 }
 
 std::unique_ptr<Request> request_of(const BarrierCall& call, bool persistent) {
@@ -101,7 +179,19 @@ std::unique_ptr<Request> request_of(const ReduceCall& call, bool persistent) {
   const Setup s =
       setup(call.comm, call.algorithm, call.options, Collective::reduce, "reduce", persistent);
   check_root(s.comm, call.root);
-  return made(s, [&] { return s.make(mpi_reduce(s.comm.mpi(), call)); });
+  return made(s, [&] {
+    if (!s.scheduled()) return s.make(mpi_reduce(s.comm.mpi(), call));
+    Reducer reducer = reducer_of(call.op, call.type, call.datatype);
+    const std::int64_t bytes = call.count * static_cast<std::int64_t>(reducer.elem_size());
+    const bool in_place = call.send == nullptr;
+    if (in_place && s.comm.rank() != call.root)
+      throw ArgumentError("sendbuf: MPI.IN_PLACE is for the root alone");
+    return s.make(std::make_unique<ScheduleEngine>(
+        s.comm, s.topo(),
+        pattern::binomial_reduce_schedule(s.comm.size(), s.comm.rank(), call.root, bytes,
+                                          reducer.commutative(), in_place),
+        call.send, call.recv, std::move(reducer)));
+  });
 }
 
 std::unique_ptr<Request> request_of(const GathervCall& call, bool persistent) {
@@ -110,8 +200,19 @@ std::unique_ptr<Request> request_of(const GathervCall& call, bool persistent) {
                         regular ? Collective::gather : Collective::gatherv,
                         regular ? "gather" : "gatherv", persistent);
   check_root(s.comm, call.args.root);
-  return made(
-      s, [&] { return s.make(mpi_gatherv(s.comm.mpi(), call, s.comm.rank(), s.comm.size())); });
+  return made(s, [&] {
+    if (!s.scheduled())
+      return s.make(mpi_gatherv(s.comm.mpi(), call, s.comm.rank(), s.comm.size()));
+    const GathervArgs& a = call.args;
+    const bool at_root = s.comm.rank() == a.root;
+    if (at_root && (!a.counts || !a.displs)) throw ArgumentError("recvcounts: NULL at the root");
+    return s.make(std::make_unique<ScheduleEngine>(
+        s.comm, s.topo(),
+        pattern::binomial_gather_schedule(s.comm.size(), s.comm.rank(), a.root,
+                                          at_root ? a.counts[a.root] : a.send_bytes, a.displs,
+                                          a.send == nullptr),
+        a.send, a.recv));
+  });
 }
 
 std::unique_ptr<Request> request_of(const ScattervCall& call, bool persistent) {
@@ -120,8 +221,19 @@ std::unique_ptr<Request> request_of(const ScattervCall& call, bool persistent) {
                         regular ? Collective::scatter : Collective::scatterv,
                         regular ? "scatter" : "scatterv", persistent);
   check_root(s.comm, call.args.root);
-  return made(
-      s, [&] { return s.make(mpi_scatterv(s.comm.mpi(), call, s.comm.rank(), s.comm.size())); });
+  return made(s, [&] {
+    if (!s.scheduled())
+      return s.make(mpi_scatterv(s.comm.mpi(), call, s.comm.rank(), s.comm.size()));
+    const ScattervArgs& a = call.args;
+    const bool at_root = s.comm.rank() == a.root;
+    if (at_root && (!a.counts || !a.displs)) throw ArgumentError("sendcounts: NULL at the root");
+    return s.make(std::make_unique<ScheduleEngine>(
+        s.comm, s.topo(),
+        pattern::binomial_scatter_schedule(s.comm.size(), s.comm.rank(), a.root,
+                                           at_root ? a.counts[a.root] : a.recv_bytes, a.displs,
+                                           a.recv == nullptr),
+        a.send, a.recv));
+  });
 }
 
 std::unique_ptr<Request> request_of(const AllgathervCall& call, bool persistent) {
@@ -162,15 +274,42 @@ std::unique_ptr<Request> request_of(const ReduceScatterCall& call, bool block, b
   const Setup s = setup(call.comm, call.algorithm, call.options,
                         block ? Collective::reduce_scatter_block : Collective::reduce_scatter,
                         block ? "reduce_scatter_block" : "reduce_scatter", persistent);
-  return made(s,
-              [&] { return s.make(mpi_reduce_scatter(s.comm.mpi(), call, s.comm.size(), block)); });
+  return made(s, [&] {
+    const int p = s.comm.size();
+    if (!s.scheduled()) return s.make(mpi_reduce_scatter(s.comm.mpi(), call, p, block));
+    Reducer reducer = reducer_of(call.op, call.type, call.datatype);
+    const auto esize = static_cast<std::int64_t>(reducer.elem_size());
+    std::vector<std::int64_t> counts(static_cast<std::size_t>(p)), displs(counts.size());
+    std::int64_t total = 0;
+    for (int q = 0; q < p; ++q) {
+      const std::int64_t n = block ? call.count : call.counts[q];
+      if (n < 0)
+        throw ArgumentError("recvcounts: negative count " + std::to_string(n) + " for rank " +
+                            std::to_string(q));
+      counts[q] = n * esize, displs[q] = total, total += counts[q];
+    }
+    return s.make(std::make_unique<ScheduleEngine>(
+        s.comm, s.topo(),
+        pattern::pairwise_reduce_scatter_schedule(p, s.comm.rank(), counts.data(), displs.data(),
+                                                  call.send == nullptr),
+        call.send, call.recv, std::move(reducer)));
+  });
 }
 
 std::unique_ptr<Request> request_of(const ScanCall& call, bool exclusive, bool persistent) {
   const Setup s = setup(call.comm, call.algorithm, call.options,
                         exclusive ? Collective::exscan : Collective::scan,
                         exclusive ? "exscan" : "scan", persistent);
-  return made(s, [&] { return s.make(mpi_scan(s.comm.mpi(), call, exclusive)); });
+  return made(s, [&] {
+    if (!s.scheduled()) return s.make(mpi_scan(s.comm.mpi(), call, exclusive));
+    Reducer reducer = reducer_of(call.op, call.type, call.datatype);
+    const std::int64_t bytes = call.count * static_cast<std::int64_t>(reducer.elem_size());
+    return s.make(std::make_unique<ScheduleEngine>(
+        s.comm, s.topo(),
+        pattern::recursive_doubling_scan_schedule(s.comm.size(), s.comm.rank(), bytes, exclusive,
+                                                  call.send == nullptr),
+        call.send, call.recv, std::move(reducer)));
+  });
 }
 
 }  // namespace shancoll

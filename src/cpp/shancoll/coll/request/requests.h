@@ -5,7 +5,9 @@
 // returns the request: started (nonblocking) or ready for start()
 // (persistent). Allreduce's is iallreduce (coll/allreduce/allreduce.h).
 //
-// Algorithms of a request (requests.cc: request_algorithms):
+// Algorithms of a request (requests.cc: request_algorithms, listed as
+// shancoll.algorithms("i<coll>")), chosen by the call's `algorithm`, else
+// SHANCOLL_I<COLL>_ALGORITHM, else auto:
 //   mpi        the MPI library's own nonblocking or persistent collective;
 //   a schedule shancoll's point-to-point schedule of the blocking algorithm
 //              of the same name (pattern/block_schedule.h): barrier
@@ -17,19 +19,40 @@
 //              library's; allreduce keeps its built-in rule (select_iallreduce).
 #pragma once
 
+#include <mpi.h>
+
+#include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "shancoll/coll/allgatherv/allgatherv.h"
 #include "shancoll/coll/alltoallv/alltoallv.h"
 #include "shancoll/coll/barrier/barrier.h"
 #include "shancoll/coll/gather/gather.h"
 #include "shancoll/coll/reduce_scatter/reduce_scatter.h"
+#include "shancoll/coll/registry.h"
 #include "shancoll/coll/request/request.h"
 #include "shancoll/coll/rooted.h"
 #include "shancoll/coll/scan/scan.h"
 #include "shancoll/coll/scatter/scatter.h"
 
 namespace shancoll {
+
+// A gather's or scatter's arguments as MPI takes them, from the C API's
+// request forms under `mpi`: a datatype MPI alone can read (derived, with
+// holes) reaches MPI as it is, on whichever rank has it.
+struct TypedRooted {
+  const void* block = nullptr;  // a gather's send, a scatter's receive buffer (or MPI_IN_PLACE)
+  std::int64_t block_count = 0;
+  MPI_Datatype block_type = MPI_DATATYPE_NULL;
+  void* layout_buf = nullptr;                // the root's receive (gather) or send buffer
+  std::vector<std::int64_t> counts, displs;  // the root's, in elements; empty: regular
+  std::int64_t count = 0;                    // the root's per rank (regular)
+  MPI_Datatype layout_type = MPI_DATATYPE_NULL;
+};
 
 std::unique_ptr<Request> request_of(const BarrierCall& call, bool persistent);
 std::unique_ptr<Request> request_of(const BcastCall& call, bool persistent);
@@ -42,8 +65,16 @@ std::unique_ptr<Request> request_of(const AlltoallvCall& call, bool persistent);
 std::unique_ptr<Request> request_of(const ReduceScatterCall& call, bool block, bool persistent);
 std::unique_ptr<Request> request_of(const ScanCall& call, bool exclusive, bool persistent);
 
+// What a request of `collective` runs for the caller's name `given` ("" or
+// "auto": SHANCOLL_I<COLL>_ALGORITHM, else auto): "mpi" or the schedule's
+// name; ArgumentError naming the argument or variable for any other.
+const char* request_algorithm(std::string_view given, const char* collective);
+
 // The algorithms a request of `collective` ("bcast", ...) can run, as
 // "auto, binomial, mpi".
 std::string request_algorithms(const char* collective);
+// The same as algorithm_listing's entries (auto aside); none when
+// `collective` has no request door here (allreduce: iallreduce_registry).
+std::optional<std::vector<AlgorithmInfo>> request_listing(std::string_view collective);
 
 }  // namespace shancoll

@@ -78,11 +78,16 @@ std::string choose_scatterv(bool regular, std::int64_t block_bytes, int ranks, i
 // and the algorithm (SHANCOLL_SCATTER(V)_ALGORITHM), checks everything it can
 // before any communication, runs, and records what ran in the Comm.
 
+struct TypedRooted;  // coll/request/requests.h
+
 struct ScattervCall {
   MPI_Comm comm = MPI_COMM_NULL;         // an intra-communicator
   ScattervArgs args;                     // bytes; regular: scatter
   std::string_view algorithm;            // "": the environment's, else "auto"
   const CallOptions* options = nullptr;  // completed; nullptr: default_options
+  // The C API's request forms under `mpi`: the caller's own buffers and
+  // datatypes, which the request passes to MPI as they are (args: unused).
+  const TypedRooted* typed = nullptr;
 };
 
 Comm& scatterv(const ScattervCall& call);

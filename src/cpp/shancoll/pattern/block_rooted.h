@@ -1,0 +1,139 @@
+// Block schedules (the representation: pattern/block_schedule.h) of the
+// rooted block collectives with one block size everywhere, gather and
+// scatter, over the binomial tree of pattern/binomial.h on members
+// v = rank - root (mod P): member v's subtree is [v, v + span(v)), so a
+// subtree's blocks travel as one message in member order.
+//
+// binomial gather   a member with children gathers its subtree in scratch
+//                   (its own block first), receiving every child's range in
+//                   one round, then sends the range to its parent; a leaf
+//                   sends its send buffer. Depth ceil(log2 P) rounds,
+//                   P - 1 messages, span(v) * m bytes up from member v;
+//                   scratch span(v) * m.
+// binomial scatter  the reverse: a member receives its subtree's range from
+//                   its parent, keeps its block and sends each child its
+//                   range (largest first) in one round.
+// At the root, members' blocks map to ranks (v + root) mod P at the root's
+// displacements: a range whose blocks lie end to end in its buffer is
+// received (sent) in place, any other (the range that wraps past rank
+// P - 1, irregular displacements) through scratch with one copy per run of
+// adjacent blocks.
+// The v-forms are not here: a rank in the middle of the tree would need its
+// subtree's counts, which MPI gives to the root alone (shancoll's blocking
+// binomial sends them ahead of the data, coll/rooted_tree.h).
+// Preconditions: 1 <= P, 0 <= rank, root < P; m >= 0; displs: P entries
+// (bytes; read at the root only). Pure arithmetic, no MPI.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "shancoll/pattern/binomial.h"
+#include "shancoll/pattern/block_schedule.h"
+
+namespace shancoll::pattern {
+
+// The root's regions of members [first, first + n) in `buf`, in member
+// order, adjacent blocks merged.
+inline std::vector<Region> member_regions(int size, int root, int first, int n, std::int64_t m,
+                                          const std::int64_t* displs, Buf buf) {
+  std::vector<Region> out;
+  for (int u = first; u < first + n; ++u) {
+    const std::int64_t at = displs[mod_rank(u + root, size)];
+    if (!out.empty() && out.back().offset + out.back().bytes == at)
+      out.back().bytes += m;
+    else
+      out.push_back({buf, at, m});
+  }
+  return out;
+}
+
+// A range of the root's buffer as one message region: itself when one run,
+// else scratch at the schedule's end, with `copy` (scratch <-> buffer) per run.
+template <class AddCopy>
+Region message_region(BlockSchedule& s, const std::vector<Region>& runs, AddCopy&& copy) {
+  if (runs.size() == 1) return runs[0];
+  Region whole{Buf::scratch, s.scratch_bytes, 0};
+  for (const Region& r : runs) {
+    copy(Region{Buf::scratch, whole.offset + whole.bytes, r.bytes}, r);
+    whole.bytes += r.bytes;
+  }
+  s.scratch_bytes += whole.bytes;
+  return whole;
+}
+
+// displs: the root's receive layout; in_place: the root's block is in recv.
+inline BlockSchedule binomial_gather_schedule(int size, int rank, int root, std::int64_t m,
+                                              const std::int64_t* displs, bool in_place) {
+  BlockSchedule s;
+  const int v = mod_rank(rank - root, size);
+  BlockRound in;
+  if (v == 0) {
+    if (!in_place) s.setup.push_back({{Buf::recv, displs[rank], m}, {Buf::send, 0, m}});
+    for_each_binomial_child(size, v, [&](int c) {
+      const auto runs =
+          member_regions(size, root, c, binomial_subtree_span(size, c), m, displs, Buf::recv);
+      in.recvs.push_back(
+          {mod_rank(c + root, size), message_region(s, runs, [&](Region scratch, Region dst) {
+             in.steps.push_back({false, dst, scratch, {}});
+           })});
+    });
+    if (!in.recvs.empty()) s.rounds.push_back(std::move(in));
+    return s;
+  }
+  const int span = binomial_subtree_span(size, v);
+  const int parent = mod_rank(binomial_tree_parent(v) + root, size);
+  if (span == 1) {
+    s.rounds.push_back({{{parent, {Buf::send, 0, m}}}, {}});
+    return s;
+  }
+  s.scratch_bytes = span * m;
+  s.setup.push_back({{Buf::scratch, 0, m}, {Buf::send, 0, m}});
+  for_each_binomial_child(size, v, [&](int c) {
+    in.recvs.push_back({mod_rank(c + root, size),
+                        {Buf::scratch, (c - v) * m, binomial_subtree_span(size, c) * m}});
+  });
+  s.rounds.push_back(std::move(in));
+  s.rounds.push_back({{{parent, {Buf::scratch, 0, span * m}}}, {}});
+  return s;
+}
+
+// displs: the root's send layout; in_place: the root's block stays in send.
+inline BlockSchedule binomial_scatter_schedule(int size, int rank, int root, std::int64_t m,
+                                               const std::int64_t* displs, bool in_place) {
+  BlockSchedule s;
+  const int v = mod_rank(rank - root, size);
+  std::vector<int> children;  // largest subtree first: it has the most to forward
+  for_each_binomial_child(size, v, [&](int c) { children.insert(children.begin(), c); });
+  BlockRound out;
+  if (v == 0) {
+    if (!in_place) s.setup.push_back({{Buf::recv, 0, m}, {Buf::send, displs[rank], m}});
+    for (int c : children) {
+      const auto runs =
+          member_regions(size, root, c, binomial_subtree_span(size, c), m, displs, Buf::send);
+      out.sends.push_back(
+          {mod_rank(c + root, size), message_region(s, runs, [&](Region scratch, Region src) {
+             s.setup.push_back({scratch, src});
+           })});
+    }
+    if (!out.sends.empty()) s.rounds.push_back(std::move(out));
+    return s;
+  }
+  const int span = binomial_subtree_span(size, v);
+  const int parent = mod_rank(binomial_tree_parent(v) + root, size);
+  if (span == 1) {
+    s.rounds.push_back({{}, {{parent, {Buf::recv, 0, m}}}});
+    return s;
+  }
+  s.scratch_bytes = span * m;
+  s.rounds.push_back({{},
+                      {{parent, {Buf::scratch, 0, span * m}}},
+                      {{false, {Buf::recv, 0, m}, {Buf::scratch, 0, m}, {}}}});
+  for (int c : children)
+    out.sends.push_back({mod_rank(c + root, size),
+                         {Buf::scratch, (c - v) * m, binomial_subtree_span(size, c) * m}});
+  s.rounds.push_back(std::move(out));
+  return s;
+}
+
+}  // namespace shancoll::pattern
