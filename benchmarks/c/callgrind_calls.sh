@@ -23,6 +23,11 @@
 # are only the call's own on an idle machine (the smallest of REPEATS runs,
 # default 1, is printed).
 #
+# WAIT=name: the function whose inclusive count is the waiting (default
+# wait_loop; a build before it existed inlines its loop in wait_until).
+# RANKS=1 runs one rank alone (no peer, no waiting: the MPI library's own
+# figures are then its call path's), printed as rank0.
+#
 # PRELOAD=path picks the library (default: the build tree's, whose symbols
 # callgrind_annotate can name; else the venv's). With KEEP=dir the callgrind
 # files of the N-call runs stay in dir, for
@@ -51,7 +56,9 @@ count() {
   local grind=(valgrind --tool=callgrind --callgrind-out-file="$out" -q)
   local run=("$WORK/calls" "$n" "$coll" "${direct[@]}")
   rm -f "$out"
-  if [ "$rank" = 0 ]; then
+  if [ "${RANKS:-2}" = 1 ]; then
+    "$VENV/bin/mpiexec" -n 1 "${env[@]}" "${grind[@]}" "${run[@]}"
+  elif [ "$rank" = 0 ]; then
     "$VENV/bin/mpiexec" -n 1 "${env[@]}" "${grind[@]}" "${run[@]}" : -n 1 "${env[@]}" "${run[@]}"
   else
     "$VENV/bin/mpiexec" -n 1 "${env[@]}" "${run[@]}" : -n 1 "${env[@]}" "${grind[@]}" "${run[@]}"
@@ -84,7 +91,8 @@ printf '%-10s %-8s %8s %8s   (instructions per call, %d calls minus none)\n' \
   collective mode rank0 rank1 "$N"
 for coll in ${COLLS//,/ }; do
   for mode in ${MODES//,/ }; do
-    printf '%-10s %-8s %8s %8s\n' "$coll" "$mode" "$(per_call "$coll" "$mode" 0)" \
-      "$(per_call "$coll" "$mode" 1)"
+    rank1=-
+    [ "${RANKS:-2}" = 1 ] || rank1=$(per_call "$coll" "$mode" 1)
+    printf '%-10s %-8s %8s %8s\n' "$coll" "$mode" "$(per_call "$coll" "$mode" 0)" "$rank1"
   done
 done
