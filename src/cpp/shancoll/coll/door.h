@@ -151,14 +151,15 @@ struct RepeatPlan : LayoutState {
   }
 };
 
-// Whether a call may use or make its door's plan: no options, no algorithm
-// named; and the communicator set up and not broken (a broken one refuses
-// the call the long way, with its message).
+// Whether a call may use or make its door's plan: no options of its own,
+// no algorithm named.
 inline bool plannable(std::string_view algorithm, const CallOptions* options) {
   return !options && (algorithm.empty() || algorithm == "auto");
 }
 
-// The plan of collective A on `user` when `key` repeats it, with its Comm.
+// The plan of collective A on `user` when `key` repeats it, with its Comm;
+// none on a communicator not set up yet or broken (a broken one refuses the
+// call the long way, with its message).
 template <class A>
 RepeatPlan<A>* repeat_plan(MPI_Comm user, std::string_view algorithm, const CallOptions* options,
                            const RepeatKey& key, Comm*& comm) {
