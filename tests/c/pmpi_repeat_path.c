@@ -2,7 +2,8 @@
  * environment variable (issue 24, item 2): once a communicator is set up and
  * a call of one shape has been made, the same call again must not call
  * malloc (or new), calloc, realloc, the aligned allocators, getenv or
- * secure_getenv. This program replaces those functions (the executable's
+ * secure_getenv; nor, for allreduce, bcast, reduce, allgather and barrier,
+ * ask MPI what it already knows (below). This program replaces those functions (the executable's
  * definitions win over every shared library's), counts them during a loop
  * of repeated calls of each interposed collective, and checks that each
  * call was routed to shancoll (shancoll_last_algorithm, looked up at run
@@ -91,6 +92,37 @@ char* secure_getenv(const char* name) {
   return forward_getenv("secure_getenv", name);
 }
 
+/* What a repeated call must not ask MPI again (issue 24, item 2: a
+ * per-communicator plan holds it): an op's commutativity, a datatype's size
+ * or kind, the communicator's rank, size, kind or shancoll's attribute. The
+ * executable exports these (ENABLE_EXPORTS), so they win over the MPI
+ * library's for the preloaded library as malloc does. Waits may still poke
+ * MPI's progress engine (MPI_Iprobe), which is not counted. */
+static long mpi_queries;
+#define COUNTED(call) (counting ? ++mpi_queries : 0, call)
+int MPI_Op_commutative(MPI_Op op, int* commute) {
+  return COUNTED(PMPI_Op_commutative(op, commute));
+}
+int MPI_Type_size(MPI_Datatype type, int* size) { return COUNTED(PMPI_Type_size(type, size)); }
+int MPI_Type_get_extent(MPI_Datatype type, MPI_Aint* lb, MPI_Aint* extent) {
+  return COUNTED(PMPI_Type_get_extent(type, lb, extent));
+}
+int MPI_Type_get_envelope(MPI_Datatype type, int* ints, int* addresses, int* types, int* combiner) {
+  return COUNTED(PMPI_Type_get_envelope(type, ints, addresses, types, combiner));
+}
+int MPI_Comm_rank(MPI_Comm comm, int* rank) { return COUNTED(PMPI_Comm_rank(comm, rank)); }
+int MPI_Comm_size(MPI_Comm comm, int* size) { return COUNTED(PMPI_Comm_size(comm, size)); }
+int MPI_Comm_test_inter(MPI_Comm comm, int* flag) {
+  return COUNTED(PMPI_Comm_test_inter(comm, flag));
+}
+int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void* value, int* flag) {
+  return COUNTED(PMPI_Comm_get_attr(comm, keyval, value, flag));
+}
+
+/* The collectives whose repeated call asks MPI nothing: allreduce, bcast,
+ * reduce, allgather, barrier (the `which` of call() below). */
+static int asks_nothing(int which) { return which <= 4; }
+
 enum { kRepeats = 2000, kWarm = 3 };
 
 static double send_buf[512], recv_buf[1024], a2a_send[1024];
@@ -174,19 +206,20 @@ int main(int argc, char** argv) {
       for (int r = 0; r < size && r < 64; ++r) block_counts[r] = count;
       for (int r = 0; r < size && r < 1024; ++r) v_counts[r] = count, v_displs[r] = r * count;
       for (int i = 0; i < kWarm; ++i) call(which, count);
-      allocations = mpi_allocations = environment_reads = 0;
+      allocations = mpi_allocations = environment_reads = mpi_queries = 0;
       counting = 1;
       for (int i = 0; i < kRepeats; ++i) call(which, count);
       counting = 0;
       const char* algorithm = last_algorithm ? last_algorithm() : "";
       const int routed = algorithm && *algorithm && strcmp(algorithm, "mpi") != 0;
-      int bad = !routed || allocations != 0 || environment_reads != 0;
+      const long queries = asks_nothing(which) ? mpi_queries : 0;
+      int bad = !routed || allocations != 0 || environment_reads != 0 || queries != 0;
       if (bad)
         printf(
             "pmpi_repeat_path: rank %d: %s of %d doubles: %s, %ld allocations (and %ld by MPI), "
-            "%ld environment reads in %d repeated calls\n",
+            "%ld environment reads, %ld MPI queries in %d repeated calls\n",
             rank, names[which], count, routed ? algorithm : "not routed to shancoll", allocations,
-            mpi_allocations, environment_reads, kRepeats);
+            mpi_allocations, environment_reads, queries, kRepeats);
       MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
       ++checks;
       failed += bad;

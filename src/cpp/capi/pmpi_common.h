@@ -107,13 +107,15 @@ template <class Bytes, class Shancoll, class Library>
 int interpose(const char* collective, MPI_Comm comm, Bytes&& bytes, Shancoll&& shancoll_call,
               Library&& library_call) {
   if (capi::inside()) return library_call();  // first: no recursion, no output
-  const double start = summary() ? PMPI_Wtime() : 0;
+  const bool timed = summary();
+  const double start = timed ? PMPI_Wtime() : 0;
   const char* algorithm = kLibrary;
   int rc = MPI_SUCCESS;
   if (const char* why = global_fallback()) {
     report(collective, comm, "fallback: ", why);
     rc = library_call();
   } else if ((rc = shancoll_call()) == MPI_SUCCESS) {
+    if (!timed && !verbose()) return rc;  // the usual case: nothing to report
     algorithm = shancoll_last_algorithm();
     report_routed(collective, comm);
   } else if (capi::refused(rc)) {
@@ -122,7 +124,7 @@ int interpose(const char* collective, MPI_Comm comm, Bytes&& bytes, Shancoll&& s
   } else {
     return failed(collective, comm, rc);
   }
-  if (summary()) record(collective, algorithm, bytes(), PMPI_Wtime() - start);
+  if (timed) record(collective, algorithm, bytes(), PMPI_Wtime() - start);
   return rc;
 }
 

@@ -7,7 +7,6 @@
 #include <cstdlib>
 #include <exception>
 #include <memory>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,10 +33,52 @@
 namespace shancoll::capi {
 namespace {
 
-thread_local bool t_inside = false;
-thread_local std::string t_last_error;
-thread_local const char* t_last_algorithm = "";  // a registry name (static)
-thread_local TreeUsed t_last_trees[2];  // bcast, reduce (plain data: a cheap copy per call)
+thread_local std::string t_last_error;  // why this thread's last call failed (ThreadState)
+
+// What was found out about the last few datatypes, per thread. Only facts
+// about predefined datatypes are remembered: those never change and their
+// handles are never freed, so a handle cannot come back meaning another
+// type. A loop of calls then asks MPI nothing about its datatype.
+template <class Fact>
+class TypeMemo {
+ public:
+  const Fact* find(MPI_Datatype type) const {
+    if (type == MPI_DATATYPE_NULL) return nullptr;  // the empty entries' type
+    for (int i = 0; i < kSize; ++i)
+      if (types_[i] == type) return &facts_[i];
+    return nullptr;
+  }
+  const Fact& add(MPI_Datatype type, Fact fact) {
+    const int i = next_++ % kSize;
+    types_[i] = type;
+    facts_[i] = fact;
+    return facts_[i];
+  }
+
+ private:
+  static constexpr int kSize = 4;
+  MPI_Datatype types_[kSize] = {MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL,
+                                MPI_DATATYPE_NULL};
+  Fact facts_[kSize] = {};
+  int next_ = 0;
+};
+
+struct RequestIntake;
+
+// What the C API keeps per thread, in one constant-initialised object: each
+// thread_local of a shared library costs a TLS descriptor call where a
+// function uses it (-mtls-dialect=gnu2), and one with a constructor a guard
+// too; the error text, a string, is touched only when a call fails.
+struct ThreadState {
+  bool inside = false;              // in a C API call (inside())
+  bool failed = false;              // the last call failed: t_last_error says why
+  const char* last_algorithm = "";  // a registry name (static)
+  TreeUsed last_trees[2];           // bcast, reduce (plain data: a cheap copy per call)
+  RequestIntake* intake = nullptr;  // a request form's (as_request)
+  TypeMemo<std::int64_t> sizes;     // plain_size's
+  TypeMemo<DType> reduction_types;  // reduction_type's
+};
+thread_local ThreadState t_state;
 
 // A refusal with its MPI error class, raised before any communication.
 struct Refusal : std::exception {
@@ -68,14 +109,17 @@ int class_of_argument_error(const std::string& message) {
 // Runs one C API call: sets the "inside" flag, translates exceptions.
 template <class F>
 int guarded(F&& body) {
+  ThreadState& t = t_state;
   struct Inside {
-    bool saved = t_inside;
-    Inside() { t_inside = true; }
-    ~Inside() { t_inside = saved; }
-  } inside_scope;
+    ThreadState& t;
+    bool saved = t.inside;
+    explicit Inside(ThreadState& state) : t(state) { t.inside = true; }
+    ~Inside() { t.inside = saved; }
+  } inside_scope(t);
+  t.failed = true;  // until the body returns
   try {
     body();
-    t_last_error.clear();
+    t.failed = false;
     return MPI_SUCCESS;
   } catch (const Refusal& e) {
     t_last_error = e.why;
@@ -106,44 +150,23 @@ int rank_in(MPI_Comm comm) {
   return rank;
 }
 
+int size_in(MPI_Comm comm) {
+  if (Comm* known = Comm::find(comm)) return known->size();
+  int size = 0;
+  MPI_Comm_size(comm, &size);
+  return size;
+}
+
 void check_count(MPI_Count count, const char* what) {
   if (count < 0) refuse(MPI_ERR_COUNT, std::string(what) + ": negative count");
 }
-
-// What was found out about the last few datatypes, per thread. Only facts
-// about predefined datatypes are remembered: those never change and their
-// handles are never freed, so a handle cannot come back meaning another
-// type. A loop of calls then asks MPI nothing about its datatype.
-template <class Fact>
-class TypeMemo {
- public:
-  const Fact* find(MPI_Datatype type) const {
-    if (type == MPI_DATATYPE_NULL) return nullptr;  // the empty entries' type
-    for (int i = 0; i < kSize; ++i)
-      if (types_[i] == type) return &facts_[i];
-    return nullptr;
-  }
-  const Fact& add(MPI_Datatype type, Fact fact) {
-    const int i = next_++ % kSize;
-    types_[i] = type;
-    facts_[i] = fact;
-    return facts_[i];
-  }
-
- private:
-  static constexpr int kSize = 4;
-  MPI_Datatype types_[kSize] = {MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL,
-                                MPI_DATATYPE_NULL};
-  Fact facts_[kSize] = {};
-  int next_ = 0;
-};
 
 std::int64_t checked_plain_size(MPI_Datatype type, const char* what);
 
 // Bytes per element of a datatype shancoll can move as plain bytes: named
 // (predefined), no holes (extent == size), lower bound 0.
 std::int64_t plain_size(MPI_Datatype type, const char* what) {
-  thread_local TypeMemo<std::int64_t> memo;
+  TypeMemo<std::int64_t>& memo = t_state.sizes;
   if (const std::int64_t* size = memo.find(type)) return *size;
   return memo.add(type, checked_plain_size(type, what));
 }
@@ -170,7 +193,7 @@ DType checked_reduction_type(MPI_Datatype type);
 // the arithmetic, logical or bitwise ops (C integer, floating point, complex,
 // bool); MPI_CHAR, MPI_BYTE and pair types are left to the MPI library.
 DType reduction_type(MPI_Datatype type) {
-  thread_local TypeMemo<DType> memo;
+  TypeMemo<DType>& memo = t_state.reduction_types;
   if (const DType* known = memo.find(type)) return *known;
   return memo.add(type, checked_reduction_type(type));
 }
@@ -227,15 +250,17 @@ DType checked_reduction_type(MPI_Datatype type) {
 }
 
 // Where a call's own options are made, only when it has some (a
-// CallOptions holds strings and vectors: not built on the plain call).
-using OptionsStorage = std::optional<CallOptions>;
+// CallOptions holds strings and vectors: not built on the plain call; an
+// empty std::optional of one would zero its 400 bytes on every call).
+using OptionsStorage = std::unique_ptr<CallOptions>;
 
 // The options of a call: SHANCOLL_<COLL>_OPTIONS with `text` over it
 // (completed in `storage`), or nullptr when there is no text (the door then
 // takes the defaults, parsed once).
 const CallOptions* call_options(Collective c, const char* text, OptionsStorage& storage) {
   if (!text || !*text) return nullptr;
-  CallOptions& options = storage.emplace(default_options(c));
+  storage = std::make_unique<CallOptions>(default_options(c));
+  CallOptions& options = *storage;
   options.set_text(c, text, "options");
   options.complete();
   return &options;
@@ -244,9 +269,10 @@ const CallOptions* call_options(Collective c, const char* text, OptionsStorage& 
 // Records what the door ran, for shancoll_last_algorithm and the PMPI
 // library's verbose report.
 void record(const Comm& comm) {
-  t_last_algorithm = comm.last_algorithm;
-  t_last_trees[0] = comm.last_stats.bcast_tree;
-  t_last_trees[1] = comm.last_stats.reduce_tree;
+  ThreadState& t = t_state;
+  t.last_algorithm = comm.last_algorithm;
+  t.last_trees[0] = comm.last_stats.bcast_tree;
+  t.last_trees[1] = comm.last_stats.reduce_tree;
 }
 
 // A request form (shancoll_i<coll>, shancoll_<coll>_init) runs its blocking
@@ -256,17 +282,17 @@ struct RequestIntake {
   bool persistent = false;
   std::unique_ptr<Request> made;
 };
-thread_local RequestIntake* t_intake = nullptr;
 
 // The door's call, or, inside a request form, the request of the same call.
 template <class Door, class Make>
 void run_or_request(Door&& door, Make&& make) {
-  if (!t_intake) {
+  ThreadState& t = t_state;
+  if (!t.intake) {
     door();
     return;
   }
-  t_intake->made = make(t_intake->persistent);
-  t_last_algorithm = t_intake->made->algorithm();
+  t.intake->made = make(t.intake->persistent);
+  t.last_algorithm = t.intake->made->algorithm();
 }
 
 // A non-null receive pointer for an empty result (the core reads a null
@@ -557,7 +583,7 @@ MPI_Aint extent_of(MPI_Datatype type) {
 // A request's schedule (a request under `mpi` passes datatypes to MPI, as
 // typed_request does) cannot use it: the next call of the thread reuses it.
 std::byte* stage(int which, std::int64_t bytes, const char* type_name, int rank) {
-  if (t_intake)
+  if (t_state.intake)
     refuse(MPI_ERR_TYPE, std::string(type_name) + ": a datatype whose bytes do not lie as they " +
                              "are (derived, holes) on rank " + std::to_string(rank) +
                              ": a request's shancoll schedule moves plain bytes; algorithm "
@@ -742,7 +768,7 @@ void scatter_bytes(Collective which, const OwnBlock& mine, RootLayout<Count, Dis
 // algorithm, else SHANCOLL_I<COLL>_ALGORITHM); a name without a request
 // form is refused here, before any datatype is looked at.
 bool typed_request(const char* collective, const char* algorithm) {
-  return t_intake &&
+  return t_state.intake &&
          std::string_view(request_algorithm(algorithm ? algorithm : "", collective)) == "mpi";
 }
 
@@ -770,8 +796,8 @@ void request_typed(Call& call, const Place& p, const void* block, MPI_Count bloc
     t.count = count;
   }
   call.typed = &t;
-  t_intake->made = request_of(call, t_intake->persistent);
-  t_last_algorithm = t_intake->made->algorithm();
+  t_state.intake->made = request_of(call, t_state.intake->persistent);
+  t_state.last_algorithm = t_state.intake->made->algorithm();
 }
 
 // One gather(v): `counts` null for a gather of `count` each.
@@ -838,7 +864,7 @@ void scatter_call(Collective which, const void* sendbuf, const Count* counts, co
 
 }  // namespace
 
-bool inside() { return t_inside; }
+bool inside() { return t_state.inside; }
 
 // A checked-mode disagreement ("check: ...", coll/check.h) is refused too,
 // but the MPI library must not run the call either: its arguments disagree.
@@ -850,7 +876,7 @@ bool refused(int code) {
 std::string last_trees() {
   std::string out;
   for (const char* phase : {"reduce", "bcast"}) {
-    const std::string tree = describe(t_last_trees[phase[0] == 'b' ? 0 : 1]);
+    const std::string tree = describe(t_state.last_trees[phase[0] == 'b' ? 0 : 1]);
     if (tree.empty()) continue;
     out += (out.empty() ? "" : "; ") + std::string(phase) + " tree: " + tree;
   }
@@ -891,9 +917,9 @@ int as_request(shancoll_request* request, bool persistent, F&& blocking_form) {
   *request = SHANCOLL_REQUEST_NULL;
   RequestIntake intake;
   intake.persistent = persistent;
-  t_intake = &intake;
+  t_state.intake = &intake;
   const int rc = blocking_form();
-  t_intake = nullptr;
+  t_state.intake = nullptr;
   if (rc != MPI_SUCCESS) return rc;
   auto made = std::make_unique<shancoll_request_s>();
   made->timeout = intake.made->timeout();
@@ -1003,8 +1029,7 @@ int shancoll_allgather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype 
     check_intracomm(comm);
     check_count(recvcount, "recvcount");
     const std::int64_t block = recvcount * plain_size(recvtype, "recvtype");
-    int size = 0;
-    MPI_Comm_size(comm, &size);
+    const int size = size_in(comm);
     Layout& layout = thread_layout();
     layout.counts.assign(static_cast<std::size_t>(size), block);
     layout.displs.resize(static_cast<std::size_t>(size));
@@ -1492,9 +1517,9 @@ int shancoll_scatterv_c(const void* sendbuf, const MPI_Count sendcounts[], const
   });
 }
 
-const char* shancoll_last_error(void) { return t_last_error.c_str(); }
+const char* shancoll_last_error(void) { return t_state.failed ? t_last_error.c_str() : ""; }
 
-const char* shancoll_last_algorithm(void) { return t_last_algorithm; }
+const char* shancoll_last_algorithm(void) { return t_state.last_algorithm; }
 
 const char* shancoll_rules_info(void) {
   thread_local std::string text;

@@ -18,13 +18,13 @@ namespace shancoll {
 
 NodeContext::NodeContext(const double& call_timeout) : call_timeout(call_timeout) {}
 
-std::size_t NodeContext::next_state_slot() {
+std::size_t StateSlots::next_slot() {
   static std::atomic<std::size_t> slots{0};
   return slots.fetch_add(1);
 }
 
 NodeContext::~NodeContext() {
-  while (!states_.empty()) states_.pop_back();  // the algorithms' first, newest first
+  states_.clear();  // the algorithms' first
   for (auto& t : transports) t.reset();
   peer_memory.reset();
   rendezvous.reset();

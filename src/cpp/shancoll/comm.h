@@ -48,10 +48,31 @@ class Transport;
 class Comm;
 
 // What an algorithm keeps per node layout across calls (its segment,
-// counters, sub-communicators), in a slot of its own: NodeContext::state<T>().
+// counters, sub-communicators), in a slot of its own: NodeContext::state<T>();
+// or a door per communicator (its plan for a repeated call): Comm::state<T>().
 // The communicator knows no algorithm.
 struct LayoutState {
   virtual ~LayoutState() = default;
+};
+
+// Slots of LayoutStates found by type: each T has an index of its own.
+class StateSlots {
+ public:
+  template <class T>
+  T& get() {
+    static const std::size_t slot = next_slot();
+    if (slot >= states_.size()) states_.resize(slot + 1);
+    std::unique_ptr<LayoutState>& s = states_[slot];
+    if (!s) s = std::make_unique<T>();
+    return static_cast<T&>(*s);
+  }
+  void clear() {
+    while (!states_.empty()) states_.pop_back();  // newest first
+  }
+
+ private:
+  static std::size_t next_slot();
+  std::vector<std::unique_ptr<LayoutState>> states_;
 };
 
 // What Comm::run reports when a call fails under SHANCOLL_ON_ERROR=abort.
@@ -86,20 +107,15 @@ struct NodeContext {
   std::vector<std::byte> rendezvous_scratch;
 
   // The state of type T (a LayoutState) an algorithm keeps for this layout,
-  // made on first use: each T has a slot of its own, found by index.
+  // made on first use.
   template <class T>
   T& state() {
-    static const std::size_t slot = next_state_slot();
-    if (slot >= states_.size()) states_.resize(slot + 1);
-    std::unique_ptr<LayoutState>& s = states_[slot];
-    if (!s) s = std::make_unique<T>();
-    return static_cast<T&>(*s);
+    return states_.get<T>();
   }
   ~NodeContext();
 
  private:
-  static std::size_t next_state_slot();
-  std::vector<std::unique_ptr<LayoutState>> states_;
+  StateSlots states_;
 };
 
 class Comm {
@@ -176,6 +192,13 @@ class Comm {
     return run(CallSite{}, std::forward<F>(collective));
   }
 
+  // The state of type T (a LayoutState) a door keeps for this communicator,
+  // made on first use.
+  template <class T>
+  T& state() {
+    return states_.get<T>();
+  }
+
   // Sequence number of the current collective call, identical on all ranks.
   std::uint64_t next_epoch() { return ++epoch_; }
 
@@ -200,6 +223,7 @@ class Comm {
   int last_layout_ = -2;  // the layout nodes() returned last (never -2), and its context
   NodeContext* last_nodes_ = nullptr;
   std::vector<std::byte> scratch_;
+  StateSlots states_;
   bool broken_ = false;
   std::string broken_why_;
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -13,6 +14,7 @@
 #include "shancoll/comm.h"
 #include "shancoll/environment.h"
 #include "shancoll/error.h"
+#include "shancoll/ops.h"
 #include "shancoll/rules.h"
 
 namespace shancoll {
@@ -102,6 +104,72 @@ const A& auto_choice(Comm& comm, const AutoShape& shape, Options& o, const CallO
   }
   if (!given && memo.rule_options) o = memo.rule_options->resolved();
   return *memo.algorithm;
+}
+
+// What a door's plan for a repeated call is keyed by: the arguments its
+// resolution read (bytes or elements, root, element type, the caller's
+// datatype and op; unused ones stay at their defaults).
+struct RepeatKey {
+  std::int64_t count = -1;
+  int root = -1;
+  DType type{};
+  MPI_Datatype datatype = MPI_DATATYPE_NULL;
+  MPI_Op op = MPI_OP_NULL;
+  bool operator==(const RepeatKey& o) const {
+    return count == o.count && root == o.root && type == o.type && datatype == o.datatype &&
+           op == o.op;
+  }
+};
+
+// A door's last resolution on one communicator (Comm::state): a call of the
+// same key, with no options of its own and no algorithm named ("" or "auto"),
+// goes from Comm::find straight to the algorithm with the algorithm, options
+// and reducer worked out before (a loop of small calls under the PMPI
+// library asks the options, the environment, the rules and MPI nothing
+// again). Made only outside checked mode and, for reductions, with a
+// predefined op: a user op's handle may be freed and come back as another op
+// (commutative or not). Stale when the selection generation moves
+// (set_rules, reload_environment: the defaults, the environment's algorithm
+// and the rules may all have changed). Everything the door checks that the
+// key does not fix (buffers, in place) is checked again on every call.
+template <class A>
+struct RepeatPlan : LayoutState {
+  std::uint64_t generation = 0;  // selection_generation() when made; 0: none
+  RepeatKey key;
+  const A* algorithm = nullptr;
+  Options options;
+  std::optional<Reducer> reducer;
+
+  bool matches(const RepeatKey& k) const {
+    return generation == selection_generation() && key == k;
+  }
+  void remember(const RepeatKey& k, const A& a, const Options& o) {
+    key = k;
+    algorithm = &a;
+    options = o;
+    generation = selection_generation();
+  }
+};
+
+// Whether a call may use or make its door's plan: no options of its own,
+// no algorithm named.
+inline bool plannable(std::string_view algorithm, const CallOptions* options) {
+  return !options && (algorithm.empty() || algorithm == "auto");
+}
+
+// The plan of collective A on `user` when `key` repeats it, with its Comm;
+// none on a communicator not set up yet or broken (a broken one refuses the
+// call the long way, with its message).
+template <class A>
+RepeatPlan<A>* repeat_plan(MPI_Comm user, std::string_view algorithm, const CallOptions* options,
+                           const RepeatKey& key, Comm*& comm) {
+  if (!plannable(algorithm, options)) return nullptr;
+  comm = Comm::find(user);
+  if (!comm || comm->broken()) return nullptr;
+  RepeatPlan<A>& plan = comm->state<RepeatPlan<A>>();
+  if (!plan.matches(key)) return nullptr;
+  comm->set_call_timeout(plan.options.timeout);  // as Comm::of
+  return &plan;
 }
 
 // Runs body(stats) as `collective` with `algorithm` (Comm::run: a failure

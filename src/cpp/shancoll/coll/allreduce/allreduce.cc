@@ -111,6 +111,18 @@ int default_ports(const char* algorithm, int size) {
 }
 
 Comm& allreduce(const AllreduceCall& call) {
+  const RepeatKey key{call.count, -1, call.type, call.datatype, call.op};
+  Comm* known = nullptr;
+  if (auto* plan =
+          repeat_plan<AllreduceAlgorithm>(call.comm, call.algorithm, call.options, key, known)) {
+    check_buffers(call);
+    const AllreduceArgs args =
+        args_of(call, *plan->reducer, default_options(Collective::allreduce));
+    const AllreduceAlgorithm& algo = *plan->algorithm;
+    run_recorded(*known, "allreduce", algo.name,
+                 [&](Stats& s) { algo.fn(*known, args, plan->options, s); });
+    return *known;
+  }
   const CallOptions& co = options_or_defaults(call.options, Collective::allreduce);
   const std::string_view name = requested(call.algorithm, environment().allreduce);
   verify_agreement(call.comm, co, shape_of(call, "allreduce", name));
@@ -124,6 +136,11 @@ Comm& allreduce(const AllreduceCall& call) {
   const AllreduceAlgorithm& algo = name == "auto" ? auto_allreduce(comm, args, o, call.options)
                                                   : select_allreduce(name, args, comm.size(), 0);
   run_recorded(comm, "allreduce", algo.name, [&](Stats& s) { algo.fn(comm, args, o, s); });
+  if (plannable(call.algorithm, call.options) && !co.check && reducer.typed()) {
+    auto& plan = comm.state<RepeatPlan<AllreduceAlgorithm>>();
+    plan.reducer = reducer;
+    plan.remember(key, algo, o);
+  }
   return comm;
 }
 

@@ -20,6 +20,14 @@ const BarrierAlgorithm& auto_barrier(Comm& comm, Options& o, const CallOptions* 
 }  // namespace
 
 Comm& barrier(const BarrierCall& call) {
+  Comm* known = nullptr;
+  if (auto* plan =
+          repeat_plan<BarrierAlgorithm>(call.comm, call.algorithm, call.options, {}, known)) {
+    const BarrierAlgorithm& algo = *plan->algorithm;
+    run_recorded(*known, "barrier", algo.name,
+                 [&](Stats& s) { algo.fn(*known, plan->options, s); });
+    return *known;
+  }
   const CallOptions& co = options_or_defaults(call.options, Collective::barrier);
   const std::string_view name = requested(call.algorithm, environment().barrier);
   CallShape shape;
@@ -32,6 +40,8 @@ Comm& barrier(const BarrierCall& call) {
   Comm& comm = Comm::of(call.comm, o.timeout);
   const BarrierAlgorithm& algo = named ? *named : auto_barrier(comm, o, call.options);
   run_recorded(comm, "barrier", algo.name, [&](Stats& s) { algo.fn(comm, o, s); });
+  if (plannable(call.algorithm, call.options) && !co.check)
+    comm.state<RepeatPlan<BarrierAlgorithm>>().remember({}, algo, o);
   return comm;
 }
 

@@ -20,6 +20,17 @@ const BcastAlgorithm& auto_bcast(Comm& comm, std::int64_t bytes, Options& o,
 }  // namespace
 
 Comm& bcast(const BcastCall& call) {
+  const RepeatKey key{call.bytes, call.root};
+  Comm* known = nullptr;
+  if (auto* plan =
+          repeat_plan<BcastAlgorithm>(call.comm, call.algorithm, call.options, key, known)) {
+    if (!call.buf && call.bytes > 0) throw ArgumentError("buf: NULL");
+    const BcastArgs args{static_cast<std::byte*>(call.buf), call.bytes, call.root};
+    const BcastAlgorithm& algo = *plan->algorithm;
+    run_recorded(*known, "bcast", algo.name,
+                 [&](Stats& s) { algo.fn(*known, args, plan->options, s); });
+    return *known;
+  }
   const CallOptions& co = options_or_defaults(call.options, Collective::bcast);
   const std::string_view name = requested(call.algorithm, environment().bcast);
   CallShape shape;
@@ -41,6 +52,8 @@ Comm& bcast(const BcastCall& call) {
   const BcastAlgorithm& algo =
       name == "auto" ? auto_bcast(comm, args.bytes, o, call.options) : bcast_registry().at(name);
   run_recorded(comm, "bcast", algo.name, [&](Stats& s) { algo.fn(comm, args, o, s); });
+  if (plannable(call.algorithm, call.options) && !co.check)
+    comm.state<RepeatPlan<BcastAlgorithm>>().remember(key, algo, o);
   return comm;
 }
 

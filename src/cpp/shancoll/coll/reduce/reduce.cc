@@ -36,9 +36,30 @@ void check_op(const ReduceAlgorithm& a, const ReduceArgs& args) {
         std::string(a.name) + "' combines in tree order (use binomial or mpi)");
 }
 
+ReduceArgs args_of(const ReduceCall& call, const Comm& comm, const Reducer& reducer) {
+  ReduceArgs args;
+  args.send = static_cast<const std::byte*>(call.send);
+  args.recv = comm.rank() == call.root ? static_cast<std::byte*>(call.recv) : nullptr;
+  args.count = call.count;
+  args.reducer = &reducer;
+  args.root = call.root;
+  return args;
+}
+
 }  // namespace
 
 Comm& reduce(const ReduceCall& call) {
+  const RepeatKey key{call.count, call.root, call.type, call.datatype, call.op};
+  Comm* known = nullptr;
+  if (auto* plan =
+          repeat_plan<ReduceAlgorithm>(call.comm, call.algorithm, call.options, key, known)) {
+    check_buffers(call, *known);
+    const ReduceArgs args = args_of(call, *known, *plan->reducer);
+    const ReduceAlgorithm& algo = *plan->algorithm;
+    run_recorded(*known, "reduce", algo.name,
+                 [&](Stats& s) { algo.fn(*known, args, plan->options, s); });
+    return *known;
+  }
   const CallOptions& co = options_or_defaults(call.options, Collective::reduce);
   const std::string_view name = requested(call.algorithm, environment().reduce);
   CallShape shape;
@@ -56,16 +77,16 @@ Comm& reduce(const ReduceCall& call) {
                               : Reducer(call.op, call.type, call.datatype);
   Comm& comm = Comm::of(call.comm, o.timeout);
   check_buffers(call, comm);
-  ReduceArgs args;
-  args.send = static_cast<const std::byte*>(call.send);
-  args.recv = comm.rank() == call.root ? static_cast<std::byte*>(call.recv) : nullptr;
-  args.count = call.count;
-  args.reducer = &reducer;
-  args.root = call.root;
+  const ReduceArgs args = args_of(call, comm, reducer);
   const ReduceAlgorithm& algo =
       name == "auto" ? auto_reduce(comm, args, o, call.options) : reduce_registry().at(name);
   check_op(algo, args);
   run_recorded(comm, "reduce", algo.name, [&](Stats& s) { algo.fn(comm, args, o, s); });
+  if (plannable(call.algorithm, call.options) && !co.check && reducer.typed()) {
+    auto& plan = comm.state<RepeatPlan<ReduceAlgorithm>>();
+    plan.reducer = reducer;
+    plan.remember(key, algo, o);
+  }
   return comm;
 }
 

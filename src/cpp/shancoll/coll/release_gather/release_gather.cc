@@ -173,7 +173,7 @@ ReleaseGatherState& release_gather_state(NodeContext& ctx, std::size_t buffer) {
 
 RgPhase::RgPhase(NodeContext& ctx, const ReleaseGatherOptions& o, bool reduce, int local_root,
                  std::int64_t bytes, std::size_t elem, double timeout, Stats& stats)
-    : st_(release_gather_state(ctx, o.buffer_for(bytes).bytes)),
+    : st_(ctx.state<ReleaseGatherState>()),
       region_(reduce ? st_.reduce : st_.bcast),
       reduce_(reduce),
       me_(ctx.topo.local_rank),
@@ -181,10 +181,13 @@ RgPhase::RgPhase(NodeContext& ctx, const ReleaseGatherOptions& o, bool reduce, i
       total_(bytes),
       timeout_(timeout),
       stats_(stats) {
+  // A valid plan was made in a call of these bytes, which reserved the
+  // segment for them (a segment that grows resets the regions' plans).
   if (reuse_plan(o, local_root, bytes, elem)) return;
-  config_.root = local_root;
+  release_gather_state(ctx, o.buffer_for(bytes).bytes);
+  planned_.root = local_root;
   const RgTree tree = o.tree_for(reduce, bytes);
-  config_.tree = tree.shape;
+  planned_.tree = tree.shape;
   TreeUsed& used = reduce ? stats.reduce_tree : stats.bcast_tree;
   used = TreeUsed{true, tree.shape, tree.topology, 1, ""};
   if (tree.topology != pattern::TreeTopology::none) {
@@ -192,24 +195,24 @@ RgPhase::RgPhase(NodeContext& ctx, const ReleaseGatherOptions& o, bool reduce, i
     used.sockets = o.sockets.automatic() ? ctx.topo.socket_count : pattern::socket_count(map);
     used.socket_source = o.sockets.automatic() ? ctx.topo.socket_source : "sockets option";
     if (used.sockets > 1) {  // one socket: the plain tree below, no per-call cost
-      config_.topology = tree.topology;
-      config_.sockets = map;
+      planned_.topology = tree.topology;
+      planned_.sockets = map;
     }
   }
   node_ = &tree_node();
   const RgBuffer buffer = o.buffer_for(bytes);
-  config_.buffer_bytes = buffer.bytes;
-  config_.inline_data =
+  planned_.buffer_bytes = buffer.bytes;
+  planned_.inline_data =
       o.inline_data && bytes <= static_cast<std::int64_t>(kInlineBytes) && elem <= kInlineBytes;
-  config_.slots = config_.inline_data ? kInlineSlots : buffer.slots;
-  config_.slot_bytes = config_.inline_data
-                           ? kInlineBytes
-                           : config_.buffer_bytes / buffer.slots / kCacheLine * kCacheLine;
-  config_.read_from_parent = !reduce && o.read_from_parent;  // reduce has no release flags
-  chunk_ = static_cast<std::int64_t>(config_.slot_bytes / elem * elem);
-  if (!reduce && !config_.inline_data && o.single_copy != 0 &&
+  planned_.slots = planned_.inline_data ? kInlineSlots : buffer.slots;
+  planned_.slot_bytes = planned_.inline_data
+                            ? kInlineBytes
+                            : planned_.buffer_bytes / buffer.slots / kCacheLine * kCacheLine;
+  planned_.read_from_parent = !reduce && o.read_from_parent;  // reduce has no release flags
+  chunk_ = static_cast<std::int64_t>(planned_.slot_bytes / elem * elem);
+  if (!reduce && !planned_.inline_data && o.single_copy != 0 &&
       bytes >= (o.single_copy > 0 ? 1 : kSingleCopyMinBytes) && ctx.peer_memory->available()) {
-    config_.single_copy = true;
+    planned_.single_copy = true;
     peers_ = ctx.peer_memory.get();
     chunk_ = kSingleCopyChunk;
     call_ = ++st_.single_copy_calls;
@@ -224,7 +227,7 @@ bool RgPhase::reuse_plan(const ReleaseGatherOptions& o, int root, std::int64_t b
   if (!p.valid || &o != &release_gather_defaults() || p.root != root || p.bytes != bytes ||
       p.elem != elem)
     return false;
-  config_ = region_.config;
+  config_ = &region_.config;
   node_ = &region_.tree.node;
   chunk_ = p.chunk;
   (reduce_ ? stats_.reduce_tree : stats_.bcast_tree) = p.used;
@@ -234,7 +237,7 @@ bool RgPhase::reuse_plan(const ReleaseGatherOptions& o, int root, std::int64_t b
 void RgPhase::remember_plan(const ReleaseGatherOptions& o, int root, std::int64_t bytes,
                             std::size_t elem) {
   RgPlan& p = region_.plan;
-  p.valid = &o == &release_gather_defaults() && bytes > 0 && !config_.single_copy;
+  p.valid = &o == &release_gather_defaults() && bytes > 0 && !config_->single_copy;
   p.root = root;
   p.bytes = bytes;
   p.elem = elem;
@@ -242,22 +245,22 @@ void RgPhase::remember_plan(const ReleaseGatherOptions& o, int root, std::int64_
   p.used = reduce_ ? stats_.reduce_tree : stats_.bcast_tree;
 }
 
-// This rank's node of config_'s tree, built when the root, shape, topology
+// This rank's node of the planned tree, built when the root, shape, topology
 // or socket map differ from the last call's.
 const pattern::TreeNode& RgPhase::tree_node() const {
   RgTreeMemo& m = region_.tree;
-  const pattern::TreeShape& shape = config_.tree;
-  if (m.valid && m.root == config_.root && m.shape == shape && m.topology == config_.topology &&
-      m.sockets == config_.sockets)
+  const pattern::TreeShape& shape = config_->tree;
+  if (m.valid && m.root == config_->root && m.shape == shape && m.topology == config_->topology &&
+      m.sockets == config_->sockets)
     return m.node;
-  m.node =
-      config_.topology == pattern::TreeTopology::none
-          ? pattern::tree_node(local_size_, me_, config_.root, shape)
-          : pattern::socket_tree_node(config_.sockets, me_, config_.root, shape, config_.topology);
-  m.root = config_.root;
+  m.node = config_->topology == pattern::TreeTopology::none
+               ? pattern::tree_node(local_size_, me_, config_->root, shape)
+               : pattern::socket_tree_node(config_->sockets, me_, config_->root, shape,
+                                           config_->topology);
+  m.root = config_->root;
   m.shape = shape;
-  m.topology = config_.topology;
-  m.sockets = config_.sockets;
+  m.topology = config_->topology;
+  m.sockets = config_->sockets;
   m.valid = true;
   return m.node;
 }
@@ -274,7 +277,7 @@ std::byte* RgPhase::post_line(int r) const {
 
 std::byte* RgPhase::slot_of(int r, int slot) const {
   std::byte* buffers = st_.segment->base() + lines_bytes(local_size_);
-  return buffers + config_.buffer_bytes * (r + 1) + config_.slot_bytes * slot;
+  return buffers + config_->buffer_bytes * (r + 1) + config_->slot_bytes * slot;
 }
 
 // An inlined chunk's line: its flag (the step's counter), then the data.
@@ -292,16 +295,20 @@ void RgPhase::wait_flag(const std::byte* flag, std::uint64_t value, const char* 
 // every earlier step (its gather flag reaches our gather count), so no slot
 // of the old layout is still being read or written.
 void RgPhase::enter_region() {
-  if (region_.config == config_) return;
+  if (region_.config == planned_) {
+    config_ = &region_.config;
+    return;
+  }
   const std::uint64_t target = st_.gather_state;
   if (st_.all_done < target) {
     for (int r = 0; r < local_size_; ++r)
       wait_flag(gather_line(r), target, "release_gather: the other ranks' earlier calls");
     st_.all_done = target;
   }
-  region_.config = config_;
+  region_.config = planned_;
+  config_ = &region_.config;
   region_.plan.valid = false;
-  region_.last_use.assign(static_cast<std::size_t>(config_.slots), 0);
+  region_.last_use.assign(static_cast<std::size_t>(config_->slots), 0);
   region_.next = 0;
   region_.consumed = 0;
 }
@@ -309,7 +316,7 @@ void RgPhase::enter_region() {
 // The slot of the next chunk. Every rank advances the bookkeeping, writer or
 // not, so it stays identical everywhere.
 int RgPhase::next_slot() {
-  slot_ = static_cast<int>(region_.next++ % static_cast<std::uint64_t>(config_.slots));
+  slot_ = static_cast<int>(region_.next++ % static_cast<std::uint64_t>(config_->slots));
   return slot_;
 }
 
@@ -334,7 +341,7 @@ void RgPhase::wait_consumed(std::uint64_t count) {
 
 void RgPhase::signal_children(std::uint64_t r) {
   if (node_->children.empty()) return;
-  if (config_.read_from_parent) {
+  if (config_->read_from_parent) {
     release_store(release_line(me_), r);  // one store; every child reads it
   } else {
     for (int c : node_->children) release_store(release_line(c), r);
@@ -345,13 +352,13 @@ const std::byte* RgPhase::bcast_release(const std::byte* root_data, std::size_t 
   const std::uint64_t r = ++st_.release_state;
   const std::uint64_t chunk = st_.gather_state + 1;  // this chunk's gather count
   const int slot = next_slot();
-  if (config_.inline_data) return bcast_inline(root_data, bytes, r, chunk, slot);
+  if (config_->inline_data) return bcast_inline(root_data, bytes, r, chunk, slot);
   std::byte* data = slot_of(-1, slot);
   if (root()) {
     wait_consumed(region_.last_use[slot]);
     std::memcpy(data, root_data, bytes);  // before the release store below
   } else {
-    wait_flag(config_.read_from_parent ? release_line(node_->parent) : release_line(me_), r,
+    wait_flag(config_->read_from_parent ? release_line(node_->parent) : release_line(me_), r,
               "release_gather: the parent's release");
   }
   region_.last_use[slot] = chunk;
@@ -383,7 +390,7 @@ void RgPhase::bcast_gather(bool last) {
   // A root with slots skips the wait: wait_consumed() catches up when it
   // needs a slot. A single-copy root's children read its own buffer, which
   // the caller may change once the call returns.
-  if (!root() || (config_.single_copy && last))
+  if (!root() || (config_->single_copy && last))
     for (int c : node_->children) wait_flag(gather_line(c), g, "release_gather: a child's gather");
   release_store(gather_line(me_), g);  // after my reads of the slot
 }
@@ -395,12 +402,12 @@ std::byte* RgPhase::reduce_slot(bool data_copy) {
   region_.last_use[slot] = st_.gather_state;
   if (root() && data_copy) return nullptr;
   if (!root()) wait_consumed(previous);
-  return config_.inline_data ? inline_line(me_, slot) + kFlagBytes : slot_of(me_, slot);
+  return config_->inline_data ? inline_line(me_, slot) + kFlagBytes : slot_of(me_, slot);
 }
 
 // Inlined, a child's chunk and its flag share the slot's line: one transfer.
 const std::byte* RgPhase::reduce_child(int c) {
-  if (config_.inline_data) {
+  if (config_->inline_data) {
     std::byte* line = inline_line(c, slot_);
     wait_flag(line, inline_flag(st_.gather_state, 0), "release_gather: a child's gather");
     if (inline_size(acquire_load(line)) != static_cast<std::size_t>(total_)) sizes_differ_ = true;
@@ -413,7 +420,7 @@ const std::byte* RgPhase::reduce_child(int c) {
 // My gather flag tells my children their slots are free (and drains that I
 // am done); inlined, the slot's line also carries the flag my parent reads.
 void RgPhase::reduce_publish() {
-  if (config_.inline_data && !root()) {
+  if (config_->inline_data && !root()) {
     const auto bytes = static_cast<std::size_t>(total_);
     release_store(inline_line(me_, slot_),
                   inline_flag(st_.gather_state, sizes_differ_ ? kRefusedSize : bytes));

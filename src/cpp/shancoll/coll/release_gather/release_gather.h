@@ -173,11 +173,13 @@ class RgPhase {
  public:
   RgPhase(NodeContext& ctx, const ReleaseGatherOptions& o, bool reduce, int local_root,
           std::int64_t bytes, std::size_t elem, double timeout, Stats& stats);
+  RgPhase(const RgPhase&) = delete;  // config_ may point into itself
+  RgPhase& operator=(const RgPhase&) = delete;
 
   bool root() const { return node_->parent < 0; }
   const pattern::TreeNode& node() const { return *node_; }
-  bool inlined() const { return config_.inline_data; }
-  bool single_copy() const { return config_.single_copy; }
+  bool inlined() const { return config_->inline_data; }
+  bool single_copy() const { return config_->single_copy; }
   // Inlined chunks carry their writer's size (flags.h): whether a reader saw
   // one unlike its own (or a writer that refused), so the ranks' calls
   // differ. The step is still done, so the calls stay in step.
@@ -226,7 +228,8 @@ class RgPhase {
 
   ReleaseGatherState& st_;
   RgRegion& region_;
-  RgConfig config_;
+  RgConfig planned_;  // a configuration worked out for this call (no plan to reuse)
+  const RgConfig* config_ = &planned_;       // the region's once entered (or reused)
   const pattern::TreeNode* node_ = nullptr;  // in region_.tree
   bool reduce_;
   int me_;

@@ -104,7 +104,7 @@ void RgPhase::bcast_single_copy(std::byte* buf, std::size_t off, std::size_t byt
   if (!root()) {
     if (off == 0) post(post_line(me_), call_, buf, total_);
     std::byte* parent = release_line(node_->parent);
-    wait_flag(config_.read_from_parent ? parent : release_line(me_), r,
+    wait_flag(config_->read_from_parent ? parent : release_line(me_), r,
               "release_gather: the parent's release");
     if (off == 0)
       check_same_size(word(parent, 3).load(std::memory_order_relaxed), total_, "the parent's");
