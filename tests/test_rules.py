@@ -230,6 +230,27 @@ def test_a_table_that_cannot_be_used_is_read_once(tmp_path, monkeypatch):
     shancoll.reload_environment()
 
 
+def test_the_amd_epyc_mpich_table_runs_shan_for_scans_reduce_scatter_and_alltoall():
+    """Measured idle (2026-11-24): shan 1.4-16x MPICH's own scan, exscan,
+    reduce_scatter_block (to 256 KiB) and alltoall (to 256 KiB blocks)."""
+    from shancoll._rules import PACKAGE_RULES
+
+    shancoll.set_rules(PACKAGE_RULES / "amd-epyc-mpich-5.0.2.tsv")
+    try:
+        cases = [
+            ("scan", 8, "shan"),
+            ("exscan", 1 << 20, "shan"),
+            ("reduce_scatter_block", 8, "shan"),
+            ("reduce_scatter_block", 1 << 20, "mpi"),
+            ("alltoall", 8192, "shan"),
+            ("alltoall", 1 << 20, "mpi"),
+        ]
+        for coll, size, want in cases:
+            assert _core.choose_auto(coll, size, 2, 1) == want, (coll, size)
+    finally:
+        shancoll.set_rules(None)
+
+
 def machine() -> dict[str, str]:
     text = shancoll.rules_info()["machine"]  # "cpu=..., mpi=..."
     return dict(part.split("=", 1) for part in text.split(", "))
