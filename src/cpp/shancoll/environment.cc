@@ -104,6 +104,12 @@ std::string request_algorithm_variable(std::string_view collective) {
   return request_variable_of(std::string(collective));
 }
 
+bool is_request_collective(std::string_view collective) {
+  for (const char* c : kRequestCollectives)
+    if (collective == c) return true;
+  return false;
+}
+
 const std::string& algorithm_name(const std::string& requested,
                                   const std::string& from_environment) {
   static const std::string automatic = "auto";

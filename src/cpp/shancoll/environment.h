@@ -60,6 +60,9 @@ const std::string& algorithm_name(const std::string& requested,
 // "SHANCOLL_IBCAST_ALGORITHM" for "bcast": the variable of a request's
 // algorithm, for messages.
 std::string request_algorithm_variable(std::string_view collective);
+// Whether `collective` has request forms with such a variable (every
+// collective but allreduce, whose iallreduce has its own).
+bool is_request_collective(std::string_view collective);
 
 // Any other variable (the C API's per-collective ones), read once like the
 // rest; "" when unset. `name` must be a string literal: it is cached by address.

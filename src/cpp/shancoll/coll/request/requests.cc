@@ -1,13 +1,12 @@
 #include "shancoll/coll/request/requests.h"
 
-#include <algorithm>
 #include <cstring>
-#include <iterator>
 #include <string>
 
 #include "shancoll/coll/door.h"
 #include "shancoll/coll/request/request_mpi.h"
 #include "shancoll/coll/request/request_schedule.h"
+#include "shancoll/environment.h"
 #include "shancoll/error.h"
 #include "shancoll/pattern/block_reduce.h"
 #include "shancoll/pattern/block_rooted.h"
@@ -41,35 +40,14 @@ constexpr ScheduleName kSchedules[] = {
     {"exscan", "recursive_doubling", "recursive doubling: ceil(log2 P) rounds, rank order kept"},
 };
 
-// Every collective with a request form here (iallreduce: allreduce.h).
-constexpr const char* kCollectives[] = {
-    "barrier",
-    "bcast",
-    "reduce",
-    "gather",
-    "gatherv",
-    "scatter",
-    "scatterv",
-    "allgather",
-    "allgatherv",
-    "alltoall",
-    "alltoallv",
-    "reduce_scatter",
-    "reduce_scatter_block",
-    "scan",
-    "exscan",
-};
-
 const ScheduleName* schedule_of(std::string_view collective) {
   for (const ScheduleName& s : kSchedules)
     if (collective == s.collective) return &s;
   return nullptr;
 }
 
-bool has_request_form(std::string_view collective) {
-  return std::any_of(std::begin(kCollectives), std::end(kCollectives),
-                     [&](const char* c) { return collective == c; });
-}
+// Every collective with a request form here (iallreduce: allreduce.h).
+bool has_request_form(std::string_view collective) { return is_request_collective(collective); }
 
 // "gatherv" for "gather": the v-form whose variable a regular collective
 // falls back to, as the blocking SHANCOLL_<COLL>_ALGORITHM do.
