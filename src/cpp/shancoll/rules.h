@@ -9,9 +9,11 @@
 // coll: allgatherv (allgather too), allreduce, bcast, reduce, barrier,
 // alltoallv (alltoall too, and only alltoall calls match: bytes are the
 // block's, which differ from rank to rank in an alltoallv), gather,
-// gatherv, scatter, scatterv. bytes: the message of one rank (allgatherv:
+// gatherv, scatter, scatterv, scan, exscan, reduce_scatter,
+// reduce_scatter_block. bytes: the message of one rank (allgatherv:
 // the result's bytes / ranks, rounded down; barrier, gatherv, scatterv: 0,
-// no size every rank knows; gather, scatter: the block), the rule holds for
+// no size every rank knows; gather, scatter: the block; scan, exscan: the
+// buffer; reduce_scatter(_block): the input's bytes / ranks), the rule holds for
 // min_bytes <= bytes < max_bytes; ranks: min_ranks
 // <= ranks <= max_ranks; max_* may be '*' (no limit). nodes: '*', N or N+
 // (at least N): the nodes shancoll works with, virtual ones included. hosts:
