@@ -47,6 +47,7 @@
 #include "pmpi_common.h"
 #include "pmpi_routed.h"
 #include "shancoll/on_error.h"
+#include "shancoll/ops.h"
 
 namespace shancoll::pmpi {
 
@@ -400,15 +401,6 @@ int some(Split& s, bool wait, MPI_Request requests[], int* outcount, int indices
   }
 }
 
-// The predefined reduction ops. A user op would run in shancoll's polls as
-// well; the routing rule leaves it to the library (not measured).
-bool predefined_op(MPI_Op op) {
-  for (MPI_Op p : {MPI_OP_NULL, MPI_MAX, MPI_MIN, MPI_SUM, MPI_PROD, MPI_LAND, MPI_BAND, MPI_LOR,
-                   MPI_BOR, MPI_LXOR, MPI_BXOR, MPI_MAXLOC, MPI_MINLOC, MPI_REPLACE})
-    if (op == p) return true;
-  return false;
-}
-
 // Whether any MPI Fortran binding is loaded in this process (the header: its
 // completion calls may bypass the interposed ones). Looked up at each _init:
 // a binding may be loaded later (dlopen).
@@ -425,7 +417,9 @@ const char* shared_reason(MPI_Comm comm, MPI_Op op) {
   int inter = 0;
   if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
     return "comm: an inter-communicator";
-  if (!predefined_op(op))
+  // A user op would run in shancoll's polls as well; the routing rule leaves
+  // it to the library (not measured).
+  if (predefined_op_index(op) < 0)
     return "op: a user op (only predefined ops are routed to persistent requests)";
   return nullptr;
 }

@@ -1,6 +1,7 @@
 #include "shancoll/ops.h"
 
 #include <cstring>
+#include <iterator>
 #include <vector>
 
 #include "shancoll/cost.h"
@@ -50,6 +51,15 @@ bool is_predefined_reduction(MPI_Op op) {
 }
 
 }  // namespace
+
+int predefined_op_index(MPI_Op op) {
+  const MPI_Op predefined[] = {MPI_OP_NULL, MPI_MAX,    MPI_MIN,    MPI_SUM,     MPI_PROD,
+                               MPI_LAND,    MPI_BAND,   MPI_LOR,    MPI_BOR,     MPI_LXOR,
+                               MPI_BXOR,    MPI_MAXLOC, MPI_MINLOC, MPI_REPLACE, MPI_NO_OP};
+  for (int i = 0; i < static_cast<int>(std::size(predefined)); ++i)
+    if (predefined[i] == op) return i;
+  return -1;
+}
 
 DType dtype_from_numpy(char kind, int itemsize, const char* what) {
   for (const TypeInfo& t : type_table())

@@ -83,4 +83,8 @@ class Reducer {
 // Name of a predefined op ("MPI_SUM", ...) or "a user-defined op", for messages.
 std::string op_name(MPI_Op op);
 
+// The place of a predefined op (MPI_OP_NULL included) in one fixed list, the
+// same on every process whatever the handles' values; -1 for a user op.
+int predefined_op_index(MPI_Op op);
+
 }  // namespace shancoll

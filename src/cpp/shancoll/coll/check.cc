@@ -4,6 +4,7 @@
 
 #include "shancoll/error.h"
 #include "shancoll/hash.h"
+#include "shancoll/ops.h"
 #include "shancoll/transport/p2p.h"
 
 namespace shancoll {
@@ -22,15 +23,8 @@ std::int64_t hash_of(const T& value) {
 // A predefined op by its place in this list (its handle may differ between
 // processes); every user-defined op is one more (they cannot be compared).
 std::int64_t op_id(MPI_Op op) {
-  const MPI_Op predefined[] = {MPI_OP_NULL, MPI_MAX,    MPI_MIN,    MPI_SUM,     MPI_PROD,
-                               MPI_LAND,    MPI_BAND,   MPI_LOR,    MPI_BOR,     MPI_LXOR,
-                               MPI_BXOR,    MPI_MAXLOC, MPI_MINLOC, MPI_REPLACE, MPI_NO_OP};
-  std::int64_t i = 0;
-  for (MPI_Op p : predefined) {
-    if (p == op) return i;
-    ++i;
-  }
-  return i;
+  const int i = predefined_op_index(op);
+  return i >= 0 ? i : 15;  // 15 predefined ops, 0..14
 }
 
 // Fields compared by hash: their values mean nothing to the reader.
