@@ -774,11 +774,19 @@ bool typed_request(const char* collective, const char* algorithm) {
 
 // A gather's or scatter's request under `mpi`: the caller's buffers and
 // datatypes as they are (TypedRooted), whatever the datatypes, on every rank.
-template <class Count, class Displ, class Call>
-void request_typed(Call& call, const Place& p, const void* block, MPI_Count block_count,
-                   MPI_Datatype block_type, const void* layout_buf, const Count* counts,
-                   const Displ* displs, MPI_Count count, MPI_Datatype layout_type,
-                   const char* block_name, const char* counts_name) {
+template <class Call, class Count, class Displ>
+void request_typed(Collective which, MPI_Comm comm, int root, const char* options, const Place& p,
+                   const void* block, MPI_Count block_count, MPI_Datatype block_type,
+                   const void* layout_buf, const Count* counts, const Displ* displs,
+                   MPI_Count count, MPI_Datatype layout_type, const char* block_name,
+                   const char* counts_name) {
+  OptionsStorage storage;
+  Call call;
+  call.comm = comm;
+  call.args.root = root;
+  call.args.regular = which == Collective::gather || which == Collective::scatter;
+  call.algorithm = "mpi";
+  call.options = call_options(which, options, storage);
   TypedRooted t;
   if (block == MPI_IN_PLACE && !p.root)
     refuse(MPI_ERR_BUFFER, std::string(block_name) + ": MPI_IN_PLACE is only valid at the root");
@@ -810,15 +818,8 @@ void gather_call(Collective which, const void* sendbuf, MPI_Count sendcount, MPI
   if (which == Collective::gatherv && p.root && (!counts || !displs))
     refuse(MPI_ERR_ARG, "recvcounts/displs: NULL at the root");
   if (typed_request(which == Collective::gather ? "gather" : "gatherv", algorithm)) {
-    OptionsStorage storage;
-    GathervCall call;
-    call.comm = comm;
-    call.args.root = root;
-    call.args.regular = which == Collective::gather;
-    call.algorithm = "mpi";
-    call.options = call_options(which, options, storage);
-    request_typed(call, p, sendbuf, sendcount, sendtype, recvbuf, counts, displs, count, recvtype,
-                  "sendbuf", "recvcounts");
+    request_typed<GathervCall>(which, comm, root, options, p, sendbuf, sendcount, sendtype, recvbuf,
+                               counts, displs, count, recvtype, "sendbuf", "recvcounts");
     return;
   }
   const OwnBlock mine = own_block(sendbuf, sendcount, sendtype, p, true, "sendbuf", "sendtype");
@@ -838,15 +839,8 @@ void scatter_call(Collective which, const void* sendbuf, const Count* counts, co
   if (which == Collective::scatterv && p.root && (!counts || !displs))
     refuse(MPI_ERR_ARG, "sendcounts/displs: NULL at the root");
   if (typed_request(which == Collective::scatter ? "scatter" : "scatterv", algorithm)) {
-    OptionsStorage storage;
-    ScattervCall call;
-    call.comm = comm;
-    call.args.root = root;
-    call.args.regular = which == Collective::scatter;
-    call.algorithm = "mpi";
-    call.options = call_options(which, options, storage);
-    request_typed(call, p, recvbuf, recvcount, recvtype, sendbuf, counts, displs, count, sendtype,
-                  "recvbuf", "sendcounts");
+    request_typed<ScattervCall>(which, comm, root, options, p, recvbuf, recvcount, recvtype,
+                                sendbuf, counts, displs, count, sendtype, "recvbuf", "sendcounts");
     return;
   }
   const OwnBlock mine = own_block(recvbuf, recvcount, recvtype, p, false, "recvbuf", "recvtype");
