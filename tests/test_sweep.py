@@ -749,6 +749,11 @@ def test_notebook_executes(notebook, tmp_path):
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
     nb = nbformat.read(notebook, as_version=4)
+    # nbformat 4.5 wants an id on every cell (a missing one warns, and a
+    # future nbformat refuses the file).
+    # (nbformat.read adds missing ids with a warning, so look at the file.)
+    cells = json.loads(notebook.read_text())["cells"]
+    assert all("id" in c for c in cells), f"{notebook.name}: a cell without an id"
     idx = next(i for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", []))
     nb.cells.insert(idx + 1, nbformat.v4.new_code_cell(f"out_dir = {str(tmp_path)!r}"))
     client = nbclient.NotebookClient(
