@@ -12,7 +12,10 @@
 //   a schedule shancoll's point-to-point schedule of the blocking algorithm
 //              of the same name (pattern/block_schedule.h): barrier
 //              `dissemination`, bcast `binomial`, allgather(v) `ring`,
-//              alltoall(v) `pairwise`;
+//              alltoall(v) `pairwise`, gather(v) and scatter(v) `binomial`
+//              (the v-forms: request_binomial_v.h), reduce `binomial`,
+//              reduce_scatter(_block) `pairwise`, (ex)scan
+//              `recursive_doubling`;
 //   auto       `mpi`: the library's own request progresses inside its own
 //              tests and waits as well as inside shancoll's, and shancoll's
 //              schedules move the same point-to-point messages as the
