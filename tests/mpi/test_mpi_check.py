@@ -93,3 +93,65 @@ def test_communicator_usable_after_a_disagreement(comm):
     x, out = np.ones(6), np.zeros(6)
     run_all(comm, shancoll.allreduce, comm, x, out)
     assert_all(comm, np.array_equal(out, np.full(6, float(comm.size))), "allreduce afterwards")
+
+
+def _request_calls(comm, n, root):
+    """Every nonblocking door with n elements per block (float64) and `root`."""
+    p = comm.size
+    ones, zeros = np.ones, np.zeros
+    at_root = comm.rank == root
+    return {
+        "ibarrier": lambda **kw: shancoll.ibarrier(comm, **kw),
+        "ibcast": lambda **kw: shancoll.ibcast(comm, zeros(n), root, **kw),
+        "ireduce": lambda **kw: shancoll.ireduce(comm, ones(n), zeros(n), MPI.SUM, root, **kw),
+        "iallreduce": lambda **kw: shancoll.iallreduce(comm, ones(n), zeros(n), **kw),
+        "igather": lambda **kw: shancoll.igather(
+            comm, ones(n), zeros(n * p) if at_root else None, root, **kw),
+        "igatherv": lambda **kw: shancoll.igatherv(
+            comm, ones(n), [zeros(n * p), [n] * p] if at_root else None, root, **kw),
+        "iscatter": lambda **kw: shancoll.iscatter(
+            comm, ones(n * p) if at_root else None, zeros(n), root, **kw),
+        "iscatterv": lambda **kw: shancoll.iscatterv(
+            comm, [ones(n * p), [n] * p] if at_root else None, zeros(n), root, **kw),
+        "iallgather": lambda **kw: shancoll.iallgather(comm, ones(n), zeros(n * p), **kw),
+        "iallgatherv": lambda **kw: shancoll.iallgatherv(
+            comm, ones(n), [zeros(n * p), [n] * p], **kw),
+        "ialltoall": lambda **kw: shancoll.ialltoall(comm, ones(n * p), zeros(n * p), **kw),
+        "ireduce_scatter_block": lambda **kw: shancoll.ireduce_scatter_block(
+            comm, ones(n * p), zeros(n), **kw),
+        "ireduce_scatter": lambda **kw: shancoll.ireduce_scatter(
+            comm, ones(n * p), zeros(n), [n] * p, **kw),
+        "iscan": lambda **kw: shancoll.iscan(comm, ones(n), zeros(n), **kw),
+        "iexscan": lambda **kw: shancoll.iexscan(comm, ones(n), zeros(n), **kw),
+    }  # fmt: skip
+
+
+REQUEST_DOORS = list(_request_calls(MPI.COMM_SELF, 1, 0))
+ROOTED = {"ibcast", "ireduce", "igather", "igatherv", "iscatter", "iscatterv"}
+
+
+@pytest.mark.usefixtures("checked_environment")
+@pytest.mark.parametrize("door", REQUEST_DOORS)
+def test_request_doors_compare_their_calls(comm, door):
+    """Every nonblocking door under SHANCOLL_CHECK=1: the last rank asks for
+    another algorithm (a rooted door: another root) and every rank raises
+    before anything is posted; the same call agreeing then runs."""
+    if door in ROOTED:
+        call = _request_calls(comm, 2, one_rank_differs(comm, 0, 1))[door]
+        raises_all(comm, ValueError, call, match="disagree on the root")
+    else:
+        call = _request_calls(comm, 2, 0)[door]
+        raises_all(comm, ValueError, call, algorithm=one_rank_differs(comm, "auto", "mpi"),
+                   match="disagree on the algorithm")  # fmt: skip
+    _request_calls(comm, 2, 0)[door]().wait(timeout=30)
+    comm.Barrier()
+
+
+@pytest.mark.usefixtures("checked_environment")
+def test_request_counts_disagree(comm):
+    n = one_rank_differs(comm, 4, 2)
+    p = comm.size
+    raises_all(comm, ValueError, shancoll.iallgather, comm, np.ones(n), np.zeros(n * p),
+               match="disagree on the recvcounts")  # fmt: skip
+    raises_all(comm, ValueError, shancoll.ireduce, comm, np.ones(n), np.zeros(n),
+               match="disagree on the count")  # fmt: skip
