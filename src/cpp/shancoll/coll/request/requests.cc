@@ -1,6 +1,7 @@
 #include "shancoll/coll/request/requests.h"
 
 #include <cstring>
+#include <functional>
 #include <string>
 
 #include "shancoll/coll/door.h"
@@ -106,17 +107,31 @@ CallShape reduction_shape(MPI_Op op, DType type, std::int64_t count, int root = 
   return shape;
 }
 
+// What a door refuses that one rank alone may see (its root's layout,
+// MPI_IN_PLACE off the root): ArgumentError naming the argument.
+using RefuseAlone = std::function<void(const Comm&)>;
+
 // Checked mode (coll/check.h) compares `shape` (its collective and
 // algorithm filled in here: "i<coll>" and the name asked for) before anything
-// else, so that a rank whose arguments differ is every rank's error.
+// else, so that a rank whose arguments differ is every rank's error; and
+// what `alone` refuses on one rank becomes every rank's refusal, before
+// anything is posted. (Unchecked, the door refuses it on that rank alone.)
 Setup setup(MPI_Comm user, std::string_view algorithm, const CallOptions* given, Collective c,
-            const char* collective, bool persistent, CallShape shape = {}) {
+            const char* collective, bool persistent, CallShape shape = {},
+            const RefuseAlone& alone = {}) {
   const CallOptions& co = options_or_defaults(given, c);
   if (co.check) {
     const std::string door =
         std::string(persistent ? "" : "i") + collective + (persistent ? "_init" : "");
     shape.collective = door;
     shape.algorithm = algorithm.empty() ? std::string_view("auto") : algorithm;
+    std::string refusal;
+    try {
+      if (alone) alone(Comm::of(user, co.resolved().timeout));
+    } catch (const ArgumentError& e) {
+      refusal = e.what();
+    }
+    shape.refusal = refusal;
     verify_agreement(user, co, shape);
   }
   const Options o = co.resolved();
@@ -152,6 +167,24 @@ CallShape allgatherv_shape(const AllgathervCall& call) {
   return shape;
 }
 
+void refuse_reduce(const Comm& comm, const ReduceCall& call) {
+  check_root(comm, call.root);
+  if (!call.send && comm.rank() != call.root)
+    throw ArgumentError("sendbuf: MPI.IN_PLACE is for the root alone (rank " +
+                        std::to_string(comm.rank()) + ")");
+}
+
+// A gather's or scatter's root and, at the root, its layout.
+template <class Args>
+void refuse_rooted(const Comm& comm, const Args& a, const char* counts_name) {
+  check_root(comm, a.root);
+  if (comm.rank() == a.root) check_layout(a.counts, a.displs, comm.size(), counts_name);
+}
+
+void refuse_allgatherv(const AllgathervCall& call) {
+  if (!call.args.recv) throw ArgumentError("recvbuf: a request needs a receive buffer");
+}
+
 Reducer reducer_of(MPI_Op op, DType type, MPI_Datatype datatype) {
   return datatype == MPI_DATATYPE_NULL ? Reducer(op, type) : Reducer(op, type, datatype);
 }
@@ -167,6 +200,17 @@ const char* request_algorithm(std::string_view given, const char* collective) {
   if (it == set.end()) it = set.find(v_form(collective));
   if (it == set.end()) return "mpi";
   return named(it->second, collective, request_algorithm_variable(it->first));
+}
+
+void refuse_before_door(MPI_Comm user, const char* door, const std::string& why) {
+  if (!environment().check || door_compared()) return;
+  const double timeout = default_options(Collective::barrier).resolved().timeout;
+  Comm& comm = Comm::of(user, timeout);
+  CallShape shape;
+  shape.collective = door;
+  shape.refusal = why;
+  door_compared() = true;
+  comm.run({door, "check"}, [&] { check_agreement(comm, shape, timeout); });
 }
 
 std::string request_algorithms(const char* collective) {
@@ -195,8 +239,9 @@ std::unique_ptr<Request> request_of(const BarrierCall& call, bool persistent) {
 }
 
 std::unique_ptr<Request> request_of(const BcastCall& call, bool persistent) {
-  const Setup s = setup(call.comm, call.algorithm, call.options, Collective::bcast, "bcast",
-                        persistent, rooted_shape(call.root, call.bytes));
+  const Setup s =
+      setup(call.comm, call.algorithm, call.options, Collective::bcast, "bcast", persistent,
+            rooted_shape(call.root, call.bytes), [&](const Comm& c) { check_root(c, call.root); });
   check_root(s.comm, call.root);
   return made(s, [&] {
     if (!s.scheduled()) return s.make(mpi_bcast(s.comm.mpi(), call));
@@ -209,15 +254,14 @@ std::unique_ptr<Request> request_of(const BcastCall& call, bool persistent) {
 
 std::unique_ptr<Request> request_of(const ReduceCall& call, bool persistent) {
   const Setup s = setup(call.comm, call.algorithm, call.options, Collective::reduce, "reduce",
-                        persistent, reduction_shape(call.op, call.type, call.count, call.root));
-  check_root(s.comm, call.root);
+                        persistent, reduction_shape(call.op, call.type, call.count, call.root),
+                        [&](const Comm& c) { refuse_reduce(c, call); });
+  refuse_reduce(s.comm, call);
   return made(s, [&] {
     if (!s.scheduled()) return s.make(mpi_reduce(s.comm.mpi(), call));
     Reducer reducer = reducer_of(call.op, call.type, call.datatype);
     const std::int64_t bytes = call.count * static_cast<std::int64_t>(reducer.elem_size());
     const bool in_place = call.send == nullptr;
-    if (in_place && s.comm.rank() != call.root)
-      throw ArgumentError("sendbuf: MPI.IN_PLACE is for the root alone");
     return s.make(std::make_unique<ScheduleEngine>(
         s.comm, s.topo(),
         pattern::binomial_reduce_schedule(s.comm.size(), s.comm.rank(), call.root, bytes,
@@ -231,7 +275,8 @@ std::unique_ptr<Request> request_of(const GathervCall& call, bool persistent) {
   const Setup s =
       setup(call.comm, call.algorithm, call.options,
             regular ? Collective::gather : Collective::gatherv, regular ? "gather" : "gatherv",
-            persistent, rooted_shape(call.args.root, regular ? call.args.send_bytes : -1));
+            persistent, rooted_shape(call.args.root, regular ? call.args.send_bytes : -1),
+            [&](const Comm& c) { refuse_rooted(c, call.args, "recvcounts"); });
   check_root(s.comm, call.args.root);
   return made(s, [&] {
     if (!s.scheduled())
@@ -258,7 +303,8 @@ std::unique_ptr<Request> request_of(const ScattervCall& call, bool persistent) {
   const Setup s =
       setup(call.comm, call.algorithm, call.options,
             regular ? Collective::scatter : Collective::scatterv, regular ? "scatter" : "scatterv",
-            persistent, rooted_shape(call.args.root, regular ? call.args.recv_bytes : -1));
+            persistent, rooted_shape(call.args.root, regular ? call.args.recv_bytes : -1),
+            [&](const Comm& c) { refuse_rooted(c, call.args, "sendcounts"); });
   check_root(s.comm, call.args.root);
   return made(s, [&] {
     if (!s.scheduled())
@@ -281,11 +327,11 @@ std::unique_ptr<Request> request_of(const ScattervCall& call, bool persistent) {
 }
 
 std::unique_ptr<Request> request_of(const AllgathervCall& call, bool persistent) {
-  const Setup s =
-      setup(call.comm, call.algorithm, call.options,
-            call.allgather ? Collective::allgather : Collective::allgatherv,
-            call.allgather ? "allgather" : "allgatherv", persistent, allgatherv_shape(call));
-  if (!call.args.recv) throw ArgumentError("recvbuf: a request needs a receive buffer");
+  const Setup s = setup(call.comm, call.algorithm, call.options,
+                        call.allgather ? Collective::allgather : Collective::allgatherv,
+                        call.allgather ? "allgather" : "allgatherv", persistent,
+                        allgatherv_shape(call), [&](const Comm&) { refuse_allgatherv(call); });
+  refuse_allgatherv(call);
   return made(s, [&] {
     if (!s.scheduled()) return s.make(mpi_allgatherv(s.comm.mpi(), call, s.comm.rank()));
     const AllgathervArgs& a = call.args;

@@ -68,6 +68,14 @@ std::unique_ptr<Request> request_of(const AlltoallvCall& call, bool persistent);
 std::unique_ptr<Request> request_of(const ReduceScatterCall& call, bool block, bool persistent);
 std::unique_ptr<Request> request_of(const ScanCall& call, bool exclusive, bool persistent);
 
+// A request's refusal by a front end before its door (its own arguments,
+// parsed: `why`) under SHANCOLL_CHECK=1, when the ranks have not compared
+// the call yet (door_compared): it joins checked mode's comparison with its
+// refusal, so that every rank raises "rank r refused <door>: why" before
+// anything is posted (the others compare in their door). Returns without
+// communicating otherwise.
+void refuse_before_door(MPI_Comm user, const char* door, const std::string& why);
+
 // What a request of `collective` runs for the caller's name `given` ("" or
 // "auto": SHANCOLL_I<COLL>_ALGORITHM, else auto): "mpi" or the schedule's
 // name; ArgumentError naming the argument or variable for any other.
