@@ -39,7 +39,7 @@ const char* const kFieldNames[kFields] = {"collective", "algorithm",    "root",
   check_mpi(PMPI_Ibcast(text, kLength, MPI_CHAR, refuser, comm.mpi(), &req),
             "MPI_Ibcast (checked mode)");
   wait_request(req, "the refusing rank's reason (checked mode)", timeout);
-  throw ArgumentError("rank " + std::to_string(refuser) + " refused " +
+  throw ArgumentError("check: rank " + std::to_string(refuser) + " refused " +
                       std::string(mine.collective) + ": " + text);
 }
 

@@ -174,11 +174,14 @@ void refuse_reduce(const Comm& comm, const ReduceCall& call) {
                         std::to_string(comm.rank()) + ")");
 }
 
-// A gather's or scatter's root and, at the root, its layout.
-template <class Args>
-void refuse_rooted(const Comm& comm, const Args& a, const char* counts_name) {
+// A gather's or scatter's root and, at the root, its layout (the C API's
+// typed call's is MPI's to read).
+template <class Call>
+void refuse_rooted(const Comm& comm, const Call& call, const char* counts_name) {
+  const auto& a = call.args;
   check_root(comm, a.root);
-  if (comm.rank() == a.root) check_layout(a.counts, a.displs, comm.size(), counts_name);
+  if (comm.rank() == a.root && !call.typed)
+    check_layout(a.counts, a.displs, comm.size(), counts_name);
 }
 
 void refuse_allgatherv(const AllgathervCall& call) {
@@ -276,7 +279,7 @@ std::unique_ptr<Request> request_of(const GathervCall& call, bool persistent) {
       setup(call.comm, call.algorithm, call.options,
             regular ? Collective::gather : Collective::gatherv, regular ? "gather" : "gatherv",
             persistent, rooted_shape(call.args.root, regular ? call.args.send_bytes : -1),
-            [&](const Comm& c) { refuse_rooted(c, call.args, "recvcounts"); });
+            [&](const Comm& c) { refuse_rooted(c, call, "recvcounts"); });
   check_root(s.comm, call.args.root);
   return made(s, [&] {
     if (!s.scheduled())
@@ -304,7 +307,7 @@ std::unique_ptr<Request> request_of(const ScattervCall& call, bool persistent) {
       setup(call.comm, call.algorithm, call.options,
             regular ? Collective::scatter : Collective::scatterv, regular ? "scatter" : "scatterv",
             persistent, rooted_shape(call.args.root, regular ? call.args.recv_bytes : -1),
-            [&](const Comm& c) { refuse_rooted(c, call.args, "sendcounts"); });
+            [&](const Comm& c) { refuse_rooted(c, call, "sendcounts"); });
   check_root(s.comm, call.args.root);
   return made(s, [&] {
     if (!s.scheduled())
