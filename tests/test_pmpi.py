@@ -201,6 +201,11 @@ def test_c_api(ranks):
     _run(ranks, preload=False, binary="shancoll_capi_check")
 
 
+def test_c_api_checked_refusals():
+    """SHANCOLL_CHECK=1: one rank's bad argument to a request form is every rank's error."""
+    _run(3, "checked", preload=False, binary="shancoll_capi_check", SHANCOLL_CHECK="1")
+
+
 def test_forced_algorithms_and_non_commutative_fallback():
     output = _run(
         2,

@@ -624,6 +624,41 @@ static void gather_scatter_derived(void) {
   free(got), free(want);
 }
 
+/* igatherv and iscatterv `binomial` (the root's counts down the tree, then
+ * the blocks): irregular counts with zeros, displacements in reverse rank
+ * order with gaps, every root, against MPI_Gatherv / MPI_Scatterv. */
+static void binomial_v_requests(void) {
+  int *counts = malloc(sizeof(int) * g_size), *displs = malloc(sizeof(int) * g_size);
+  int extent = 0;
+  for (int r = g_size - 1; r >= 0; --r)
+    counts[r] = (3 * r + 1) % 4, displs[r] = extent + 1, extent += counts[r] + 1;
+  double mine[4], part[4], part_want[4];
+  double *got = calloc((size_t)extent, sizeof(double)),
+         *want = calloc((size_t)extent, sizeof(double));
+  for (int root = 0; root < g_size; ++root) {
+    for (int i = 0; i < 4; ++i) mine[i] = g_rank * 10 + i + root;
+    for (int i = 0; i < extent; ++i) got[i] = want[i] = -1;
+    shancoll_request req = SHANCOLL_REQUEST_NULL;
+    expect(shancoll_igatherv(mine, counts[g_rank], MPI_DOUBLE, got, counts, displs, MPI_DOUBLE,
+                             root, MPI_COMM_WORLD, "binomial", NULL, &req) == MPI_SUCCESS &&
+               shancoll_wait(&req) == MPI_SUCCESS,
+           "igatherv binomial", "binomial");
+    MPI_Gatherv(mine, counts[g_rank], MPI_DOUBLE, want, counts, displs, MPI_DOUBLE, root,
+                MPI_COMM_WORLD);
+    expect(g_rank != root || memcmp(got, want, sizeof(double) * (size_t)extent) == 0,
+           "igatherv binomial: result", "binomial");
+    for (int i = 0; i < 4; ++i) part[i] = part_want[i] = -1;
+    expect(shancoll_iscatterv(want, counts, displs, MPI_DOUBLE, part, counts[g_rank], MPI_DOUBLE,
+                              root, MPI_COMM_WORLD, "binomial", NULL, &req) == MPI_SUCCESS &&
+               shancoll_wait(&req) == MPI_SUCCESS,
+           "iscatterv binomial", "binomial");
+    MPI_Scatterv(want, counts, displs, MPI_DOUBLE, part_want, counts[g_rank], MPI_DOUBLE, root,
+                 MPI_COMM_WORLD);
+    expect(memcmp(part, part_want, sizeof part) == 0, "iscatterv binomial: result", "binomial");
+  }
+  free(got), free(want), free(counts), free(displs);
+}
+
 /* The request forms of gather(v) and scatter(v) with a datatype only one
  * side has (the root's strided layout, or strided blocks elsewhere): under
  * `mpi` (by name, and auto) every rank passes its datatypes to MPI as they
@@ -796,10 +831,53 @@ static void request_forms(void) {
       "ibcast with an algorithm that has no request form", NULL);
 }
 
+/* Run with the argument "checked" under SHANCOLL_CHECK=1: a bad argument on
+ * the last rank alone (MPI_IN_PLACE off the root of an ireduce and an
+ * igather) is refused on every rank, naming that rank, and nothing waits;
+ * the same calls then run with good arguments. */
+static int finish(void) {
+  int failed = 0;
+  MPI_Allreduce(&g_failed, &failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (g_rank == 0) printf("capi_check: %d checks, %d failed\n", g_checks, failed);
+  MPI_Finalize();
+  return failed ? 1 : 0;
+}
+
+static void checked_refusals(void) {
+  double x[2] = {1, 1}, y[2] = {0, 0}, *all = calloc((size_t)g_size * 2, sizeof(double));
+  const int bad = g_size - 1;
+  char named[48];
+  snprintf(named, sizeof named, "rank %d refused", bad);
+  for (int k = 0; k < 2; ++k) {
+    const void* send = g_rank == bad && g_size > 1 ? MPI_IN_PLACE : x;
+    shancoll_request req = SHANCOLL_REQUEST_NULL;
+    const int rc = k == 0 ? shancoll_ireduce(send, y, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD,
+                                             NULL, NULL, &req)
+                          : shancoll_igather(send, 2, MPI_DOUBLE, all, 2, MPI_DOUBLE, 0,
+                                             MPI_COMM_WORLD, NULL, NULL, &req);
+    expect(g_size == 1 || (rc != MPI_SUCCESS && req == SHANCOLL_REQUEST_NULL &&
+                           strstr(shancoll_last_error(), named) != NULL),
+           k == 0 ? "ireduce: one rank's MPI_IN_PLACE refused everywhere"
+                  : "igather: one rank's MPI_IN_PLACE refused everywhere",
+           NULL);
+    if (rc == MPI_SUCCESS) shancoll_wait(&req);
+  }
+  shancoll_request req = SHANCOLL_REQUEST_NULL;
+  expect(shancoll_ireduce(x, y, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD, NULL, NULL, &req) ==
+                 MPI_SUCCESS &&
+             shancoll_wait(&req) == MPI_SUCCESS && (g_rank != 0 || y[0] == g_size),
+         "ireduce afterwards", NULL);
+  free(all);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  if (argc > 1 && strcmp(argv[1], "checked") == 0) {
+    checked_refusals();
+    return finish();
+  }
   allreduce_algorithms();
   rooted_algorithms();
   allgather_algorithms();
@@ -814,10 +892,7 @@ int main(int argc, char** argv) {
   gather_scatter_algorithms();
   gather_scatter_derived();
   request_forms_derived();
+  binomial_v_requests();
   request_forms();
-  int failed = 0;
-  MPI_Allreduce(&g_failed, &failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (g_rank == 0) printf("capi_check: %d checks, %d failed\n", g_checks, failed);
-  MPI_Finalize();
-  return failed ? 1 : 0;
+  return finish();
 }

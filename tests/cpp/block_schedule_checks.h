@@ -160,6 +160,65 @@ inline void rooted_checks(int P, void (*check)(bool, const std::string&)) {
       }
 }
 
+// The v-forms: the root's counts down the tree (every member receives its
+// subtree's, member order), then the blocks, with counts (q % 3: zeros
+// among them) and displacements in reverse rank order with a gap before
+// each block, in place at the root or not.
+inline void rooted_v_checks(int P, void (*check)(bool, const std::string&)) {
+  using shancoll::pattern::binomial_subtree_span;
+  using shancoll::pattern::mod_rank;
+  std::vector<long> counts(P), displs(P), count_displs(P);
+  long extent = 0;
+  for (int q = P - 1; q >= 0; --q) counts[q] = q % 3, displs[q] = extent + 1, extent += q % 3 + 1;
+  for (int q = 0; q < P; ++q) count_displs[q] = q;
+  for (int root : {0, P - 1, P / 2})
+    for (bool in_place : {false, true}) {
+      const std::string at = " at P=" + std::to_string(P) + " root " + std::to_string(root) +
+                             (in_place ? " in place: " : ": ");
+      std::string error;
+      std::vector<RankState> phase1(P);
+      for (int r = 0; r < P; ++r) {
+        phase1[r].s = shancoll::pattern::binomial_subtree_scatter_schedule(P, r, root, 1,
+                                                                           count_displs.data());
+        if (r == root) phase1[r].buf[0] = counts;
+        const int v = mod_rank(r - root, P);
+        phase1[r].buf[1].assign(r == root ? 0 : binomial_subtree_span(P, v), -1);
+      }
+      bool ok = run(phase1, error);
+      check(ok, "binomial counts scatter" + at + error);
+      std::vector<RankState> g(P), sc(P);
+      for (int r = 0; r < P; ++r) {
+        const int v = mod_rank(r - root, P);
+        const Bytes& sub = phase1[r].buf[1];
+        const auto bytes = [&](int u) {
+          return v == 0 ? counts[mod_rank(u + root, P)] : sub[static_cast<std::size_t>(u - v)];
+        };
+        const bool place = in_place && r == root;
+        g[r].s = shancoll::pattern::binomial_gather_blocks(P, r, root, bytes, counts[r],
+                                                           displs.data(), place);
+        for (long i = 0; i < counts[r]; ++i) g[r].buf[0].push_back(label(r, i));
+        g[r].buf[1].assign(r == root ? extent : 0, -1);
+        if (place)
+          for (long i = 0; i < counts[r]; ++i) g[r].buf[1][displs[r] + i] = label(r, i);
+        sc[r].s = shancoll::pattern::binomial_scatter_blocks(P, r, root, bytes, counts[r],
+                                                             displs.data(), place);
+        sc[r].buf[1].assign(counts[r], -1);
+        if (r == root)
+          for (long i = 0; i < extent; ++i) sc[r].buf[0].push_back(label(root, i));
+      }
+      ok = run(g, error);
+      for (int q = 0; q < P; ++q)
+        for (long i = 0; i < counts[q]; ++i)
+          ok = ok && g[root].buf[1][displs[q] + i] == label(q, i);
+      check(ok, "binomial gatherv" + at + error);
+      ok = run(sc, error);
+      for (int q = 0; q < P; ++q)
+        for (long i = 0; i < counts[q]; ++i)
+          ok = ok && sc[q].buf[1][i] == (in_place && q == root ? -1 : label(root, displs[q] + i));
+      check(ok, "binomial scatterv" + at + error);
+    }
+}
+
 // Binomial reduce (commutative and not), pairwise reduce-scatter, scan, exscan.
 inline void reduction_checks(int P, void (*check)(bool, const std::string&)) {
   const std::string at = " at P=" + std::to_string(P);
@@ -286,6 +345,7 @@ inline void run_all(void (*check)(bool, const std::string&)) {
       check(ok, "pairwise alltoallv" + at + (in_place ? " in place: " : ": ") + error);
     }
     rooted_checks(P, check);
+    rooted_v_checks(P, check);
     reduction_checks(P, check);
   }
 }

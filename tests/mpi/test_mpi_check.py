@@ -93,3 +93,122 @@ def test_communicator_usable_after_a_disagreement(comm):
     x, out = np.ones(6), np.zeros(6)
     run_all(comm, shancoll.allreduce, comm, x, out)
     assert_all(comm, np.array_equal(out, np.full(6, float(comm.size))), "allreduce afterwards")
+
+
+def _request_calls(comm, n, root):
+    """Every nonblocking door with n elements per block (float64) and `root`."""
+    p = comm.size
+    ones, zeros = np.ones, np.zeros
+    at_root = comm.rank == root
+    return {
+        "ibarrier": lambda **kw: shancoll.ibarrier(comm, **kw),
+        "ibcast": lambda **kw: shancoll.ibcast(comm, zeros(n), root, **kw),
+        "ireduce": lambda **kw: shancoll.ireduce(comm, ones(n), zeros(n), MPI.SUM, root, **kw),
+        "iallreduce": lambda **kw: shancoll.iallreduce(comm, ones(n), zeros(n), **kw),
+        "igather": lambda **kw: shancoll.igather(
+            comm, ones(n), zeros(n * p) if at_root else None, root, **kw),
+        "igatherv": lambda **kw: shancoll.igatherv(
+            comm, ones(n), [zeros(n * p), [n] * p] if at_root else None, root, **kw),
+        "iscatter": lambda **kw: shancoll.iscatter(
+            comm, ones(n * p) if at_root else None, zeros(n), root, **kw),
+        "iscatterv": lambda **kw: shancoll.iscatterv(
+            comm, [ones(n * p), [n] * p] if at_root else None, zeros(n), root, **kw),
+        "iallgather": lambda **kw: shancoll.iallgather(comm, ones(n), zeros(n * p), **kw),
+        "iallgatherv": lambda **kw: shancoll.iallgatherv(
+            comm, ones(n), [zeros(n * p), [n] * p], **kw),
+        "ialltoall": lambda **kw: shancoll.ialltoall(comm, ones(n * p), zeros(n * p), **kw),
+        "ialltoallv": lambda **kw: shancoll.ialltoallv(
+            comm, [ones(n * p), [n] * p], [zeros(n * p), [n] * p], **kw),
+        "ireduce_scatter_block": lambda **kw: shancoll.ireduce_scatter_block(
+            comm, ones(n * p), zeros(n), **kw),
+        "ireduce_scatter": lambda **kw: shancoll.ireduce_scatter(
+            comm, ones(n * p), zeros(n), [n] * p, **kw),
+        "iscan": lambda **kw: shancoll.iscan(comm, ones(n), zeros(n), **kw),
+        "iexscan": lambda **kw: shancoll.iexscan(comm, ones(n), zeros(n), **kw),
+    }  # fmt: skip
+
+
+REQUEST_DOORS = list(_request_calls(MPI.COMM_SELF, 1, 0))
+ROOTED = {"ibcast", "ireduce", "igather", "igatherv", "iscatter", "iscatterv"}
+
+
+@pytest.mark.usefixtures("checked_environment")
+@pytest.mark.parametrize("door", REQUEST_DOORS)
+def test_request_doors_compare_their_calls(comm, door):
+    """Every nonblocking door under SHANCOLL_CHECK=1: the last rank asks for
+    another algorithm (a rooted door: another root) and every rank raises
+    before anything is posted; the same call agreeing then runs."""
+    if door in ROOTED:
+        call = _request_calls(comm, 2, one_rank_differs(comm, 0, 1))[door]
+        raises_all(comm, ValueError, call, match="disagree on the root")
+    else:
+        call = _request_calls(comm, 2, 0)[door]
+        raises_all(comm, ValueError, call, algorithm=one_rank_differs(comm, "auto", "mpi"),
+                   match="disagree on the algorithm")  # fmt: skip
+    _request_calls(comm, 2, 0)[door]().wait(timeout=30)
+    comm.Barrier()
+
+
+@pytest.mark.usefixtures("checked_environment")
+def test_request_counts_disagree(comm):
+    n = one_rank_differs(comm, 4, 2)
+    p = comm.size
+    raises_all(comm, ValueError, shancoll.iallgather, comm, np.ones(n), np.zeros(n * p),
+               match="disagree on the recvcounts")  # fmt: skip
+    raises_all(comm, ValueError, shancoll.ireduce, comm, np.ones(n), np.zeros(n),
+               match="disagree on the count")  # fmt: skip
+
+
+def _read_only(n):
+    a = np.zeros(n)
+    a.flags.writeable = False
+    return a
+
+
+def _one_bad_rank_calls(comm):
+    """Every nonblocking door (ibarrier aside: it has no buffer) with a bad
+    argument on the last rank alone: MPI.IN_PLACE off the root (root 0) for
+    the rooted doors, a read-only receive buffer for the others."""
+    p, n = comm.size, 2
+    bad = comm.rank == p - 1
+    ones, zeros = np.ones, np.zeros
+    recv = (lambda k: _read_only(k)) if bad else zeros
+    send = MPI.IN_PLACE if bad else ones(n)
+    root0 = comm.rank == 0
+    return {
+        "ibcast": lambda: shancoll.ibcast(comm, _read_only(n) if bad else zeros(n), 0),
+        "ireduce": lambda: shancoll.ireduce(comm, send, zeros(n), MPI.SUM, 0),
+        "iallreduce": lambda: shancoll.iallreduce(comm, ones(n), recv(n)),
+        "igather": lambda: shancoll.igather(comm, send, zeros(n * p) if root0 else None, 0),
+        "igatherv": lambda: shancoll.igatherv(
+            comm, send, [zeros(n * p), [n] * p] if root0 else None, 0),
+        "iscatter": lambda: shancoll.iscatter(comm, ones(n * p) if root0 else None,
+                                              MPI.IN_PLACE if bad else zeros(n), 0),
+        "iscatterv": lambda: shancoll.iscatterv(
+            comm, [ones(n * p), [n] * p] if root0 else None, MPI.IN_PLACE if bad else zeros(n),
+            0),
+        "iallgather": lambda: shancoll.iallgather(comm, ones(n), recv(n * p)),
+        "iallgatherv": lambda: shancoll.iallgatherv(comm, ones(n), [recv(n * p), [n] * p]),
+        "ialltoall": lambda: shancoll.ialltoall(comm, ones(n * p), recv(n * p)),
+        "ialltoallv": lambda: shancoll.ialltoallv(comm, [ones(n * p), [n] * p],
+                                                  [recv(n * p), [n] * p]),
+        "ireduce_scatter_block": lambda: shancoll.ireduce_scatter_block(comm, ones(n * p),
+                                                                        recv(n)),
+        "ireduce_scatter": lambda: shancoll.ireduce_scatter(comm, ones(n * p), recv(n),
+                                                            [n] * p),
+        "iscan": lambda: shancoll.iscan(comm, ones(n), recv(n)),
+        "iexscan": lambda: shancoll.iexscan(comm, ones(n), recv(n)),
+    }  # fmt: skip
+
+
+@pytest.mark.usefixtures("checked_environment")
+@pytest.mark.parametrize("door", list(_one_bad_rank_calls(MPI.COMM_SELF)))
+def test_one_rank_s_bad_argument_is_every_rank_s_error(comm, door):
+    """SHANCOLL_CHECK=1: a bad argument on one rank alone (the last) is
+    refused on every rank, naming that rank and the argument, before
+    anything is posted (no rank waits for the timeout); the communicator
+    then runs the same door with good arguments."""
+    bad = comm.size - 1
+    raises_all(comm, ValueError, _one_bad_rank_calls(comm)[door], match=f"rank {bad} refused")
+    _request_calls(comm, 2, 0)[door]().wait(timeout=30)
+    comm.Barrier()

@@ -29,7 +29,9 @@ SCHEDULES = {
     "alltoallv": "pairwise",
     "allreduce": "binomial",
     "gather": "binomial",
+    "gatherv": "binomial",
     "scatter": "binomial",
+    "scatterv": "binomial",
     "reduce": "binomial",
     "reduce_scatter": "pairwise",
     "reduce_scatter_block": "pairwise",
@@ -623,3 +625,80 @@ def test_a_short_message_is_an_error_not_a_silent_result(comm):
     out = np.zeros(comm.size) if comm.rank == 0 else None
     shancoll.igather(comm, np.ones(1), out, 0, algorithm="binomial").wait(timeout=TIMEOUT)
     assert_all(comm, comm.rank != 0 or np.all(out == 1), "igather after the error")
+
+
+def gapped_layout(p):
+    """Irregular counts (zeros among them) and displacements in reverse rank
+    order with a gap of 2 elements before each block."""
+    counts = [(3 * q + 1) % 4 for q in range(p)]
+    displs, at = [0] * p, 0
+    for q in reversed(range(p)):
+        displs[q], at = at + 2, at + 2 + counts[q]
+    return counts, displs, at
+
+
+def test_binomial_gatherv_scatterv_gaps_roots_in_place_virtual_nodes(comm):
+    """igatherv / iscatterv `binomial`: irregular counts with zeros,
+    displacements with gaps in reverse rank order, in place at the root,
+    roots other than 0, virtual nodes of 1 and 2 ranks, persistent restarts
+    with new contents; against mpi4py's Gatherv / Scatterv."""
+    p, r = comm.size, comm.rank
+    counts, displs, extent = gapped_layout(p)
+    for root in sorted({0, p - 1, p // 2}):
+        for in_place in (False, True):
+            place = in_place and r == root
+            for rpn in (1, 2):
+                send = np.empty(counts[r])
+                got = np.full(extent, -1.0) if r == root else None
+                layout = [got, (counts, displs)] if r == root else None
+                gat = shancoll.gatherv_init(comm, MPI.IN_PLACE if place else send, layout, root,
+                                            algorithm="binomial", ranks_per_node=rpn)  # fmt: skip
+                for k in range(2):
+                    send[:] = np.arange(counts[r]) + 100 * r + 10 * k
+                    want = np.full(extent, -1.0) if r == root else None
+                    comm.Gatherv(send, [want, (counts, displs)] if r == root else None, root)
+                    if r == root:
+                        got[:] = -1
+                        if place:
+                            got[displs[r] : displs[r] + counts[r]] = send
+                    gat.start()
+                    gat.wait(timeout=TIMEOUT)
+                    what = f"igatherv root {root} in place {in_place} rpn {rpn} run {k}"
+                    assert_all(comm, r != root or np.array_equal(got, want), what)
+                gat.free()
+                whole = np.arange(extent, dtype=np.float64) + 1000 * root
+                part = np.full(counts[r], -1.0)
+                source = [whole, (counts, displs)] if r == root else None
+                want = np.full(counts[r], -1.0)
+                comm.Scatterv(source, want, root)
+                req = shancoll.iscatterv(comm, source, MPI.IN_PLACE if place else part, root,
+                                         algorithm="binomial", ranks_per_node=rpn)  # fmt: skip
+                req.wait(timeout=TIMEOUT)
+                what = f"iscatterv root {root} in place {in_place} rpn {rpn}"
+                kept = np.array_equal(whole, np.arange(extent) + 1000 * root)
+                assert_all(comm, kept if place else np.array_equal(part, want), what)
+
+
+def test_binomial_gatherv_count_unlike_the_root_s_is_an_error(comm):
+    """The last rank sends one element more than the root's count for it
+    (erroneous in MPI): it raises naming both counts, the tree completes
+    (nothing hangs, no rank reads past its buffer) and the communicator
+    stays usable."""
+    if comm.size == 1:
+        pytest.skip("needs a peer")
+    p, r = comm.size, comm.rank
+    counts = [2] * p
+    mine = np.ones(2 + (r == p - 1))
+    out = np.zeros(2 * p) if r == 0 else None
+    raised = ""
+    try:
+        shancoll.igatherv(comm, mine, [out, counts] if r == 0 else None, 0,
+                          algorithm="binomial").wait(timeout=TIMEOUT)  # fmt: skip
+    except (ValueError, RuntimeError) as e:
+        raised = str(e)
+    ok = ("recvcounts[" in raised and "the ranks' counts differ" in raised) == (r == p - 1)
+    assert_all(comm, ok, f"rank {r}: {raised!r}")
+    out = np.zeros(p) if r == 0 else None
+    shancoll.igatherv(comm, np.ones(1), [out, [1] * p] if r == 0 else None, 0,
+                      algorithm="binomial").wait(timeout=TIMEOUT)  # fmt: skip
+    assert_all(comm, r != 0 or np.all(out == 1), "igatherv after the error")

@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include "arguments.h"
+#include "shancoll/coll/request/requests.h"
 #include "shancoll/progress.h"
 
 namespace py = pybind11;
@@ -226,6 +228,20 @@ py::object request_object(std::unique_ptr<PyRequest> r) {
   if (!self) throw py::error_already_set();
   reinterpret_cast<RequestObject*>(self)->r = r.release();
   return py::reinterpret_steal<py::object>(self);
+}
+
+void refuse_request_everywhere(py::handle comm_arg, const ArgumentError& e) {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int inter = 0;
+  try {
+    comm = comm_of(comm_arg);
+    check_mpi(MPI_Comm_test_inter(comm, &inter), "MPI_Comm_test_inter");
+  } catch (const std::exception&) {
+    return;  // no communicator to tell: every rank refuses it alike
+  }
+  if (inter) return;
+  py::gil_scoped_release release;
+  refuse_before_door(comm, "the request", e.what());
 }
 
 void refuse_inter_request(Mode mode, const char* collective) {

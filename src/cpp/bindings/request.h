@@ -13,7 +13,9 @@
 
 #include "bufspec.h"
 #include "entry.h"
+#include "shancoll/coll/check.h"
 #include "shancoll/coll/request/request.h"
+#include "shancoll/error.h"
 
 namespace shancoll::bindings {
 
@@ -57,9 +59,24 @@ pybind11::object request_in_mode(Mode mode, Make&& make, std::initializer_list<B
 
 // The entry runners of a collective whose intake takes the mode.
 using ModeRunner = pybind11::object (*)(const pybind11::handle* args, Mode mode);
+// A request door's refusal of its own arguments (ArgumentError) before the
+// core's door: under SHANCOLL_CHECK=1 every rank's (requests.h:
+// refuse_before_door); `comm` the call's first argument.
+void refuse_request_everywhere(pybind11::handle comm, const ArgumentError& e);
+
 template <ModeRunner F, Mode M>
 pybind11::object run_in_mode(const pybind11::handle* args) {
-  return F(args, M);
+  if constexpr (M == Mode::blocking) {
+    return F(args, M);
+  } else {
+    door_compared() = false;
+    try {
+      return F(args, M);
+    } catch (const ArgumentError& e) {
+      refuse_request_everywhere(args[0], e);
+      throw;
+    }
+  }
 }
 template <ModeRunner F>
 Runner runner(Mode mode) {

@@ -18,6 +18,7 @@
 #include "shancoll/coll/allreduce/allreduce.h"
 #include "shancoll/coll/alltoallv/alltoallv.h"
 #include "shancoll/coll/barrier/barrier.h"
+#include "shancoll/coll/check.h"
 #include "shancoll/coll/gather/gather.h"
 #include "shancoll/coll/reduce_scatter/reduce_scatter.h"
 #include "shancoll/coll/registry.h"
@@ -27,6 +28,7 @@
 #include "shancoll/coll/scan/scan.h"
 #include "shancoll/coll/scatter/scatter.h"
 #include "shancoll/comm.h"
+#include "shancoll/environment.h"
 #include "shancoll/progress.h"
 #include "shancoll/rules.h"
 
@@ -904,16 +906,24 @@ struct Release {
 namespace {
 
 // Runs `blocking_form` (the blocking C function on the same arguments) in
-// request mode and hands the request it made to the caller.
+// request mode and hands the request it made to the caller. A refusal
+// before the core's door (this rank's own arguments) is, under
+// SHANCOLL_CHECK=1, every rank's (refuse_before_door).
 template <class F>
-int as_request(shancoll_request* request, bool persistent, F&& blocking_form) {
+int as_request(shancoll_request* request, bool persistent, MPI_Comm comm, F&& blocking_form) {
   if (!request) return guarded([] { refuse(MPI_ERR_REQUEST, "request: NULL"); });
   *request = SHANCOLL_REQUEST_NULL;
   RequestIntake intake;
   intake.persistent = persistent;
   t_state.intake = &intake;
+  door_compared() = false;
   const int rc = blocking_form();
   t_state.intake = nullptr;
+  if (rc != MPI_SUCCESS && environment().check && refused(rc) && !door_compared()) {
+    const std::string why = t_last_error;
+    const int everywhere = guarded([&] { refuse_before_door(comm, "the request", why); });
+    return everywhere != MPI_SUCCESS ? everywhere : rc;
+  }
   if (rc != MPI_SUCCESS) return rc;
   auto made = std::make_unique<shancoll_request_s>();
   made->timeout = intake.made->timeout();
@@ -1103,12 +1113,12 @@ int shancoll_allreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MP
 // request mode (as_request); one macro line per collective, so the forms
 // cannot drift from the blocking calls.
 #define SHANCOLL_UNPAREN(...) __VA_ARGS__
-#define SHANCOLL_REQUEST_FORMS(nonblocking, persistent, blocking, params, args)    \
-  int shancoll_##nonblocking(SHANCOLL_UNPAREN params, shancoll_request* request) { \
-    return as_request(request, false, [&] { return shancoll_##blocking args; });   \
-  }                                                                                \
-  int shancoll_##persistent(SHANCOLL_UNPAREN params, shancoll_request* request) {  \
-    return as_request(request, true, [&] { return shancoll_##blocking args; });    \
+#define SHANCOLL_REQUEST_FORMS(nonblocking, persistent, blocking, params, args)        \
+  int shancoll_##nonblocking(SHANCOLL_UNPAREN params, shancoll_request* request) {     \
+    return as_request(request, false, comm, [&] { return shancoll_##blocking args; }); \
+  }                                                                                    \
+  int shancoll_##persistent(SHANCOLL_UNPAREN params, shancoll_request* request) {      \
+    return as_request(request, true, comm, [&] { return shancoll_##blocking args; });  \
   }
 SHANCOLL_REQUEST_FORMS(ibarrier, barrier_init, barrier,
                        (MPI_Comm comm, const char* algorithm, const char* options),

@@ -1,5 +1,6 @@
 #include "shancoll/coll/check.h"
 
+#include <algorithm>
 #include <string>
 
 #include "shancoll/error.h"
@@ -10,9 +11,37 @@
 namespace shancoll {
 namespace {
 
-enum Field { kCollective, kAlgorithm, kRoot, kOp, kDtype, kCount, kCounts, kSendBytes, kFields };
-const char* const kFieldNames[kFields] = {"collective",   "algorithm", "root",       "op",
-                                          "element type", "count",     "recvcounts", "send count"};
+enum Field {
+  kCollective,
+  kAlgorithm,
+  kRoot,
+  kOp,
+  kDtype,
+  kCount,
+  kCounts,
+  kSendBytes,
+  kRefused,
+  kFields
+};
+const char* const kFieldNames[kFields] = {"collective", "algorithm",    "root",
+                                          "op",         "element type", "count",
+                                          "recvcounts", "send count",   "refusal"};
+
+// The refusal of the lowest refusing rank, from it to every rank
+// (collective; only when some rank refused).
+[[noreturn]] void refuse_everywhere(Comm& comm, const CallShape& mine, int refuser,
+                                    double timeout) {
+  constexpr int kLength = 480;
+  char text[kLength] = {};
+  if (comm.rank() == refuser)
+    mine.refusal.copy(text, std::min<std::size_t>(mine.refusal.size(), kLength - 1));
+  MPI_Request req = MPI_REQUEST_NULL;
+  check_mpi(PMPI_Ibcast(text, kLength, MPI_CHAR, refuser, comm.mpi(), &req),
+            "MPI_Ibcast (checked mode)");
+  wait_request(req, "the refusing rank's reason (checked mode)", timeout);
+  throw ArgumentError("check: rank " + std::to_string(refuser) + " refused " +
+                      std::string(mine.collective) + ": " + text);
+}
 
 // A hash as a non-negative field (-1 means "not part of this collective").
 template <class T>
@@ -51,6 +80,11 @@ std::string own(const CallShape& mine, int f) {
 
 }  // namespace
 
+bool& door_compared() {
+  thread_local bool compared = false;
+  return compared;
+}
+
 void check_agreement(Comm& comm, const CallShape& mine, double timeout) {
   std::int64_t fields[kFields] = {hash_of(mine.collective),
                                   hash_of(mine.algorithm),
@@ -59,7 +93,8 @@ void check_agreement(Comm& comm, const CallShape& mine, double timeout) {
                                   mine.dtype,
                                   mine.count,
                                   mine.counts ? hash_of(*mine.counts) : -1,
-                                  mine.send_bytes};
+                                  mine.send_bytes,
+                                  mine.refusal.empty() ? 0 : 1};
   const int size = comm.size();
   std::vector<std::int64_t> all(static_cast<std::size_t>(size) * kFields);
   MPI_Request req = MPI_REQUEST_NULL;
@@ -67,8 +102,11 @@ void check_agreement(Comm& comm, const CallShape& mine, double timeout) {
                             comm.mpi(), &req),
             "MPI_Iallgather (checked mode)");
   wait_request(req, "the other ranks' call descriptions (checked mode)", timeout);
+  for (int r = 0; r < size; ++r)
+    if (all[static_cast<std::size_t>(r) * kFields + kRefused])
+      refuse_everywhere(comm, mine, r, timeout);
   for (int f = 0; f < kFields; ++f) {
-    if (f == kSendBytes) continue;
+    if (f == kSendBytes || f == kRefused) continue;
     for (int r = 1; r < size; ++r)
       if (all[static_cast<std::size_t>(r) * kFields + f] != all[f])
         throw ArgumentError(std::string("check: the ranks disagree on the ") + kFieldNames[f] +

@@ -33,10 +33,21 @@ struct CallShape {
   std::int64_t count = -1;                            // elements or bytes every rank must agree on
   const std::vector<std::int64_t>* counts = nullptr;  // allgatherv: bytes per rank
   std::int64_t send_bytes = -1;  // allgatherv: this rank's contribution (-1: in place)
+  // Why this rank refuses its own arguments (an ArgumentError's message seen
+  // by this rank alone: MPI_IN_PLACE off the root, the root's layout, ...);
+  // empty: none. Every rank then raises it, naming the rank.
+  std::string_view refusal;
 };
 
 // Collective over `comm`; ArgumentError "check: ..." on every rank when the
-// ranks disagree. Waits at most `timeout` (a missing rank: TimeoutError).
+// ranks disagree, or "rank r: <its refusal>" on every rank when some rank
+// refuses its own arguments (the lowest such rank's, sent to all).
+// Waits at most `timeout` (a missing rank: TimeoutError).
 void check_agreement(Comm& comm, const CallShape& mine, double timeout);
+
+// Set when this thread's collective door compares its call (checked mode):
+// a front end that refuses a call itself, before reaching the door, asks it
+// (cleared first) whether the ranks have compared this call already.
+bool& door_compared();
 
 }  // namespace shancoll

@@ -82,8 +82,10 @@ void ScheduleEngine::run_steps(const std::vector<pattern::BlockStep>& steps) {
   }
 }
 
-void ScheduleEngine::start() {
-  tag_ = request_tag(comm_.next_epoch());
+void ScheduleEngine::start() { start_on(request_tag(comm_.next_epoch())); }
+
+void ScheduleEngine::start_on(int tag) {
+  tag_ = tag;
   for (const pattern::Copy& c : schedule_.setup)
     if (c.dst.bytes > 0) local_copy(at(c.dst), at(c.src), static_cast<std::size_t>(c.dst.bytes));
   round_ = 0;

@@ -38,6 +38,9 @@ class ScheduleEngine final : public Engine {
   ScheduleEngine& operator=(const ScheduleEngine&) = delete;
 
   void start() override;
+  // A run on a tag taken already (an engine of several schedules run one
+  // after the other on one tag: request_binomial_v.h).
+  void start_on(int tag);
   bool test() override;
   bool rounds_done(std::size_t& rounds) const override {
     rounds = round_;

@@ -1,9 +1,11 @@
 #include "shancoll/coll/request/requests.h"
 
 #include <cstring>
+#include <functional>
 #include <string>
 
 #include "shancoll/coll/door.h"
+#include "shancoll/coll/request/request_binomial_v.h"
 #include "shancoll/coll/request/request_mpi.h"
 #include "shancoll/coll/request/request_schedule.h"
 #include "shancoll/environment.h"
@@ -30,6 +32,12 @@ constexpr ScheduleName kSchedules[] = {
     {"alltoallv", "pairwise", "pairwise: P - 1 rounds, the block for rank + k out in round k"},
     {"gather", "binomial", "binomial tree to the root: ceil(log2 P) rounds, subtrees' blocks"},
     {"scatter", "binomial", "binomial tree from the root: ceil(log2 P) rounds, subtrees' blocks"},
+    {"gatherv", "binomial",
+     "binomial tree to the root: the root's counts down the tree, then subtrees' blocks up "
+     "(2 ceil(log2 P) rounds)"},
+    {"scatterv", "binomial",
+     "binomial tree from the root: its counts, then subtrees' blocks down (2 ceil(log2 P) "
+     "rounds)"},
     {"reduce", "binomial",
      "binomial tree to the root (rank 0 for non-commutative ops, then to the root)"},
     {"reduce_scatter", "pairwise",
@@ -84,9 +92,49 @@ struct Setup {
   const Topology& topo() const { return comm.nodes(options.ranks_per_node).topo; }
 };
 
+// What checked mode compares of a rooted call (count: bytes every rank
+// agrees on, -1: none) and of a reduction.
+CallShape rooted_shape(int root, std::int64_t count) {
+  CallShape shape;
+  shape.root = root;
+  shape.count = count;
+  return shape;
+}
+CallShape reduction_shape(MPI_Op op, DType type, std::int64_t count, int root = -1) {
+  CallShape shape = rooted_shape(root, count);
+  shape.op = op;
+  shape.dtype = static_cast<int>(type);
+  return shape;
+}
+
+// What a door refuses that one rank alone may see (its root's layout,
+// MPI_IN_PLACE off the root): ArgumentError naming the argument.
+using RefuseAlone = std::function<void(const Comm&)>;
+
+// Checked mode (coll/check.h) compares `shape` (its collective and
+// algorithm filled in here: "i<coll>" and the name asked for) before anything
+// else, so that a rank whose arguments differ is every rank's error; and
+// what `alone` refuses on one rank becomes every rank's refusal, before
+// anything is posted. (Unchecked, the door refuses it on that rank alone.)
 Setup setup(MPI_Comm user, std::string_view algorithm, const CallOptions* given, Collective c,
-            const char* collective, bool persistent) {
-  const Options o = options_or_defaults(given, c).resolved();
+            const char* collective, bool persistent, CallShape shape = {},
+            const RefuseAlone& alone = {}) {
+  const CallOptions& co = options_or_defaults(given, c);
+  if (co.check) {
+    const std::string door =
+        std::string(persistent ? "" : "i") + collective + (persistent ? "_init" : "");
+    shape.collective = door;
+    shape.algorithm = algorithm.empty() ? std::string_view("auto") : algorithm;
+    std::string refusal;
+    try {
+      if (alone) alone(Comm::of(user, co.resolved().timeout));
+    } catch (const ArgumentError& e) {
+      refusal = e.what();
+    }
+    shape.refusal = refusal;
+    verify_agreement(user, co, shape);
+  }
+  const Options o = co.resolved();
   const char* name = request_algorithm(algorithm, collective);
   return {o, Comm::of(user, o.timeout), name, collective, persistent};
 }
@@ -96,6 +144,48 @@ Setup setup(MPI_Comm user, std::string_view algorithm, const CallOptions* given,
 template <class Make>
 std::unique_ptr<Request> made(const Setup& s, Make&& make) {
   return s.comm.run({s.collective, s.algorithm}, [&] { return make(); });
+}
+
+// The root's layout of a gather(v) or scatter(v) schedule: P counts and
+// displacements (bytes), none negative.
+void check_layout(const std::int64_t* counts, const std::int64_t* displs, int size,
+                  const char* counts_name) {
+  if (!counts || !displs) throw ArgumentError(std::string(counts_name) + ": NULL at the root");
+  for (int r = 0; r < size; ++r) {
+    if (counts[r] < 0)
+      throw ArgumentError(std::string(counts_name) + ": negative count for rank " +
+                          std::to_string(r));
+    if (displs[r] < 0)
+      throw ArgumentError("displs: negative displacement for rank " + std::to_string(r));
+  }
+}
+
+CallShape allgatherv_shape(const AllgathervCall& call) {
+  CallShape shape;
+  shape.counts = &call.args.counts;
+  shape.send_bytes = call.args.send ? call.send_bytes : -1;
+  return shape;
+}
+
+void refuse_reduce(const Comm& comm, const ReduceCall& call) {
+  check_root(comm, call.root);
+  if (!call.send && comm.rank() != call.root)
+    throw ArgumentError("sendbuf: MPI.IN_PLACE is for the root alone (rank " +
+                        std::to_string(comm.rank()) + ")");
+}
+
+// A gather's or scatter's root and, at the root, its layout (the C API's
+// typed call's is MPI's to read).
+template <class Call>
+void refuse_rooted(const Comm& comm, const Call& call, const char* counts_name) {
+  const auto& a = call.args;
+  check_root(comm, a.root);
+  if (comm.rank() == a.root && !call.typed)
+    check_layout(a.counts, a.displs, comm.size(), counts_name);
+}
+
+void refuse_allgatherv(const AllgathervCall& call) {
+  if (!call.args.recv) throw ArgumentError("recvbuf: a request needs a receive buffer");
 }
 
 Reducer reducer_of(MPI_Op op, DType type, MPI_Datatype datatype) {
@@ -113,6 +203,17 @@ const char* request_algorithm(std::string_view given, const char* collective) {
   if (it == set.end()) it = set.find(v_form(collective));
   if (it == set.end()) return "mpi";
   return named(it->second, collective, request_algorithm_variable(it->first));
+}
+
+void refuse_before_door(MPI_Comm user, const char* door, const std::string& why) {
+  if (!environment().check || door_compared()) return;
+  const double timeout = default_options(Collective::barrier).resolved().timeout;
+  Comm& comm = Comm::of(user, timeout);
+  CallShape shape;
+  shape.collective = door;
+  shape.refusal = why;
+  door_compared() = true;
+  comm.run({door, "check"}, [&] { check_agreement(comm, shape, timeout); });
 }
 
 std::string request_algorithms(const char* collective) {
@@ -142,7 +243,8 @@ std::unique_ptr<Request> request_of(const BarrierCall& call, bool persistent) {
 
 std::unique_ptr<Request> request_of(const BcastCall& call, bool persistent) {
   const Setup s =
-      setup(call.comm, call.algorithm, call.options, Collective::bcast, "bcast", persistent);
+      setup(call.comm, call.algorithm, call.options, Collective::bcast, "bcast", persistent,
+            rooted_shape(call.root, call.bytes), [&](const Comm& c) { check_root(c, call.root); });
   check_root(s.comm, call.root);
   return made(s, [&] {
     if (!s.scheduled()) return s.make(mpi_bcast(s.comm.mpi(), call));
@@ -154,16 +256,15 @@ std::unique_ptr<Request> request_of(const BcastCall& call, bool persistent) {
 }
 
 std::unique_ptr<Request> request_of(const ReduceCall& call, bool persistent) {
-  const Setup s =
-      setup(call.comm, call.algorithm, call.options, Collective::reduce, "reduce", persistent);
-  check_root(s.comm, call.root);
+  const Setup s = setup(call.comm, call.algorithm, call.options, Collective::reduce, "reduce",
+                        persistent, reduction_shape(call.op, call.type, call.count, call.root),
+                        [&](const Comm& c) { refuse_reduce(c, call); });
+  refuse_reduce(s.comm, call);
   return made(s, [&] {
     if (!s.scheduled()) return s.make(mpi_reduce(s.comm.mpi(), call));
     Reducer reducer = reducer_of(call.op, call.type, call.datatype);
     const std::int64_t bytes = call.count * static_cast<std::int64_t>(reducer.elem_size());
     const bool in_place = call.send == nullptr;
-    if (in_place && s.comm.rank() != call.root)
-      throw ArgumentError("sendbuf: MPI.IN_PLACE is for the root alone");
     return s.make(std::make_unique<ScheduleEngine>(
         s.comm, s.topo(),
         pattern::binomial_reduce_schedule(s.comm.size(), s.comm.rank(), call.root, bytes,
@@ -174,16 +275,23 @@ std::unique_ptr<Request> request_of(const ReduceCall& call, bool persistent) {
 
 std::unique_ptr<Request> request_of(const GathervCall& call, bool persistent) {
   const bool regular = call.args.regular;
-  const Setup s = setup(call.comm, call.algorithm, call.options,
-                        regular ? Collective::gather : Collective::gatherv,
-                        regular ? "gather" : "gatherv", persistent);
+  const Setup s =
+      setup(call.comm, call.algorithm, call.options,
+            regular ? Collective::gather : Collective::gatherv, regular ? "gather" : "gatherv",
+            persistent, rooted_shape(call.args.root, regular ? call.args.send_bytes : -1),
+            [&](const Comm& c) { refuse_rooted(c, call, "recvcounts"); });
   check_root(s.comm, call.args.root);
   return made(s, [&] {
     if (!s.scheduled())
       return s.make(mpi_gatherv(s.comm.mpi(), call, s.comm.rank(), s.comm.size()));
     const GathervArgs& a = call.args;
     const bool at_root = s.comm.rank() == a.root;
-    if (at_root && (!a.counts || !a.displs)) throw ArgumentError("recvcounts: NULL at the root");
+    if (at_root) check_layout(a.counts, a.displs, s.comm.size(), "recvcounts");
+    if (!regular)
+      return s.make(
+          std::make_unique<BinomialVEngine>(s.comm, s.topo(),
+                                            RootedvPart{true, a.root, a.send, a.recv, a.send_bytes,
+                                                        a.counts, a.displs, a.send == nullptr}));
     return s.make(std::make_unique<ScheduleEngine>(
         s.comm, s.topo(),
         pattern::binomial_gather_schedule(s.comm.size(), s.comm.rank(), a.root,
@@ -195,16 +303,23 @@ std::unique_ptr<Request> request_of(const GathervCall& call, bool persistent) {
 
 std::unique_ptr<Request> request_of(const ScattervCall& call, bool persistent) {
   const bool regular = call.args.regular;
-  const Setup s = setup(call.comm, call.algorithm, call.options,
-                        regular ? Collective::scatter : Collective::scatterv,
-                        regular ? "scatter" : "scatterv", persistent);
+  const Setup s =
+      setup(call.comm, call.algorithm, call.options,
+            regular ? Collective::scatter : Collective::scatterv, regular ? "scatter" : "scatterv",
+            persistent, rooted_shape(call.args.root, regular ? call.args.recv_bytes : -1),
+            [&](const Comm& c) { refuse_rooted(c, call, "sendcounts"); });
   check_root(s.comm, call.args.root);
   return made(s, [&] {
     if (!s.scheduled())
       return s.make(mpi_scatterv(s.comm.mpi(), call, s.comm.rank(), s.comm.size()));
     const ScattervArgs& a = call.args;
     const bool at_root = s.comm.rank() == a.root;
-    if (at_root && (!a.counts || !a.displs)) throw ArgumentError("sendcounts: NULL at the root");
+    if (at_root) check_layout(a.counts, a.displs, s.comm.size(), "sendcounts");
+    if (!regular)
+      return s.make(
+          std::make_unique<BinomialVEngine>(s.comm, s.topo(),
+                                            RootedvPart{false, a.root, a.send, a.recv, a.recv_bytes,
+                                                        a.counts, a.displs, a.recv == nullptr}));
     return s.make(std::make_unique<ScheduleEngine>(
         s.comm, s.topo(),
         pattern::binomial_scatter_schedule(s.comm.size(), s.comm.rank(), a.root,
@@ -217,8 +332,9 @@ std::unique_ptr<Request> request_of(const ScattervCall& call, bool persistent) {
 std::unique_ptr<Request> request_of(const AllgathervCall& call, bool persistent) {
   const Setup s = setup(call.comm, call.algorithm, call.options,
                         call.allgather ? Collective::allgather : Collective::allgatherv,
-                        call.allgather ? "allgather" : "allgatherv", persistent);
-  if (!call.args.recv) throw ArgumentError("recvbuf: a request needs a receive buffer");
+                        call.allgather ? "allgather" : "allgatherv", persistent,
+                        allgatherv_shape(call), [&](const Comm&) { refuse_allgatherv(call); });
+  refuse_allgatherv(call);
   return made(s, [&] {
     if (!s.scheduled()) return s.make(mpi_allgatherv(s.comm.mpi(), call, s.comm.rank()));
     const AllgathervArgs& a = call.args;
@@ -231,9 +347,12 @@ std::unique_ptr<Request> request_of(const AllgathervCall& call, bool persistent)
 }
 
 std::unique_ptr<Request> request_of(const AlltoallvCall& call, bool persistent) {
-  const Setup s = setup(call.comm, call.algorithm, call.options,
-                        call.alltoall ? Collective::alltoall : Collective::alltoallv,
-                        call.alltoall ? "alltoall" : "alltoallv", persistent);
+  const Setup s = setup(
+      call.comm, call.algorithm, call.options,
+      call.alltoall ? Collective::alltoall : Collective::alltoallv,
+      call.alltoall ? "alltoall" : "alltoallv", persistent,
+      rooted_shape(
+          -1, call.args.regular && !call.args.recv_counts.empty() ? call.args.recv_counts[0] : -1));
   return made(s, [&] {
     if (!s.scheduled()) return s.make(mpi_alltoallv(s.comm.mpi(), call));
     const AlltoallvArgs& a = call.args;
@@ -249,9 +368,17 @@ std::unique_ptr<Request> request_of(const AlltoallvCall& call, bool persistent) 
 }
 
 std::unique_ptr<Request> request_of(const ReduceScatterCall& call, bool block, bool persistent) {
-  const Setup s = setup(call.comm, call.algorithm, call.options,
-                        block ? Collective::reduce_scatter_block : Collective::reduce_scatter,
-                        block ? "reduce_scatter_block" : "reduce_scatter", persistent);
+  const Collective c = block ? Collective::reduce_scatter_block : Collective::reduce_scatter;
+  std::vector<std::int64_t> checked_counts;  // what checked mode compares of the v-form
+  CallShape shape = reduction_shape(call.op, call.type, block ? call.count : -1);
+  if (!block && options_or_defaults(call.options, c).check && call.counts) {
+    int p = 0;
+    check_mpi(MPI_Comm_size(call.comm, &p), "MPI_Comm_size");
+    checked_counts.assign(call.counts, call.counts + p);
+    shape.counts = &checked_counts;
+  }
+  const Setup s = setup(call.comm, call.algorithm, call.options, c,
+                        block ? "reduce_scatter_block" : "reduce_scatter", persistent, shape);
   return made(s, [&] {
     const int p = s.comm.size();
     if (!s.scheduled()) return s.make(mpi_reduce_scatter(s.comm.mpi(), call, p, block));
@@ -275,9 +402,9 @@ std::unique_ptr<Request> request_of(const ReduceScatterCall& call, bool block, b
 }
 
 std::unique_ptr<Request> request_of(const ScanCall& call, bool exclusive, bool persistent) {
-  const Setup s = setup(call.comm, call.algorithm, call.options,
-                        exclusive ? Collective::exscan : Collective::scan,
-                        exclusive ? "exscan" : "scan", persistent);
+  const Setup s = setup(
+      call.comm, call.algorithm, call.options, exclusive ? Collective::exscan : Collective::scan,
+      exclusive ? "exscan" : "scan", persistent, reduction_shape(call.op, call.type, call.count));
   return made(s, [&] {
     if (!s.scheduled()) return s.make(mpi_scan(s.comm.mpi(), call, exclusive));
     Reducer reducer = reducer_of(call.op, call.type, call.datatype);

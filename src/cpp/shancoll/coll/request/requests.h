@@ -12,7 +12,10 @@
 //   a schedule shancoll's point-to-point schedule of the blocking algorithm
 //              of the same name (pattern/block_schedule.h): barrier
 //              `dissemination`, bcast `binomial`, allgather(v) `ring`,
-//              alltoall(v) `pairwise`;
+//              alltoall(v) `pairwise`, gather(v) and scatter(v) `binomial`
+//              (the v-forms: request_binomial_v.h), reduce `binomial`,
+//              reduce_scatter(_block) `pairwise`, (ex)scan
+//              `recursive_doubling`;
 //   auto       `mpi`: the library's own request progresses inside its own
 //              tests and waits as well as inside shancoll's, and shancoll's
 //              schedules move the same point-to-point messages as the
@@ -64,6 +67,14 @@ std::unique_ptr<Request> request_of(const AlltoallvCall& call, bool persistent);
 // block: reduce_scatter_block (call.counts null); exclusive: exscan.
 std::unique_ptr<Request> request_of(const ReduceScatterCall& call, bool block, bool persistent);
 std::unique_ptr<Request> request_of(const ScanCall& call, bool exclusive, bool persistent);
+
+// A request's refusal by a front end before its door (its own arguments,
+// parsed: `why`) under SHANCOLL_CHECK=1, when the ranks have not compared
+// the call yet (door_compared): it joins checked mode's comparison with its
+// refusal, so that every rank raises "rank r refused <door>: why" before
+// anything is posted (the others compare in their door). Returns without
+// communicating otherwise.
+void refuse_before_door(MPI_Comm user, const char* door, const std::string& why);
 
 // What a request of `collective` runs for the caller's name `given` ("" or
 // "auto": SHANCOLL_I<COLL>_ALGORITHM, else auto): "mpi" or the schedule's
