@@ -459,8 +459,8 @@ def test_shan_single_copy_on_two_rank_nodes(comm):
 
 def test_shan_chunk_ring_on_one_node(comm, tmp_path):
     """One node (auto's layout), single copy off by a rule: every block goes
-    through its owner's ring of cache-sized slots (16-64 KiB chunks, 4 slots). Blocks that straddle the
-    chunk sizes and take many more chunks than slots (a slot reused within a
+    through its owner's ring of cache-sized slots (16-64 KiB chunks, 4
+    slots). Blocks that straddle the chunk sizes and take many more chunks than slots (a slot reused within a
     call), uneven and zero counts, in place, gapped displacements, and sizes
     that change from call to call with no barrier between the calls."""
     failures: list[str] = []
@@ -495,7 +495,8 @@ def test_shan_chunk_ring_on_one_node(comm, tmp_path):
                     one(counts, prefix(counts), sum(counts), in_place, f"{dist} m={m} {in_place}")
         counts = [(100_000 * (q + 1)) % 170_000 for q in range(p)]  # zero for some p
         displs = [5 + sum(counts[q + 1 :]) + 3 * (p - 1 - q) for q in range(p)]  # reversed, gapped
-        one(counts, displs, max(d + c for d, c in zip(displs, counts, strict=True)) + 4, False, "gapped")
+        length = max(d + c for d, c in zip(displs, counts, strict=True)) + 4
+        one(counts, displs, length, False, "gapped")
 
     try:
         run_all(comm, body)
