@@ -462,7 +462,8 @@ def test_shan_chunk_ring_on_one_node(comm, tmp_path):
     through its owner's ring of cache-sized slots (16-64 KiB chunks, 4
     slots). Blocks that straddle the chunk sizes and take many more chunks
     than slots (a slot reused within a call), uneven and zero counts, in
-    place, gapped displacements, and sizes that change from call to call with no barrier between the calls."""
+    place, gapped displacements, and sizes that change from call to call
+    with no barrier between the calls."""
     failures: list[str] = []
     p, r = comm.size, comm.rank
     one_node = shancoll.topology(comm)["node_count"] == 1  # auto's layout
