@@ -26,6 +26,7 @@
  * microseconds per call, and the range of the blocks.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -149,6 +150,8 @@ static int check(size_t n) { /* after an allreduce: every sum right */
   return 1;
 }
 
+static void allgather_section(void);
+
 int main(void) {
   const size_t max = 1u << 20;
   sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -179,6 +182,115 @@ int main(void) {
   measure("reduce", reduce, 1u << 20);
   measure("bcast", bcast, 64u << 10);
   measure("bcast", bcast, 256u << 10);
+  allgather_section();
   if (me == 0) wait(NULL);
   return ok ? 0 : 1;
+}
+
+/* ---- allgather: each rank's block of m bytes into both ranks' results ----
+ *
+ *   ag_cma     cross-memory attach: read the other's block (m) into my
+ *              result, copy mine (m) beside it; the two flag crossings.
+ *   ag_ring    shared memory through a ring of kRingSlots slots of up to
+ *              kRingChunk bytes per rank, chunks of m/4 within [16 KiB,
+ *              kRingChunk] (allgatherv_shan_chunk_ring.cc, without its
+ *              read-behind and streaming stores):
+ *              my chunk into my slot, flag; my chunk into my result; the
+ *              other's chunk out of its slot, acknowledged. Per rank m into
+ *              the slots, m out, m copied locally; no other synchronisation
+ *              (counters run across calls).
+ *   ag_memcpy  the local copies alone, no other core: 2m per rank from
+ *              private buffers (what ag_ring costs with the cross-core
+ *              transfer free), a bound below every mechanism that moves the
+ *              other's block through a copy of its own.
+ */
+enum { kRingSlots = 4, kRingChunk = 64 << 10, kAgMax = 16 << 20 };
+
+struct ag_shared {
+  struct line written[2]; /* chunks each rank put into its slots, ever */
+  struct line taken[2];   /* chunks of each rank the other took out, ever */
+  char* send[2];
+  _Alignas(4096) char slots[2][kRingSlots][kRingChunk];
+};
+
+static struct ag_shared* ag;
+static char *ag_send, *ag_result;
+
+static void ag_cma(size_t n) {
+  const size_t m = n * sizeof(double);
+  meet();
+  copy(0, ag_result + (size_t)peer * m, ag->send[peer], m);
+  memcpy(ag_result + (size_t)me * m, ag_send, m);
+  meet();
+}
+
+static void wait_reaches(struct line* l, long value) {
+  while (atomic_load_explicit(&l->value, memory_order_acquire) < value) __builtin_ia32_pause();
+}
+
+static void ag_ring(size_t n) {
+  const size_t m = n * sizeof(double);
+  size_t chunk = m / 4 < (16u << 10) ? 16u << 10 : m / 4;
+  if (chunk > kRingChunk) chunk = kRingChunk;
+  for (size_t at = 0; at < m; at += chunk) {
+    const size_t bytes = m - at < chunk ? m - at : chunk;
+    const long k = atomic_load_explicit(&ag->written[me].value, memory_order_relaxed);
+    wait_reaches(&ag->taken[me], k - kRingSlots + 1); /* my slot k % S is free */
+    memcpy(ag->slots[me][k % kRingSlots], ag_send + at, bytes);
+    atomic_store_explicit(&ag->written[me].value, k + 1, memory_order_release);
+    memcpy(ag_result + (size_t)me * m + at, ag_send + at, bytes);
+    const long j = atomic_load_explicit(&ag->taken[peer].value, memory_order_relaxed);
+    wait_reaches(&ag->written[peer], j + 1);
+    memcpy(ag_result + (size_t)peer * m + at, ag->slots[peer][j % kRingSlots], bytes);
+    atomic_store_explicit(&ag->taken[peer].value, j + 1, memory_order_release);
+  }
+}
+
+static char* ag_other; /* a private m-byte buffer: ag_memcpy's stand-in for the other's slot */
+
+static void ag_memcpy(size_t n) {
+  const size_t m = n * sizeof(double);
+  memcpy(ag_result + (size_t)me * m, ag_send, m);
+  memcpy(ag_result + (size_t)peer * m, ag_other, m);
+}
+
+static int ag_check(size_t m) { /* after a call: both blocks right */
+  for (size_t i = 0; i < m; i += 4093)
+    if (ag_result[i] != (char)(i % 251) || ag_result[m + i] != (char)(1 + i % 251)) return 0;
+  return 1;
+}
+
+static void allgather_section(void) {
+  char name[64];
+  snprintf(name, sizeof name, "/pair_floor_ag_%d", (int)sh->pid[0]);
+  if (me == 0) {
+    const int fd = shm_open(name, O_CREAT | O_RDWR, 0600);
+    if (fd < 0 || ftruncate(fd, sizeof *ag) != 0) exit(1);
+    close(fd);
+  }
+  meet();
+  const int fd = shm_open(name, O_RDWR, 0600);
+  ag = fd < 0 ? MAP_FAILED : mmap(NULL, sizeof *ag, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (ag == MAP_FAILED) exit(1);
+  close(fd);
+  meet();
+  if (me == 0) shm_unlink(name);
+  ag_send = aligned_alloc(4096, kAgMax);
+  ag_result = aligned_alloc(4096, 2 * (size_t)kAgMax);
+  ag_other = aligned_alloc(4096, kAgMax);
+  if (!ag_send || !ag_result || !ag_other) exit(1);
+  for (size_t i = 0; i < kAgMax; ++i) ag_send[i] = (char)(me + i % 251), ag_other[i] = 0;
+  memset(ag_result, 0, 2 * (size_t)kAgMax);
+  ag->send[me] = ag_send;
+  meet();
+  const size_t sizes[] = {32u << 10, 256u << 10, 2u << 20, 16u << 20};
+  for (size_t i = 0; i < sizeof sizes / sizeof *sizes; ++i) {
+    ag_ring(sizes[i] / sizeof(double));
+    if (!ag_check(sizes[i])) fprintf(stderr, "rank %d: ag_ring result wrong\n", me);
+    ag_cma(sizes[i] / sizeof(double));
+    if (!ag_check(sizes[i])) fprintf(stderr, "rank %d: ag_cma result wrong\n", me);
+    measure("ag_ring", ag_ring, sizes[i]);
+    measure("ag_cma", ag_cma, sizes[i]);
+    measure("ag_memcpy", ag_memcpy, sizes[i]);
+  }
 }

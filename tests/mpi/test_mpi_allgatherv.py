@@ -455,3 +455,52 @@ def test_shan_single_copy_on_two_rank_nodes(comm):
     run_all(comm, body)
     pair.Free()
     assert_all(comm, not failures, f"{failures[:5]}")
+
+
+def test_shan_chunk_ring_on_one_node(comm, tmp_path):
+    """One node (auto's layout), single copy off by a rule: every block goes
+    through its owner's ring of cache-sized slots (16-64 KiB chunks, 4
+    slots). Blocks that straddle the chunk sizes and take many more chunks
+    than slots (a slot reused within a call), uneven and zero counts, in
+    place, gapped displacements, and sizes that change from call to call
+    with no barrier between the calls."""
+    failures: list[str] = []
+    p, r = comm.size, comm.rank
+    one_node = shancoll.topology(comm)["node_count"] == 1  # auto's layout
+
+    def one(counts, displs, length, in_place, what):
+        mine = fill(np.uint8, counts[r], r, seed=length % 251)
+        ref = reference_allgatherv(comm, mine, counts, displs, np.uint8, length, fill_value=7)
+        out = np.full(length, 7, np.uint8)
+        if in_place:
+            out[displs[r] : displs[r] + counts[r]] = mine
+        send = MPI.IN_PLACE if in_place else mine
+        shancoll.allgatherv(comm, send, [out, counts, displs])  # no options: the rule's
+        st = shancoll.last_stats(comm)
+        own = (counts[r] > 0) * (1 + (not in_place))
+        if not same(out, ref):
+            failures.append(f"{what}: differs from comm.Allgatherv")
+        elif p > 1 and max(counts) > 336 and (st.intra_messages, st.node_count) != (own + p - 1, 1):
+            failures.append(f"{what}: {st.intra_messages} intra messages")
+
+    def body():
+        if not one_node:
+            return
+        table = tmp_path / f"rules-ring-{r}.tsv"
+        table.write_text(f"allgatherv 0 * {p} {p} 1 * shan single_copy=0\n")
+        shancoll.set_rules(table)
+        for m in [337, (16 << 10) - 1, (16 << 10) + 1, (256 << 10) + 3, 1_300_001]:
+            for dist in ["regular", "decreasing", "broadcast", "random"]:
+                counts = make_counts(dist, p, m)
+                for in_place in [False, True]:
+                    one(counts, prefix(counts), sum(counts), in_place, f"{dist} m={m} {in_place}")
+        counts = [(100_000 * (q + 1)) % 170_000 for q in range(p)]  # zero for some p
+        displs = [5 + sum(counts[q + 1 :]) + 3 * (p - 1 - q) for q in range(p)]  # reversed, gapped
+        length = max(d + c for d, c in zip(displs, counts, strict=True)) + 4
+        one(counts, displs, length, False, "gapped")
+
+    try:
+        run_all(comm, body)
+    finally:
+        shancoll.set_rules(None)
+    assert_all(comm, not failures, f"{failures[:5]}")

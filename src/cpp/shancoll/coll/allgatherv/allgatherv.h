@@ -55,6 +55,13 @@ bool shan_inline_fits(NodeContext& ctx, const AllgathervArgs& args);
 const std::byte* shan_inline(Comm& comm, NodeContext& ctx, const AllgathervArgs& args,
                              double timeout, Stats& stats);
 
+// shan on one node with a private recvbuf, blocks through a ring of cache-
+// sized slots (allgatherv_shan_chunk_ring.cc): whether it runs (alike on
+// every rank), and the call.
+bool shan_chunk_ring_fits(NodeContext& ctx, const AllgathervArgs& args);
+const std::byte* shan_chunk_ring(Comm& comm, NodeContext& ctx, const AllgathervArgs& args,
+                                 double timeout, Stats& stats);
+
 // Copies this rank's own contribution into the receive buffer (not in place).
 void copy_own_block(const Comm& comm, const AllgathervArgs& args);
 

@@ -28,10 +28,11 @@
 // block size b: pattern/shan_blocks.h (pipeline_block_size for broadcast-
 // shaped inputs).
 //
-// On one node of two ranks with a private recvbuf, the blocks go straight
-// between the two ranks' buffers instead (allgatherv_shan_single_copy.cc);
-// on one node, blocks of at most 56 bytes go beside their flags, one cache
-// line each (allgatherv_shan_inline.cc).
+// On one node with a private recvbuf the result never goes through this
+// segment: blocks of at most 336 bytes go beside their flags
+// (allgatherv_shan_inline.cc); on two ranks with single copy on, straight
+// between the two ranks' buffers (allgatherv_shan_single_copy.cc); else
+// through a ring of cache-sized slots per rank (allgatherv_shan_chunk_ring.cc).
 //
 // Safety across calls: the segment is the result; a node writes into its
 // successor only after the successor signalled READY for this call (a
@@ -52,11 +53,6 @@ namespace {
 
 constexpr int kReadyId = 0;
 constexpr int kFirstBlockId = 8;  // ids 1..7 unused: READY keeps its cache line
-// One node, private recvbuf: contributions move through the segment in at
-// most kChunks chunks of at least kMinChunk bytes (see gather_in_chunks).
-constexpr std::int64_t kChunks = 64;  // 64 flags = 8 cache lines per local rank
-constexpr std::int64_t kMinChunk = 64 * 1024;
-
 // Where everything lives in the node segment; identical on every node, so a
 // remote writer can compute offsets in its target's segment.
 struct Layout {
@@ -65,7 +61,6 @@ struct Layout {
   std::size_t claim;   // one claim word per block
   std::size_t lower;   // LoadBalance part 1: node_count * columns
   std::size_t first;   // LoadBalance part 2: first block id per rank
-  std::size_t chunks;  // one node, private recvbuf: per local rank, kChunks flags
   std::size_t end;
 };
 
@@ -76,8 +71,7 @@ Layout make_layout(const Topology& t, std::int64_t blocks, std::int64_t extent) 
   l.claim = line_align(l.data + extent);
   l.lower = line_align(l.claim + 8 * blocks);
   l.first = line_align(l.lower + 8 * static_cast<std::size_t>(t.node_count * t.max_local_size()));
-  l.chunks = line_align(l.first + 8 * static_cast<std::size_t>(t.size));
-  l.end = l.chunks + kChunks * 8 * static_cast<std::size_t>(t.max_local_size());
+  l.end = line_align(l.first + 8 * static_cast<std::size_t>(t.size));
   return l;
 }
 
@@ -127,9 +121,6 @@ struct Call {
   std::int64_t* first() const { return reinterpret_cast<std::int64_t*>(seg + layout.first); }
   std::byte* notify(int id) const { return seg + layout.notify + 8 * static_cast<std::size_t>(id); }
   std::byte* claim_word(std::int64_t b) const { return seg + layout.claim + 8 * b; }
-  std::byte* chunk_flag(int local_rank, std::int64_t k) const {
-    return seg + layout.chunks + 8 * (kChunks * static_cast<std::size_t>(local_rank) + k);
-  }
 
   shan::Block locate(std::int64_t b) const {
     return shan::locate(b, t.node_order, first(), args.counts, args.displs, block_size);
@@ -414,53 +405,6 @@ void exchange_between_nodes(Call& c) {
   c.stats.rounds = t.node_count - 1;
 }
 
-// One node with a private recvbuf, pipelined: each rank copies its
-// contribution into the segment chunk by chunk and flags every chunk; after
-// each of its own chunks it copies the same chunk of every other rank out to
-// recvbuf as soon as that chunk's flag is up. A chunk is read while it is
-// still in the writer's cache (cross-core reads of a whole 1 MiB
-// contribution were half as fast: it no longer fits the 2 MiB L2 beside the
-// rest), and no closing barrier is needed: each rank waits only for what it
-// reads, and the next call's entry barrier protects the segment.
-// Cost: m_i/C chunk flags per rank, the same bytes as copy_in + copy_out.
-void gather_in_chunks(Call& c) {
-  const auto& counts = c.args.counts;
-  const auto& displs = c.args.displs;
-  const int me = c.comm.rank();
-  const int local_size = c.t.local_size();
-  std::int64_t largest = 0;
-  for (std::int64_t n : counts) largest = std::max(largest, n);
-  const std::int64_t chunk = std::max(kMinChunk, (largest + kChunks - 1) / kChunks);
-  const std::byte* src = c.args.send ? c.args.send : c.args.recv + displs[me];
-  std::byte* data = c.seg + c.layout.data;
-  auto piece = [&](int r, std::int64_t k) {  // bytes of rank r's chunk k
-    return std::max<std::int64_t>(0, std::min(chunk, counts[r] - k * chunk));
-  };
-  node_barrier(c.ctx, c.timeout);  // everyone is done reading the previous result
-  for (std::int64_t k = 0; k * chunk < largest; ++k) {
-    if (const std::int64_t n = piece(me, k); n > 0) {
-      const std::int64_t at = displs[me] + k * chunk;
-      local_copy(data + at, src + k * chunk, static_cast<std::size_t>(n));
-      release_store(c.chunk_flag(c.t.local_rank, k), c.epoch);
-      if (c.args.send) local_copy(c.args.recv + at, src + k * chunk, static_cast<std::size_t>(n));
-    }
-    for (int i = 1; i < local_size; ++i) {  // the next rank first: no hot spot
-      const int lr = (c.t.local_rank + i) % local_size;
-      const int r = c.t.ranks[c.t.node][lr];
-      const std::int64_t n = piece(r, k);
-      if (n == 0) continue;
-      wait_flag_reaches(c.chunk_flag(lr, k), c.epoch,
-                        "a chunk of another local rank (shan allgatherv)", c.timeout);
-      const std::int64_t at = displs[r] + k * chunk;
-      local_copy(c.args.recv + at, data + at, static_cast<std::size_t>(n));
-    }
-  }
-  const std::int64_t total = c.args.total();
-  c.stats.intra_messages +=
-      (counts[me] > 0) + (c.args.send && counts[me] > 0) + (total > counts[me]);
-  c.stats.intra_bytes += counts[me] + (c.args.send ? counts[me] : 0) + (total - counts[me]);
-}
-
 }  // namespace
 
 const std::byte* allgatherv_shan(Comm& comm, const AllgathervArgs& args, const Options& opt,
@@ -469,6 +413,8 @@ const std::byte* allgatherv_shan(Comm& comm, const AllgathervArgs& args, const O
   if (shan_inline_fits(ctx, args)) return shan_inline(comm, ctx, args, opt.wait_timeout(), stats);
   if (shan_single_copy_fits(ctx, args, opt.single_copy))
     return shan_single_copy(comm, ctx, args, opt.wait_timeout(), stats);
+  if (shan_chunk_ring_fits(ctx, args))
+    return shan_chunk_ring(comm, ctx, args, opt.wait_timeout(), stats);
   Call c{comm, ctx, ctx.topo, args, opt, stats, comm.next_epoch()};
   const std::int64_t max_blocks = std::min<std::int64_t>(1 << 20, comm.tag_ub() - kFirstBlockId);
   std::int64_t largest_node = 0;  // bytes of the node holding the most
@@ -486,10 +432,6 @@ const std::byte* allgatherv_shan(Comm& comm, const AllgathervArgs& args, const O
   stats.node_count = c.t.node_count;
   stats.block_count = c.blocks;
 
-  if (c.t.node_count == 1 && args.recv) {
-    gather_in_chunks(c);
-    return args.recv;
-  }
   if (c.t.node_count > 1) {
     exchange_between_nodes(c);
   } else {
