@@ -53,11 +53,13 @@
  */
 #define _GNU_SOURCE
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -341,6 +343,10 @@ int main(int argc, char** argv) {
   seg = mmap(NULL, sizeof *seg, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (sh == MAP_FAILED || seg == MAP_FAILED) return 1;
   me = fork() == 0 ? 1 : 0;
+  /* A child left alone would spin on its flags forever at full speed (seen:
+   * a pipe closed under the parent left it running for minutes). */
+  if (me == 1 && prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return 1;
+  if (me == 1 && getppid() == 1) return 1; /* the parent died before prctl */
   peer = 1 - me;
   cpu_set_t cpu;
   CPU_ZERO(&cpu);
