@@ -251,6 +251,28 @@ def test_the_amd_epyc_mpich_table_runs_shan_for_scans_reduce_scatter_and_alltoal
         shancoll.set_rules(None)
 
 
+def test_the_amd_epyc_intel_mpi_table_keeps_bcast_to_2_mib_and_mid_allreduce_with_intel_mpi():
+    """Measured idle (2026-11-25, peers_select.py): release_gather's bcast on
+    the segment beat Intel MPI's best setting at 1 MiB (19.8 against 27.1 us)
+    and lost from 2 MiB; Intel MPI's allreduce won from 64 KiB to 2 MiB."""
+    from shancoll._rules import PACKAGE_RULES
+
+    shancoll.set_rules(PACKAGE_RULES / "amd-epyc-impi-2021.18.tsv")
+    try:
+        cases = [
+            ("bcast", 1 << 20, "release_gather"),
+            ("bcast", (2 << 20) - 8, "release_gather"),
+            ("bcast", 2 << 20, "mpi"),
+            ("allreduce", 32 << 10, "release_gather"),
+            ("allreduce", 1 << 20, "mpi"),
+            ("allreduce", 4 << 20, "release_gather"),
+        ]
+        for coll, size, want in cases:
+            assert _core.choose_auto(coll, size, 2, 1) == want, (coll, size)
+    finally:
+        shancoll.set_rules(None)
+
+
 def machine() -> dict[str, str]:
     text = shancoll.rules_info()["machine"]  # "cpu=..., mpi=..."
     return dict(part.split("=", 1) for part in text.split(", "))

@@ -17,7 +17,33 @@
  * of an MPI library's time to this floor bounds what shancoll can reach
  * against it (docs/performance.md).
  *
- *   cc -O3 -march=native -o /tmp/pair_floor benchmarks/c/pair_floor.c && /tmp/pair_floor
+ * The same for copies through a segment both processes map (shancoll's
+ * shared-segment paths: shan_node_pipeline.cc, release_gather_node.cc), with
+ * the message cut into chunks of C bytes through S slots per rank, a counter
+ * flag per chunk, nothing reset between calls:
+ *
+ *   seg-bcast C S     the root copies chunk g into slot g mod S once the
+ *                     reader's done flag says that slot's last chunk was
+ *                     read, then its ready flag; the reader copies it out.
+ *   seg-allreduce C S both cores at once on halves of each chunk
+ *                     (reduce-scatter then allgather inside the segment): a
+ *                     rank copies the other's half of its input chunk into
+ *                     its slot; once the other's is in, adds its own half
+ *                     (its input + the other's slot) into its result and its
+ *                     slot; then copies the other's reduced half out.
+ *   seg-allreduce-1 C S  one rank reduces all of a chunk, the ranks taking
+ *                     chunks in turn (the other copies the chunk in, then
+ *                     the sums out).
+ *   copy              one core's memcpy of m bytes, private to private (the
+ *                     bandwidth every mechanism is made of).
+ *
+ * Every call starts with one flag crossing each way (the benchmark's barrier
+ * between calls, "flags" alone); the CMA paths end with a second one (their
+ * rendezvous). Sizes: every power of two from 2 KiB to 4 MiB.
+ *
+ *   cc -O3 -march=native -o /tmp/pair_floor benchmarks/c/pair_floor.c
+ *   /tmp/pair_floor                     # cross-memory attach, as before
+ *   /tmp/pair_floor seg-bcast 65536 4 seg-allreduce 32768 4 copy 0 0
  *
  * (-O3 -march=native: the add vectorised for this CPU, as shancoll's
  * kernels are; at -O2 it stays scalar and the 256 KiB allreduce took 22 us against 16-18.)
@@ -28,17 +54,19 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-enum { kBlocks = 15 };
+enum { kBlocks = 15, kMaxBytes = 4 << 20, kMaxChunk = 256 << 10, kMaxSlots = 16 };
 
 struct line {
   _Alignas(64) atomic_long value;
@@ -51,7 +79,17 @@ struct shared {
   pid_t pid[2];
 };
 
+/* The segment: per rank, its flags and kMaxSlots slots of up to kMaxChunk. */
+struct segment {
+  struct line ready[2], reduced[2], done[2];
+  _Alignas(4096) char slot[2][kMaxSlots][kMaxChunk];
+};
+
 static struct shared* sh;
+static struct segment* seg;
+static size_t chunk_bytes = 64 << 10;
+static long slots = 4;
+static long chunks; /* chunks through the segment so far: the same on both ranks */
 static int me, peer;
 static long calls;
 
@@ -123,6 +161,103 @@ static void idle(size_t n) {
   meet();
 }
 
+static void wait_reaches(atomic_long* flag, long value) {
+  while (atomic_load_explicit(flag, memory_order_acquire) < value) __builtin_ia32_pause();
+}
+
+static void publish(atomic_long* flag, long value) { /* after the data: release */
+  atomic_store_explicit(flag, value, memory_order_release);
+}
+
+/* The barrier between calls, one flag crossing each way. */
+static void enter(void) {
+  ++calls;
+  publish(&sh->count[me].value, calls);
+  wait_reaches(&sh->count[peer].value, calls);
+}
+
+static char* slot_of(int rank, long g) { return seg->slot[rank][g % slots]; }
+
+/* bcast through the segment: root 0 from input[0], rank 1 into result[1]. */
+static void seg_bcast(size_t n) {
+  const size_t bytes = n * sizeof(double);
+  enter();
+  for (size_t off = 0; off < bytes; off += chunk_bytes) {
+    const long g = ++chunks;
+    const size_t c = bytes - off < chunk_bytes ? bytes - off : chunk_bytes;
+    if (me == 0) {
+      wait_reaches(&seg->done[1].value, g - slots); /* the slot's last chunk was read */
+      memcpy(slot_of(0, g), (char*)sh->input[0] + off, c);
+      publish(&seg->ready[0].value, g);
+    } else {
+      wait_reaches(&seg->ready[0].value, g);
+      memcpy((char*)sh->result[1] + off, slot_of(0, g), c);
+      publish(&seg->done[1].value, g);
+    }
+  }
+}
+
+/* out[i] = a[i] + b[i], written to two places (the result and the slot). */
+static void add2(double* restrict out, double* restrict copy, const double* restrict a,
+                 const double* restrict b, size_t n) {
+  for (size_t i = 0; i < n; ++i) out[i] = copy[i] = a[i] + b[i];
+}
+
+/* Both ranks at once on halves of each chunk. A slot is free again two
+ * chunks later (the other rank's ready for chunk g - 1 says it finished
+ * chunk g - 2, its reads of my slot included): S >= 2. */
+static void seg_allreduce(size_t n) {
+  const size_t per_chunk = chunk_bytes / sizeof(double);
+  enter();
+  for (size_t first = 0; first < n; first += per_chunk) {
+    const long g = ++chunks;
+    const size_t e = n - first < per_chunk ? n - first : per_chunk, half = e / 2;
+    const size_t a = me == 0 ? 0 : half, b = me == 0 ? half : e;   /* mine */
+    const size_t oa = me == 0 ? half : 0, ob = me == 0 ? e : half; /* the other's */
+    const double* in = sh->input[me] + first;
+    double* out = sh->result[me] + first;
+    double* mine = (double*)slot_of(me, g);
+    const double* theirs = (const double*)slot_of(peer, g);
+    memcpy(mine + oa, in + oa, (ob - oa) * sizeof(double));
+    publish(&seg->ready[me].value, g);
+    wait_reaches(&seg->ready[peer].value, g);
+    add2(out + a, mine + a, in + a, theirs + a, b - a);
+    publish(&seg->reduced[me].value, g);
+    wait_reaches(&seg->reduced[peer].value, g);
+    memcpy(out + oa, theirs + oa, (ob - oa) * sizeof(double));
+  }
+}
+
+/* One reducer per chunk, the ranks in turn: chunk g is rank g mod 2's. */
+static void seg_allreduce_1(size_t n) {
+  const size_t per_chunk = chunk_bytes / sizeof(double);
+  enter();
+  for (size_t first = 0; first < n; first += per_chunk) {
+    const long g = ++chunks;
+    const size_t e = n - first < per_chunk ? n - first : per_chunk;
+    const int reducer = (int)(g % 2);
+    const double* in = sh->input[me] + first;
+    double* out = sh->result[me] + first;
+    if (me != reducer) {
+      memcpy(slot_of(me, g), in, e * sizeof(double));
+      publish(&seg->ready[me].value, g);
+      wait_reaches(&seg->reduced[peer].value, g);
+      memcpy(out, slot_of(peer, g), e * sizeof(double));
+      publish(&seg->done[me].value, g);
+    } else {
+      wait_reaches(&seg->done[peer].value, g - slots); /* my slot's last chunk was read */
+      wait_reaches(&seg->ready[peer].value, g);
+      add2(out, (double*)slot_of(me, g), in, (const double*)slot_of(peer, g), e);
+      publish(&seg->reduced[me].value, g);
+      publish(&seg->done[me].value, g);
+    }
+  }
+}
+
+static void copy_only(size_t n) { /* no crossing at all: one core's memcpy */
+  memcpy(sh->result[me], sh->input[me], n * sizeof(double));
+}
+
 static int compare(const void* a, const void* b) {
   const double x = *(const double*)a, y = *(const double*)b;
   return (x > y) - (x < y);
@@ -130,7 +265,10 @@ static int compare(const void* a, const void* b) {
 
 static void measure(const char* name, void (*call)(size_t), size_t bytes) {
   const size_t n = bytes / sizeof(double);
-  const int per_block = bytes >= (1u << 20) ? 200 : bytes >= (1u << 18) ? 1000 : 5000;
+  const int per_block = bytes >= (1u << 21)   ? 50
+                        : bytes >= (1u << 20) ? 200
+                        : bytes >= (1u << 18) ? 1000
+                                              : 5000;
   double block[kBlocks];
   for (int i = 0; i < per_block; ++i) call(n); /* warm up */
   for (int b = 0; b < kBlocks; ++b) {
@@ -140,7 +278,7 @@ static void measure(const char* name, void (*call)(size_t), size_t bytes) {
   }
   qsort(block, kBlocks, sizeof block[0], compare);
   if (me == 0)
-    printf("%-9s %8zu B: %7.2f us (blocks %.2f-%.2f)\n", name, bytes, block[kBlocks / 2], block[0],
+    printf("%-15s %8zu B: %7.2f us (blocks %.2f-%.2f)\n", name, bytes, block[kBlocks / 2], block[0],
            block[kBlocks - 1]);
 }
 
@@ -152,11 +290,66 @@ static int check(size_t n) { /* after an allreduce: every sum right */
 
 static void allgather_section(void);
 
-int main(void) {
-  const size_t max = 1u << 20;
+static int check_bcast(size_t n) { /* rank 1 holds rank 0's input */
+  for (size_t i = 0; me == 1 && i < n; ++i)
+    if (sh->result[1][i] != (double)i) return 0;
+  return 1;
+}
+
+static void cma_floor(void) {
+  measure("flags", idle, 8);
+  measure("allreduce", allreduce, 256u << 10);
+  measure("allreduce", allreduce, 1u << 20);
+  measure("reduce", reduce, 256u << 10);
+  measure("reduce", reduce, 1u << 20);
+  measure("bcast", bcast, 64u << 10);
+  measure("bcast", bcast, 256u << 10);
+}
+
+/* One mechanism of the segment at every size, its result checked first. */
+static int seg_floor(const char* name) {
+  static const struct {
+    const char* name;
+    void (*call)(size_t);
+    int (*ok)(size_t);
+  } kinds[] = {{"seg-bcast", seg_bcast, check_bcast},
+               {"seg-allreduce", seg_allreduce, check},
+               {"seg-allreduce-1", seg_allreduce_1, check},
+               {"copy", copy_only, NULL}};
+  /* Every flag of mine says "done up to here": the last mechanism may not
+   * have written them all, and the next one waits on them. */
+  publish(&seg->ready[me].value, chunks);
+  publish(&seg->reduced[me].value, chunks);
+  publish(&seg->done[me].value, chunks);
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k) {
+    if (strcmp(name, kinds[k].name) != 0) continue;
+    char label[64];
+    snprintf(label, sizeof label, "%s/%zuK/%ld", name, chunk_bytes >> 10, slots);
+    for (size_t bytes = 2u << 10; bytes <= kMaxBytes; bytes *= 2) {
+      memset(sh->result[me], 0, bytes);
+      kinds[k].call(bytes / sizeof(double));
+      if (kinds[k].ok && !kinds[k].ok(bytes / sizeof(double))) {
+        fprintf(stderr, "rank %d: %s %zu B: result wrong\n", me, name, bytes);
+        return 0;
+      }
+      measure(label, kinds[k].call, bytes);
+    }
+    return 1;
+  }
+  fprintf(stderr, "unknown mechanism %s\n", name);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  const size_t max = kMaxBytes;
   sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (sh == MAP_FAILED) return 1;
+  seg = mmap(NULL, sizeof *seg, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (sh == MAP_FAILED || seg == MAP_FAILED) return 1;
   me = fork() == 0 ? 1 : 0;
+  /* A child left alone would spin on its flags forever at full speed (seen:
+   * a pipe closed under the parent left it running for minutes). */
+  if (me == 1 && prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return 1;
+  if (me == 1 && getppid() == 1) return 1; /* the parent died before prctl */
   peer = 1 - me;
   cpu_set_t cpu;
   CPU_ZERO(&cpu);
@@ -172,17 +365,27 @@ int main(void) {
   sh->pid[me] = getpid();
   meet();
 
-  allreduce(max / sizeof(double));
-  const int ok = check(max / sizeof(double));
-  if (!ok) fprintf(stderr, "rank %d: allreduce result wrong\n", me);
-  measure("flags", idle, 8);
-  measure("allreduce", allreduce, 256u << 10);
-  measure("allreduce", allreduce, 1u << 20);
-  measure("reduce", reduce, 256u << 10);
-  measure("reduce", reduce, 1u << 20);
-  measure("bcast", bcast, 64u << 10);
-  measure("bcast", bcast, 256u << 10);
-  allgather_section();
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  int ok = 1;
+  if (argc < 2) {
+    allreduce(max / sizeof(double));
+    ok = check(max / sizeof(double));
+    if (!ok) fprintf(stderr, "rank %d: allreduce result wrong\n", me);
+    cma_floor();
+    allgather_section();
+  }
+  /* mechanism chunk slots, repeated */
+  for (int a = 1; ok && a + 2 < argc; a += 3) {
+    chunk_bytes = strtoul(argv[a + 1], NULL, 0);
+    slots = strtol(argv[a + 2], NULL, 0);
+    if (chunk_bytes == 0) chunk_bytes = kMaxChunk;
+    if (chunk_bytes > kMaxChunk || chunk_bytes % 64 || slots < 2 || slots > kMaxSlots) {
+      fprintf(stderr, "chunk: 64 B to %d KiB in lines; slots: 2 to %d\n", kMaxChunk >> 10,
+              kMaxSlots);
+      return 1;
+    }
+    ok = seg_floor(argv[a]);
+  }
   if (me == 0) wait(NULL);
   return ok ? 0 : 1;
 }
@@ -224,10 +427,6 @@ static void ag_cma(size_t n) {
   meet();
 }
 
-static void wait_reaches(struct line* l, long value) {
-  while (atomic_load_explicit(&l->value, memory_order_acquire) < value) __builtin_ia32_pause();
-}
-
 static void ag_ring(size_t n) {
   const size_t m = n * sizeof(double);
   size_t chunk = m / 4 < (16u << 10) ? 16u << 10 : m / 4;
@@ -235,12 +434,12 @@ static void ag_ring(size_t n) {
   for (size_t at = 0; at < m; at += chunk) {
     const size_t bytes = m - at < chunk ? m - at : chunk;
     const long k = atomic_load_explicit(&ag->written[me].value, memory_order_relaxed);
-    wait_reaches(&ag->taken[me], k - kRingSlots + 1); /* my slot k % S is free */
+    wait_reaches(&ag->taken[me].value, k - kRingSlots + 1); /* my slot k % S is free */
     memcpy(ag->slots[me][k % kRingSlots], ag_send + at, bytes);
     atomic_store_explicit(&ag->written[me].value, k + 1, memory_order_release);
     memcpy(ag_result + (size_t)me * m + at, ag_send + at, bytes);
     const long j = atomic_load_explicit(&ag->taken[peer].value, memory_order_relaxed);
-    wait_reaches(&ag->written[peer], j + 1);
+    wait_reaches(&ag->written[peer].value, j + 1);
     memcpy(ag_result + (size_t)peer * m + at, ag->slots[peer][j % kRingSlots], bytes);
     atomic_store_explicit(&ag->taken[peer].value, j + 1, memory_order_release);
   }
