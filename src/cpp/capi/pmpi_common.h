@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "capi_internal.h"
+#include "pmpi_library_route.h"
 #include "shancoll.h"
 
 namespace shancoll::pmpi {
@@ -17,6 +18,7 @@ namespace shancoll::pmpi {
 bool enabled();  // SHANCOLL_PMPI (default on)
 bool verbose();  // SHANCOLL_PMPI_VERBOSE
 bool summary();  // SHANCOLL_PMPI_SUMMARY
+bool quiet();    // neither of the two: nothing to log or sum per call
 
 // Prints (SHANCOLL_PMPI_VERBOSE=1) "<prefix><detail>" the first time it
 // happens on this communicator and collective. Never throws. The first
@@ -101,8 +103,114 @@ std::int64_t my_block_bytes(const Count recvcounts[], MPI_Datatype datatype, MPI
   return bytes_of(recvcounts[rank], datatype);
 }
 
-// Routes one call: shancoll when it accepts the arguments, else the MPI
-// library. `bytes()` is only evaluated for the summary.
+// shancoll's call, offering to leave an `mpi` choice to the caller
+// (LibraryOffer); true when the door left it (the call is not made then).
+template <class Shancoll>
+bool left_to_library(Shancoll&& shancoll_call, int& rc) {
+  LibraryOffer& offer = t_library_offer;
+  offer.offered = true;
+  rc = shancoll_call();
+  offer.offered = false;  // refused before the door: not used up
+  const bool taken = offer.taken;
+  offer.taken = false;
+  return taken;
+}
+
+// A routed library call with the verbose line and the summary's record.
+template <class Bytes, class Library>
+int logged_library_call(const char* collective, MPI_Comm comm, Bytes&& bytes,
+                        Library&& library_call, bool timed) {
+  const double start = timed ? PMPI_Wtime() : 0;
+  const int rc = library_call();
+  report(collective, comm, "", "routed to the MPI library's own call (shancoll's choice: mpi)");
+  if (timed) record(collective, "mpi", bytes(), PMPI_Wtime() - start);
+  return rc;
+}
+
+// What interpose() needs to route a call straight to the MPI library's own
+// call when shancoll's choice for it is `mpi` (pmpi_library_route.h):
+// the function's route and the collective whose options decide.
+struct Route {
+  Entry entry;
+  Collective collective;
+};
+
+// A route's key for a call with one count, datatype and op (in place: the
+// send buffer).
+inline auto key_of(MPI_Count count, MPI_Datatype type, MPI_Op op, const void* sendbuf,
+                   int root = -1) {
+  return [=](const Comm&) {
+    RouteKey k;
+    k.counts[0] = count;
+    k.types[0] = type;
+    k.op = op;
+    k.root = root;
+    k.in_place = sendbuf == MPI_IN_PLACE;
+    return k;
+  };
+}
+
+// A route's key for a call with send and receive counts and datatypes.
+inline auto send_recv_key(MPI_Count sendcount, MPI_Datatype sendtype, MPI_Count recvcount,
+                          MPI_Datatype recvtype, const void* in_place_buffer, int root = -1) {
+  return [=](const Comm&) {
+    RouteKey k;
+    k.counts[0] = sendcount;
+    k.counts[1] = recvcount;
+    k.types[0] = sendtype;
+    k.types[1] = recvtype;
+    k.root = root;
+    k.in_place = in_place_buffer == MPI_IN_PLACE;
+    return k;
+  };
+}
+
+// Routes one call: the MPI library's own call when a call of the same
+// arguments was left to it before (the route), else shancoll when it
+// accepts the arguments (and offered to leave an `mpi` choice to this
+// function), else the MPI library. `bytes()` is only evaluated for the
+// summary; `key(comm's Comm)` is the call's route key.
+template <class MakeKey, class Bytes, class Shancoll, class Library>
+int interpose(const char* collective, Route route, MPI_Comm comm, MakeKey&& key, Bytes&& bytes,
+              Shancoll&& shancoll_call, Library&& library_call) {
+  // The route first: a call from inside shancoll (no recursion) would go
+  // to the library too.
+  if (routed_to_library(route.entry, comm, key)) {
+    if (quiet()) return library_call();  // the usual case: nothing to report
+    return logged_library_call(collective, comm, bytes, library_call, summary());
+  }
+  if (capi::inside()) return library_call();  // no recursion, no output
+  const bool timed = summary();
+  const double start = timed ? PMPI_Wtime() : 0;
+  const char* algorithm = kLibrary;
+  int rc = MPI_SUCCESS;
+  if (const char* why = global_fallback()) {
+    report(collective, comm, "fallback: ", why);
+    rc = library_call();
+  } else if (const std::uint64_t generation = selection_generation();
+             left_to_library(shancoll_call, rc)) {
+    // The library's call here, on the user's communicator; from now on, the route.
+    remember_route(route.entry, route.collective, comm, generation, key);
+    rc = library_call();  // an MPI error went to the communicator's handler, as without us
+    if (!timed && !verbose()) return rc;
+    algorithm = "mpi";
+    report(collective, comm, "", "routed to the MPI library's own call (shancoll's choice: mpi)");
+  } else if (rc == MPI_SUCCESS) {
+    if (!timed && !verbose()) return rc;  // the usual case: nothing to report
+    algorithm = shancoll_last_algorithm();
+    report_routed(collective, comm);
+  } else if (capi::refused(rc)) {
+    report_refusal(collective, comm, shancoll_last_error());
+    rc = library_call();
+  } else {
+    return failed(collective, comm, rc);
+  }
+  if (timed) record(collective, algorithm, bytes(), PMPI_Wtime() - start);
+  return rc;
+}
+
+// As interpose() with no route (MPI_Allgatherv: shancoll's `mpi` calls the
+// library's MPI_Allgather for a regular layout, which the user's call is not).
 template <class Bytes, class Shancoll, class Library>
 int interpose(const char* collective, MPI_Comm comm, Bytes&& bytes, Shancoll&& shancoll_call,
               Library&& library_call) {
