@@ -50,6 +50,10 @@ inline void report_refusal(const char* collective, MPI_Comm comm, const char* er
 // The reason every call goes to the MPI library now, or nullptr.
 const char* global_fallback();
 
+// The verbose line of a call whose choice is the MPI library's own call.
+inline constexpr const char* kLibraryChoice =
+    "routed to shancoll mpi (the MPI library's own call, on the caller's communicator)";
+
 // The label of calls left to the MPI library in the summary.
 inline constexpr const char* kLibrary = "(MPI library)";
 
@@ -122,7 +126,7 @@ int logged_library_call(const char* collective, MPI_Comm comm, Bytes&& bytes,
                         Library&& library_call, bool timed) {
   const double start = timed ? PMPI_Wtime() : 0;
   const int rc = library_call();
-  report(collective, comm, "", "routed to the MPI library's own call (shancoll's choice: mpi)");
+  report(collective, comm, "", kLibraryChoice);
   if (timed) record(collective, "mpi", bytes(), PMPI_Wtime() - start);
   return rc;
 }
@@ -194,7 +198,7 @@ int interpose(const char* collective, Route route, MPI_Comm comm, MakeKey&& key,
     rc = library_call();  // an MPI error went to the communicator's handler, as without us
     if (!timed && !verbose()) return rc;
     algorithm = "mpi";
-    report(collective, comm, "", "routed to the MPI library's own call (shancoll's choice: mpi)");
+    report(collective, comm, "", kLibraryChoice);
   } else if (rc == MPI_SUCCESS) {
     if (!timed && !verbose()) return rc;  // the usual case: nothing to report
     algorithm = shancoll_last_algorithm();
