@@ -173,8 +173,8 @@ def test_the_library_s_own_call_goes_straight_to_it(ranks, tmp_path):
     rules.write_text(LIBRARY_ROUTE_RULES)
     mpi = {
         f"SHANCOLL_{c}_ALGORITHM": "mpi"
-        for c in ("BCAST", "REDUCE", "ALLGATHER", "BARRIER", "GATHER", "GATHERV", "ALLTOALLV",
-                  "SCAN", "REDUCE_SCATTER")
+        for c in ("BCAST", "REDUCE", "ALLGATHER", "ALLGATHERV", "BARRIER", "GATHER", "GATHERV",
+                  "ALLTOALLV", "SCAN", "REDUCE_SCATTER")
     }  # fmt: skip
     _run(ranks, binary="shancoll_pmpi_library_route", SHANCOLL_RULES=str(rules),
          SHANCOLL_PMPI_VERBOSE="0", **mpi)  # fmt: skip

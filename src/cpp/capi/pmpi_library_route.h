@@ -49,6 +49,8 @@ namespace shancoll::pmpi {
 enum class Entry : unsigned {
   allgather,
   allgather_c,
+  allgatherv,
+  allgatherv_c,
   allreduce,
   allreduce_c,
   alltoall,

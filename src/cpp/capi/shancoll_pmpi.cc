@@ -228,6 +228,7 @@ std::int64_t own_bytes(const void* buf, MPI_Count count, MPI_Datatype type, MPI_
 
 using shancoll::Collective;
 using shancoll::Comm;
+using shancoll::pmpi::allgatherv_library;
 using shancoll::pmpi::bytes_of;
 using shancoll::pmpi::count_at_root;
 using shancoll::pmpi::Entry;
@@ -260,14 +261,28 @@ int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                    MPI_Comm comm) {
   return interpose(
-      "MPI_Allgatherv", comm, [&] { return gathered_bytes(recvcounts, recvtype, comm); },
+      "MPI_Allgatherv", {Entry::allgatherv, Collective::allgatherv}, comm,
+      [&](const Comm& c) {
+        RouteKey k = send_recv_key(sendcount, sendtype, 0, recvtype, sendbuf)(c);
+        k.add_array(recvcounts, c.size());
+        k.add_array(displs, c.size());
+        return k;
+      },
+      [&] { return gathered_bytes(recvcounts, recvtype, comm); },
       [&] {
         return shancoll_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                    recvtype, comm, nullptr, nullptr);
       },
       [&] {
-        return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                               comm);
+        return allgatherv_library(
+            recvcounts, displs, comm,
+            [&](int block) {
+              return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, block, recvtype, comm);
+            },
+            [&] {
+              return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                     recvtype, comm);
+            });
       });
 }
 
@@ -501,14 +516,28 @@ int MPI_Allgatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype send
                      const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
                      MPI_Comm comm) {
   return interpose(
-      "MPI_Allgatherv_c", comm, [&] { return gathered_bytes(recvcounts, recvtype, comm); },
+      "MPI_Allgatherv_c", {Entry::allgatherv_c, Collective::allgatherv}, comm,
+      [&](const Comm& c) {
+        RouteKey k = send_recv_key(sendcount, sendtype, 0, recvtype, sendbuf)(c);
+        k.add_array(recvcounts, c.size());
+        k.add_array(displs, c.size());
+        return k;
+      },
+      [&] { return gathered_bytes(recvcounts, recvtype, comm); },
       [&] {
         return shancoll_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                      recvtype, comm, nullptr, nullptr);
       },
       [&] {
-        return PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                                 recvtype, comm);
+        return allgatherv_library(
+            recvcounts, displs, comm,
+            [&](MPI_Count block) {
+              return PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, block, recvtype, comm);
+            },
+            [&] {
+              return PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                       recvtype, comm);
+            });
       });
 }
 
