@@ -1,6 +1,6 @@
 """Chosen settings side by side, repeats interleaved: a subset of peers.py.
 
-    .venv/bin/python benchmarks/peers_select.py COLLECTIVE MAX_BYTES REPEATS SPEC...
+    .venv/bin/python benchmarks/peers_select.py COLLECTIVE[,COLLECTIVE...] MAX_BYTES REPEATS SPEC...
 
 SPEC is ``lib:setting[:preload][:KEY=VALUE,...]``: a library of peers.py
 (mpich, openmpi, impi), one of its settings in ``peers.SETTINGS`` (e.g.
@@ -10,7 +10,9 @@ extra environment variables (e.g. ``SHANCOLL_SINGLE_COPY=0`` or
 repeat, all specs of a repeat before the next; printed per size: the median
 of the repeats' per-call medians (us) and their range. On the AMD EPYC VM
 every mpiexec job falls in a fast or a slow mode (up to 2x apart, small and
-large messages alike), so read the ranges, not only the medians.
+large messages alike), so read the ranges, not only the medians. Several
+collectives (comma-separated) run in the same job, one table each: at small
+sizes a job of every collective takes little longer than a job of one.
 """
 
 from __future__ import annotations
@@ -40,7 +42,9 @@ def config(spec: str) -> peers.Config:
 def main() -> None:
     if len(sys.argv) < 5:
         sys.exit(__doc__)
-    coll, max_bytes, repeats, specs = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+    colls, max_bytes = sys.argv[1].split(","), sys.argv[2]
+    repeats, specs = int(sys.argv[3]), sys.argv[4:]
+    only = ["-c", colls[0]] if len(colls) == 1 else []
     configs = [config(s) for s in specs]
     envs = {
         lib: mpi_envs.ensure("default") if lib == "mpich" else mpi_envs.load(lib)
@@ -49,15 +53,16 @@ def main() -> None:
     runs: dict[str, list[dict]] = {s: [] for s in specs}
     for _ in range(repeats):
         for spec, c in zip(specs, configs, strict=True):
-            runs[spec].append(peers.run_once(envs[c.lib], c, 2, ["-c", coll, "-m", max_bytes]))
-    sizes = sorted({size for rs in runs.values() for r in rs for (_, size) in r})
-    print("bytes  " + "  ".join(f"{s[:28]:>28}" for s in specs))
-    for size in sizes:
-        cells = []
-        for spec in specs:
-            v = [r[(coll, size)] for r in runs[spec] if (coll, size) in r]
-            cells.append(f"{statistics.median(v):8.2f} [{min(v):6.2f}-{max(v):6.2f}]")
-        print(f"{size:>8} " + "  ".join(f"{c:>28}" for c in cells))
+            runs[spec].append(peers.run_once(envs[c.lib], c, 2, [*only, "-m", max_bytes]))
+    for coll in colls:
+        sizes = sorted({size for rs in runs.values() for r in rs for (k, size) in r if k == coll})
+        print(f"{coll:<8} " + "  ".join(f"{s[:28]:>28}" for s in specs))
+        for size in sizes:
+            cells = []
+            for spec in specs:
+                v = [r[(coll, size)] for r in runs[spec] if (coll, size) in r]
+                cells.append(f"{statistics.median(v):8.2f} [{min(v):6.2f}-{max(v):6.2f}]")
+            print(f"{size:>8} " + "  ".join(f"{c:>28}" for c in cells))
 
 
 if __name__ == "__main__":

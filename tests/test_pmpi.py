@@ -22,7 +22,7 @@ import pytest
 from _ci import missing
 
 SUMMARY = re.compile(
-    r"^(?:pmpi_check|capi_check|pmpi_threads|pmpi_repeat_path|pmpi_persistent): "
+    r"^(?:pmpi_check|capi_check|pmpi_threads|pmpi_repeat_path|pmpi_persistent|pmpi_library_route): "
     r"(\d+) checks, (\d+) failed$",
     re.MULTILINE,
 )
@@ -152,6 +152,32 @@ def test_repeated_calls_allocate_nothing(ranks, ranks_per_node):
         SHANCOLL_GATHERV_ALGORITHM="shan",
         SHANCOLL_SCATTERV_ALGORITHM="shan",
     )
+
+
+# Allreduce: shancoll's below 64 bytes, the library's from there.
+LIBRARY_ROUTE_RULES = """\
+allreduce\t0\t64\t2\t*\t*\t*\tshan\t-
+allreduce\t64\t*\t2\t*\t*\t*\tmpi\t-
+"""
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_the_library_s_own_call_goes_straight_to_it(ranks, tmp_path):
+    """Where shancoll's choice is `mpi` (a rule table's row, or
+    SHANCOLL_<COLL>_ALGORITHM), each call makes one PMPI_<Coll> call, on the
+    user's communicator with the user's arguments, and asks MPI nothing else,
+    mixed with calls shancoll runs (tests/c/pmpi_library_route.c counts them
+    with hooks). Before the route, the call went through the door to the
+    library on shancoll's own duplicate of the communicator."""
+    rules = tmp_path / "rules.tsv"
+    rules.write_text(LIBRARY_ROUTE_RULES)
+    mpi = {
+        f"SHANCOLL_{c}_ALGORITHM": "mpi"
+        for c in ("BCAST", "REDUCE", "ALLGATHER", "ALLGATHERV", "BARRIER", "GATHER", "GATHERV",
+                  "ALLTOALLV", "SCAN", "REDUCE_SCATTER")
+    }  # fmt: skip
+    _run(ranks, binary="shancoll_pmpi_library_route", SHANCOLL_RULES=str(rules),
+         SHANCOLL_PMPI_VERBOSE="0", **mpi)  # fmt: skip
 
 
 def test_a_bad_environment_variable_is_said_once_even_when_quiet():

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "capi_internal.h"
+#include "pmpi_library_route.h"
 #include "shancoll.h"
 
 namespace shancoll::pmpi {
@@ -17,6 +18,7 @@ namespace shancoll::pmpi {
 bool enabled();  // SHANCOLL_PMPI (default on)
 bool verbose();  // SHANCOLL_PMPI_VERBOSE
 bool summary();  // SHANCOLL_PMPI_SUMMARY
+bool quiet();    // neither of the two: nothing to log or sum per call
 
 // Prints (SHANCOLL_PMPI_VERBOSE=1) "<prefix><detail>" the first time it
 // happens on this communicator and collective. Never throws. The first
@@ -47,6 +49,10 @@ inline void report_refusal(const char* collective, MPI_Comm comm, const char* er
 
 // The reason every call goes to the MPI library now, or nullptr.
 const char* global_fallback();
+
+// The verbose line of a call whose choice is the MPI library's own call.
+inline constexpr const char* kLibraryChoice =
+    "routed to shancoll mpi (the MPI library's own call, on the caller's communicator)";
 
 // The label of calls left to the MPI library in the summary.
 inline constexpr const char* kLibrary = "(MPI library)";
@@ -101,12 +107,83 @@ std::int64_t my_block_bytes(const Count recvcounts[], MPI_Datatype datatype, MPI
   return bytes_of(recvcounts[rank], datatype);
 }
 
-// Routes one call: shancoll when it accepts the arguments, else the MPI
-// library. `bytes()` is only evaluated for the summary.
-template <class Bytes, class Shancoll, class Library>
-int interpose(const char* collective, MPI_Comm comm, Bytes&& bytes, Shancoll&& shancoll_call,
-              Library&& library_call) {
-  if (capi::inside()) return library_call();  // first: no recursion, no output
+// shancoll's call, offering to leave an `mpi` choice to the caller
+// (LibraryOffer); true when the door left it (the call is not made then).
+template <class Shancoll>
+bool left_to_library(Shancoll&& shancoll_call, int& rc) {
+  LibraryOffer& offer = t_library_offer;
+  offer.offered = true;
+  rc = shancoll_call();
+  offer.offered = false;  // refused before the door: not used up
+  const bool taken = offer.taken;
+  offer.taken = false;
+  return taken;
+}
+
+// A routed library call with the verbose line and the summary's record.
+template <class Bytes, class Library>
+int logged_library_call(const char* collective, MPI_Comm comm, Bytes&& bytes,
+                        Library&& library_call, bool timed) {
+  const double start = timed ? PMPI_Wtime() : 0;
+  const int rc = library_call();
+  report(collective, comm, "", kLibraryChoice);
+  if (timed) record(collective, "mpi", bytes(), PMPI_Wtime() - start);
+  return rc;
+}
+
+// What interpose() needs to route a call straight to the MPI library's own
+// call when shancoll's choice for it is `mpi` (pmpi_library_route.h):
+// the function's route and the collective whose options decide.
+struct Route {
+  Entry entry;
+  Collective collective;
+};
+
+// A route's key for a call with one count, datatype and op (in place: the
+// send buffer).
+inline auto key_of(MPI_Count count, MPI_Datatype type, MPI_Op op, const void* sendbuf,
+                   int root = -1) {
+  return [=](const Comm&) {
+    RouteKey k;
+    k.counts[0] = count;
+    k.types[0] = type;
+    k.op = op;
+    k.root = root;
+    k.in_place = sendbuf == MPI_IN_PLACE;
+    return k;
+  };
+}
+
+// A route's key for a call with send and receive counts and datatypes.
+inline auto send_recv_key(MPI_Count sendcount, MPI_Datatype sendtype, MPI_Count recvcount,
+                          MPI_Datatype recvtype, const void* in_place_buffer, int root = -1) {
+  return [=](const Comm&) {
+    RouteKey k;
+    k.counts[0] = sendcount;
+    k.counts[1] = recvcount;
+    k.types[0] = sendtype;
+    k.types[1] = recvtype;
+    k.root = root;
+    k.in_place = in_place_buffer == MPI_IN_PLACE;
+    return k;
+  };
+}
+
+// Routes one call: the MPI library's own call when a call of the same
+// arguments was left to it before (the route), else shancoll when it
+// accepts the arguments (and offered to leave an `mpi` choice to this
+// function), else the MPI library. `bytes()` is only evaluated for the
+// summary; `key(comm's Comm)` is the call's route key.
+template <class MakeKey, class Bytes, class Shancoll, class Library>
+int interpose(const char* collective, Route route, MPI_Comm comm, MakeKey&& key, Bytes&& bytes,
+              Shancoll&& shancoll_call, Library&& library_call) {
+  // The route first: a call from inside shancoll (no recursion) would go
+  // to the library too.
+  if (routed_to_library(route.entry, comm, key)) {
+    if (quiet()) return library_call();  // the usual case: nothing to report
+    return logged_library_call(collective, comm, bytes, library_call, summary());
+  }
+  if (capi::inside()) return library_call();  // no recursion, no output
   const bool timed = summary();
   const double start = timed ? PMPI_Wtime() : 0;
   const char* algorithm = kLibrary;
@@ -114,7 +191,15 @@ int interpose(const char* collective, MPI_Comm comm, Bytes&& bytes, Shancoll&& s
   if (const char* why = global_fallback()) {
     report(collective, comm, "fallback: ", why);
     rc = library_call();
-  } else if ((rc = shancoll_call()) == MPI_SUCCESS) {
+  } else if (const std::uint64_t generation = selection_generation();
+             left_to_library(shancoll_call, rc)) {
+    // The library's call here, on the user's communicator; from now on, the route.
+    remember_route(route.entry, route.collective, comm, generation, key);
+    rc = library_call();  // an MPI error went to the communicator's handler, as without us
+    if (!timed && !verbose()) return rc;
+    algorithm = "mpi";
+    report(collective, comm, "", kLibraryChoice);
+  } else if (rc == MPI_SUCCESS) {
     if (!timed && !verbose()) return rc;  // the usual case: nothing to report
     algorithm = shancoll_last_algorithm();
     report_routed(collective, comm);
@@ -126,6 +211,22 @@ int interpose(const char* collective, MPI_Comm comm, Bytes&& bytes, Shancoll&& s
   }
   if (timed) record(collective, algorithm, bytes(), PMPI_Wtime() - start);
   return rc;
+}
+
+// MPI_Allgatherv's library call: the library's MPI_Allgather (`gather(block)`)
+// when the layout is regular (every block counts[0], in rank order), as
+// shancoll's `mpi` does (libraries tune the two apart: Intel MPI's allgather
+// is 1.3-1.5x its allgatherv at 32-128 KiB on the AMD EPYC VM); else
+// `gatherv()`. Only on a communicator shancoll knows (an intra-communicator
+// whose size it has: no MPI query).
+template <class Count, class Displ, class Gather, class Gatherv>
+int allgatherv_library(const Count counts[], const Displ displs[], MPI_Comm comm, Gather&& gather,
+                       Gatherv&& gatherv) {
+  const Comm* known = Comm::find(comm);
+  bool regular = known && counts && displs;
+  for (int r = 0; regular && r < known->size(); ++r)
+    regular = counts[r] == counts[0] && displs[r] == static_cast<Displ>(r) * counts[0];
+  return regular ? gather(counts[0]) : gatherv();
 }
 
 }  // namespace shancoll::pmpi

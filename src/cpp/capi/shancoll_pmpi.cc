@@ -154,6 +154,11 @@ bool summary() {
   return on;
 }
 
+bool quiet() {
+  static const bool on = !verbose() && !summary();
+  return on;
+}
+
 void report(const char* collective, MPI_Comm comm, const char* prefix, const char* detail) {
   if (!verbose()) return;
   try {
@@ -221,19 +226,28 @@ std::int64_t own_bytes(const void* buf, MPI_Count count, MPI_Datatype type, MPI_
 
 }  // namespace shancoll::pmpi
 
+using shancoll::Collective;
+using shancoll::Comm;
+using shancoll::pmpi::allgatherv_library;
 using shancoll::pmpi::bytes_of;
 using shancoll::pmpi::count_at_root;
+using shancoll::pmpi::Entry;
 using shancoll::pmpi::gathered_bytes;
 using shancoll::pmpi::interpose;
+using shancoll::pmpi::key_of;
 using shancoll::pmpi::my_block_bytes;
 using shancoll::pmpi::own_bytes;
+using shancoll::pmpi::RouteKey;
+using shancoll::pmpi::send_recv_key;
 
 extern "C" {
 
 int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   return interpose(
-      "MPI_Allgather", comm, [&] { return gathered_bytes(recvcount, recvtype, comm); },
+      "MPI_Allgather", {Entry::allgather, Collective::allgather}, comm,
+      send_recv_key(sendcount, sendtype, recvcount, recvtype, sendbuf),
+      [&] { return gathered_bytes(recvcount, recvtype, comm); },
       [&] {
         return shancoll_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
                                   nullptr, nullptr);
@@ -247,21 +261,36 @@ int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                    MPI_Comm comm) {
   return interpose(
-      "MPI_Allgatherv", comm, [&] { return gathered_bytes(recvcounts, recvtype, comm); },
+      "MPI_Allgatherv", {Entry::allgatherv, Collective::allgatherv}, comm,
+      [&](const Comm& c) {
+        RouteKey k = send_recv_key(sendcount, sendtype, 0, recvtype, sendbuf)(c);
+        k.add_array(recvcounts, c.size());
+        k.add_array(displs, c.size());
+        return k;
+      },
+      [&] { return gathered_bytes(recvcounts, recvtype, comm); },
       [&] {
         return shancoll_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                    recvtype, comm, nullptr, nullptr);
       },
       [&] {
-        return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                               comm);
+        return allgatherv_library(
+            recvcounts, displs, comm,
+            [&](int block) {
+              return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, block, recvtype, comm);
+            },
+            [&] {
+              return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                     recvtype, comm);
+            });
       });
 }
 
 int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                   MPI_Comm comm) {
   return interpose(
-      "MPI_Allreduce", comm, [&] { return bytes_of(count, datatype); },
+      "MPI_Allreduce", {Entry::allreduce, Collective::allreduce}, comm,
+      key_of(count, datatype, op, sendbuf), [&] { return bytes_of(count, datatype); },
       [&] {
         return shancoll_allreduce(sendbuf, recvbuf, count, datatype, op, comm, nullptr, nullptr);
       },
@@ -271,7 +300,9 @@ int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype da
 int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   return interpose(
-      "MPI_Alltoall", comm, [&] { return gathered_bytes(recvcount, recvtype, comm); },
+      "MPI_Alltoall", {Entry::alltoall, Collective::alltoall}, comm,
+      send_recv_key(sendcount, sendtype, recvcount, recvtype, sendbuf),
+      [&] { return gathered_bytes(recvcount, recvtype, comm); },
       [&] {
         return shancoll_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
                                  nullptr, nullptr);
@@ -285,7 +316,17 @@ int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls
                   MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
                   MPI_Datatype recvtype, MPI_Comm comm) {
   return interpose(
-      "MPI_Alltoallv", comm, [&] { return gathered_bytes(recvcounts, recvtype, comm); },
+      "MPI_Alltoallv", {Entry::alltoallv, Collective::alltoallv}, comm,
+      [&](const Comm& c) {
+        RouteKey k = send_recv_key(0, sendtype, 0, recvtype, sendbuf)(c);
+        const bool in_place = sendbuf == MPI_IN_PLACE;
+        k.add_array(sendcounts, c.size(), !in_place);
+        k.add_array(sdispls, c.size(), !in_place);
+        k.add_array(recvcounts, c.size());
+        k.add_array(rdispls, c.size());
+        return k;
+      },
+      [&] { return gathered_bytes(recvcounts, recvtype, comm); },
       [&] {
         return shancoll_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                   rdispls, recvtype, comm, nullptr, nullptr);
@@ -298,13 +339,15 @@ int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls
 
 int MPI_Barrier(MPI_Comm comm) {
   return interpose(
-      "MPI_Barrier", comm, [] { return std::int64_t{0}; },
+      "MPI_Barrier", {Entry::barrier, Collective::barrier}, comm,
+      [](const Comm&) { return RouteKey{}; }, [] { return std::int64_t{0}; },
       [&] { return shancoll_barrier(comm, nullptr, nullptr); }, [&] { return PMPI_Barrier(comm); });
 }
 
 int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
   return interpose(
-      "MPI_Bcast", comm, [&] { return bytes_of(count, datatype); },
+      "MPI_Bcast", {Entry::bcast, Collective::bcast}, comm,
+      key_of(count, datatype, MPI_OP_NULL, buffer, root), [&] { return bytes_of(count, datatype); },
       [&] { return shancoll_bcast(buffer, count, datatype, root, comm, nullptr, nullptr); },
       [&] { return PMPI_Bcast(buffer, count, datatype, root, comm); });
 }
@@ -312,7 +355,8 @@ int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
 int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                int root, MPI_Comm comm) {
   return interpose(
-      "MPI_Reduce", comm, [&] { return bytes_of(count, datatype); },
+      "MPI_Reduce", {Entry::reduce, Collective::reduce}, comm,
+      key_of(count, datatype, op, sendbuf, root), [&] { return bytes_of(count, datatype); },
       [&] {
         return shancoll_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, nullptr, nullptr);
       },
@@ -323,7 +367,8 @@ int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datat
 int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
              MPI_Comm comm) {
   return interpose(
-      "MPI_Scan", comm, [&] { return bytes_of(count, datatype); },
+      "MPI_Scan", {Entry::scan, Collective::scan}, comm, key_of(count, datatype, op, sendbuf),
+      [&] { return bytes_of(count, datatype); },
       [&] { return shancoll_scan(sendbuf, recvbuf, count, datatype, op, comm, nullptr, nullptr); },
       [&] { return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm); });
 }
@@ -331,7 +376,8 @@ int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatyp
 int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                MPI_Comm comm) {
   return interpose(
-      "MPI_Exscan", comm, [&] { return bytes_of(count, datatype); },
+      "MPI_Exscan", {Entry::exscan, Collective::exscan}, comm, key_of(count, datatype, op, sendbuf),
+      [&] { return bytes_of(count, datatype); },
       [&] {
         return shancoll_exscan(sendbuf, recvbuf, count, datatype, op, comm, nullptr, nullptr);
       },
@@ -342,7 +388,8 @@ int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datat
 int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   return interpose(
-      "MPI_Reduce_scatter_block", comm, [&] { return bytes_of(recvcount, datatype); },
+      "MPI_Reduce_scatter_block", {Entry::reduce_scatter_block, Collective::reduce_scatter_block},
+      comm, key_of(recvcount, datatype, op, sendbuf), [&] { return bytes_of(recvcount, datatype); },
       [&] {
         return shancoll_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm,
                                              nullptr, nullptr);
@@ -353,7 +400,13 @@ int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
 int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   return interpose(
-      "MPI_Reduce_scatter", comm, [&] { return my_block_bytes(recvcounts, datatype, comm); },
+      "MPI_Reduce_scatter", {Entry::reduce_scatter, Collective::reduce_scatter}, comm,
+      [&](const Comm& c) {
+        RouteKey k = key_of(0, datatype, op, sendbuf)(c);
+        k.add_array(recvcounts, c.size());
+        return k;
+      },
+      [&] { return my_block_bytes(recvcounts, datatype, comm); },
       [&] {
         return shancoll_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, nullptr,
                                        nullptr);
@@ -364,7 +417,8 @@ int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[
 int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
   return interpose(
-      "MPI_Gather", comm,
+      "MPI_Gather", {Entry::gather, Collective::gather}, comm,
+      send_recv_key(sendcount, sendtype, recvcount, recvtype, sendbuf, root),
       [&] { return own_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype); },
       [&] {
         return shancoll_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
@@ -379,7 +433,13 @@ int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                 MPI_Comm comm) {
   return interpose(
-      "MPI_Gatherv", comm,
+      "MPI_Gatherv", {Entry::gatherv, Collective::gatherv}, comm,
+      [&](const Comm& c) {
+        RouteKey k = send_recv_key(sendcount, sendtype, 0, recvtype, sendbuf, root)(c);
+        k.add_array(recvcounts, c.size(), c.rank() == root);
+        k.add_array(displs, c.size(), c.rank() == root);
+        return k;
+      },
       [&] {
         const MPI_Count mine = sendbuf == MPI_IN_PLACE ? count_at_root(recvcounts, comm) : 0;
         return own_bytes(sendbuf, sendcount, sendtype, mine, recvtype);
@@ -397,7 +457,8 @@ int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
 int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
   return interpose(
-      "MPI_Scatter", comm,
+      "MPI_Scatter", {Entry::scatter, Collective::scatter}, comm,
+      send_recv_key(sendcount, sendtype, recvcount, recvtype, recvbuf, root),
       [&] { return own_bytes(recvbuf, recvcount, recvtype, sendcount, sendtype); },
       [&] {
         return shancoll_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
@@ -412,7 +473,13 @@ int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[]
                  MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
                  int root, MPI_Comm comm) {
   return interpose(
-      "MPI_Scatterv", comm,
+      "MPI_Scatterv", {Entry::scatterv, Collective::scatterv}, comm,
+      [&](const Comm& c) {
+        RouteKey k = send_recv_key(0, sendtype, recvcount, recvtype, recvbuf, root)(c);
+        k.add_array(sendcounts, c.size(), c.rank() == root);
+        k.add_array(displs, c.size(), c.rank() == root);
+        return k;
+      },
       [&] {
         const MPI_Count mine = recvbuf == MPI_IN_PLACE ? count_at_root(sendcounts, comm) : 0;
         return own_bytes(recvbuf, recvcount, recvtype, mine, sendtype);
@@ -433,7 +500,9 @@ int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[]
 int MPI_Allgather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   return interpose(
-      "MPI_Allgather_c", comm, [&] { return gathered_bytes(recvcount, recvtype, comm); },
+      "MPI_Allgather_c", {Entry::allgather_c, Collective::allgather}, comm,
+      send_recv_key(sendcount, sendtype, recvcount, recvtype, sendbuf),
+      [&] { return gathered_bytes(recvcount, recvtype, comm); },
       [&] {
         return shancoll_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                     comm, nullptr, nullptr);
@@ -447,21 +516,37 @@ int MPI_Allgatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype send
                      const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
                      MPI_Comm comm) {
   return interpose(
-      "MPI_Allgatherv_c", comm, [&] { return gathered_bytes(recvcounts, recvtype, comm); },
+      "MPI_Allgatherv_c", {Entry::allgatherv_c, Collective::allgatherv}, comm,
+      [&](const Comm& c) {
+        RouteKey k = send_recv_key(sendcount, sendtype, 0, recvtype, sendbuf)(c);
+        k.add_array(recvcounts, c.size());
+        k.add_array(displs, c.size());
+        return k;
+      },
+      [&] { return gathered_bytes(recvcounts, recvtype, comm); },
       [&] {
         return shancoll_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                      recvtype, comm, nullptr, nullptr);
       },
       [&] {
-        return PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                                 recvtype, comm);
+        return allgatherv_library(
+            recvcounts, displs, comm,
+            [&](MPI_Count block) {
+              return PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, block, recvtype, comm);
+            },
+            [&] {
+              return PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                       recvtype, comm);
+            });
       });
 }
 
 int MPI_Alltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
                    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   return interpose(
-      "MPI_Alltoall_c", comm, [&] { return gathered_bytes(recvcount, recvtype, comm); },
+      "MPI_Alltoall_c", {Entry::alltoall_c, Collective::alltoall}, comm,
+      send_recv_key(sendcount, sendtype, recvcount, recvtype, sendbuf),
+      [&] { return gathered_bytes(recvcount, recvtype, comm); },
       [&] {
         return shancoll_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
                                    nullptr, nullptr);
@@ -475,7 +560,17 @@ int MPI_Alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI
                     MPI_Datatype sendtype, void* recvbuf, const MPI_Count recvcounts[],
                     const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
   return interpose(
-      "MPI_Alltoallv_c", comm, [&] { return gathered_bytes(recvcounts, recvtype, comm); },
+      "MPI_Alltoallv_c", {Entry::alltoallv_c, Collective::alltoallv}, comm,
+      [&](const Comm& c) {
+        RouteKey k = send_recv_key(0, sendtype, 0, recvtype, sendbuf)(c);
+        const bool in_place = sendbuf == MPI_IN_PLACE;
+        k.add_array(sendcounts, c.size(), !in_place);
+        k.add_array(sdispls, c.size(), !in_place);
+        k.add_array(recvcounts, c.size());
+        k.add_array(rdispls, c.size());
+        return k;
+      },
+      [&] { return gathered_bytes(recvcounts, recvtype, comm); },
       [&] {
         return shancoll_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                     rdispls, recvtype, comm, nullptr, nullptr);
@@ -489,7 +584,8 @@ int MPI_Alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI
 int MPI_Allreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
                     MPI_Op op, MPI_Comm comm) {
   return interpose(
-      "MPI_Allreduce_c", comm, [&] { return bytes_of(count, datatype); },
+      "MPI_Allreduce_c", {Entry::allreduce_c, Collective::allreduce}, comm,
+      key_of(count, datatype, op, sendbuf), [&] { return bytes_of(count, datatype); },
       [&] {
         return shancoll_allreduce_c(sendbuf, recvbuf, count, datatype, op, comm, nullptr, nullptr);
       },
@@ -498,7 +594,8 @@ int MPI_Allreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Dat
 
 int MPI_Bcast_c(void* buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm) {
   return interpose(
-      "MPI_Bcast_c", comm, [&] { return bytes_of(count, datatype); },
+      "MPI_Bcast_c", {Entry::bcast_c, Collective::bcast}, comm,
+      key_of(count, datatype, MPI_OP_NULL, buffer, root), [&] { return bytes_of(count, datatype); },
       [&] { return shancoll_bcast_c(buffer, count, datatype, root, comm, nullptr, nullptr); },
       [&] { return PMPI_Bcast_c(buffer, count, datatype, root, comm); });
 }
@@ -506,7 +603,8 @@ int MPI_Bcast_c(void* buffer, MPI_Count count, MPI_Datatype datatype, int root, 
 int MPI_Reduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
                  MPI_Op op, int root, MPI_Comm comm) {
   return interpose(
-      "MPI_Reduce_c", comm, [&] { return bytes_of(count, datatype); },
+      "MPI_Reduce_c", {Entry::reduce_c, Collective::reduce}, comm,
+      key_of(count, datatype, op, sendbuf, root), [&] { return bytes_of(count, datatype); },
       [&] {
         return shancoll_reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, nullptr,
                                  nullptr);
@@ -517,7 +615,8 @@ int MPI_Reduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Dataty
 int MPI_Scan_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
                MPI_Op op, MPI_Comm comm) {
   return interpose(
-      "MPI_Scan_c", comm, [&] { return bytes_of(count, datatype); },
+      "MPI_Scan_c", {Entry::scan_c, Collective::scan}, comm, key_of(count, datatype, op, sendbuf),
+      [&] { return bytes_of(count, datatype); },
       [&] {
         return shancoll_scan_c(sendbuf, recvbuf, count, datatype, op, comm, nullptr, nullptr);
       },
@@ -527,7 +626,8 @@ int MPI_Scan_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype
 int MPI_Exscan_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
                  MPI_Op op, MPI_Comm comm) {
   return interpose(
-      "MPI_Exscan_c", comm, [&] { return bytes_of(count, datatype); },
+      "MPI_Exscan_c", {Entry::exscan_c, Collective::exscan}, comm,
+      key_of(count, datatype, op, sendbuf), [&] { return bytes_of(count, datatype); },
       [&] {
         return shancoll_exscan_c(sendbuf, recvbuf, count, datatype, op, comm, nullptr, nullptr);
       },
@@ -537,7 +637,9 @@ int MPI_Exscan_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Dataty
 int MPI_Reduce_scatter_block_c(const void* sendbuf, void* recvbuf, MPI_Count recvcount,
                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   return interpose(
-      "MPI_Reduce_scatter_block_c", comm, [&] { return bytes_of(recvcount, datatype); },
+      "MPI_Reduce_scatter_block_c",
+      {Entry::reduce_scatter_block_c, Collective::reduce_scatter_block}, comm,
+      key_of(recvcount, datatype, op, sendbuf), [&] { return bytes_of(recvcount, datatype); },
       [&] {
         return shancoll_reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm,
                                                nullptr, nullptr);
@@ -548,7 +650,13 @@ int MPI_Reduce_scatter_block_c(const void* sendbuf, void* recvbuf, MPI_Count rec
 int MPI_Reduce_scatter_c(const void* sendbuf, void* recvbuf, const MPI_Count recvcounts[],
                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   return interpose(
-      "MPI_Reduce_scatter_c", comm, [&] { return my_block_bytes(recvcounts, datatype, comm); },
+      "MPI_Reduce_scatter_c", {Entry::reduce_scatter_c, Collective::reduce_scatter}, comm,
+      [&](const Comm& c) {
+        RouteKey k = key_of(0, datatype, op, sendbuf)(c);
+        k.add_array(recvcounts, c.size());
+        return k;
+      },
+      [&] { return my_block_bytes(recvcounts, datatype, comm); },
       [&] {
         return shancoll_reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, nullptr,
                                          nullptr);
@@ -559,7 +667,8 @@ int MPI_Reduce_scatter_c(const void* sendbuf, void* recvbuf, const MPI_Count rec
 int MPI_Gather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
                  MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
   return interpose(
-      "MPI_Gather_c", comm,
+      "MPI_Gather_c", {Entry::gather_c, Collective::gather}, comm,
+      send_recv_key(sendcount, sendtype, recvcount, recvtype, sendbuf, root),
       [&] { return own_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype); },
       [&] {
         return shancoll_gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
@@ -575,7 +684,13 @@ int MPI_Gatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
                   const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
                   int root, MPI_Comm comm) {
   return interpose(
-      "MPI_Gatherv_c", comm,
+      "MPI_Gatherv_c", {Entry::gatherv_c, Collective::gatherv}, comm,
+      [&](const Comm& c) {
+        RouteKey k = send_recv_key(sendcount, sendtype, 0, recvtype, sendbuf, root)(c);
+        k.add_array(recvcounts, c.size(), c.rank() == root);
+        k.add_array(displs, c.size(), c.rank() == root);
+        return k;
+      },
       [&] {
         const MPI_Count mine = sendbuf == MPI_IN_PLACE ? count_at_root(recvcounts, comm) : 0;
         return own_bytes(sendbuf, sendcount, sendtype, mine, recvtype);
@@ -593,7 +708,8 @@ int MPI_Gatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
 int MPI_Scatter_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
   return interpose(
-      "MPI_Scatter_c", comm,
+      "MPI_Scatter_c", {Entry::scatter_c, Collective::scatter}, comm,
+      send_recv_key(sendcount, sendtype, recvcount, recvtype, recvbuf, root),
       [&] { return own_bytes(recvbuf, recvcount, recvtype, sendcount, sendtype); },
       [&] {
         return shancoll_scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
@@ -609,7 +725,13 @@ int MPI_Scatterv_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI_
                    MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                    int root, MPI_Comm comm) {
   return interpose(
-      "MPI_Scatterv_c", comm,
+      "MPI_Scatterv_c", {Entry::scatterv_c, Collective::scatterv}, comm,
+      [&](const Comm& c) {
+        RouteKey k = send_recv_key(0, sendtype, recvcount, recvtype, recvbuf, root)(c);
+        k.add_array(sendcounts, c.size(), c.rank() == root);
+        k.add_array(displs, c.size(), c.rank() == root);
+        return k;
+      },
       [&] {
         const MPI_Count mine = recvbuf == MPI_IN_PLACE ? count_at_root(sendcounts, comm) : 0;
         return own_bytes(recvbuf, recvcount, recvtype, mine, sendtype);

@@ -173,11 +173,41 @@ RepeatPlan<A>* repeat_plan(MPI_Comm user, std::string_view algorithm, const Call
   return &plan;
 }
 
+// The PMPI library's offer to run the MPI library's own call itself: set
+// (`offered`) just before it calls a C API function, taken by the first
+// run_recorded of that call. When the door chose `mpi`, the door returns
+// without running it (`taken`) and the PMPI library calls PMPI_<Coll> on the
+// user's communicator with the user's arguments: the library's call alone,
+// not the library's call on shancoll's dup behind the door's conversions.
+// Every rank of a call makes the same choice (the door's), so every rank
+// calls the library on the user's communicator; per thread, as the calls.
+struct LibraryOffer {
+  bool offered = false;
+  bool taken = false;
+};
+inline thread_local LibraryOffer t_library_offer;
+
+// Whether this call's `algorithm` is left to the caller that offered to run
+// the MPI library's own call (LibraryOffer); the offer is used up either way.
+inline bool library_offer_taken(const char* algorithm) {
+  LibraryOffer& offer = t_library_offer;
+  if (!offer.offered) return false;
+  offer.offered = false;
+  offer.taken = algorithm[0] == 'm' && algorithm[1] == 'p' && algorithm[2] == 'i' && !algorithm[3];
+  return offer.taken;
+}
+
 // Runs body(stats) as `collective` with `algorithm` (Comm::run: a failure
-// breaks the communicator, SHANCOLL_ON_ERROR) and records the statistics.
+// breaks the communicator, SHANCOLL_ON_ERROR) and records the statistics;
+// an `mpi` the PMPI library offered to run is left to it (LibraryOffer).
 template <class C, class F>
 auto run_recorded(C& comm, const char* collective, const char* algorithm, F&& body) {
   Stats stats;
+  if (library_offer_taken(algorithm)) {
+    comm.last_stats = stats;
+    comm.last_algorithm = algorithm;
+    return decltype(body(stats))();
+  }
   if constexpr (std::is_void_v<decltype(body(stats))>) {
     comm.run({collective, algorithm}, [&] { body(stats); });
     comm.last_stats = stats;
