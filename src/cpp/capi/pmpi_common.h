@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 
 #include "capi_internal.h"
 #include "pmpi_library_route.h"
@@ -165,6 +166,40 @@ inline auto send_recv_key(MPI_Count sendcount, MPI_Datatype sendtype, MPI_Count 
     k.types[1] = recvtype;
     k.root = root;
     k.in_place = in_place_buffer == MPI_IN_PLACE;
+    return k;
+  };
+}
+
+// send_recv_key's key plus a v-collective's counts and displacements (int
+// or MPI_Count / MPI_Aint): a rooted one's only at the root, which alone
+// reads them.
+template <class Count, class Disp>
+auto layout_key(MPI_Count sendcount, MPI_Datatype sendtype, MPI_Count recvcount,
+                MPI_Datatype recvtype, const void* in_place_buffer, const Count* counts,
+                const Disp* displs, std::optional<int> root = std::nullopt) {
+  return [=](const Comm& c) {
+    RouteKey k = send_recv_key(sendcount, sendtype, recvcount, recvtype, in_place_buffer,
+                               root.value_or(-1))(c);
+    const bool read = !root || c.rank() == *root;
+    k.add_array(counts, c.size(), read);
+    k.add_array(displs, c.size(), read);
+    return k;
+  };
+}
+
+// Alltoallv's key: both sides' counts and displacements (in place: the
+// receive side's alone).
+template <class Count, class Disp>
+auto alltoallv_key(const void* sendbuf, const Count* sendcounts, const Disp* sdispls,
+                   MPI_Datatype sendtype, const Count* recvcounts, const Disp* rdispls,
+                   MPI_Datatype recvtype) {
+  return [=](const Comm& c) {
+    RouteKey k = send_recv_key(0, sendtype, 0, recvtype, sendbuf)(c);
+    const bool in_place = sendbuf == MPI_IN_PLACE;
+    k.add_array(sendcounts, c.size(), !in_place);
+    k.add_array(sdispls, c.size(), !in_place);
+    k.add_array(recvcounts, c.size());
+    k.add_array(rdispls, c.size());
     return k;
   };
 }

@@ -229,12 +229,14 @@ std::int64_t own_bytes(const void* buf, MPI_Count count, MPI_Datatype type, MPI_
 using shancoll::Collective;
 using shancoll::Comm;
 using shancoll::pmpi::allgatherv_library;
+using shancoll::pmpi::alltoallv_key;
 using shancoll::pmpi::bytes_of;
 using shancoll::pmpi::count_at_root;
 using shancoll::pmpi::Entry;
 using shancoll::pmpi::gathered_bytes;
 using shancoll::pmpi::interpose;
 using shancoll::pmpi::key_of;
+using shancoll::pmpi::layout_key;
 using shancoll::pmpi::my_block_bytes;
 using shancoll::pmpi::own_bytes;
 using shancoll::pmpi::RouteKey;
@@ -262,12 +264,7 @@ int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
                    MPI_Comm comm) {
   return interpose(
       "MPI_Allgatherv", {Entry::allgatherv, Collective::allgatherv}, comm,
-      [&](const Comm& c) {
-        RouteKey k = send_recv_key(sendcount, sendtype, 0, recvtype, sendbuf)(c);
-        k.add_array(recvcounts, c.size());
-        k.add_array(displs, c.size());
-        return k;
-      },
+      layout_key(sendcount, sendtype, 0, recvtype, sendbuf, recvcounts, displs),
       [&] { return gathered_bytes(recvcounts, recvtype, comm); },
       [&] {
         return shancoll_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
@@ -317,15 +314,7 @@ int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls
                   MPI_Datatype recvtype, MPI_Comm comm) {
   return interpose(
       "MPI_Alltoallv", {Entry::alltoallv, Collective::alltoallv}, comm,
-      [&](const Comm& c) {
-        RouteKey k = send_recv_key(0, sendtype, 0, recvtype, sendbuf)(c);
-        const bool in_place = sendbuf == MPI_IN_PLACE;
-        k.add_array(sendcounts, c.size(), !in_place);
-        k.add_array(sdispls, c.size(), !in_place);
-        k.add_array(recvcounts, c.size());
-        k.add_array(rdispls, c.size());
-        return k;
-      },
+      alltoallv_key(sendbuf, sendcounts, sdispls, sendtype, recvcounts, rdispls, recvtype),
       [&] { return gathered_bytes(recvcounts, recvtype, comm); },
       [&] {
         return shancoll_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
@@ -434,12 +423,7 @@ int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
                 MPI_Comm comm) {
   return interpose(
       "MPI_Gatherv", {Entry::gatherv, Collective::gatherv}, comm,
-      [&](const Comm& c) {
-        RouteKey k = send_recv_key(sendcount, sendtype, 0, recvtype, sendbuf, root)(c);
-        k.add_array(recvcounts, c.size(), c.rank() == root);
-        k.add_array(displs, c.size(), c.rank() == root);
-        return k;
-      },
+      layout_key(sendcount, sendtype, 0, recvtype, sendbuf, recvcounts, displs, root),
       [&] {
         const MPI_Count mine = sendbuf == MPI_IN_PLACE ? count_at_root(recvcounts, comm) : 0;
         return own_bytes(sendbuf, sendcount, sendtype, mine, recvtype);
@@ -474,12 +458,7 @@ int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[]
                  int root, MPI_Comm comm) {
   return interpose(
       "MPI_Scatterv", {Entry::scatterv, Collective::scatterv}, comm,
-      [&](const Comm& c) {
-        RouteKey k = send_recv_key(0, sendtype, recvcount, recvtype, recvbuf, root)(c);
-        k.add_array(sendcounts, c.size(), c.rank() == root);
-        k.add_array(displs, c.size(), c.rank() == root);
-        return k;
-      },
+      layout_key(0, sendtype, recvcount, recvtype, recvbuf, sendcounts, displs, root),
       [&] {
         const MPI_Count mine = recvbuf == MPI_IN_PLACE ? count_at_root(sendcounts, comm) : 0;
         return own_bytes(recvbuf, recvcount, recvtype, mine, sendtype);
@@ -517,12 +496,7 @@ int MPI_Allgatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype send
                      MPI_Comm comm) {
   return interpose(
       "MPI_Allgatherv_c", {Entry::allgatherv_c, Collective::allgatherv}, comm,
-      [&](const Comm& c) {
-        RouteKey k = send_recv_key(sendcount, sendtype, 0, recvtype, sendbuf)(c);
-        k.add_array(recvcounts, c.size());
-        k.add_array(displs, c.size());
-        return k;
-      },
+      layout_key(sendcount, sendtype, 0, recvtype, sendbuf, recvcounts, displs),
       [&] { return gathered_bytes(recvcounts, recvtype, comm); },
       [&] {
         return shancoll_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
@@ -561,15 +535,7 @@ int MPI_Alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI
                     const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
   return interpose(
       "MPI_Alltoallv_c", {Entry::alltoallv_c, Collective::alltoallv}, comm,
-      [&](const Comm& c) {
-        RouteKey k = send_recv_key(0, sendtype, 0, recvtype, sendbuf)(c);
-        const bool in_place = sendbuf == MPI_IN_PLACE;
-        k.add_array(sendcounts, c.size(), !in_place);
-        k.add_array(sdispls, c.size(), !in_place);
-        k.add_array(recvcounts, c.size());
-        k.add_array(rdispls, c.size());
-        return k;
-      },
+      alltoallv_key(sendbuf, sendcounts, sdispls, sendtype, recvcounts, rdispls, recvtype),
       [&] { return gathered_bytes(recvcounts, recvtype, comm); },
       [&] {
         return shancoll_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
@@ -685,12 +651,7 @@ int MPI_Gatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
                   int root, MPI_Comm comm) {
   return interpose(
       "MPI_Gatherv_c", {Entry::gatherv_c, Collective::gatherv}, comm,
-      [&](const Comm& c) {
-        RouteKey k = send_recv_key(sendcount, sendtype, 0, recvtype, sendbuf, root)(c);
-        k.add_array(recvcounts, c.size(), c.rank() == root);
-        k.add_array(displs, c.size(), c.rank() == root);
-        return k;
-      },
+      layout_key(sendcount, sendtype, 0, recvtype, sendbuf, recvcounts, displs, root),
       [&] {
         const MPI_Count mine = sendbuf == MPI_IN_PLACE ? count_at_root(recvcounts, comm) : 0;
         return own_bytes(sendbuf, sendcount, sendtype, mine, recvtype);
@@ -726,12 +687,7 @@ int MPI_Scatterv_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI_
                    int root, MPI_Comm comm) {
   return interpose(
       "MPI_Scatterv_c", {Entry::scatterv_c, Collective::scatterv}, comm,
-      [&](const Comm& c) {
-        RouteKey k = send_recv_key(0, sendtype, recvcount, recvtype, recvbuf, root)(c);
-        k.add_array(sendcounts, c.size(), c.rank() == root);
-        k.add_array(displs, c.size(), c.rank() == root);
-        return k;
-      },
+      layout_key(0, sendtype, recvcount, recvtype, recvbuf, sendcounts, displs, root),
       [&] {
         const MPI_Count mine = recvbuf == MPI_IN_PLACE ? count_at_root(sendcounts, comm) : 0;
         return own_bytes(recvbuf, recvcount, recvtype, mine, sendtype);
