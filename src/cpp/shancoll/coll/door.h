@@ -193,7 +193,7 @@ inline bool library_offer_taken(const char* algorithm) {
   LibraryOffer& offer = t_library_offer;
   if (!offer.offered) return false;
   offer.offered = false;
-  offer.taken = algorithm[0] == 'm' && algorithm[1] == 'p' && algorithm[2] == 'i' && !algorithm[3];
+  offer.taken = std::string_view(algorithm) == "mpi";
   return offer.taken;
 }
 
