@@ -702,3 +702,37 @@ def test_binomial_gatherv_count_unlike_the_root_s_is_an_error(comm):
     shancoll.igatherv(comm, np.ones(1), [out, [1] * p] if r == 0 else None, 0,
                       algorithm="binomial").wait(timeout=TIMEOUT)  # fmt: skip
     assert_all(comm, r != 0 or np.all(out == 1), "igatherv after the error")
+
+
+@pytest.mark.parametrize("extra", [1, -1])
+def test_binomial_gather_middle_rank_s_count_is_an_error_and_the_comm_survives(comm, extra):
+    """A binomial igather whose middle rank (rank 2 at 4 ranks: it forwards
+    rank 3's block; the last rank below 4) passes one element more or fewer
+    than the others (erroneous in MPI). Whatever it receives or sends is too
+    long or too short somewhere: the ranks that see it (the root always)
+    raise ValueError naming the counts and a rank, the others finish, no
+    rank raises anything else (no MPIError, no timeout), and the
+    communicator gives mpi4py's answer to the next igather."""
+    if comm.size == 1:
+        pytest.skip("needs a peer")
+    p, r = comm.size, comm.rank
+    offender = 2 if p >= 4 else p - 1
+    n = 4 + extra * (r == offender)
+    recv = np.zeros(4 * p) if r == 0 else None
+    raised = ""
+    try:
+        shancoll.igather(comm, np.ones(n), recv, 0, algorithm="binomial").wait(timeout=10.0)
+    except Exception as e:  # noqa: BLE001 (every kind is checked below)
+        raised = f"{'ValueError' if isinstance(e, ValueError) else type(e).__name__}: {e}"
+    clear = raised == "" or (
+        raised.startswith("ValueError: counts: rank") and "the ranks' counts differ" in raised
+    )
+    assert_all(comm, clear, f"rank {r}: {raised!r}")
+    told = comm.allgather(bool(raised))
+    assert_all(comm, told[0], f"the root raised nothing (raised on {told})")
+    block = np.arange(3.0) + 10 * r
+    got = np.zeros(3 * p) if r == 0 else None
+    want = np.zeros(3 * p) if r == 0 else None
+    comm.Gather(block, want, 0)
+    shancoll.igather(comm, block, got, 0, algorithm="binomial").wait(timeout=TIMEOUT)
+    assert_all(comm, r != 0 or np.array_equal(got, want), "igather after the error")

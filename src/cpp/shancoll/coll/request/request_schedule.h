@@ -6,9 +6,10 @@
 // next round. The schedule and the scratch are made once (at _init for
 // a persistent request); a start costs the setup copies and the first
 // round's posts, and allocates nothing for rounds of up to 8 messages.
-// A message shorter than its receive (the ranks' counts differ: erroneous
-// in MPI) is an ArgumentError once the run's messages are over (a longer one
-// is MPI's truncation error at once).
+// A message shorter or longer than its receive (the ranks' counts differ:
+// erroneous in MPI; MPI cuts a longer one at the receive's size) is an
+// ArgumentError once the run's messages are over: the schedule completes on
+// every rank, nothing is left in flight, and the communicator stays usable.
 // Each run takes a tag of its own (request_tag of the communicator's next
 // call number), so runs of several requests may be in flight on one
 // communicator.
@@ -54,6 +55,7 @@ class ScheduleEngine final : public Engine {
   void cancel_posted();
   void run_steps(const std::vector<pattern::BlockStep>& steps);
   void check_sizes(const pattern::BlockRound& rd);
+  void note_truncated(const pattern::BlockRound& rd);
 
   Comm& comm_;
   const Topology& topo_;
