@@ -296,9 +296,11 @@ def cases() -> dict[str, Case]:
     f = reduce_scatter("shan", 1)
     c["reduce_scatter-shan-rpn1-later-call"] = Case(f, (pw,), warm=f, waiters=(0,))
     # Requests: wait() with the call's timeout (nonblocking) or a persistent
-    # request's start + wait, on a communicator set up by the same call.
+    # request's start + wait, on a communicator set up by the same call; a
+    # persistent _init first compares the ranks' refusals, and waits there.
     for name, f in requests().items():
-        c[f"{name}-later-call"] = Case(f, (f"{name.split('-')[0]} wait",), warm=f)
+        compared = ("call descriptions",) if name.endswith("persistent") else ()
+        c[f"{name}-later-call"] = Case(f, (f"{name.split('-')[0]} wait", *compared), warm=f)
     return c
 
 

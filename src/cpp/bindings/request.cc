@@ -230,7 +230,7 @@ py::object request_object(std::unique_ptr<PyRequest> r) {
   return py::reinterpret_steal<py::object>(self);
 }
 
-void refuse_request_everywhere(py::handle comm_arg, const ArgumentError& e) {
+void refuse_request_everywhere(py::handle comm_arg, const ArgumentError& e, bool persistent) {
   MPI_Comm comm = MPI_COMM_NULL;
   int inter = 0;
   try {
@@ -241,7 +241,7 @@ void refuse_request_everywhere(py::handle comm_arg, const ArgumentError& e) {
   }
   if (inter) return;
   py::gil_scoped_release release;
-  refuse_before_door(comm, "the request", e.what());
+  refuse_before_door(comm, "the request", e.what(), persistent);
 }
 
 void refuse_inter_request(Mode mode, const char* collective) {

@@ -60,9 +60,9 @@ pybind11::object request_in_mode(Mode mode, Make&& make, std::initializer_list<B
 // The entry runners of a collective whose intake takes the mode.
 using ModeRunner = pybind11::object (*)(const pybind11::handle* args, Mode mode);
 // A request door's refusal of its own arguments (ArgumentError) before the
-// core's door: under SHANCOLL_CHECK=1 every rank's (requests.h:
+// core's door: every rank's where the ranks compare the call (requests.h:
 // refuse_before_door); `comm` the call's first argument.
-void refuse_request_everywhere(pybind11::handle comm, const ArgumentError& e);
+void refuse_request_everywhere(pybind11::handle comm, const ArgumentError& e, bool persistent);
 
 template <ModeRunner F, Mode M>
 pybind11::object run_in_mode(const pybind11::handle* args) {
@@ -73,7 +73,7 @@ pybind11::object run_in_mode(const pybind11::handle* args) {
     try {
       return F(args, M);
     } catch (const ArgumentError& e) {
-      refuse_request_everywhere(args[0], e);
+      refuse_request_everywhere(args[0], e, M == Mode::persistent);
       throw;
     }
   }

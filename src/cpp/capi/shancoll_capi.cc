@@ -907,8 +907,9 @@ namespace {
 
 // Runs `blocking_form` (the blocking C function on the same arguments) in
 // request mode and hands the request it made to the caller. A refusal
-// before the core's door (this rank's own arguments) is, under
-// SHANCOLL_CHECK=1, every rank's (refuse_before_door).
+// before the core's door (this rank's own arguments) is every rank's where
+// the ranks compare the call (refuse_before_door: checked mode, _init, the
+// communicator's first request).
 template <class F>
 int as_request(shancoll_request* request, bool persistent, MPI_Comm comm, F&& blocking_form) {
   if (!request) return guarded([] { refuse(MPI_ERR_REQUEST, "request: NULL"); });
@@ -919,10 +920,13 @@ int as_request(shancoll_request* request, bool persistent, MPI_Comm comm, F&& bl
   door_compared() = false;
   const int rc = blocking_form();
   t_state.intake = nullptr;
-  if (rc != MPI_SUCCESS && environment().check && refused(rc) && !door_compared()) {
+  if (rc != MPI_SUCCESS && refused(rc) && !door_compared()) {
     const std::string why = t_last_error;
-    const int everywhere = guarded([&] { refuse_before_door(comm, "the request", why); });
-    return everywhere != MPI_SUCCESS ? everywhere : rc;
+    const int everywhere =
+        guarded([&] { refuse_before_door(comm, "the request", why, persistent); });
+    if (everywhere != MPI_SUCCESS) return everywhere;
+    t_state.failed = true;  // no comparison: this rank's own refusal stands
+    return rc;
   }
   if (rc != MPI_SUCCESS) return rc;
   auto made = std::make_unique<shancoll_request_s>();

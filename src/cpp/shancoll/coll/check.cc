@@ -101,7 +101,16 @@ void check_agreement(Comm& comm, const CallShape& mine, double timeout) {
   check_mpi(PMPI_Iallgather(fields, kFields, MPI_INT64_T, all.data(), kFields, MPI_INT64_T,
                             comm.mpi(), &req),
             "MPI_Iallgather (checked mode)");
-  wait_request(req, "the other ranks' call descriptions (checked mode)", timeout);
+  wait_request(req,
+               "the other ranks' call descriptions (checked mode, or a request's comparison of "
+               "refusals at _init or at a communicator's first call)",
+               timeout);
+  int refusing = 0;
+  for (int r = 0; r < size; ++r)
+    refusing += all[static_cast<std::size_t>(r) * kFields + kRefused] != 0;
+  // Every rank refuses: each its own arguments, as it would alone (a front
+  // end may then hand the call to the MPI library on every rank alike).
+  if (refusing == size) throw ArgumentError(std::string(mine.refusal));
   for (int r = 0; r < size; ++r)
     if (all[static_cast<std::size_t>(r) * kFields + kRefused])
       refuse_everywhere(comm, mine, r, timeout);

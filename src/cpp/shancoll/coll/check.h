@@ -40,8 +40,9 @@ struct CallShape {
 };
 
 // Collective over `comm`; ArgumentError "check: ..." on every rank when the
-// ranks disagree, or "rank r: <its refusal>" on every rank when some rank
-// refuses its own arguments (the lowest such rank's, sent to all).
+// ranks disagree, or "check: rank r refused <collective>: <its refusal>" on
+// every rank when some rank refuses its own arguments (the lowest such
+// rank's, sent to all); when every rank refuses, each its own refusal.
 // Waits at most `timeout` (a missing rank: TimeoutError).
 void check_agreement(Comm& comm, const CallShape& mine, double timeout);
 

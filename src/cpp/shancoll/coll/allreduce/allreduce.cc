@@ -11,6 +11,7 @@
 #include "shancoll/coll/allreduce/allreduce_request.h"
 #include "shancoll/coll/door.h"
 #include "shancoll/coll/request/request_mpi.h"
+#include "shancoll/coll/request/requests.h"
 #include "shancoll/cost.h"
 #include "shancoll/error.h"
 #include "shancoll/pattern/nway_dissemination.h"
@@ -147,12 +148,16 @@ Comm& allreduce(const AllreduceCall& call) {
 std::unique_ptr<Request> iallreduce(const AllreduceCall& call, bool persistent) {
   const CallOptions& co = options_or_defaults(call.options, Collective::iallreduce);
   const std::string_view name = requested(call.algorithm, environment().iallreduce);
-  verify_agreement(call.comm, co, shape_of(call, "iallreduce", name));
+  const Options o = co.resolved();
+  Comm* known = Comm::find(call.comm);
+  if (known) known->set_call_timeout(o.timeout);  // as Comm::of
+  Comm& comm = known ? *known : Comm::of(call.comm, o.timeout);
+  if (compares_request(co.check, persistent, !known))
+    compare_request(comm, co.check, shape_of(call, "iallreduce", name),
+                    refusal_of(comm, [&](const Comm&) { check_buffers(call); }), o.timeout);
   check_buffers(call);
   const Reducer reducer = reducer_of(call);  // copied by the request
   const AllreduceArgs args = args_of(call, reducer, co);
-  const Options o = co.resolved();
-  Comm& comm = Comm::of(call.comm, o.timeout);
   if (persistent && (name == "auto" || name == "shan")) {
     if (auto inline_request = persistent_inline(comm, args, o)) return inline_request;
     if (name == "shan")

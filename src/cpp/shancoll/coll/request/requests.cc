@@ -107,36 +107,33 @@ CallShape reduction_shape(MPI_Op op, DType type, std::int64_t count, int root = 
   return shape;
 }
 
-// What a door refuses that one rank alone may see (its root's layout,
-// MPI_IN_PLACE off the root): ArgumentError naming the argument.
-using RefuseAlone = std::function<void(const Comm&)>;
-
-// Checked mode (coll/check.h) compares `shape` (its collective and
-// algorithm filled in here: "i<coll>" and the name asked for) before anything
-// else, so that a rank whose arguments differ is every rank's error; and
-// what `alone` refuses on one rank becomes every rank's refusal, before
-// anything is posted. (Unchecked, the door refuses it on that rank alone.)
+// The door's start: options, communicator, algorithm. Where the ranks compare
+// their calls (compares_request: checked mode, every _init, the call that
+// sets the communicator up) they compare `shape` (its collective and
+// algorithm filled in here: "i<coll>" or "<coll>_init" and the name asked
+// for; outside checked mode the door alone), and what `alone` or the
+// algorithm's name refuses on one rank becomes every rank's refusal, before
+// anything is posted. Elsewhere the door refuses it on that rank alone.
 Setup setup(MPI_Comm user, std::string_view algorithm, const CallOptions* given, Collective c,
             const char* collective, bool persistent, CallShape shape = {},
             const RefuseAlone& alone = {}) {
   const CallOptions& co = options_or_defaults(given, c);
-  if (co.check) {
+  const Options o = co.resolved();
+  Comm* known = Comm::find(user);
+  if (known) known->set_call_timeout(o.timeout);  // as Comm::of
+  Comm& comm = known ? *known : Comm::of(user, o.timeout);
+  if (compares_request(co.check, persistent, !known)) {
     const std::string door =
         std::string(persistent ? "" : "i") + collective + (persistent ? "_init" : "");
     shape.collective = door;
     shape.algorithm = algorithm.empty() ? std::string_view("auto") : algorithm;
-    std::string refusal;
-    try {
-      if (alone) alone(Comm::of(user, co.resolved().timeout));
-    } catch (const ArgumentError& e) {
-      refusal = e.what();
-    }
-    shape.refusal = refusal;
-    verify_agreement(user, co, shape);
+    const std::string refusal = refusal_of(comm, [&](const Comm& c) {
+      if (alone) alone(c);
+      (void)request_algorithm(algorithm, collective);
+    });
+    compare_request(comm, co.check, shape, refusal, o.timeout);
   }
-  const Options o = co.resolved();
-  const char* name = request_algorithm(algorithm, collective);
-  return {o, Comm::of(user, o.timeout), name, collective, persistent};
+  return {o, comm, request_algorithm(algorithm, collective), collective, persistent};
 }
 
 // Runs make() as the request's collective (Comm::run: a failure breaks the
@@ -205,15 +202,28 @@ const char* request_algorithm(std::string_view given, const char* collective) {
   return named(it->second, collective, request_algorithm_variable(it->first));
 }
 
-void refuse_before_door(MPI_Comm user, const char* door, const std::string& why) {
-  if (!environment().check || door_compared()) return;
+void compare_request(Comm& comm, bool check, CallShape shape, const std::string& refusal,
+                     double timeout) {
+  if (!check) {  // the door and the refusals alone
+    CallShape door_only;
+    door_only.collective = shape.collective;
+    shape = door_only;
+  }
+  shape.refusal = refusal;
+  door_compared() = true;
+  const std::string door(shape.collective);
+  comm.run({door.c_str(), "check"}, [&] { check_agreement(comm, shape, timeout); });
+}
+
+void refuse_before_door(MPI_Comm user, const char* door, const std::string& why, bool persistent) {
+  if (door_compared()) return;
   const double timeout = default_options(Collective::barrier).resolved().timeout;
+  const bool sets_up = !Comm::find(user);
+  if (!compares_request(environment().check, persistent, sets_up)) return;
   Comm& comm = Comm::of(user, timeout);
   CallShape shape;
   shape.collective = door;
-  shape.refusal = why;
-  door_compared() = true;
-  comm.run({door, "check"}, [&] { check_agreement(comm, shape, timeout); });
+  compare_request(comm, false, shape, why, timeout);
 }
 
 std::string request_algorithms(const char* collective) {

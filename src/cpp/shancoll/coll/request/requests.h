@@ -25,15 +25,18 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "shancoll/call_options.h"
 #include "shancoll/coll/allgatherv/allgatherv.h"
 #include "shancoll/coll/alltoallv/alltoallv.h"
 #include "shancoll/coll/barrier/barrier.h"
+#include "shancoll/coll/check.h"
 #include "shancoll/coll/gather/gather.h"
 #include "shancoll/coll/reduce_scatter/reduce_scatter.h"
 #include "shancoll/coll/registry.h"
@@ -68,13 +71,53 @@ std::unique_ptr<Request> request_of(const AlltoallvCall& call, bool persistent);
 std::unique_ptr<Request> request_of(const ReduceScatterCall& call, bool block, bool persistent);
 std::unique_ptr<Request> request_of(const ScanCall& call, bool exclusive, bool persistent);
 
+// What a door refuses that one rank alone may see (its root's layout,
+// MPI_IN_PLACE off the root, a NULL receive buffer): ArgumentError naming
+// the argument.
+using RefuseAlone = std::function<void(const Comm&)>;
+
+// What refuse(comm) refuses (an ArgumentError's message); empty: nothing.
+template <class Refuse>
+std::string refusal_of(const Comm& comm, Refuse&& refuse) {
+  try {
+    refuse(comm);
+  } catch (const ArgumentError& e) {
+    return e.what();
+  }
+  return {};
+}
+
+// Whether a request's ranks compare their calls (compare_request): in
+// checked mode, at every persistent _init (MPI-4.1 makes the initialization
+// calls nonlocal) and at the call that sets the communicator up (`sets_up`:
+// it has no Comm yet; that call waits for every rank in Comm::of's
+// handshake anyway). Elsewhere a nonblocking call must not wait for its
+// peers (MPI: nonblocking collectives are local), so it compares nothing.
+// Every rank of a correct program decides alike.
+inline bool compares_request(bool check, bool persistent, bool sets_up) {
+  return check || persistent || sets_up;
+}
+
+// A request door's first step, before anything is posted, where
+// compares_request says so: the ranks compare their calls (one allgather on
+// the communicator's dup, coll/check.h): in checked mode all of the call
+// (the door's CallShape), otherwise only whether one refuses. What a rank
+// refuses alone (RefuseAlone, an algorithm's name, a front end's refusal:
+// refuse_before_door) is then every rank's ArgumentError "check: rank r
+// refused <door>: why" (each rank's own when all refuse), nothing is posted,
+// and the communicator stays usable. Elsewhere a refusal is its rank's alone
+// (docs/design.md, "A refusal on one rank"). `refusal`: this rank's (empty:
+// none).
+void compare_request(Comm& comm, bool check, CallShape shape, const std::string& refusal,
+                     double timeout);
+
 // A request's refusal by a front end before its door (its own arguments,
-// parsed: `why`) under SHANCOLL_CHECK=1, when the ranks have not compared
-// the call yet (door_compared): it joins checked mode's comparison with its
-// refusal, so that every rank raises "rank r refused <door>: why" before
-// anything is posted (the others compare in their door). Returns without
-// communicating otherwise.
-void refuse_before_door(MPI_Comm user, const char* door, const std::string& why);
+// parsed: `why`) when the ranks have not compared the call yet
+// (door_compared) and compares_request has them compare it: it joins
+// the comparison with its refusal, so that every rank raises "rank r refused
+// <door>: why" before anything is posted (the others compare in their
+// door). Returns without communicating otherwise.
+void refuse_before_door(MPI_Comm user, const char* door, const std::string& why, bool persistent);
 
 // What a request of `collective` runs for the caller's name `given` ("" or
 // "auto": SHANCOLL_I<COLL>_ALGORITHM, else auto): "mpi" or the schedule's
