@@ -909,7 +909,7 @@ namespace {
 // request mode and hands the request it made to the caller. A refusal
 // before the core's door (this rank's own arguments) is every rank's where
 // the ranks compare the call (refuse_before_door: checked mode, _init, the
-// communicator's first request).
+// call that sets the communicator up).
 template <class F>
 int as_request(shancoll_request* request, bool persistent, MPI_Comm comm, F&& blocking_form) {
   if (!request) return guarded([] { refuse(MPI_ERR_REQUEST, "request: NULL"); });

@@ -107,6 +107,11 @@ CallShape reduction_shape(MPI_Op op, DType type, std::int64_t count, int root = 
   return shape;
 }
 
+// What a door refuses that one rank alone may see (its root's layout,
+// MPI_IN_PLACE off the root, a NULL receive buffer): ArgumentError naming
+// the argument.
+using RefuseAlone = std::function<void(const Comm&)>;
+
 // The door's start: options, communicator, algorithm. Where the ranks compare
 // their calls (compares_request: checked mode, every _init, the call that
 // sets the communicator up) they compare `shape` (its collective and

@@ -25,7 +25,6 @@
 #include <mpi.h>
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -71,11 +70,6 @@ std::unique_ptr<Request> request_of(const AlltoallvCall& call, bool persistent);
 std::unique_ptr<Request> request_of(const ReduceScatterCall& call, bool block, bool persistent);
 std::unique_ptr<Request> request_of(const ScanCall& call, bool exclusive, bool persistent);
 
-// What a door refuses that one rank alone may see (its root's layout,
-// MPI_IN_PLACE off the root, a NULL receive buffer): ArgumentError naming
-// the argument.
-using RefuseAlone = std::function<void(const Comm&)>;
-
 // What refuse(comm) refuses (an ArgumentError's message); empty: nothing.
 template <class Refuse>
 std::string refusal_of(const Comm& comm, Refuse&& refuse) {
@@ -102,7 +96,7 @@ inline bool compares_request(bool check, bool persistent, bool sets_up) {
 // compares_request says so: the ranks compare their calls (one allgather on
 // the communicator's dup, coll/check.h): in checked mode all of the call
 // (the door's CallShape), otherwise only whether one refuses. What a rank
-// refuses alone (RefuseAlone, an algorithm's name, a front end's refusal:
+// refuses alone (a door's own checks, an algorithm's name, a front end's refusal:
 // refuse_before_door) is then every rank's ArgumentError "check: rank r
 // refused <door>: why" (each rank's own when all refuse), nothing is posted,
 // and the communicator stays usable. Elsewhere a refusal is its rank's alone
