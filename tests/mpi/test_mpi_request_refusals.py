@@ -133,3 +133,25 @@ def test_a_refusal_by_every_rank_is_each_rank_s_own(comm):
         reduce_then_compare(dup)
     finally:
         dup.Free()
+
+
+def test_a_request_on_a_set_up_communicator_waits_for_no_peer(comm):
+    """MPI's nonblocking collectives are local: on a communicator set up
+    already, rank 0 starts an ibcast and only then tells the others to start
+    theirs (a request that compared the ranks' refusals would wait for them
+    and time out); every rank gets mpi4py's answer."""
+    dup = comm.Dup()
+    try:
+        shancoll.barrier(dup)  # sets the communicator up
+        buf = np.arange(4.0) if comm.rank == 0 else np.zeros(4)
+        if comm.rank == 0:
+            req = shancoll.ibcast(dup, buf, 0, timeout=SHORT)
+            for peer in range(1, comm.size):
+                comm.send("started", dest=peer, tag=7)
+        else:
+            comm.recv(source=0, tag=7)
+            req = shancoll.ibcast(dup, buf, 0, timeout=SHORT)
+        req.wait()
+        assert_all(comm, np.array_equal(buf, np.arange(4.0)), "ibcast")
+    finally:
+        dup.Free()
