@@ -115,10 +115,10 @@ struct Writer {
 // start or an end handshake.
 struct ChunkRingState : LayoutState {
   std::unique_ptr<NodeSegment> segment;
-  std::uint64_t written = 0;          // chunks this rank put in its slots, ever
-  std::uint64_t known_taken = 0;      // every reader took my chunks up to here
-  std::vector<std::uint64_t> taken;   // per writer: its chunks this rank took, ever
-  std::vector<Writer> writers;        // scratch: a repeated call allocates nothing
+  std::uint64_t written = 0;         // chunks this rank put in its slots, ever
+  std::uint64_t known_taken = 0;     // every reader took my chunks up to here
+  std::vector<std::uint64_t> taken;  // per writer: its chunks this rank took, ever
+  std::vector<Writer> writers;       // scratch: a repeated call allocates nothing
 };
 
 std::int64_t chunk_size(const AllgathervArgs& args) {
@@ -184,8 +184,7 @@ Writer read_first_chunk(const RingLayout& l, const Topology& t, int w, std::uint
   const auto& line = *reinterpret_cast<const ReadyLine*>(l.ready(w, s));
   wait_flag_reaches(&line.flag, g, "another local rank's block (shan allgatherv)", timeout);
   const Writer wr{g, line.bytes, line.chunk, line.counts_hash == counts_hash};
-  read_chunk(l, t, w, g, wr.matches ? dst : nullptr, std::min(wr.chunk, wr.bytes), copy,
-             timeout);
+  read_chunk(l, t, w, g, wr.matches ? dst : nullptr, std::min(wr.chunk, wr.bytes), copy, timeout);
   return wr;
 }
 
@@ -227,7 +226,8 @@ const std::byte* shan_chunk_ring(Comm& comm, NodeContext& ctx, const AllgathervA
     if (k < my_chunks) {
       const std::int64_t bytes = std::clamp<std::int64_t>(mine - k * chunk, 0, chunk);
       write_chunk(l, t, st, k, src + k * chunk, bytes, header, timeout);
-      if (args.send && bytes > 0) copy_to_recv(args.recv + own_at + k * chunk, src + k * chunk, bytes);
+      if (args.send && bytes > 0)
+        copy_to_recv(args.recv + own_at + k * chunk, src + k * chunk, bytes);
     }
     const std::int64_t j = k - kLead;
     if (j < 0) continue;
@@ -254,7 +254,8 @@ const std::byte* shan_chunk_ring(Comm& comm, NodeContext& ctx, const AllgathervA
   for (int w = 0; w < n; ++w)
     if (w != t.local_rank) {
       const Writer& wr = st.writers[static_cast<std::size_t>(w)];
-      st.taken[static_cast<std::size_t>(w)] += static_cast<std::uint64_t>(chunks_of(wr.bytes, wr.chunk));
+      st.taken[static_cast<std::size_t>(w)] +=
+          static_cast<std::uint64_t>(chunks_of(wr.bytes, wr.chunk));
     }
   if (stream) stream_fence();
   if (differ)  // after every chunk: the calls stay in step
