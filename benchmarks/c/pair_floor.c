@@ -34,6 +34,14 @@
  *   seg-allreduce-1 C S  one rank reduces all of a chunk, the ranks taking
  *                     chunks in turn (the other copies the chunk in, then
  *                     the sums out).
+ *   ag-ring C S       allgather (each rank's block of m bytes into both
+ *                     results) through C-byte chunks in S slots per rank;
+ *                     ag-ring-behind reads one chunk behind, as
+ *                     allgatherv_shan_chunk_ring.cc does. PAIR_FLOOR_COPY=vec
+ *                     copies with 64-byte vector loads and stores instead of
+ *                     memcpy (on the AMD EPYC VM 1.5-2x slower than glibc's
+ *                     rep movsb at 16 KiB-2 MiB, one loaded run).
+ *                     PAIR_FLOOR_MIN / PAIR_FLOOR_MAX bound the sizes.
  *   copy              one core's memcpy of m bytes, private to private (the
  *                     bandwidth every mechanism is made of).
  *
@@ -254,6 +262,65 @@ static void seg_allreduce_1(size_t n) {
   }
 }
 
+/* allgather through the slots, C-byte chunks and S slots per rank as the
+ * other segment mechanisms (ag_ring below fixes them): per chunk g, mine
+ * into slot g mod S once the other took chunk g - S, its flag, mine into
+ * my result, then the other's chunk g (ag-ring) or g - 1 (ag-ring-behind:
+ * shancoll's read-behind) out of its slot, acknowledged. Block m = the
+ * size; the result (2m) in result[me]. PAIR_FLOOR_COPY=vec copies with
+ * 64-byte vector loads and stores instead of memcpy (glibc's rep movsb
+ * from 2 KiB on this CPU). */
+static void (*chunk_copy)(void*, const void*,
+                          size_t) = (void (*)(void*, const void*, size_t))memcpy;
+
+static void vec_copy(void* dst, const void* src, size_t bytes) {
+  typedef char v64 __attribute__((vector_size(64), aligned(1)));
+  char* d = dst;
+  const char* s = src;
+  size_t i = 0;
+  for (; i + 256 <= bytes; i += 256) {
+    const v64 a = *(const v64*)(s + i), b = *(const v64*)(s + i + 64);
+    const v64 c = *(const v64*)(s + i + 128), e = *(const v64*)(s + i + 192);
+    *(v64*)(d + i) = a, *(v64*)(d + i + 64) = b, *(v64*)(d + i + 128) = c, *(v64*)(d + i + 192) = e;
+  }
+  memcpy(d + i, s + i, bytes - i);
+}
+
+static void ag_ring_chunks(size_t n, long behind) {
+  const size_t m = n * sizeof(double);
+  const char* send = (const char*)sh->input[me];
+  char* result = (char*)sh->result[me];
+  const long first = chunks + 1, count = (long)((m + chunk_bytes - 1) / chunk_bytes);
+  enter();
+  for (long k = 0; k < count + behind; ++k) {
+    if (k < count) {
+      const long g = first + k;
+      const size_t at = (size_t)k * chunk_bytes, c = m - at < chunk_bytes ? m - at : chunk_bytes;
+      wait_reaches(&seg->done[peer].value, g - slots);
+      chunk_copy(slot_of(me, g), send + at, c);
+      publish(&seg->ready[me].value, g);
+      chunk_copy(result + (size_t)me * m + at, send + at, c);
+    }
+    const long j = k - behind;
+    if (j < 0) continue;
+    const long g = first + j;
+    const size_t at = (size_t)j * chunk_bytes, c = m - at < chunk_bytes ? m - at : chunk_bytes;
+    wait_reaches(&seg->ready[peer].value, g);
+    chunk_copy(result + (size_t)peer * m + at, slot_of(peer, g), c);
+    publish(&seg->done[me].value, g);
+  }
+  chunks += count;
+}
+
+static void ag_ring_now(size_t n) { ag_ring_chunks(n, 0); }
+static void ag_ring_behind(size_t n) { ag_ring_chunks(n, 1); }
+
+static int check_ag(size_t n) { /* both blocks: input[r][i] = (r + 1) i */
+  for (size_t i = 0; i < n; ++i)
+    if (sh->result[me][i] != (double)i || sh->result[me][n + i] != (double)(2 * i)) return 0;
+  return 1;
+}
+
 static void copy_only(size_t n) { /* no crossing at all: one core's memcpy */
   memcpy(sh->result[me], sh->input[me], n * sizeof(double));
 }
@@ -312,10 +379,10 @@ static int seg_floor(const char* name) {
     const char* name;
     void (*call)(size_t);
     int (*ok)(size_t);
-  } kinds[] = {{"seg-bcast", seg_bcast, check_bcast},
-               {"seg-allreduce", seg_allreduce, check},
-               {"seg-allreduce-1", seg_allreduce_1, check},
-               {"copy", copy_only, NULL}};
+  } kinds[] = {
+      {"seg-bcast", seg_bcast, check_bcast},        {"seg-allreduce", seg_allreduce, check},
+      {"seg-allreduce-1", seg_allreduce_1, check},  {"ag-ring", ag_ring_now, check_ag},
+      {"ag-ring-behind", ag_ring_behind, check_ag}, {"copy", copy_only, NULL}};
   /* Every flag of mine says "done up to here": the last mechanism may not
    * have written them all, and the next one waits on them. */
   publish(&seg->ready[me].value, chunks);
@@ -325,8 +392,13 @@ static int seg_floor(const char* name) {
     if (strcmp(name, kinds[k].name) != 0) continue;
     char label[64];
     snprintf(label, sizeof label, "%s/%zuK/%ld", name, chunk_bytes >> 10, slots);
-    for (size_t bytes = 2u << 10; bytes <= kMaxBytes; bytes *= 2) {
-      memset(sh->result[me], 0, bytes);
+    const int gather = strncmp(name, "ag-", 3) == 0; /* a result of two blocks */
+    const char* lo = getenv("PAIR_FLOOR_MIN");
+    const char* hi = getenv("PAIR_FLOOR_MAX");
+    const size_t max = hi ? strtoul(hi, NULL, 0) : kMaxBytes >> gather;
+    for (size_t bytes = lo ? strtoul(lo, NULL, 0) : 2u << 10; bytes <= max; bytes *= 2) {
+      if (bytes << gather > kMaxBytes) break;
+      memset(sh->result[me], 0, bytes << gather);
       kinds[k].call(bytes / sizeof(double));
       if (kinds[k].ok && !kinds[k].ok(bytes / sizeof(double))) {
         fprintf(stderr, "rank %d: %s %zu B: result wrong\n", me, name, bytes);
@@ -366,6 +438,8 @@ int main(int argc, char** argv) {
   meet();
 
   setvbuf(stdout, NULL, _IOLBF, 0);
+  const char* copy_kind = getenv("PAIR_FLOOR_COPY");
+  if (copy_kind && strcmp(copy_kind, "vec") == 0) chunk_copy = vec_copy;
   int ok = 1;
   if (argc < 2) {
     allreduce(max / sizeof(double));

@@ -15,6 +15,7 @@ from _mpi_util import (
     make_counts,
     mpi_datatype,
     prefix,
+    raises_all,
     reference_allgatherv,
     run_all,
     same,
@@ -501,6 +502,46 @@ def test_shan_chunk_ring_on_one_node(comm, tmp_path):
 
     try:
         run_all(comm, body)
+    finally:
+        shancoll.set_rules(None)
+    assert_all(comm, not failures, f"{failures[:5]}")
+
+
+def test_shan_chunk_ring_refuses_counts_that_differ_and_stays_in_step(comm, tmp_path):
+    """One rank's recvcounts differ (its own block larger, so it sends more
+    chunks than the others expect, or smaller): every rank refuses the call
+    naming recvcounts, within the timeout, and the next calls on the same
+    communicator, with other sizes and chunk counts, are right. The chunks
+    are numbered across calls, so a rank that skipped or repeated one would
+    hang or read a stale chunk here."""
+    if comm.size < 2 or shancoll.topology(comm)["node_count"] != 1:
+        pytest.skip("one node of several ranks")
+    p, r = comm.size, comm.rank
+    table = tmp_path / f"rules-ring-differ-{r}.tsv"
+    table.write_text(f"allgatherv 0 * {p} {p} 1 * shan single_copy=0\n")
+    failures: list[str] = []
+
+    def agreed(m):
+        counts = make_counts("random", p, m)
+        mine = fill(np.uint8, counts[r], r, seed=m % 251)
+        ref = reference_allgatherv(comm, mine, counts, prefix(counts), np.uint8, sum(counts))
+        out = np.zeros(sum(counts), np.uint8)
+        shancoll.allgatherv(comm, mine, [out, counts], timeout=5)
+        if not same(out, ref):
+            failures.append(f"m={m} after the refused calls: differs from comm.Allgatherv")
+
+    shancoll.set_rules(table)
+    try:
+        for mine_bytes, others_bytes in [(200_000, 70_000), (20_000, 150_000), (0, 90_000)]:
+            counts = [others_bytes] * p
+            if r == 0:
+                counts[0] = mine_bytes
+            out = np.zeros(sum(counts), np.uint8)
+            mine = np.full(counts[r], r, np.uint8)
+            raises_all(comm, ValueError, shancoll.allgatherv, comm, mine, [out, counts],
+                       timeout=5, match="recvcounts")  # fmt: skip
+            for m in [70_001, 17_000, 600_003]:
+                agreed(m)
     finally:
         shancoll.set_rules(None)
     assert_all(comm, not failures, f"{failures[:5]}")

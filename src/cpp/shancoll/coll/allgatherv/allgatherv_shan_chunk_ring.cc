@@ -11,18 +11,27 @@
 // path lost to Open MPI's copy-in/copy-out point-to-point from 2 MiB, and
 // to Intel MPI's from 32 KiB; docs/performance.md).
 //
-// No node barrier: a writer starts a call with a wait for every reader's
-// "done with my previous call" acknowledgement, which also protects the
-// header it then writes. The header carries the writer's byte count and a
-// hash of its recvcounts: a reader whose recvcounts differ still takes
-// every chunk the writer sends (acknowledging, not copying), so the ranks
-// stay in step, and refuses the call after it like every other rank.
+// No node barrier and no per-call handshake: the chunks are numbered per
+// writer across calls, and a writer reuses a slot once every reader
+// acknowledged the chunk it held, whichever call that was. The writer's
+// byte count, chunk size and a hash of its recvcounts ride in each chunk's
+// ready line beside the flag, so a reader's first wait of a call also
+// brings the header: a reader whose recvcounts differ still takes every
+// chunk the writer sends (acknowledging, not copying), so the ranks stay in
+// step, and refuses the call after it like every other rank.
 //
-// Cost (n local ranks, blocks of b bytes, chunks of c bytes): per rank b
-// bytes into its slots, (n - 1) b out of the others' slots, b copied to its
-// own recvbuf (not in place); b / c chunk flags written and (n - 1) b / c
-// acknowledgements; (n - 1) header lines read. A reader's copy of chunk k
-// overlaps the owner's copy of chunk k + 1.
+// Cost (n local ranks, blocks of b bytes, chunks of c bytes, k = max(1,
+// b / c) chunks): per rank b bytes into its slots, (n - 1) b out of the
+// others' slots, b copied to its own recvbuf (not in place). Cache-line
+// transfers per rank and call: k ready lines written, (n - 1) k read (the
+// header in the first), (n - 1) k acknowledgements written; the writer
+// reads the acknowledgement lines only when its slot ring wraps past what
+// it last saw of them (about once per S chunks; at 2 ranks and 2 chunks a
+// call, every other call). The previous version added a header line, a
+// wait for every reader's end-of-call acknowledgement at the start, and
+// that acknowledgement at the end: three more transfers per reader and
+// call, two of them on the path from one call's start to the first copy.
+// A reader's copy of chunk k overlaps the owner's copy of chunk k + 1.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -60,24 +69,15 @@ static_assert(kSlots > kLead);
 // against 331.
 constexpr std::int64_t kStreamFrom = 16 << 20;
 
-// Flag values: the call from bit 24, the chunk (counting from 1) below; a
-// reader done with a whole call acknowledges its last possible chunk.
-constexpr int kCallShift = 24;
-constexpr std::uint64_t kWholeCall = (std::uint64_t{1} << kCallShift) - 1;
-constexpr std::uint64_t flag_of(std::uint64_t call, std::uint64_t chunk_plus_one) {
-  return call << kCallShift | chunk_plus_one;
-}
-
-// Where things are in the ring segment of n local ranks: per writer a header
-// line (flag, bytes, counts hash), S slot flags and n acknowledgement lines,
-// each on a line of its own, then the slots.
+// Where things are in the ring segment of n local ranks: per writer S ready
+// lines (the slot's flag and the writer's call header beside it) and n
+// acknowledgement lines, each on a line of its own, then the slots.
 struct RingLayout {
   std::byte* base;
   int n;
-  std::byte* header(int w) const { return base + kCacheLine * line_index(w, 0); }
-  std::byte* ready(int w, int s) const { return base + kCacheLine * line_index(w, 1 + s); }
+  std::byte* ready(int w, int s) const { return base + kCacheLine * line_index(w, s); }
   std::byte* done(int w, int reader) const {
-    return base + kCacheLine * line_index(w, 1 + kSlots + reader);
+    return base + kCacheLine * line_index(w, kSlots + reader);
   }
   std::byte* slot(int w, int s) const {
     const std::size_t lines = kCacheLine * line_index(n, 0);
@@ -85,30 +85,40 @@ struct RingLayout {
   }
   std::size_t bytes() const { return slot(n, 0) - base; }
   std::size_t line_index(int w, int k) const {
-    return static_cast<std::size_t>(w) * (1 + kSlots + n) + k;
+    return static_cast<std::size_t>(w) * (kSlots + n) + k;
   }
 };
 
-struct Header {  // word 0 is the flag, written last
+// A slot's ready line: the flag (the chunk's number in the writer's
+// sequence, counted from 1 across calls, written last) and the writer's
+// call header, written with every chunk into the line that carries the
+// flag anyway; a reader takes it from the call's first chunk.
+struct ReadyLine {
   std::uint64_t flag;
   std::int64_t bytes;
   std::int64_t chunk;
   std::uint64_t counts_hash;
 };
+static_assert(sizeof(ReadyLine) <= kCacheLine);
 
-// What a reader learns from a writer's header.
+// What a reader learns from a writer's first chunk of a call.
 struct Writer {
+  std::uint64_t first = 0;  // the call's first chunk in the writer's sequence
   std::int64_t bytes = 0;
   std::int64_t chunk = 1;
   bool matches = true;  // its recvcounts hash like mine: copy its chunks
 };
 
-// Per node layout: the slots, the calls that used them (every local rank
-// takes this path on the same calls: the choice depends on counts alone).
+// Per node layout: the slots and the sequence numbers, which run across
+// calls (every local rank takes this path on the same calls: the choice
+// depends on counts alone), so no flag is ever reset and no call needs a
+// start or an end handshake.
 struct ChunkRingState : LayoutState {
   std::unique_ptr<NodeSegment> segment;
-  std::uint64_t calls = 0;
-  std::vector<Writer> writers;  // scratch: a repeated call allocates nothing
+  std::uint64_t written = 0;         // chunks this rank put in its slots, ever
+  std::uint64_t known_taken = 0;     // every reader took my chunks up to here
+  std::vector<std::uint64_t> taken;  // per writer: its chunks this rank took, ever
+  std::vector<Writer> writers;       // scratch: a repeated call allocates nothing
 };
 
 std::int64_t chunk_size(const AllgathervArgs& args) {
@@ -117,59 +127,65 @@ std::int64_t chunk_size(const AllgathervArgs& args) {
   return std::clamp(even, kMinChunk, kSlotBytes);
 }
 
+// Chunks of a block: at least one, which carries the header of an empty block.
 std::int64_t chunks_of(std::int64_t bytes, std::int64_t chunk) {
-  return (bytes + chunk - 1) / chunk;
+  return std::max<std::int64_t>((bytes + chunk - 1) / chunk, 1);
 }
 
-// The writer's side of one call: wait until every reader is done with the
-// previous call, then publish the header.
-void open_call(const RingLayout& l, const Topology& t, std::uint64_t call, std::int64_t bytes,
-               std::int64_t chunk, std::uint64_t counts_hash, double timeout) {
+// Before my chunk g goes into slot g mod S: every reader took chunk g - S.
+// The acknowledgement lines are read only when what was last read of them
+// does not show it already (about once per S chunks on a repeated call).
+void wait_slot_free(const RingLayout& l, const Topology& t, ChunkRingState& st, std::uint64_t g,
+                    double timeout) {
+  if (g <= kSlots || st.known_taken >= g - kSlots) return;
   const int me = t.local_rank;
-  if (call > 1)
-    for (int r = 0; r < t.local_size(); ++r)
-      if (r != me)
-        wait_flag_reaches(l.done(me, r), flag_of(call - 1, kWholeCall),
-                          "another local rank done with the previous call (shan allgatherv)",
-                          timeout);
-  auto* h = reinterpret_cast<Header*>(l.header(me));
-  h->bytes = bytes;
-  h->chunk = chunk;
-  h->counts_hash = counts_hash;
-  release_store(&h->flag, flag_of(call, 0));
+  std::uint64_t least = ~std::uint64_t{0};
+  for (int r = 0; r < t.local_size(); ++r) {
+    if (r == me) continue;
+    wait_flag_reaches(l.done(me, r), g - kSlots,
+                      "another local rank reading a chunk (shan allgatherv)", timeout);
+    least = std::min(least, acquire_load(l.done(me, r)));
+  }
+  st.known_taken = least;
 }
 
-// Chunk k of the own block into slot k mod S, once every reader took chunk k - S.
-void write_chunk(const RingLayout& l, const Topology& t, std::uint64_t call, std::int64_t k,
-                 const std::byte* src, std::int64_t n, double timeout) {
-  const int me = t.local_rank;
-  const int s = static_cast<int>(k % kSlots);
-  if (k >= kSlots)
-    for (int r = 0; r < t.local_size(); ++r)
-      if (r != me)
-        wait_flag_reaches(l.done(me, r), flag_of(call, static_cast<std::uint64_t>(k - kSlots + 1)),
-                          "another local rank reading a chunk (shan allgatherv)", timeout);
-  local_copy(l.slot(me, s), src, static_cast<std::size_t>(n));
-  release_store(l.ready(me, s), flag_of(call, static_cast<std::uint64_t>(k + 1)));
+// Chunk k of the own block (n bytes) into its slot, the call header beside the flag.
+void write_chunk(const RingLayout& l, const Topology& t, ChunkRingState& st, std::int64_t k,
+                 const std::byte* src, std::int64_t n, const ReadyLine& header, double timeout) {
+  const std::uint64_t g = st.written + 1 + static_cast<std::uint64_t>(k);
+  wait_slot_free(l, t, st, g, timeout);
+  const int s = static_cast<int>(g % kSlots);
+  local_copy(l.slot(t.local_rank, s), src, static_cast<std::size_t>(n));
+  auto* line = reinterpret_cast<ReadyLine*>(l.ready(t.local_rank, s));
+  line->bytes = header.bytes;
+  line->chunk = header.chunk;
+  line->counts_hash = header.counts_hash;
+  release_store(&line->flag, g);
 }
 
-// Writer w's chunk k out of its slot (dst nullptr: acknowledged, not copied).
-void read_chunk(const RingLayout& l, const Topology& t, std::uint64_t call, int w, std::int64_t k,
-                std::byte* dst, std::int64_t n, void (*copy)(void*, const void*, std::size_t),
-                double timeout) {
-  const int s = static_cast<int>(k % kSlots);
-  wait_flag_reaches(l.ready(w, s), flag_of(call, static_cast<std::uint64_t>(k + 1)),
-                    "a chunk of another local rank (shan allgatherv)", timeout);
-  if (dst) copy(dst, l.slot(w, s), static_cast<std::size_t>(n));
-  release_store(l.done(w, t.local_rank), flag_of(call, static_cast<std::uint64_t>(k + 1)));
+// Writer w's chunk g (its header with it); `dst` nullptr: acknowledged, not copied.
+const ReadyLine& read_chunk(const RingLayout& l, const Topology& t, int w, std::uint64_t g,
+                            std::byte* dst, std::int64_t n,
+                            void (*copy)(void*, const void*, std::size_t), double timeout) {
+  const int s = static_cast<int>(g % kSlots);
+  const auto& line = *reinterpret_cast<const ReadyLine*>(l.ready(w, s));
+  wait_flag_reaches(&line.flag, g, "a chunk of another local rank (shan allgatherv)", timeout);
+  if (dst && n > 0) copy(dst, l.slot(w, s), static_cast<std::size_t>(n));
+  release_store(l.done(w, t.local_rank), g);
+  return line;
 }
 
-Writer read_header(const RingLayout& l, int w, std::uint64_t call, std::uint64_t counts_hash,
-                   double timeout) {
-  const auto* h = reinterpret_cast<const Header*>(l.header(w));
-  wait_flag_reaches(&h->flag, flag_of(call, 0), "another local rank's block (shan allgatherv)",
-                    timeout);
-  return {h->bytes, h->chunk, h->counts_hash == counts_hash};
+// Writer w's first chunk of this call: its header, then the chunk (reading
+// the header before copying: the copy's length depends on it).
+Writer read_first_chunk(const RingLayout& l, const Topology& t, int w, std::uint64_t g,
+                        std::uint64_t counts_hash, std::byte* dst,
+                        void (*copy)(void*, const void*, std::size_t), double timeout) {
+  const int s = static_cast<int>(g % kSlots);
+  const auto& line = *reinterpret_cast<const ReadyLine*>(l.ready(w, s));
+  wait_flag_reaches(&line.flag, g, "another local rank's block (shan allgatherv)", timeout);
+  const Writer wr{g, line.bytes, line.chunk, line.counts_hash == counts_hash};
+  read_chunk(l, t, w, g, wr.matches ? dst : nullptr, std::min(wr.chunk, wr.bytes), copy, timeout);
+  return wr;
 }
 
 }  // namespace
@@ -186,15 +202,15 @@ const std::byte* shan_chunk_ring(Comm& comm, NodeContext& ctx, const AllgathervA
   if (!st.segment) {  // collective over the node: every local rank is here
     st.segment = std::make_unique<NodeSegment>(t.node_comm, t.node_comm, ctx.call_timeout);
     st.segment->reserve(RingLayout{nullptr, n}.bytes());
+    st.taken.assign(static_cast<std::size_t>(n), 0);
+    st.writers.assign(static_cast<std::size_t>(n), Writer{});
   }
   const RingLayout l{st.segment->base(), n};
-  const std::uint64_t call = ++st.calls;
   const int me = comm.rank();
-  const std::uint64_t counts_hash = fnv1a(args.counts);
   const std::int64_t chunk = chunk_size(args);
+  const ReadyLine header{0, args.counts[me], chunk, fnv1a(args.counts)};
   const std::byte* src = args.send ? args.send : args.recv + args.displs[me];
   const std::int64_t mine = args.counts[me];
-  open_call(l, t, call, mine, chunk, counts_hash, timeout);
 
   const std::size_t own_at = static_cast<std::size_t>(args.displs[me]);
   const bool stream = args.total() >= kStreamFrom;
@@ -203,37 +219,45 @@ const std::byte* shan_chunk_ring(Comm& comm, NodeContext& ctx, const AllgathervA
   // Round k: my chunk k in, then chunk k - kLead of every other writer out
   // (the next rank first: no hot spot); reading a round behind, its flag is
   // up before the reader looks. The first read also reads every header.
-  std::vector<Writer>& writers = st.writers;
-  writers.assign(static_cast<std::size_t>(n), Writer{});
   const std::int64_t my_chunks = chunks_of(mine, chunk);
-  std::int64_t rounds = std::max<std::int64_t>(my_chunks, 1);
+  std::int64_t rounds = my_chunks;
   bool differ = false;
   for (std::int64_t k = 0; k < rounds + kLead; ++k) {
     if (k < my_chunks) {
-      const std::int64_t bytes = std::min(chunk, mine - k * chunk);
-      write_chunk(l, t, call, k, src + k * chunk, bytes, timeout);
-      if (args.send) copy_to_recv(args.recv + own_at + k * chunk, src + k * chunk, bytes);
+      const std::int64_t bytes = std::clamp<std::int64_t>(mine - k * chunk, 0, chunk);
+      write_chunk(l, t, st, k, src + k * chunk, bytes, header, timeout);
+      if (args.send && bytes > 0)
+        copy_to_recv(args.recv + own_at + k * chunk, src + k * chunk, bytes);
     }
     const std::int64_t j = k - kLead;
     if (j < 0) continue;
     for (int i = 1; i < n; ++i) {
       const int w = (t.local_rank + i) % n;
-      Writer& wr = writers[static_cast<std::size_t>(w)];
+      const auto wi = static_cast<std::size_t>(w);
+      Writer& wr = st.writers[wi];
+      std::byte* block = args.recv + args.displs[t.ranks[t.node][w]];
       if (j == 0) {
-        wr = read_header(l, w, call, counts_hash, timeout);
+        wr = read_first_chunk(l, t, w, st.taken[wi] + 1, header.counts_hash, block, copy_to_recv,
+                              timeout);
         differ |= !wr.matches;
         rounds = std::max(rounds, chunks_of(wr.bytes, wr.chunk));
+        continue;
       }
+      if (j >= chunks_of(wr.bytes, wr.chunk)) continue;
       const std::int64_t bytes = std::min(wr.chunk, wr.bytes - j * wr.chunk);
-      if (bytes <= 0) continue;
-      const int r = t.ranks[t.node][w];
-      std::byte* dst = wr.matches ? args.recv + args.displs[r] + j * wr.chunk : nullptr;
-      read_chunk(l, t, call, w, j, dst, bytes, copy_to_recv, timeout);
+      std::byte* dst = wr.matches ? block + j * wr.chunk : nullptr;
+      read_chunk(l, t, w, wr.first + static_cast<std::uint64_t>(j), dst, bytes, copy_to_recv,
+                 timeout);
     }
   }
+  st.written += static_cast<std::uint64_t>(my_chunks);
+  for (int w = 0; w < n; ++w)
+    if (w != t.local_rank) {
+      const Writer& wr = st.writers[static_cast<std::size_t>(w)];
+      st.taken[static_cast<std::size_t>(w)] +=
+          static_cast<std::uint64_t>(chunks_of(wr.bytes, wr.chunk));
+    }
   if (stream) stream_fence();
-  for (int w = 0; w < n; ++w)  // done with this call: the writers may open the next
-    if (w != t.local_rank) release_store(l.done(w, t.local_rank), flag_of(call, kWholeCall));
   if (differ)  // after every chunk: the calls stay in step
     throw ArgumentError("recvcounts: differ between the ranks (rank " + std::to_string(me) +
                         "'s: " + std::to_string(args.counts.size()) + " counts, " +
