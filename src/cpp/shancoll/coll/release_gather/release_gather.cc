@@ -90,6 +90,18 @@ RgTree ReleaseGatherOptions::tree_for(bool reduce, std::int64_t bytes) const {
 constexpr std::int64_t kLargeMessage = 64 << 10;
 constexpr RgBuffer kSmallBuffer{32 << 10, 4};
 constexpr RgBuffer kLargeBuffer{256 << 10, 8};
+// A bcast from 1 MiB: 1 MiB in 8 chunks of 128 KiB. The pipeline's time is
+// the slower core's copy (in on the root, out on the reader) plus a chunk's
+// start-up; per chunk each side also pays a flag hand-off and the reader
+// pulls the slot's lines out of the root's cache, and with 32 KiB chunks
+// that overhead was 10-20% of a 2-4 MiB bcast (benchmarks/c/pair_floor.c,
+// AMD EPYC, 1 MiB L2: 4 MiB in 87 us with 128 KiB chunks against 94-209 us
+// with 32 KiB, docs/performance.md "Bcast from 1 MiB"). Eight slots of
+// 128 KiB still fit the reader's 1 MiB L2 with its destination lines
+// streaming through. Reduce keeps 32 KiB chunks: its combine reads two
+// inputs per chunk, and was not measured faster with larger ones.
+constexpr std::int64_t kHugeBcast = 1 << 20;
+constexpr RgBuffer kHugeBcastBuffer{1 << 20, 8};
 // Single copy (bcast): from this size on by default (2 ranks, slots against
 // single copy: 16 KiB 2.6 us against 3.0 us, 32 KiB 4.4 us against 3.3 us),
 // in chunks of 256 KiB (1 MiB: 26 us, against 36-43 us in chunks of 128 KiB
@@ -97,8 +109,10 @@ constexpr RgBuffer kLargeBuffer{256 << 10, 8};
 constexpr std::int64_t kSingleCopyMinBytes = 32 << 10;
 constexpr std::int64_t kSingleCopyChunk = 256 << 10;
 
-RgBuffer ReleaseGatherOptions::buffer_for(std::int64_t bytes) const {
-  const RgBuffer by_size = bytes < kLargeMessage ? kSmallBuffer : kLargeBuffer;
+RgBuffer ReleaseGatherOptions::buffer_for(bool reduce, std::int64_t bytes) const {
+  const RgBuffer by_size = bytes < kLargeMessage          ? kSmallBuffer
+                           : reduce || bytes < kHugeBcast ? kLargeBuffer
+                                                          : kHugeBcastBuffer;
   return {round_up(buffer_size > 0 ? static_cast<std::size_t>(buffer_size) : by_size.bytes),
           buffers > 0 ? buffers : by_size.slots};
 }
@@ -107,7 +121,9 @@ void ReleaseGatherOptions::validate() const {
   if (buffers < 0)
     throw ArgumentError("buffers: must be >= 1 (0: by message size), got " +
                         std::to_string(buffers));
-  const int most_slots = buffers > 0 ? buffers : std::max(kSmallBuffer.slots, kLargeBuffer.slots);
+  const int most_slots =
+      buffers > 0 ? buffers
+                  : std::max({kSmallBuffer.slots, kLargeBuffer.slots, kHugeBcastBuffer.slots});
   if (buffer_size != 0 &&
       (buffer_size < static_cast<std::int64_t>(kCacheLine) * most_slots || buffer_size > (1 << 30)))
     throw ArgumentError("buffer_size: must hold at least 64 bytes per slot (" +
@@ -184,7 +200,7 @@ RgPhase::RgPhase(NodeContext& ctx, const ReleaseGatherOptions& o, bool reduce, i
   // A valid plan was made in a call of these bytes, which reserved the
   // segment for them (a segment that grows resets the regions' plans).
   if (reuse_plan(o, local_root, bytes, elem)) return;
-  release_gather_state(ctx, o.buffer_for(bytes).bytes);
+  release_gather_state(ctx, o.buffer_for(reduce, bytes).bytes);
   planned_.root = local_root;
   const RgTree tree = o.tree_for(reduce, bytes);
   planned_.tree = tree.shape;
@@ -200,7 +216,7 @@ RgPhase::RgPhase(NodeContext& ctx, const ReleaseGatherOptions& o, bool reduce, i
     }
   }
   node_ = &tree_node();
-  const RgBuffer buffer = o.buffer_for(bytes);
+  const RgBuffer buffer = o.buffer_for(reduce, bytes);
   planned_.buffer_bytes = buffer.bytes;
   planned_.inline_data =
       o.inline_data && bytes <= static_cast<std::int64_t>(kInlineBytes) && elem <= kInlineBytes;
@@ -430,7 +446,7 @@ void RgPhase::reduce_publish() {
 
 namespace {
 std::size_t small_buffer_bytes() {
-  static const std::size_t bytes = ReleaseGatherOptions{}.buffer_for(0).bytes;
+  static const std::size_t bytes = ReleaseGatherOptions{}.buffer_for(false, 0).bytes;
   return bytes;
 }
 }  // namespace
