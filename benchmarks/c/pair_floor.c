@@ -36,10 +36,17 @@
  *                     the sums out).
  *   copy              one core's memcpy of m bytes, private to private (the
  *                     bandwidth every mechanism is made of).
+ *   seg-bcast-rep, -rep-out, -nt, -nt-in, -nt-out C S
+ *                     seg-bcast with other copies: rep movsb both ways (what
+ *                     Intel MPI's shm bcast runs, perf annotate) or on the
+ *                     copy out; streaming (non-temporal) stores both ways, on
+ *                     the copy in, or on the copy out.
+ *   range LO HI       the seg modes that follow run sizes LO to HI (default
+ *                     2 KiB to 4 MiB; at most 16 MiB).
  *
  * Every call starts with one flag crossing each way (the benchmark's barrier
  * between calls, "flags" alone); the CMA paths end with a second one (their
- * rendezvous). Sizes: every power of two from 2 KiB to 4 MiB.
+ * rendezvous). Sizes: every power of two from 2 KiB to 4 MiB (seg modes: "range").
  *
  *   cc -O3 -march=native -o /tmp/pair_floor benchmarks/c/pair_floor.c
  *   /tmp/pair_floor                     # cross-memory attach, as before
