@@ -90,17 +90,18 @@ RgTree ReleaseGatherOptions::tree_for(bool reduce, std::int64_t bytes) const {
 constexpr std::int64_t kLargeMessage = 64 << 10;
 constexpr RgBuffer kSmallBuffer{32 << 10, 4};
 constexpr RgBuffer kLargeBuffer{256 << 10, 8};
-// A bcast from 1 MiB: 1 MiB in 8 chunks of 128 KiB. The pipeline's time is
+// A bcast from 2 MiB: 1 MiB in 8 chunks of 128 KiB. The pipeline's time is
 // the slower core's copy (in on the root, out on the reader) plus a chunk's
-// start-up; per chunk each side also pays a flag hand-off and the reader
-// pulls the slot's lines out of the root's cache, and with 32 KiB chunks
-// that overhead was 10-20% of a 2-4 MiB bcast (benchmarks/c/pair_floor.c,
-// AMD EPYC, 1 MiB L2: 4 MiB in 87 us with 128 KiB chunks against 94-209 us
-// with 32 KiB, docs/performance.md "Bcast from 1 MiB"). Eight slots of
-// 128 KiB still fit the reader's 1 MiB L2 with its destination lines
-// streaming through. Reduce keeps 32 KiB chunks: its combine reads two
-// inputs per chunk, and was not measured faster with larger ones.
-constexpr std::int64_t kHugeBcast = 1 << 20;
+// start-up; per chunk each side also pays a flag hand-off, and the reader
+// pulls the slot's lines out of the root's cache. Measured on the AMD EPYC VM
+// (1 MiB L2; docs/performance.md, "Bcast from 1 MiB to 16 MiB"), which runs
+// each job in a fast or a slow mode: in the slow mode 128 KiB chunks took
+// 2-4 MiB 1.4-1.6x faster than 32 KiB ones, in the fast mode the same time
+// (2-16 MiB) or 5-15% slower (1 MiB, hence the threshold); the C floor
+// (benchmarks/c/pair_floor.c seg-bcast) agrees: 4 MiB in 87-90 us with
+// 128 KiB chunks, 94-209 us with 32 KiB. Eight slots of 128 KiB still fit
+// the reader's L2. Reduce keeps 32 KiB chunks: larger ones were not faster.
+constexpr std::int64_t kHugeBcast = 2 << 20;
 constexpr RgBuffer kHugeBcastBuffer{1 << 20, 8};
 // Single copy (bcast): from this size on by default (2 ranks, slots against
 // single copy: 16 KiB 2.6 us against 3.0 us, 32 KiB 4.4 us against 3.3 us),
