@@ -99,8 +99,10 @@ constexpr RgBuffer kLargeBuffer{256 << 10, 8};
 // 2-4 MiB 1.4-1.6x faster than 32 KiB ones, in the fast mode the same time
 // (2-16 MiB) or 5-15% slower (1 MiB, hence the threshold); the C floor
 // (benchmarks/c/pair_floor.c seg-bcast) agrees: 4 MiB in 87-90 us with
-// 128 KiB chunks, 94-209 us with 32 KiB. Eight slots of 128 KiB still fit
-// the reader's L2. Reduce keeps 32 KiB chunks: larger ones were not faster.
+// 128 KiB chunks against 94 with 32 KiB (fast mode), 170-176 against 189-211
+// (slow). Eight slots of 128 KiB still fit the reader's L2. The segment then
+// holds L + 1 such buffers (every buffer of the layout has one size): 9 MiB
+// at 8 local ranks. Reduce keeps 32 KiB chunks: larger ones were not faster.
 constexpr std::int64_t kHugeBcast = 2 << 20;
 constexpr RgBuffer kHugeBcastBuffer{1 << 20, 8};
 // Single copy (bcast): from this size on by default (2 ranks, slots against
