@@ -41,13 +41,19 @@
  *                     copies with 64-byte vector loads and stores instead of
  *                     memcpy (on the AMD EPYC VM 1.5-2x slower than glibc's
  *                     rep movsb at 16 KiB-2 MiB, one loaded run).
- *                     PAIR_FLOOR_MIN / PAIR_FLOOR_MAX bound the sizes.
  *   copy              one core's memcpy of m bytes, private to private (the
  *                     bandwidth every mechanism is made of).
+ *   seg-bcast-rep, -rep-out, -nt, -nt-in, -nt-out C S
+ *                     seg-bcast with other copies: rep movsb both ways (what
+ *                     Intel MPI's shm bcast runs, perf annotate) or on the
+ *                     copy out; streaming (non-temporal) stores both ways, on
+ *                     the copy in, or on the copy out.
+ *   range LO HI       the seg modes that follow run sizes LO to HI (default
+ *                     2 KiB to 4 MiB; at most 16 MiB).
  *
  * Every call starts with one flag crossing each way (the benchmark's barrier
  * between calls, "flags" alone); the CMA paths end with a second one (their
- * rendezvous). Sizes: every power of two from 2 KiB to 4 MiB.
+ * rendezvous). Sizes: every power of two from 2 KiB to 4 MiB (seg modes: "range").
  *
  *   cc -O3 -march=native -o /tmp/pair_floor benchmarks/c/pair_floor.c
  *   /tmp/pair_floor                     # cross-memory attach, as before
@@ -74,7 +80,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { kBlocks = 15, kMaxBytes = 4 << 20, kMaxChunk = 256 << 10, kMaxSlots = 16 };
+enum { kBlocks = 15, kMaxBytes = 16 << 20, kMaxChunk = 1 << 20, kMaxSlots = 16 };
 
 struct line {
   _Alignas(64) atomic_long value;
@@ -100,6 +106,7 @@ static long slots = 4;
 static long chunks; /* chunks through the segment so far: the same on both ranks */
 static int me, peer;
 static long calls;
+static size_t min_bytes = 2u << 10, max_bytes = 4u << 20; /* seg modes' sizes: "range LO HI" */
 
 static double now(void) {
   struct timespec t;
@@ -186,6 +193,38 @@ static void enter(void) {
 
 static char* slot_of(int rank, long g) { return seg->slot[rank][g % slots]; }
 
+/* ---- bcast copies: which instructions move a chunk in and out ----
+ * glibc's memcpy; rep movsb (what Intel MPI's shm collectives call, seen in
+ * perf annotate of a 4 MiB bcast); streaming stores (AVX-512 loads, movntdq
+ * stores, one sfence at the end so the flag's release orders them too). */
+typedef void* (*copy_fn)(void* restrict, const void* restrict, size_t);
+
+static void* copy_rep(void* restrict dst, const void* restrict src, size_t n) {
+  void* d = dst;
+  __asm__ volatile("rep movsb" : "+D"(d), "+S"(src), "+c"(n) : : "memory");
+  return dst;
+}
+
+#include <immintrin.h>
+static void* copy_stream(void* restrict dst, const void* restrict src, size_t n) {
+  char* d = dst;
+  const char* s = src;
+  size_t i = 0;
+  for (; i + 256 <= n; i += 256) { /* dst 64-byte aligned: the slots and buffers are */
+    const __m512i a = _mm512_loadu_si512(s + i), b = _mm512_loadu_si512(s + i + 64);
+    const __m512i c = _mm512_loadu_si512(s + i + 128), e = _mm512_loadu_si512(s + i + 192);
+    _mm512_stream_si512((void*)(d + i), a);
+    _mm512_stream_si512((void*)(d + i + 64), b);
+    _mm512_stream_si512((void*)(d + i + 128), c);
+    _mm512_stream_si512((void*)(d + i + 192), e);
+  }
+  memcpy(d + i, s + i, n - i);
+  _mm_sfence();
+  return dst;
+}
+
+static copy_fn copy_in = memcpy, copy_out = memcpy; /* seg-bcast's, by its variant */
+
 /* bcast through the segment: root 0 from input[0], rank 1 into result[1]. */
 static void seg_bcast(size_t n) {
   const size_t bytes = n * sizeof(double);
@@ -195,11 +234,11 @@ static void seg_bcast(size_t n) {
     const size_t c = bytes - off < chunk_bytes ? bytes - off : chunk_bytes;
     if (me == 0) {
       wait_reaches(&seg->done[1].value, g - slots); /* the slot's last chunk was read */
-      memcpy(slot_of(0, g), (char*)sh->input[0] + off, c);
+      copy_in(slot_of(0, g), (char*)sh->input[0] + off, c);
       publish(&seg->ready[0].value, g);
     } else {
       wait_reaches(&seg->ready[0].value, g);
-      memcpy((char*)sh->result[1] + off, slot_of(0, g), c);
+      copy_out((char*)sh->result[1] + off, slot_of(0, g), c);
       publish(&seg->done[1].value, g);
     }
   }
@@ -379,10 +418,18 @@ static int seg_floor(const char* name) {
     const char* name;
     void (*call)(size_t);
     int (*ok)(size_t);
-  } kinds[] = {
-      {"seg-bcast", seg_bcast, check_bcast},        {"seg-allreduce", seg_allreduce, check},
-      {"seg-allreduce-1", seg_allreduce_1, check},  {"ag-ring", ag_ring_now, check_ag},
-      {"ag-ring-behind", ag_ring_behind, check_ag}, {"copy", copy_only, NULL}};
+    copy_fn in, out; /* seg-bcast's copies */
+  } kinds[] = {{"seg-bcast", seg_bcast, check_bcast, memcpy, memcpy},
+               {"seg-bcast-rep", seg_bcast, check_bcast, copy_rep, copy_rep},
+               {"seg-bcast-nt-out", seg_bcast, check_bcast, memcpy, copy_stream},
+               {"seg-bcast-nt-in", seg_bcast, check_bcast, copy_stream, memcpy},
+               {"seg-bcast-nt", seg_bcast, check_bcast, copy_stream, copy_stream},
+               {"seg-bcast-rep-out", seg_bcast, check_bcast, memcpy, copy_rep},
+               {"seg-allreduce", seg_allreduce, check},
+               {"seg-allreduce-1", seg_allreduce_1, check},
+               {"ag-ring", ag_ring_now, check_ag},
+               {"ag-ring-behind", ag_ring_behind, check_ag},
+               {"copy", copy_only, NULL}};
   /* Every flag of mine says "done up to here": the last mechanism may not
    * have written them all, and the next one waits on them. */
   publish(&seg->ready[me].value, chunks);
@@ -390,13 +437,12 @@ static int seg_floor(const char* name) {
   publish(&seg->done[me].value, chunks);
   for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k) {
     if (strcmp(name, kinds[k].name) != 0) continue;
+    copy_in = kinds[k].in ? kinds[k].in : memcpy;
+    copy_out = kinds[k].out ? kinds[k].out : memcpy;
     char label[64];
     snprintf(label, sizeof label, "%s/%zuK/%ld", name, chunk_bytes >> 10, slots);
     const int gather = strncmp(name, "ag-", 3) == 0; /* a result of two blocks */
-    const char* lo = getenv("PAIR_FLOOR_MIN");
-    const char* hi = getenv("PAIR_FLOOR_MAX");
-    const size_t max = hi ? strtoul(hi, NULL, 0) : kMaxBytes >> gather;
-    for (size_t bytes = lo ? strtoul(lo, NULL, 0) : 2u << 10; bytes <= max; bytes *= 2) {
+    for (size_t bytes = min_bytes; bytes <= max_bytes; bytes *= 2) {
       if (bytes << gather > kMaxBytes) break;
       memset(sh->result[me], 0, bytes << gather);
       kinds[k].call(bytes / sizeof(double));
@@ -450,6 +496,12 @@ int main(int argc, char** argv) {
   }
   /* mechanism chunk slots, repeated */
   for (int a = 1; ok && a + 2 < argc; a += 3) {
+    if (strcmp(argv[a], "range") == 0) {
+      min_bytes = strtoul(argv[a + 1], NULL, 0);
+      max_bytes = strtoul(argv[a + 2], NULL, 0);
+      if (min_bytes < 64 || max_bytes > kMaxBytes) return 1;
+      continue;
+    }
     chunk_bytes = strtoul(argv[a + 1], NULL, 0);
     slots = strtol(argv[a + 2], NULL, 0);
     if (chunk_bytes == 0) chunk_bytes = kMaxChunk;

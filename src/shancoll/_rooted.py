@@ -44,8 +44,9 @@ each in a cache line of its own. Its optimisations are keyword options of
     ``buffers`` slots: chunks pipelined through the slots; larger messages
     go through in chunks. Default (0): by message size, the paper's 32 KiB
     in 4 slots (8 KiB chunks) below 64 KiB, 256 KiB in 8 slots (32 KiB
-    chunks) from 64 KiB on, where 8 KiB chunks measured about half as fast
-    (docs/performance.md).
+    chunks) from 64 KiB on, where 8 KiB chunks measured about half as fast,
+    and for a bcast from 2 MiB 1 MiB in 8 slots (128 KiB chunks: fewer flag
+    hand-offs per byte; docs/performance.md).
 ``inline``
     Messages of at most 56 bytes travel inside the flag's cache line, in
     8 such lines used in turn (default True): a reader's wait and its read

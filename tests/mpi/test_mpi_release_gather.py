@@ -291,6 +291,9 @@ def test_single_copy_shares_on_two_rank_nodes(comm):
         (12_000, {}, 2),  # below 32 KiB: slots, by default
         (600_000, {}, 3),  # single copy, by default from 32 KiB: 256 KiB chunks
         (1000, {"single_copy": True}, 1),
+        # bcast from 2 MiB: 128 KiB chunks (23 of them; 92 in 32 KiB chunks)
+        (3_000_000, {"single_copy": False}, 23),
+        ((2 << 20) - 8, {"single_copy": False}, 64),  # just below: 32 KiB chunks
     ],
 )
 def test_chunks_counted_in_stats(comm, nbytes, options, chunks):
@@ -301,6 +304,23 @@ def test_chunks_counted_in_stats(comm, nbytes, options, chunks):
     want = chunks if comm.size > 1 else 0  # one rank copies nothing
     assert_all(comm, stats.algorithm == "release_gather" and stats.block_count == want,
                f"bcast of {nbytes} bytes with {options}: {stats}")  # fmt: skip
+
+
+def test_bcast_and_reduce_across_the_2_mib_chunk_threshold(comm):
+    """Bcast switches from 32 KiB to 128 KiB chunks at 2 MiB (reduce does
+    not): sizes on both sides of it and of a chunk and a full buffer, every
+    root, alternating with reduces and small bcasts, so each change of chunk
+    size finds the other ranks' earlier steps on the old layout."""
+    sizes = [(2 << 20) - 8, 2 << 20, (2 << 20) + 8, (2 << 20) + (1 << 20) + (1 << 17) + 24]
+
+    def body(failures):
+        for root, nbytes in itertools.product(roots(comm), sizes):
+            check_bcast(comm, failures, nbytes, root, np.uint8, single_copy=False)
+            check_reduce(comm, failures, nbytes // 8, root, MPI.SUM, np.int64)
+            check_bcast(comm, failures, 100_000, root, np.uint8, single_copy=False)
+        check_bcast(comm, failures, (2 << 20) + 40, 0, np.float64)  # auto's own single copy
+
+    collective_check(comm, body, "bcast/reduce around 2 MiB")
 
 
 def test_non_commutative_reduce_keeps_rank_order(comm):

@@ -26,7 +26,7 @@ namespace {
 // rank reaches it in the same call). Kept by the layout, so that a failed
 // call that breaks the communicator keeps it too (Comm::~Comm).
 Comm* leaders_comm(Comm& comm, NodeContext& ctx, const ReleaseGatherOptions& o, double timeout) {
-  ReleaseGatherState& st = release_gather_state(ctx, o.buffer_for(0).bytes);
+  ReleaseGatherState& st = release_gather_state(ctx, o.buffer_for(false, 0).bytes);
   if (!st.leaders_made) {
     handshake(comm.mpi(), "release_gather's communicator of the node leaders", timeout);
     const int color = ctx.topo.local_rank == 0 ? 0 : MPI_UNDEFINED;

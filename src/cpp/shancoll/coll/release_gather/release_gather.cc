@@ -90,6 +90,21 @@ RgTree ReleaseGatherOptions::tree_for(bool reduce, std::int64_t bytes) const {
 constexpr std::int64_t kLargeMessage = 64 << 10;
 constexpr RgBuffer kSmallBuffer{32 << 10, 4};
 constexpr RgBuffer kLargeBuffer{256 << 10, 8};
+// A bcast from 2 MiB: 1 MiB in 8 chunks of 128 KiB. The pipeline's time is
+// the slower core's copy (in on the root, out on the reader) plus a chunk's
+// start-up; per chunk each side also pays a flag hand-off, and the reader
+// pulls the slot's lines out of the root's cache. Measured on the AMD EPYC VM
+// (1 MiB L2; docs/performance.md, "Bcast from 1 MiB to 16 MiB"), which runs
+// each job in a fast or a slow mode: in the slow mode 128 KiB chunks took
+// 2-4 MiB 1.4-1.6x faster than 32 KiB ones, in the fast mode the same time
+// (2-16 MiB) or 5-15% slower (1 MiB, hence the threshold); the C floor
+// (benchmarks/c/pair_floor.c seg-bcast) agrees: 4 MiB in 87-90 us with
+// 128 KiB chunks against 94 with 32 KiB (fast mode), 170-176 against 189-211
+// (slow). Eight slots of 128 KiB still fit the reader's L2. The segment then
+// holds L + 1 such buffers (every buffer of the layout has one size): 9 MiB
+// at 8 local ranks. Reduce keeps 32 KiB chunks: larger ones were not faster.
+constexpr std::int64_t kHugeBcast = 2 << 20;
+constexpr RgBuffer kHugeBcastBuffer{1 << 20, 8};
 // Single copy (bcast): from this size on by default (2 ranks, slots against
 // single copy: 16 KiB 2.6 us against 3.0 us, 32 KiB 4.4 us against 3.3 us),
 // in chunks of 256 KiB (1 MiB: 26 us, against 36-43 us in chunks of 128 KiB
@@ -97,8 +112,10 @@ constexpr RgBuffer kLargeBuffer{256 << 10, 8};
 constexpr std::int64_t kSingleCopyMinBytes = 32 << 10;
 constexpr std::int64_t kSingleCopyChunk = 256 << 10;
 
-RgBuffer ReleaseGatherOptions::buffer_for(std::int64_t bytes) const {
-  const RgBuffer by_size = bytes < kLargeMessage ? kSmallBuffer : kLargeBuffer;
+RgBuffer ReleaseGatherOptions::buffer_for(bool reduce, std::int64_t bytes) const {
+  const RgBuffer by_size = bytes < kLargeMessage          ? kSmallBuffer
+                           : reduce || bytes < kHugeBcast ? kLargeBuffer
+                                                          : kHugeBcastBuffer;
   return {round_up(buffer_size > 0 ? static_cast<std::size_t>(buffer_size) : by_size.bytes),
           buffers > 0 ? buffers : by_size.slots};
 }
@@ -107,7 +124,9 @@ void ReleaseGatherOptions::validate() const {
   if (buffers < 0)
     throw ArgumentError("buffers: must be >= 1 (0: by message size), got " +
                         std::to_string(buffers));
-  const int most_slots = buffers > 0 ? buffers : std::max(kSmallBuffer.slots, kLargeBuffer.slots);
+  const int most_slots =
+      buffers > 0 ? buffers
+                  : std::max({kSmallBuffer.slots, kLargeBuffer.slots, kHugeBcastBuffer.slots});
   if (buffer_size != 0 &&
       (buffer_size < static_cast<std::int64_t>(kCacheLine) * most_slots || buffer_size > (1 << 30)))
     throw ArgumentError("buffer_size: must hold at least 64 bytes per slot (" +
@@ -184,7 +203,7 @@ RgPhase::RgPhase(NodeContext& ctx, const ReleaseGatherOptions& o, bool reduce, i
   // A valid plan was made in a call of these bytes, which reserved the
   // segment for them (a segment that grows resets the regions' plans).
   if (reuse_plan(o, local_root, bytes, elem)) return;
-  release_gather_state(ctx, o.buffer_for(bytes).bytes);
+  release_gather_state(ctx, o.buffer_for(reduce, bytes).bytes);
   planned_.root = local_root;
   const RgTree tree = o.tree_for(reduce, bytes);
   planned_.tree = tree.shape;
@@ -200,7 +219,7 @@ RgPhase::RgPhase(NodeContext& ctx, const ReleaseGatherOptions& o, bool reduce, i
     }
   }
   node_ = &tree_node();
-  const RgBuffer buffer = o.buffer_for(bytes);
+  const RgBuffer buffer = o.buffer_for(reduce, bytes);
   planned_.buffer_bytes = buffer.bytes;
   planned_.inline_data =
       o.inline_data && bytes <= static_cast<std::int64_t>(kInlineBytes) && elem <= kInlineBytes;
@@ -430,7 +449,7 @@ void RgPhase::reduce_publish() {
 
 namespace {
 std::size_t small_buffer_bytes() {
-  static const std::size_t bytes = ReleaseGatherOptions{}.buffer_for(0).bytes;
+  static const std::size_t bytes = ReleaseGatherOptions{}.buffer_for(false, 0).bytes;
   return bytes;
 }
 }  // namespace

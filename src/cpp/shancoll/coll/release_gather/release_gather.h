@@ -86,8 +86,9 @@ struct ReleaseGatherOptions {
 
   // The tree for `bytes` of a bcast (reduce = false) or reduce.
   RgTree tree_for(bool reduce, std::int64_t bytes) const;
-  // The buffer for a message of `bytes`: the options', else by size.
-  RgBuffer buffer_for(std::int64_t bytes) const;
+  // The buffer for a bcast (reduce = false) or reduce of `bytes`: the
+  // options', else by size.
+  RgBuffer buffer_for(bool reduce, std::int64_t bytes) const;
   void validate() const;  // throws ArgumentError naming the option
 };
 
