@@ -260,8 +260,8 @@ static void skew_reduce(size_t first, size_t e, long g) {
     memcpy(staging, theirs, (b - a) * sizeof(double));
     theirs = staging;
   }
-  add2(sh->result[me] + first + a, (double*)slot_of(me, g) + a, sh->input[me] + first + a,
-       theirs, b - a);
+  add2(sh->result[me] + first + a, (double*)slot_of(me, g) + a, sh->input[me] + first + a, theirs,
+       b - a);
   publish(&seg->reduced[me].value, g);
 }
 
