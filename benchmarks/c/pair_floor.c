@@ -41,6 +41,15 @@
  *                     copies with 64-byte vector loads and stores instead of
  *                     memcpy (on the AMD EPYC VM 1.5-2x slower than glibc's
  *                     rep movsb at 16 KiB-2 MiB, one loaded run).
+ *   seg-allreduce-skew C S  the halves of seg-allreduce, software-
+ *                     pipelined: step s copies chunk s in, reduces chunk
+ *                     s - 1 and copies chunk s - 2 out, so a wait is for
+ *                     what the other core did a step earlier; a done flag
+ *                     per chunk frees the slots. With PF_STAGED=1 set, the
+ *                     other's half is first copied whole out of its slot
+ *                     into a private buffer and then added locally (what
+ *                     Intel MPI's shm allreduce does: one bulk copy, then a
+ *                     sum of private memory; docs/performance.md).
  *   copy              one core's memcpy of m bytes, private to private (the
  *                     bandwidth every mechanism is made of).
  *   seg-bcast-rep, -rep-out, -nt, -nt-in, -nt-out C S
@@ -275,6 +284,59 @@ static void seg_allreduce(size_t n) {
   }
 }
 
+/* The halves of seg_allreduce, software-pipelined: step s copies chunk s
+ * in, reduces chunk s - 1 and copies chunk s - 2 out, so each wait is for
+ * what the other core did a step earlier, not for what it is doing now.
+ * A slot is written again once the other's done flag says it copied out
+ * the slot's last chunk (its last read of my slot). */
+static int staged;
+static double staging[kMaxChunk / sizeof(double)];
+
+static void skew_in(size_t first, size_t e, long g) {
+  const size_t half = e / 2, oa = me == 0 ? half : 0, ob = me == 0 ? e : half;
+  wait_reaches(&seg->done[peer].value, g - slots);
+  memcpy((double*)slot_of(me, g) + oa, sh->input[me] + first + oa, (ob - oa) * sizeof(double));
+  publish(&seg->ready[me].value, g);
+}
+
+static void skew_reduce(size_t first, size_t e, long g) {
+  const size_t half = e / 2, a = me == 0 ? 0 : half, b = me == 0 ? half : e;
+  wait_reaches(&seg->ready[peer].value, g);
+  const double* theirs = (const double*)slot_of(peer, g) + a;
+  if (staged) { /* the other core's lines in one bulk copy, then a local add */
+    memcpy(staging, theirs, (b - a) * sizeof(double));
+    theirs = staging;
+  }
+  add2(sh->result[me] + first + a, (double*)slot_of(me, g) + a, sh->input[me] + first + a, theirs,
+       b - a);
+  publish(&seg->reduced[me].value, g);
+}
+
+static void skew_out(size_t first, size_t e, long g) {
+  const size_t half = e / 2, oa = me == 0 ? half : 0, ob = me == 0 ? e : half;
+  wait_reaches(&seg->reduced[peer].value, g);
+  memcpy(sh->result[me] + first + oa, (const double*)slot_of(peer, g) + oa,
+         (ob - oa) * sizeof(double));
+  publish(&seg->done[me].value, g);
+}
+
+static void seg_allreduce_skew(size_t n) {
+  const size_t per_chunk = chunk_bytes / sizeof(double);
+  const long k = (long)((n + per_chunk - 1) / per_chunk), base = chunks;
+  enter();
+  for (long s = 0; s < k + 2; ++s) {
+    for (long i = s; i >= s - 2; --i) {
+      if (i < 0 || i >= k) continue;
+      const size_t first = (size_t)i * per_chunk;
+      const size_t e = n - first < per_chunk ? n - first : per_chunk;
+      if (i == s) skew_in(first, e, base + i + 1);
+      if (i == s - 1) skew_reduce(first, e, base + i + 1);
+      if (i == s - 2) skew_out(first, e, base + i + 1);
+    }
+  }
+  chunks += k;
+}
+
 /* One reducer per chunk, the ranks in turn: chunk g is rank g mod 2's. */
 static void seg_allreduce_1(size_t n) {
   const size_t per_chunk = chunk_bytes / sizeof(double);
@@ -429,6 +491,7 @@ static int seg_floor(const char* name) {
                {"seg-allreduce-1", seg_allreduce_1, check},
                {"ag-ring", ag_ring_now, check_ag},
                {"ag-ring-behind", ag_ring_behind, check_ag},
+               {"seg-allreduce-skew", seg_allreduce_skew, check},
                {"copy", copy_only, NULL}};
   /* Every flag of mine says "done up to here": the last mechanism may not
    * have written them all, and the next one waits on them. */
@@ -486,6 +549,7 @@ int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   const char* copy_kind = getenv("PAIR_FLOOR_COPY");
   if (copy_kind && strcmp(copy_kind, "vec") == 0) chunk_copy = vec_copy;
+  staged = getenv("PF_STAGED") != NULL;
   int ok = 1;
   if (argc < 2) {
     allreduce(max / sizeof(double));
