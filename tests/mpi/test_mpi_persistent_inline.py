@@ -48,8 +48,8 @@ class Case:
             self.send, self.recv = np.zeros(n), np.zeros(n * p)
             send = MPI.IN_PLACE if in_place else self.send
             self.req = shancoll.allgather_init(comm, send, self.recv, **kw)
-        else:  # allgatherv: rank q has n + q - 1 elements (at least 0)
-            self.counts = [max(0, n + q - 1) for q in range(p)]
+        else:  # allgatherv: rank q has n - q elements (at least 0)
+            self.counts = [max(0, n - q) for q in range(p)]
             self.displs = list(np.cumsum([0] + self.counts[:-1]))
             self.send, self.recv = np.zeros(self.counts[r]), np.zeros(sum(self.counts))
             send = MPI.IN_PLACE if in_place else self.send
