@@ -42,8 +42,8 @@ static int p_barrier(void) { return PMPI_Barrier(MPI_COMM_WORLD); }
 /* The persistent forms: MPI_<Coll>_init or PMPI_<Coll>_init once. */
 static MPI_Request g_request = MPI_REQUEST_NULL;
 static int g_direct;
-#define INIT(init, ...)                                            \
-  static int init_##init(void) {                                   \
+#define INIT(init, ...)                                                   \
+  static int init_##init(void) {                                          \
     return g_direct ? PMPI_##init(__VA_ARGS__, MPI_INFO_NULL, &g_request) \
                     : MPI_##init(__VA_ARGS__, MPI_INFO_NULL, &g_request); \
   }

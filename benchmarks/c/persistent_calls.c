@@ -23,7 +23,7 @@
 
 enum { kMaxRanks = 64, kMaxRepeats = 64, kSeries = 4 };
 static double x[1] = {1}, y[kMaxRanks];
-static MPI_Request g_own, g_library;  /* MPI_<Coll>_init's, PMPI_<Coll>_init's */
+static MPI_Request g_own, g_library; /* MPI_<Coll>_init's, PMPI_<Coll>_init's */
 
 typedef int (*Call)(int direct);
 
@@ -47,8 +47,8 @@ static void init_reduce(int d, MPI_Request* r) {
                                            MPI_INFO_NULL, r);
 }
 static void init_allgather(int d, MPI_Request* r) {
-  (d ? PMPI_Allgather_init : MPI_Allgather_init)(x, 1, MPI_DOUBLE, y, 1, MPI_DOUBLE,
-                                                 MPI_COMM_WORLD, MPI_INFO_NULL, r);
+  (d ? PMPI_Allgather_init : MPI_Allgather_init)(x, 1, MPI_DOUBLE, y, 1, MPI_DOUBLE, MPI_COMM_WORLD,
+                                                 MPI_INFO_NULL, r);
 }
 static void init_allreduce(int d, MPI_Request* r) {
   (d ? PMPI_Allreduce_init : MPI_Allreduce_init)(x, y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD,
@@ -99,13 +99,14 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (size > kMaxRanks) MPI_Abort(MPI_COMM_WORLD, 2);
-  if (rank == 0) printf("# %d ranks, %d calls per series, %d rounds: median [min, max] us\n", size, n, repeats);
+  if (rank == 0)
+    printf("# %d ranks, %d calls per series, %d rounds: median [min, max] us\n", size, n, repeats);
   for (size_t c = 0; c < sizeof kColls / sizeof kColls[0]; ++c) {
     if (!strstr(which, kColls[c].name)) continue;
     kColls[c].init(0, &g_own);
     kColls[c].init(1, &g_library);
     double us[kSeries][kMaxRepeats];
-    for (int s = 0; s < kSeries; ++s) series(s, kColls[c].call, n / 10);  /* warm-up */
+    for (int s = 0; s < kSeries; ++s) series(s, kColls[c].call, n / 10); /* warm-up */
     for (int r = 0; r < repeats; ++r)
       for (int s = 0; s < kSeries; ++s) us[s][r] = 1e6 * series(s, kColls[c].call, n);
     for (int s = 0; s < kSeries && rank == 0; ++s) {

@@ -239,8 +239,8 @@ static void rooted(void) {
     MPI_Bcast_init(bcast, 7, MPI_LONG_LONG, root, w, MPI_INFO_NULL, &r[0]);
     MPI_Bcast_init_c(small, 1, MPI_INT, root, w, MPI_INFO_NULL, &r[1]);
     MPI_Reduce_init(send, sum, 3, MPI_DOUBLE, MPI_SUM, root, w, MPI_INFO_NULL, &r[2]);
-    MPI_Reduce_init_c(g_rank == root ? MPI_IN_PLACE : in_place, in_place, 5, MPI_UNSIGNED,
-                      MPI_BXOR, root, w, MPI_INFO_NULL, &r[3]);
+    MPI_Reduce_init_c(g_rank == root ? MPI_IN_PLACE : in_place, in_place, 5, MPI_UNSIGNED, MPI_BXOR,
+                      root, w, MPI_INFO_NULL, &r[3]);
     MPI_Allgather_init(gather, 2, MPI_INT, everyone, 2, MPI_INT, w, MPI_INFO_NULL, &r[4]);
     MPI_Allgather_init_c(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, gathered, 3, MPI_SHORT, w,
                          MPI_INFO_NULL, &r[5]);

@@ -97,7 +97,9 @@ class Case:
         if self.name == "bcast":
             return self.data(k, self.root)
         if self.name == "reduce":
-            return sum(self.data(k, q).astype(np.int64) for q in range(p)) if r == self.root else None
+            if r != self.root:
+                return None
+            return sum(self.data(k, q).astype(np.int64) for q in range(p))
         if self.name == "allgather":
             return np.concatenate([self.data(k, q) for q in range(p)])
         return np.concatenate([np.arange(self.counts[q]) + 10 * k + q for q in range(p)])

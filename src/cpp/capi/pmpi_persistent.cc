@@ -7,12 +7,11 @@
 // start: today the allreduce, bcast, reduce and allgather of at most 56
 // bytes (per rank) on one node of several ranks (the inline engines,
 // coll/allreduce/allreduce_persistent_inline.h and coll/persistent_inline.h:
-// a start writes the rank's line, a test reads the peers'). Why (b): MPI's progress rule lets a peer wait in this request
-// while its owner sits in a blocking MPI call that shancoll does not see (an
-// MPI_Recv, the library's own collective); an engine whose later steps need
-// the owner would deadlock there. Every other _init call, and every
-// one of those the inline engines do not take (too big, several nodes,
-// an inter-communicator, a derived datatype, a user op, the rule below),
+// a start writes the rank's line, a test reads the peers'). Why (b): MPI's progress rule lets a
+// peer wait in this request while its owner sits in a blocking MPI call that shancoll does not see
+// (an MPI_Recv, the library's own collective); an engine whose later steps need the owner would
+// deadlock there. Every other _init call, and every one of those the inline engines do not take
+// (too big, several nodes, an inter-communicator, a derived datatype, a user op, the rule below),
 // returns the library's own persistent request untouched.
 //
 // The handle: the library's own persistent request for the same call

@@ -37,7 +37,10 @@ constexpr int kSlots = 2;  // per rank: runs n and n + 1 in flight
 class InlineAllgathervEngine final : public Engine {
  public:
   InlineAllgathervEngine(const Topology& topo, const AllgathervArgs& args, const double& timeout)
-      : me_(topo.local_rank), size_(topo.local_size()), args_(args), lines_(topo, kSlots, timeout) {}
+      : me_(topo.local_rank),
+        size_(topo.local_size()),
+        args_(args),
+        lines_(topo, kSlots, timeout) {}
 
   void start() override {
     ++run_;

@@ -20,7 +20,6 @@
 
 #include <cstring>
 
-
 namespace shancoll {
 namespace {
 

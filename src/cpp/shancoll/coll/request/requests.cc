@@ -140,13 +140,14 @@ std::unique_ptr<Request> inline_request(const Setup& s, Make&& make) {
     request = s.comm.run({s.collective, inlined->algorithm}, [&]() -> std::unique_ptr<Request> {
       std::unique_ptr<Engine> engine = make(nodes.topo, nodes.call_timeout);
       if (!engine) return nullptr;
-      return std::make_unique<Request>(s.comm, s.collective, inlined->algorithm,
-                                        std::move(engine), s.options.wait_timeout(), true);
+      return std::make_unique<Request>(s.comm, s.collective, inlined->algorithm, std::move(engine),
+                                       s.options.wait_timeout(), true);
     });
   }
   if (!request && named)
-    throw ArgumentError(std::string("algorithm: '") + inlined->algorithm + "' as a request is the " +
-                        "persistent " + s.collective + " of at most 56 bytes" +
+    throw ArgumentError(std::string("algorithm: '") + inlined->algorithm +
+                        "' as a request is the " + "persistent " + s.collective +
+                        " of at most 56 bytes" +
                         (std::strcmp(s.collective, "reduce") == 0 ? ", a predefined op," : "") +
                         " on one node of several ranks");
   return request;
@@ -196,8 +197,8 @@ Setup setup(MPI_Comm user, std::string_view algorithm, const CallOptions* given,
   }
   const Options o = co.resolved();
   const char* name = request_algorithm(algorithm, collective);
-  return {o, Comm::of(user, o.timeout), name, collective, persistent,
-          asks_auto(algorithm, collective)};
+  return {o,          Comm::of(user, o.timeout),       name, collective,
+          persistent, asks_auto(algorithm, collective)};
 }
 
 // Runs make() as the request's collective (Comm::run: a failure breaks the
