@@ -744,6 +744,14 @@ def test_threads_under_thread_sanitizer():
 # mixed completions of 7 such requests (Testall's round starts them twice),
 # one after the refusals, 4 on a communicator freed after 2, one freed.
 ROUTED_RUNS = 20 * 7 + 10 * 6 * 7 + 1 + 4 + 1
+# The rooted and gathering ones (rooted() there), per call and rank: 30
+# runs at every root of MPI_Bcast_init, MPI_Reduce_init, MPI_Allgather_init
+# and their _c forms, each run by its inline engine.
+ROOTED_ROUTES = {
+    "MPI_Bcast_init": "release_gather", "MPI_Bcast_init_c": "release_gather",
+    "MPI_Reduce_init": "release_gather", "MPI_Reduce_init_c": "release_gather",
+    "MPI_Allgather_init": "shan", "MPI_Allgather_init_c": "shan",
+}  # fmt: skip
 
 
 def _summary_rows(output: str) -> dict[tuple[str, str], int]:
@@ -757,9 +765,11 @@ def test_persistent_allreduce(ranks, ranks_per_node):
     """MPI_Allreduce_init through the preload, checked against PMPI_Allreduce:
     repeated starts, every completion call on arrays mixing routed requests,
     a library persistent bcast and a send/receive pair, in place, zero count,
-    several dtypes and ops. On one node the small ones run shancoll's inline
-    engine (the summary counts their runs: none without the routing); on
-    virtual nodes of 2 ranks every request is the library's."""
+    several dtypes and ops; MPI_Bcast_init, MPI_Reduce_init and
+    MPI_Allgather_init (+ _c) at every root, checked against the PMPI_ calls.
+    On one node the small ones run shancoll's inline engines (the summary
+    counts their runs: none without the routing); on virtual nodes of 2
+    ranks every request is the library's."""
     routed = ranks_per_node is None
     extra = {"SHANCOLL_RANKS_PER_NODE": ranks_per_node} if ranks_per_node else {}
     output = _run(ranks, "routed" if routed else "library", binary="shancoll_pmpi_persistent",
@@ -770,9 +780,16 @@ def test_persistent_allreduce(ranks, ranks_per_node):
         # 100 doubles: the library's request.
         assert _lines(output, "MPI_Allreduce_init", "fallback: algorithm: 'shan'"), output[-3000:]
         assert rows.get(("MPI_Allreduce_init", "shan")) == ROUTED_RUNS, output[-3000:]
+        for call, algorithm in ROOTED_ROUTES.items():
+            assert rows.get((call, algorithm)) == 30 * ranks, (call, output[-3000:])
+        # The mixed rounds' 128-byte bcast: the library's.
+        assert _lines(output, "MPI_Bcast_init", "fallback: algorithm: 'release_gather'")
     else:
         assert not _lines(output, "MPI_Allreduce_init", "routed to shancoll"), output[-3000:]
         assert ("MPI_Allreduce_init", "shan") not in rows, output[-3000:]
+        for call, algorithm in ROOTED_ROUTES.items():
+            assert not _lines(output, call, "routed to shancoll"), output[-3000:]
+            assert (call, algorithm) not in rows, output[-3000:]
 
 
 def test_persistent_allreduce_without_preload():
@@ -846,13 +863,16 @@ print(f"persistent ok on rank {rank}")
 
 def test_mpi4py_persistent_allreduce(tmp_path):
     """mpi4py under mpi4py.profile: comm.Allreduce_init, MPI.Prequest.Startall,
-    Wait and Waitall; the small allreduce runs shancoll's engine (the summary
-    counts its 50 runs), the big one and the bcast the library's."""
+    Wait and Waitall; the small allreduce and the bcast run shancoll's
+    engines (the summary counts their 50 runs each), the big one the library's."""
     output = _run_profiled(tmp_path, PERSISTENT_SCRIPT, SHANCOLL_PMPI_SUMMARY="1")
     assert output.count("persistent ok") == 2, output[-3000:]
     rows = _summary_rows(output)
     names = ("MPI_Allreduce_init", "MPI_Allreduce_init_c")
     runs = sum(rows.get((name, "shan"), 0) for name in names)
+    assert runs == 50, output[-3000:]
+    names = ("MPI_Bcast_init", "MPI_Bcast_init_c")
+    runs = sum(rows.get((name, "release_gather"), 0) for name in names)
     assert runs == 50, output[-3000:]
 
 

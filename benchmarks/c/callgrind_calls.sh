@@ -10,6 +10,8 @@
 #   preload  MPI_<Coll> under LD_PRELOAD=libshancoll_pmpi.so
 #   native   MPI_<Coll> without the preload (the MPI library's own call)
 #   pmpi     PMPI_<Coll> called directly, under the preload
+#   preload-init, native-init, pmpi-init: the same with MPI_Start + MPI_Wait
+#            of a persistent request (MPI_<Coll>_init once, before the warm-up)
 # Prints per collective and mode the instructions per call on rank 0 (the
 # root of bcast and reduce) and on rank 1.
 #
@@ -51,8 +53,12 @@ export OPENBLAS_NUM_THREADS=1
 count() {
   local n=$1 coll=$2 mode=$3 rank=$4 out="$WORK/cg.out"
   local env=() direct=()
-  [ "$mode" = native ] || env=(env "LD_PRELOAD=$PRELOAD")
-  [ "$mode" = pmpi ] && direct=(pmpi)
+  case $mode in native*) ;; *) env=(env "LD_PRELOAD=$PRELOAD") ;; esac
+  case $mode in
+    pmpi) direct=(pmpi) ;;
+    pmpi-init) direct=(pmpi-init) ;;
+    *-init) direct=(init) ;;
+  esac
   local grind=(valgrind --tool=callgrind --callgrind-out-file="$out" -q)
   local run=("$WORK/calls" "$n" "$coll" "${direct[@]}")
   rm -f "$out"
@@ -87,12 +93,12 @@ per_call() {
   echo "$best"
 }
 
-printf '%-10s %-8s %8s %8s   (instructions per call, %d calls minus none)\n' \
+printf '%-10s %-12s %8s %8s   (instructions per call, %d calls minus none)\n' \
   collective mode rank0 rank1 "$N"
 for coll in ${COLLS//,/ }; do
   for mode in ${MODES//,/ }; do
     rank1=-
     [ "${RANKS:-2}" = 1 ] || rank1=$(per_call "$coll" "$mode" 1)
-    printf '%-10s %-8s %8s %8s\n' "$coll" "$mode" "$(per_call "$coll" "$mode" 0)" "$rank1"
+    printf '%-10s %-12s %8s %8s\n' "$coll" "$mode" "$(per_call "$coll" "$mode" 0)" "$rank1"
   done
 done

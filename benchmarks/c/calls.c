@@ -5,10 +5,13 @@
  * both runs, so that shancoll's set-up, every per-shape memo and the inline
  * lines' first rounds are outside the difference.
  *
- * Usage: calls N bcast|reduce|allreduce|allgather|barrier [pmpi]
+ * Usage: calls N bcast|reduce|allreduce|allgather|barrier [pmpi|init|pmpi-init]
  *   bcast and reduce have root 0; the data is one double (MPI_SUM);
  *   allgather gathers one double per rank. "pmpi" calls the PMPI_ function
- *   directly: the MPI library's own call, even under the preload.
+ *   directly: the MPI library's own call, even under the preload. "init":
+ *   a call is MPI_Start + MPI_Wait of one persistent request made by
+ *   MPI_<Coll>_init before the warm-up (routed to shancoll under the preload
+ *   where it fits); "pmpi-init" the same through PMPI_ (the library's own).
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -36,25 +39,55 @@ static int p_allgather(void) {
 }
 static int p_barrier(void) { return PMPI_Barrier(MPI_COMM_WORLD); }
 
+/* The persistent forms: MPI_<Coll>_init or PMPI_<Coll>_init once. */
+static MPI_Request g_request = MPI_REQUEST_NULL;
+static int g_direct;
+#define INIT(init, ...)                                                   \
+  static int init_##init(void) {                                          \
+    return g_direct ? PMPI_##init(__VA_ARGS__, MPI_INFO_NULL, &g_request) \
+                    : MPI_##init(__VA_ARGS__, MPI_INFO_NULL, &g_request); \
+  }
+INIT(Bcast_init, x, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD)
+INIT(Reduce_init, x, y, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD)
+INIT(Allreduce_init, x, y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)
+INIT(Allgather_init, x, 1, MPI_DOUBLE, y, 1, MPI_DOUBLE, MPI_COMM_WORLD)
+INIT(Barrier_init, MPI_COMM_WORLD)
+#undef INIT
+
+static int start_wait(void) {
+  MPI_Start(&g_request);
+  return MPI_Wait(&g_request, MPI_STATUS_IGNORE);
+}
+static int p_start_wait(void) {
+  PMPI_Start(&g_request);
+  return PMPI_Wait(&g_request, MPI_STATUS_IGNORE);
+}
+
 static const struct {
   const char* name;
   int (*call)(void);
   int (*direct)(void);
+  int (*init)(void);
 } kCalls[] = {
-    {"bcast", bcast, p_bcast},
-    {"reduce", reduce, p_reduce},
-    {"allreduce", allreduce, p_allreduce},
-    {"allgather", allgather, p_allgather},
-    {"barrier", barrier, p_barrier},
+    {"bcast", bcast, p_bcast, init_Bcast_init},
+    {"reduce", reduce, p_reduce, init_Reduce_init},
+    {"allreduce", allreduce, p_allreduce, init_Allreduce_init},
+    {"allgather", allgather, p_allgather, init_Allgather_init},
+    {"barrier", barrier, p_barrier, init_Barrier_init},
 };
 
 int main(int argc, char** argv) {
-  int (*call)(void) = NULL;
+  int (*call)(void) = NULL, (*init)(void) = NULL;
+  const char* how = argc > 3 ? argv[3] : "";
+  g_direct = strncmp(how, "pmpi", 4) == 0;
   for (size_t i = 0; argc > 2 && i < sizeof kCalls / sizeof kCalls[0]; ++i)
-    if (strcmp(argv[2], kCalls[i].name) == 0)
-      call = argc > 3 && strcmp(argv[3], "pmpi") == 0 ? kCalls[i].direct : kCalls[i].call;
+    if (strcmp(argv[2], kCalls[i].name) == 0) {
+      call = g_direct ? kCalls[i].direct : kCalls[i].call;
+      if (strstr(how, "init")) init = kCalls[i].init, call = g_direct ? p_start_wait : start_wait;
+    }
   if (!call) {
-    fprintf(stderr, "usage: calls N bcast|reduce|allreduce|allgather|barrier [pmpi]\n");
+    fprintf(stderr,
+            "usage: calls N bcast|reduce|allreduce|allgather|barrier [pmpi|init|pmpi-init]\n");
     return 2;
   }
   const int n = atoi(argv[1]);
@@ -62,8 +95,10 @@ int main(int argc, char** argv) {
   int size = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (size > kMaxRanks) MPI_Abort(MPI_COMM_WORLD, 2);
+  if (init) init();
   for (int i = 0; i < kWarmUp; ++i) call();
   for (int i = 0; i < n; ++i) call();
+  if (init) MPI_Request_free(&g_request);
   MPI_Finalize();
   return 0;
 }

@@ -1,11 +1,13 @@
-/* Persistent collectives through the PMPI library: MPI_Allreduce_init and
- * the calls that start, complete and free requests, checked against
- * PMPI_Allreduce (the MPI library's own) on the same inputs. The same binary
+/* Persistent collectives through the PMPI library: MPI_Allreduce_init,
+ * MPI_Bcast_init, MPI_Reduce_init, MPI_Allgather_init (and their _c forms)
+ * and the calls that start, complete and free requests, checked against
+ * PMPI_Allreduce, PMPI_Bcast, PMPI_Reduce and PMPI_Allgather (the MPI
+ * library's own) on the same inputs. The same binary
  * runs with and without the preload; tests/test_pmpi.py reads the verbose
  * lines and the summary to tell what was routed.
  *
  * Usage: mpiexec -n N shancoll_pmpi_persistent [routed|library] [deadline]
- *   routed: the small allreduces are expected to run in shancoll (the
+ *   routed: the small collectives are expected to run in shancoll (the
  *     refusals of an active request's start and free, of a cancel, and the
  *     handle a bypassing PMPI_ call sees, are checked too);
  *   deadline (2 ranks, SHANCOLL_TIMEOUT=2): rank 1 starts late; rank 0's
@@ -113,8 +115,8 @@ static void repeated(void) {
   }
 }
 
-/* The allreduces, a library persistent bcast and a send/receive pair, started
- * together and completed in one call of each kind. */
+/* The allreduces, a library persistent bcast (128 bytes: not routed) and a
+ * send/receive pair, started together and completed in one call of each kind. */
 typedef enum { BY_WAITALL, BY_TESTANY, BY_WAITSOME, BY_TESTALL, BY_WAITANY, KINDS } Kind;
 
 static void mixed(Kind kind, int run) {
@@ -122,11 +124,11 @@ static void mixed(Kind kind, int run) {
   MPI_Comm_size(MPI_COMM_WORLD, &p);
   enum { N = CASES + 3 };
   MPI_Request all[N];
-  long long bcast[4], token_in = -1, token_out = 1000 * run + g_rank;
+  long long bcast[16], token_in = -1, token_out = 1000 * run + g_rank;
   for (int i = 0; i < CASES; ++i) fill(&g_cases[i], run), all[i] = g_cases[i].request;
   const int root = run % p;
-  for (int k = 0; k < 4; ++k) bcast[k] = g_rank == root ? 7 * run + k : -1;
-  MPI_Bcast_init(bcast, 4, MPI_LONG_LONG, root, MPI_COMM_WORLD, MPI_INFO_NULL, &all[CASES]);
+  for (int k = 0; k < 16; ++k) bcast[k] = g_rank == root ? 7 * run + k : -1;
+  MPI_Bcast_init(bcast, 16, MPI_LONG_LONG, root, MPI_COMM_WORLD, MPI_INFO_NULL, &all[CASES]);
   MPI_Startall(CASES + 1, all);
   MPI_Irecv(&token_in, 1, MPI_LONG_LONG, (g_rank + p - 1) % p, run, MPI_COMM_WORLD,
             &all[CASES + 1]);
@@ -205,13 +207,75 @@ static void mixed(Kind kind, int run) {
     compare(&g_cases[i], "mixed", kind * 1000 + run * 10 + i);
     check(all[i] == g_cases[i].request, "mixed: persistent handle kept", i);
   }
-  for (int k = 0; k < 4; ++k) check(bcast[k] == 7 * run + k, "mixed: library bcast", k);
+  for (int k = 0; k < 16; ++k) check(bcast[k] == 7 * run + k, "mixed: library bcast", k);
   check(token_in == 1000 * run + (g_rank + p - 1) % p, "mixed: irecv", (int)token_in);
   check(statuses[CASES + 1].MPI_SOURCE == (g_rank + p - 1) % p, "mixed: irecv status",
         statuses[CASES + 1].MPI_SOURCE);
   check(all[CASES + 1] == MPI_REQUEST_NULL && all[CASES + 2] == MPI_REQUEST_NULL,
         "mixed: nonblocking requests freed", kind);
   MPI_Request_free(&all[CASES]);
+}
+
+/* MPI_Bcast_init, MPI_Reduce_init, MPI_Allgather_init and their _c forms, at
+ * most 56 bytes per rank (routed on one node): every root, ROOTED_RUNS starts
+ * of all six together (MPI_Startall, MPI_Waitall), the inputs changed
+ * between starts, rank 0 late before every third start (the others run
+ * ahead: the rooted engines' line reuse); reduce_c in place at the root,
+ * allgather_c in place. */
+enum { ROOTED_RUNS = 30, MAX_RANKS = 8, ROOTED = 6 };
+
+static void rooted(void) {
+  int p = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  if (p > MAX_RANKS) return;
+  for (int root = 0; root < p; ++root) {
+    long long bcast[7], bcast_want[7];
+    int small[1], small_want[1], gather[2], everyone[2 * MAX_RANKS], everyone_want[2 * MAX_RANKS];
+    double send[3], sum[3], sum_want[3];
+    unsigned in_place[5], in_place_want[5];
+    short gathered[3 * MAX_RANKS], gathered_want[3 * MAX_RANKS];
+    MPI_Request r[ROOTED];
+    const MPI_Comm w = MPI_COMM_WORLD;
+    MPI_Bcast_init(bcast, 7, MPI_LONG_LONG, root, w, MPI_INFO_NULL, &r[0]);
+    MPI_Bcast_init_c(small, 1, MPI_INT, root, w, MPI_INFO_NULL, &r[1]);
+    MPI_Reduce_init(send, sum, 3, MPI_DOUBLE, MPI_SUM, root, w, MPI_INFO_NULL, &r[2]);
+    MPI_Reduce_init_c(g_rank == root ? MPI_IN_PLACE : in_place, in_place, 5, MPI_UNSIGNED, MPI_BXOR,
+                      root, w, MPI_INFO_NULL, &r[3]);
+    MPI_Allgather_init(gather, 2, MPI_INT, everyone, 2, MPI_INT, w, MPI_INFO_NULL, &r[4]);
+    MPI_Allgather_init_c(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, gathered, 3, MPI_SHORT, w,
+                         MPI_INFO_NULL, &r[5]);
+    for (int run = 0; run < ROOTED_RUNS; ++run) {
+      const int v = 100 * run + 10 * root + g_rank;
+      for (int k = 0; k < 7; ++k) bcast[k] = bcast_want[k] = g_rank == root ? v * 7 + k : -1;
+      small[0] = small_want[0] = g_rank == root ? v : -1;
+      for (int k = 0; k < 3; ++k) send[k] = v * 0.5 + k;
+      for (int k = 0; k < 5; ++k) in_place[k] = (unsigned)(v * 2654435761u) >> k;
+      for (int k = 0; k < 2; ++k) gather[k] = v + k;
+      for (int k = 0; k < 3 * p; ++k) gathered[k] = -1;
+      for (int k = 0; k < 3; ++k) gathered[3 * g_rank + k] = (short)(v + k);
+      PMPI_Bcast(bcast_want, 7, MPI_LONG_LONG, root, w);
+      PMPI_Bcast(small_want, 1, MPI_INT, root, w);
+      PMPI_Reduce(send, sum_want, 3, MPI_DOUBLE, MPI_SUM, root, w);
+      PMPI_Reduce(in_place, in_place_want, 5, MPI_UNSIGNED, MPI_BXOR, root, w);
+      PMPI_Allgather(gather, 2, MPI_INT, everyone_want, 2, MPI_INT, w);
+      PMPI_Allgather(&gathered[3 * g_rank], 3, MPI_SHORT, gathered_want, 3, MPI_SHORT, w);
+      if (g_rank == 0 && run % 3 == 0) usleep(2000);
+      MPI_Startall(ROOTED, r);
+      MPI_Waitall(ROOTED, r, MPI_STATUSES_IGNORE);
+      const int at = root * 1000 + run;
+      check(memcmp(bcast, bcast_want, sizeof bcast) == 0, "bcast_init", at);
+      check(small[0] == small_want[0], "bcast_init_c", at);
+      if (g_rank == root) {
+        check(memcmp(sum, sum_want, sizeof sum) == 0, "reduce_init", at);
+        check(memcmp(in_place, in_place_want, sizeof in_place) == 0, "reduce_init_c in place", at);
+      }
+      check(memcmp(everyone, everyone_want, sizeof(int) * 2 * (size_t)p) == 0, "allgather_init",
+            at);
+      check(memcmp(gathered, gathered_want, sizeof(short) * 3 * (size_t)p) == 0,
+            "allgather_init_c in place", at);
+    }
+    for (int i = 0; i < ROOTED; ++i) MPI_Request_free(&r[i]);
+  }
 }
 
 /* Free before the first start, and after a completed run. */
@@ -317,6 +381,7 @@ int main(int argc, char** argv) {
     for (int run = 0; run < 10; ++run)
       for (Kind kind = BY_WAITALL; kind < KINDS; ++kind) mixed(kind, run);
     if (g_routed) refusals();
+    rooted();
     comm_freed_first();
     for (int i = 0; i < CASES; ++i) MPI_Request_free(&g_cases[i].request);
     frees();

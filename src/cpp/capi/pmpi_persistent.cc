@@ -4,14 +4,14 @@
 //
 // Routed only where shancoll has an engine that (a) beats the MPI library's
 // persistent collective and (b) needs no progress from its owner after the
-// start: today the allreduce of at most 56 bytes on one node of several
-// ranks (InlineAllreduceEngine: a start writes the rank's line, a test reads
-// the peers'). Why (b): MPI's progress rule lets a peer wait in this request
-// while its owner sits in a blocking MPI call that shancoll does not see (an
-// MPI_Recv, the library's own collective); an engine whose later steps need
-// the owner would deadlock there. Every other _init call, and every
-// allreduce_init the inline engine does not take (too big, several nodes,
-// an inter-communicator, a derived datatype, a user op, the rule below),
+// start: today the allreduce, bcast, reduce and allgather of at most 56
+// bytes (per rank) on one node of several ranks (the inline engines,
+// coll/allreduce/allreduce_persistent_inline.h and coll/persistent_inline.h:
+// a start writes the rank's line, a test reads the peers'). Why (b): MPI's progress rule lets a
+// peer wait in this request while its owner sits in a blocking MPI call that shancoll does not see
+// (an MPI_Recv, the library's own collective); an engine whose later steps need the owner would
+// deadlock there. Every other _init call, and every one of those the inline engines do not take
+// (too big, several nodes, an inter-communicator, a derived datatype, a user op, the rule below),
 // returns the library's own persistent request untouched.
 //
 // The handle: the library's own persistent request for the same call
@@ -663,6 +663,34 @@ SHANCOLL_PMPI_INIT(Allreduce_init_c, allreduce_init_c, "shan", op,
                    (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
                     MPI_Op op, MPI_Comm comm),
                    (sendbuf, recvbuf, count, datatype, op, comm))
+SHANCOLL_PMPI_INIT(Bcast_init, bcast_init, "release_gather", MPI_OP_NULL,
+                   shancoll::pmpi::bytes_of(count, datatype),
+                   (void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm),
+                   (buffer, count, datatype, root, comm))
+SHANCOLL_PMPI_INIT(Bcast_init_c, bcast_init_c, "release_gather", MPI_OP_NULL,
+                   shancoll::pmpi::bytes_of(count, datatype),
+                   (void* buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm),
+                   (buffer, count, datatype, root, comm))
+SHANCOLL_PMPI_INIT(Reduce_init, reduce_init, "release_gather", op,
+                   shancoll::pmpi::bytes_of(count, datatype),
+                   (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                    int root, MPI_Comm comm),
+                   (sendbuf, recvbuf, count, datatype, op, root, comm))
+SHANCOLL_PMPI_INIT(Reduce_init_c, reduce_init_c, "release_gather", op,
+                   shancoll::pmpi::bytes_of(count, datatype),
+                   (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                    MPI_Op op, int root, MPI_Comm comm),
+                   (sendbuf, recvbuf, count, datatype, op, root, comm))
+SHANCOLL_PMPI_INIT(Allgather_init, allgather_init, "shan", MPI_OP_NULL,
+                   shancoll::pmpi::bytes_of(recvcount, recvtype),
+                   (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm),
+                   (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
+SHANCOLL_PMPI_INIT(Allgather_init_c, allgather_init_c, "shan", MPI_OP_NULL,
+                   shancoll::pmpi::bytes_of(recvcount, recvtype),
+                   (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm),
+                   (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
 #undef SHANCOLL_PMPI_INIT
 #undef SHANCOLL_UNPAREN
 #endif  // MPI_VERSION >= 4

@@ -98,8 +98,9 @@ std::string what_falls_back() {
   out += ", every MPI_Iallreduce (not interposed: no MPIX_Grequest_start)";
 #endif
   out +=
-      ", persistent collectives other than allreduces of at most 56 bytes on one node with a "
-      "predefined op (and all of them while an MPI Fortran binding is loaded)";
+      ", persistent collectives other than allreduces, bcasts, reduces and allgathers of at most "
+      "56 bytes (per rank) on one node with a predefined op (and all of them while an MPI "
+      "Fortran binding is loaded)";
   return out;
 }
 

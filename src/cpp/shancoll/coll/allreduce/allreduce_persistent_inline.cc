@@ -1,7 +1,7 @@
 // shan as a persistent allreduce on one node, small vectors (at most 56
 // bytes): the request gets, at _init, its own lines in a node segment of its
-// own, two per local rank used in turn. A start writes the rank's input
-// beside a flag holding the run's number in its line of the run (run mod 2);
+// own (shm/inline_lines.h), two per local rank used in turn. A start writes the rank's input
+// beside a flag holding the run's number (and its bytes) in its line of the run (run mod 2);
 // test() polls the other ranks' lines and, once every one holds this run,
 // combines them in rank order (the same expression on every rank: bitwise
 // identical results, non-commutative ops allowed).
@@ -20,18 +20,15 @@
 
 #include <cstring>
 
-#include "shancoll/shm/flags.h"
-
 namespace shancoll {
 namespace {
 
-constexpr int kLines = 2;  // per rank: runs n and n + 1 in flight
+constexpr int kSlots = 2;  // per rank: runs n and n + 1 in flight
 
 }  // namespace
 
 bool persistent_inline_fits(const Topology& topo, const AllreduceArgs& args) {
-  return topo.node_count == 1 && topo.local_size() > 1 &&
-         args.bytes() <= static_cast<std::int64_t>(kInlineBytes);
+  return inline_lines_fit(topo, args.bytes());
 }
 
 InlineAllreduceEngine::InlineAllreduceEngine(const Topology& topo, const AllreduceArgs& args,
@@ -40,22 +37,13 @@ InlineAllreduceEngine::InlineAllreduceEngine(const Topology& topo, const Allredu
       reducer_(*args.reducer),
       args_(args),
       bytes_(static_cast<std::size_t>(args.bytes())),
-      segment_(topo.node_comm, topo.node_comm, timeout) {
+      lines_(topo, kSlots, timeout) {
   args_.reducer = &reducer_;
-  segment_.reserve(kCacheLine * kLines * static_cast<std::size_t>(topo.local_size()));
-}
-
-std::byte* InlineAllreduceEngine::line(int local_rank, std::uint64_t run) const {
-  return segment_.base() +
-         kCacheLine * (kLines * static_cast<std::size_t>(local_rank) + run % kLines);
 }
 
 void InlineAllreduceEngine::start() {
   ++run_;
-  std::byte* mine = line(topo_.local_rank, run_);
-  const std::byte* input = args_.send ? args_.send : args_.recv;
-  if (bytes_ > 0) std::memcpy(mine + kFlagBytes, input, bytes_);
-  release_store(mine, run_);  // data before flag: a reader that sees the run sees its data
+  lines_.write(topo_.local_rank, run_, args_.send ? args_.send : args_.recv, bytes_);
   arrived_ = 1;
 }
 
@@ -63,7 +51,7 @@ bool InlineAllreduceEngine::test() {
   const int n = topo_.local_size();
   while (arrived_ < n) {  // the lines of the next rank on first: no hot spot
     const int peer = (topo_.local_rank + arrived_) % n;
-    if (acquire_load(line(peer, run_)) < run_) return false;
+    if (!lines_.read(peer, run_, bytes_, "count")) return false;
     ++arrived_;
   }
   combine();
@@ -73,9 +61,10 @@ bool InlineAllreduceEngine::test() {
 // x_0 o x_1 o ... in rank order (local ranks are the ranks on one node).
 void InlineAllreduceEngine::combine() {
   std::byte spare[kInlineBytes];
-  std::memcpy(args_.recv, line(0, run_) + kFlagBytes, bytes_);
+  std::memcpy(args_.recv, lines_.read(0, run_, bytes_, "count"), bytes_);
   for (int r = 1; r < topo_.local_size(); ++r)
-    reducer_.combine(args_.recv, args_.recv, line(r, run_) + kFlagBytes, args_.count, spare);
+    reducer_.combine(args_.recv, args_.recv, lines_.read(r, run_, bytes_, "count"), args_.count,
+                     spare);
 }
 
 void InlineAllreduceEngine::count(Stats& stats) const {

@@ -7,7 +7,7 @@
 
 #include "shancoll/coll/allreduce/allreduce.h"
 #include "shancoll/coll/request/request.h"
-#include "shancoll/shm/segment.h"
+#include "shancoll/shm/inline_lines.h"
 #include "shancoll/topology.h"
 
 namespace shancoll {
@@ -25,14 +25,13 @@ class InlineAllreduceEngine final : public Engine {
   void count(Stats& stats) const override;
 
  private:
-  std::byte* line(int local_rank, std::uint64_t run) const;
   void combine();
 
   const Topology& topo_;
   Reducer reducer_;
   AllreduceArgs args_;
   std::size_t bytes_;
-  NodeSegment segment_;
+  InlineLines lines_;
   std::uint64_t run_ = 0;
   int arrived_ = 0;  // lines of this run seen, the own one included
 };

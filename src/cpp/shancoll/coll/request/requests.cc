@@ -5,6 +5,7 @@
 #include <string>
 
 #include "shancoll/coll/door.h"
+#include "shancoll/coll/persistent_inline.h"
 #include "shancoll/coll/request/request_binomial_v.h"
 #include "shancoll/coll/request/request_mpi.h"
 #include "shancoll/coll/request/request_schedule.h"
@@ -54,6 +55,26 @@ const ScheduleName* schedule_of(std::string_view collective) {
   return nullptr;
 }
 
+// The persistent inline engines (coll/persistent_inline.h): what a
+// persistent request runs under `auto` where its engine fits, or by name.
+constexpr ScheduleName kInline[] = {
+    {"bcast", "release_gather",
+     "persistent only, at most 56 bytes on one node: the root's line, read by every rank"},
+    {"reduce", "release_gather",
+     "persistent only, at most 56 bytes on one node, predefined ops: every rank's line, "
+     "combined by the root in rank order"},
+    {"allgather", "shan",
+     "persistent only, at most 56 bytes per rank on one node: every rank's line, read by all"},
+    {"allgatherv", "shan",
+     "persistent only, at most 56 bytes per rank on one node: every rank's line, read by all"},
+};
+
+const ScheduleName* inline_of(std::string_view collective) {
+  for (const ScheduleName& s : kInline)
+    if (collective == s.collective) return &s;
+  return nullptr;
+}
+
 // Every collective with a request form here (iallreduce: allreduce.h).
 bool has_request_form(std::string_view collective) { return is_request_collective(collective); }
 
@@ -71,6 +92,8 @@ const char* named(std::string_view name, const char* collective, const std::stri
   if (name == "auto" || name == "mpi") return "mpi";
   const ScheduleName* schedule = schedule_of(collective);
   if (schedule && name == schedule->algorithm) return schedule->algorithm;
+  const ScheduleName* inlined = inline_of(collective);
+  if (inlined && name == inlined->algorithm) return inlined->algorithm;
   throw ArgumentError(source + ": '" + std::string(name) + "' has no request form for " +
                       collective + " (valid: " + request_algorithms(collective) + ")");
 }
@@ -83,6 +106,7 @@ struct Setup {
   const char* algorithm;  // a static name
   const char* collective;
   bool persistent;
+  bool automatic;  // `auto` asked for (by the call or the environment)
 
   std::unique_ptr<Request> make(std::unique_ptr<Engine> engine) const {
     return std::make_unique<Request>(comm, collective, algorithm, std::move(engine),
@@ -91,6 +115,43 @@ struct Setup {
   bool scheduled() const { return std::strcmp(algorithm, "mpi") != 0; }
   const Topology& topo() const { return comm.nodes(options.ranks_per_node).topo; }
 };
+
+// Whether `given` (else SHANCOLL_I<COLL>_ALGORITHM) asks for `auto`.
+bool asks_auto(std::string_view given, const char* collective) {
+  if (!given.empty()) return given == "auto";
+  const auto& set = environment().requests;
+  auto it = set.find(collective);
+  if (it == set.end()) it = set.find(v_form(collective));
+  return it == set.end() || it->second == "auto";
+}
+
+// The persistent inline engine where `s` asks for it (persistent `auto`, or
+// its name) and `make(topo, timeout)` finds that it fits; null otherwise.
+// Its name on a nonblocking request, or where it does not fit, is an
+// ArgumentError.
+template <class Make>
+std::unique_ptr<Request> inline_request(const Setup& s, Make&& make) {
+  const ScheduleName* inlined = inline_of(s.collective);
+  const bool named = std::strcmp(s.algorithm, inlined->algorithm) == 0;
+  if (!named && !(s.automatic && s.persistent)) return nullptr;
+  std::unique_ptr<Request> request;
+  if (s.persistent) {
+    NodeContext& nodes = s.comm.nodes(s.options.ranks_per_node);
+    request = s.comm.run({s.collective, inlined->algorithm}, [&]() -> std::unique_ptr<Request> {
+      std::unique_ptr<Engine> engine = make(nodes.topo, nodes.call_timeout);
+      if (!engine) return nullptr;
+      return std::make_unique<Request>(s.comm, s.collective, inlined->algorithm, std::move(engine),
+                                       s.options.wait_timeout(), true);
+    });
+  }
+  if (!request && named)
+    throw ArgumentError(std::string("algorithm: '") + inlined->algorithm +
+                        "' as a request is the " + "persistent " + s.collective +
+                        " of at most 56 bytes" +
+                        (std::strcmp(s.collective, "reduce") == 0 ? ", a predefined op," : "") +
+                        " on one node of several ranks");
+  return request;
+}
 
 // What checked mode compares of a rooted call (count: bytes every rank
 // agrees on, -1: none) and of a reduction.
@@ -138,7 +199,8 @@ Setup setup(MPI_Comm user, std::string_view algorithm, const CallOptions* given,
     });
     compare_request(comm, co.check, shape, refusal, o.timeout);
   }
-  return {o, comm, request_algorithm(algorithm, collective), collective, persistent};
+  return {o,          comm,       request_algorithm(algorithm, collective),
+          collective, persistent, asks_auto(algorithm, collective)};
 }
 
 // Runs make() as the request's collective (Comm::run: a failure breaks the
@@ -233,8 +295,9 @@ void refuse_before_door(MPI_Comm user, const char* door, const std::string& why,
 
 std::string request_algorithms(const char* collective) {
   const ScheduleName* schedule = schedule_of(collective);
-  return schedule ? std::string("auto, ") + schedule->algorithm + ", mpi"
-                  : std::string("auto, mpi");
+  const ScheduleName* inlined = inline_of(collective);
+  return std::string("auto, ") + (schedule ? std::string(schedule->algorithm) + ", " : "") + "mpi" +
+         (inlined ? std::string(", ") + inlined->algorithm : "");
 }
 
 std::optional<std::vector<AlgorithmInfo>> request_listing(std::string_view collective) {
@@ -242,6 +305,7 @@ std::optional<std::vector<AlgorithmInfo>> request_listing(std::string_view colle
   std::vector<AlgorithmInfo> out;
   if (const ScheduleName* s = schedule_of(collective)) out.push_back({s->algorithm, s->summary});
   out.push_back({"mpi", "the MPI library's own nonblocking MPI_I" + std::string(collective)});
+  if (const ScheduleName* s = inline_of(collective)) out.push_back({s->algorithm, s->summary});
   return out;
 }
 
@@ -261,6 +325,10 @@ std::unique_ptr<Request> request_of(const BcastCall& call, bool persistent) {
       setup(call.comm, call.algorithm, call.options, Collective::bcast, "bcast", persistent,
             rooted_shape(call.root, call.bytes), [&](const Comm& c) { check_root(c, call.root); });
   check_root(s.comm, call.root);
+  if (auto r = inline_request(s, [&](const Topology& t, const double& timeout) {
+        return inline_bcast(t, call, timeout);
+      }))
+    return r;
   return made(s, [&] {
     if (!s.scheduled()) return s.make(mpi_bcast(s.comm.mpi(), call));
     return s.make(std::make_unique<ScheduleEngine>(
@@ -275,6 +343,10 @@ std::unique_ptr<Request> request_of(const ReduceCall& call, bool persistent) {
                         persistent, reduction_shape(call.op, call.type, call.count, call.root),
                         [&](const Comm& c) { refuse_reduce(c, call); });
   refuse_reduce(s.comm, call);
+  if (auto r = inline_request(s, [&](const Topology& t, const double& timeout) {
+        return inline_reduce(t, call, timeout);
+      }))
+    return r;
   return made(s, [&] {
     if (!s.scheduled()) return s.make(mpi_reduce(s.comm.mpi(), call));
     Reducer reducer = reducer_of(call.op, call.type, call.datatype);
@@ -350,6 +422,10 @@ std::unique_ptr<Request> request_of(const AllgathervCall& call, bool persistent)
                         call.allgather ? "allgather" : "allgatherv", persistent,
                         allgatherv_shape(call), [&](const Comm&) { refuse_allgatherv(call); });
   refuse_allgatherv(call);
+  if (auto r = inline_request(s, [&](const Topology& t, const double& timeout) {
+        return inline_allgatherv(t, call, timeout);
+      }))
+    return r;
   return made(s, [&] {
     if (!s.scheduled()) return s.make(mpi_allgatherv(s.comm.mpi(), call, s.comm.rank()));
     const AllgathervArgs& a = call.args;

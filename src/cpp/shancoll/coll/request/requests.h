@@ -16,7 +16,12 @@
 //              (the v-forms: request_binomial_v.h), reduce `binomial`,
 //              reduce_scatter(_block) `pairwise`, (ex)scan
 //              `recursive_doubling`;
-//   auto       `mpi`: the library's own request progresses inside its own
+//   inline     a persistent bcast, reduce (`release_gather`) or allgather(v)
+//              (`shan`) of at most 56 bytes per rank on one node of several
+//              ranks: lines of the request's own node segment
+//              (coll/persistent_inline.h); persistent requests only;
+//   auto       a persistent request: the inline engine where it fits; else
+//              `mpi`: the library's own request progresses inside its own
 //              tests and waits as well as inside shancoll's, and shancoll's
 //              schedules move the same point-to-point messages as the
 //              library's; allreduce keeps its built-in rule (select_iallreduce).

@@ -1,0 +1,122 @@
+/* persistent_calls: time per call of the 8-byte collectives, blocking and
+ * persistent (MPI_<Coll>_init once, then MPI_Start + MPI_Wait per call), as
+ * a plain MPI program: run it under LD_PRELOAD=libshancoll_pmpi.so and the
+ * MPI_ series are shancoll's (the persistent ones routed to the inline
+ * engines where they fit), the PMPI_ series the MPI library's own, in the
+ * same job (docs/performance.md, "Persistent collectives, 8 bytes").
+ *
+ * Per collective, REPEATS rounds; in each round every series runs N calls
+ * back to back after a barrier (the series interleaved, so that the VM's
+ * slow and fast phases fall on all of them alike), timed on every rank; a
+ * round's value is the slowest rank's time per call. Printed per series:
+ * the median and the range over the rounds, in microseconds.
+ *
+ * Usage: persistent_calls [N] [REPEATS] [collectives]
+ *   defaults: 20000 calls, 7 repeats, bcast,reduce,allgather,allreduce.
+ *   bcast and reduce have root 0; one double (MPI_SUM); allgather one
+ *   double per rank.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { kMaxRanks = 64, kMaxRepeats = 64, kSeries = 4 };
+static double x[1] = {1}, y[kMaxRanks];
+static MPI_Request g_own, g_library; /* MPI_<Coll>_init's, PMPI_<Coll>_init's */
+
+typedef int (*Call)(int direct);
+
+static int bcast(int d) {
+  return (d ? PMPI_Bcast : MPI_Bcast)(x, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+}
+static int reduce(int d) {
+  return (d ? PMPI_Reduce : MPI_Reduce)(x, y, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+}
+static int allgather(int d) {
+  return (d ? PMPI_Allgather : MPI_Allgather)(x, 1, MPI_DOUBLE, y, 1, MPI_DOUBLE, MPI_COMM_WORLD);
+}
+static int allreduce(int d) {
+  return (d ? PMPI_Allreduce : MPI_Allreduce)(x, y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+}
+static void init_bcast(int d, MPI_Request* r) {
+  (d ? PMPI_Bcast_init : MPI_Bcast_init)(x, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD, MPI_INFO_NULL, r);
+}
+static void init_reduce(int d, MPI_Request* r) {
+  (d ? PMPI_Reduce_init : MPI_Reduce_init)(x, y, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD,
+                                           MPI_INFO_NULL, r);
+}
+static void init_allgather(int d, MPI_Request* r) {
+  (d ? PMPI_Allgather_init : MPI_Allgather_init)(x, 1, MPI_DOUBLE, y, 1, MPI_DOUBLE, MPI_COMM_WORLD,
+                                                 MPI_INFO_NULL, r);
+}
+static void init_allreduce(int d, MPI_Request* r) {
+  (d ? PMPI_Allreduce_init : MPI_Allreduce_init)(x, y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD,
+                                                 MPI_INFO_NULL, r);
+}
+
+static const struct {
+  const char* name;
+  Call call;
+  void (*init)(int direct, MPI_Request* r);
+} kColls[] = {
+    {"bcast", bcast, init_bcast},
+    {"reduce", reduce, init_reduce},
+    {"allgather", allgather, init_allgather},
+    {"allreduce", allreduce, init_allreduce},
+};
+
+static const char* kNames[kSeries] = {"MPI_<Coll> (blocking)", "MPI_<Coll>_init start+wait",
+                                      "PMPI_<Coll> (blocking)", "PMPI_<Coll>_init start+wait"};
+
+/* One series: n calls; the slowest rank's seconds per call. */
+static double series(int which, Call call, int n) {
+  PMPI_Barrier(MPI_COMM_WORLD);
+  const double t0 = PMPI_Wtime();
+  for (int i = 0; i < n; ++i) {
+    if (which == 0) call(0);
+    if (which == 1) MPI_Start(&g_own), MPI_Wait(&g_own, MPI_STATUS_IGNORE);
+    if (which == 2) call(1);
+    if (which == 3) PMPI_Start(&g_library), PMPI_Wait(&g_library, MPI_STATUS_IGNORE);
+  }
+  double t = (PMPI_Wtime() - t0) / n, slowest = 0;
+  PMPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return slowest;
+}
+
+static int by_value(const void* a, const void* b) {
+  const double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+
+int main(int argc, char** argv) {
+  const int n = argc > 1 ? atoi(argv[1]) : 20000;
+  int repeats = argc > 2 ? atoi(argv[2]) : 7;
+  const char* which = argc > 3 ? argv[3] : "bcast,reduce,allgather,allreduce";
+  if (repeats > kMaxRepeats) repeats = kMaxRepeats;
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size > kMaxRanks) MPI_Abort(MPI_COMM_WORLD, 2);
+  if (rank == 0)
+    printf("# %d ranks, %d calls per series, %d rounds: median [min, max] us\n", size, n, repeats);
+  for (size_t c = 0; c < sizeof kColls / sizeof kColls[0]; ++c) {
+    if (!strstr(which, kColls[c].name)) continue;
+    kColls[c].init(0, &g_own);
+    kColls[c].init(1, &g_library);
+    double us[kSeries][kMaxRepeats];
+    for (int s = 0; s < kSeries; ++s) series(s, kColls[c].call, n / 10); /* warm-up */
+    for (int r = 0; r < repeats; ++r)
+      for (int s = 0; s < kSeries; ++s) us[s][r] = 1e6 * series(s, kColls[c].call, n);
+    for (int s = 0; s < kSeries && rank == 0; ++s) {
+      qsort(us[s], (size_t)repeats, sizeof(double), by_value);
+      printf("%-10s %-28s %7.3f [%.3f, %.3f]\n", kColls[c].name, kNames[s], us[s][repeats / 2],
+             us[s][0], us[s][repeats - 1]);
+    }
+    MPI_Request_free(&g_own);
+    PMPI_Request_free(&g_library);
+  }
+  MPI_Finalize();
+  return 0;
+}
