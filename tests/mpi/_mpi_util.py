@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 from mpi4py import MPI
 
+import shancoll
+
 REDUCED = os.environ.get("SHANCOLL_TEST_MODE", "full") == "reduced"
 
 # Every NumPy numeric dtype (bool and long double included).
@@ -161,3 +163,48 @@ def physical_node(comm: MPI.Comm) -> MPI.Comm:
     """The ranks of ``comm`` on this rank's physical node (all of them on one
     machine; one node's in the real-node runs), for tests of one-node paths."""
     return comm.Split_type(MPI.COMM_TYPE_SHARED, comm.rank)
+
+
+def read_only(n):
+    a = np.zeros(n)
+    a.flags.writeable = False
+    return a
+
+
+def one_rank_bad_calls(comm, persistent=False):
+    """Every collective (barrier aside: it has no argument to refuse) with a
+    bad argument on the last rank alone: MPI.IN_PLACE off the root (root 0)
+    for the rooted ones, a read-only receive buffer for the others; as
+    `i<coll>` or `<coll>_init`."""
+    p, n = comm.size, 2
+    bad = comm.rank == p - 1
+    ones, zeros = np.ones, np.zeros
+    recv = (lambda k: read_only(k)) if bad else zeros
+    send = MPI.IN_PLACE if bad else ones(n)
+    root0 = comm.rank == 0
+
+    def form(name):
+        return getattr(shancoll, f"{name}_init" if persistent else f"i{name}")
+
+    return {
+        "bcast": lambda: form("bcast")(comm, read_only(n) if bad else zeros(n), 0),
+        "reduce": lambda: form("reduce")(comm, send, zeros(n), MPI.SUM, 0),
+        "allreduce": lambda: form("allreduce")(comm, ones(n), recv(n)),
+        "gather": lambda: form("gather")(comm, send, zeros(n * p) if root0 else None, 0),
+        "gatherv": lambda: form("gatherv")(
+            comm, send, [zeros(n * p), [n] * p] if root0 else None, 0),
+        "scatter": lambda: form("scatter")(comm, ones(n * p) if root0 else None,
+                                           MPI.IN_PLACE if bad else zeros(n), 0),
+        "scatterv": lambda: form("scatterv")(
+            comm, [ones(n * p), [n] * p] if root0 else None, MPI.IN_PLACE if bad else zeros(n),
+            0),
+        "allgather": lambda: form("allgather")(comm, ones(n), recv(n * p)),
+        "allgatherv": lambda: form("allgatherv")(comm, ones(n), [recv(n * p), [n] * p]),
+        "alltoall": lambda: form("alltoall")(comm, ones(n * p), recv(n * p)),
+        "alltoallv": lambda: form("alltoallv")(comm, [ones(n * p), [n] * p],
+                                               [recv(n * p), [n] * p]),
+        "reduce_scatter_block": lambda: form("reduce_scatter_block")(comm, ones(n * p), recv(n)),
+        "reduce_scatter": lambda: form("reduce_scatter")(comm, ones(n * p), recv(n), [n] * p),
+        "scan": lambda: form("scan")(comm, ones(n), recv(n)),
+        "exscan": lambda: form("exscan")(comm, ones(n), recv(n)),
+    }  # fmt: skip

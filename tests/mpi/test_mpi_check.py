@@ -9,7 +9,7 @@ import os
 
 import numpy as np
 import pytest
-from _mpi_util import assert_all, raises_all, run_all
+from _mpi_util import assert_all, one_rank_bad_calls, raises_all, run_all
 from mpi4py import MPI
 
 import shancoll
@@ -159,46 +159,10 @@ def test_request_counts_disagree(comm):
                match="disagree on the count")  # fmt: skip
 
 
-def _read_only(n):
-    a = np.zeros(n)
-    a.flags.writeable = False
-    return a
-
-
 def _one_bad_rank_calls(comm):
     """Every nonblocking door (ibarrier aside: it has no buffer) with a bad
-    argument on the last rank alone: MPI.IN_PLACE off the root (root 0) for
-    the rooted doors, a read-only receive buffer for the others."""
-    p, n = comm.size, 2
-    bad = comm.rank == p - 1
-    ones, zeros = np.ones, np.zeros
-    recv = (lambda k: _read_only(k)) if bad else zeros
-    send = MPI.IN_PLACE if bad else ones(n)
-    root0 = comm.rank == 0
-    return {
-        "ibcast": lambda: shancoll.ibcast(comm, _read_only(n) if bad else zeros(n), 0),
-        "ireduce": lambda: shancoll.ireduce(comm, send, zeros(n), MPI.SUM, 0),
-        "iallreduce": lambda: shancoll.iallreduce(comm, ones(n), recv(n)),
-        "igather": lambda: shancoll.igather(comm, send, zeros(n * p) if root0 else None, 0),
-        "igatherv": lambda: shancoll.igatherv(
-            comm, send, [zeros(n * p), [n] * p] if root0 else None, 0),
-        "iscatter": lambda: shancoll.iscatter(comm, ones(n * p) if root0 else None,
-                                              MPI.IN_PLACE if bad else zeros(n), 0),
-        "iscatterv": lambda: shancoll.iscatterv(
-            comm, [ones(n * p), [n] * p] if root0 else None, MPI.IN_PLACE if bad else zeros(n),
-            0),
-        "iallgather": lambda: shancoll.iallgather(comm, ones(n), recv(n * p)),
-        "iallgatherv": lambda: shancoll.iallgatherv(comm, ones(n), [recv(n * p), [n] * p]),
-        "ialltoall": lambda: shancoll.ialltoall(comm, ones(n * p), recv(n * p)),
-        "ialltoallv": lambda: shancoll.ialltoallv(comm, [ones(n * p), [n] * p],
-                                                  [recv(n * p), [n] * p]),
-        "ireduce_scatter_block": lambda: shancoll.ireduce_scatter_block(comm, ones(n * p),
-                                                                        recv(n)),
-        "ireduce_scatter": lambda: shancoll.ireduce_scatter(comm, ones(n * p), recv(n),
-                                                            [n] * p),
-        "iscan": lambda: shancoll.iscan(comm, ones(n), recv(n)),
-        "iexscan": lambda: shancoll.iexscan(comm, ones(n), recv(n)),
-    }  # fmt: skip
+    argument on the last rank alone (`one_rank_bad_calls`)."""
+    return {f"i{name}": call for name, call in one_rank_bad_calls(comm).items()}
 
 
 @pytest.mark.usefixtures("checked_environment")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _mpi_util import assert_all, raises_all
+from _mpi_util import assert_all, one_rank_bad_calls, raises_all
 from mpi4py import MPI
 
 import shancoll
@@ -26,51 +26,6 @@ SHORT = 3.0  # the bad call's wait: it must fail at once, not time out
 def two_ranks_at_least(comm):
     if comm.size < 2:
         pytest.skip("a refusal by one rank alone needs two ranks")
-
-
-def _read_only(n):
-    a = np.zeros(n)
-    a.flags.writeable = False
-    return a
-
-
-def bad_calls(comm, persistent):
-    """Every collective (barrier aside: it has no argument to refuse) with a
-    bad argument on the last rank alone: MPI.IN_PLACE off the root (root 0)
-    for the rooted ones, a read-only receive buffer for the others; as
-    `i<coll>` or `<coll>_init`."""
-    p, n = comm.size, 2
-    bad = comm.rank == p - 1
-    ones, zeros = np.ones, np.zeros
-    recv = (lambda k: _read_only(k)) if bad else zeros
-    send = MPI.IN_PLACE if bad else ones(n)
-    root0 = comm.rank == 0
-
-    def form(name):
-        return getattr(shancoll, f"{name}_init" if persistent else f"i{name}")
-
-    return {
-        "bcast": lambda: form("bcast")(comm, _read_only(n) if bad else zeros(n), 0),
-        "reduce": lambda: form("reduce")(comm, send, zeros(n), MPI.SUM, 0),
-        "allreduce": lambda: form("allreduce")(comm, ones(n), recv(n)),
-        "gather": lambda: form("gather")(comm, send, zeros(n * p) if root0 else None, 0),
-        "gatherv": lambda: form("gatherv")(
-            comm, send, [zeros(n * p), [n] * p] if root0 else None, 0),
-        "scatter": lambda: form("scatter")(comm, ones(n * p) if root0 else None,
-                                           MPI.IN_PLACE if bad else zeros(n), 0),
-        "scatterv": lambda: form("scatterv")(
-            comm, [ones(n * p), [n] * p] if root0 else None, MPI.IN_PLACE if bad else zeros(n),
-            0),
-        "allgather": lambda: form("allgather")(comm, ones(n), recv(n * p)),
-        "allgatherv": lambda: form("allgatherv")(comm, ones(n), [recv(n * p), [n] * p]),
-        "alltoall": lambda: form("alltoall")(comm, ones(n * p), recv(n * p)),
-        "alltoallv": lambda: form("alltoallv")(comm, [ones(n * p), [n] * p],
-                                               [recv(n * p), [n] * p]),
-        "reduce_scatter_block": lambda: form("reduce_scatter_block")(comm, ones(n * p), recv(n)),
-        "reduce_scatter": lambda: form("reduce_scatter")(comm, ones(n * p), recv(n), [n] * p),
-        "scan": lambda: form("scan")(comm, ones(n), recv(n)),
-        "exscan": lambda: form("exscan")(comm, ones(n), recv(n)),
-    }  # fmt: skip
 
 
 def run_to_completion(call, persistent):
@@ -90,7 +45,7 @@ def reduce_then_compare(comm):
     assert_all(comm, comm.rank != 0 or np.array_equal(got, want), "ireduce after the refusal")
 
 
-@pytest.mark.parametrize("name", list(bad_calls(MPI.COMM_SELF, False)))
+@pytest.mark.parametrize("name", list(one_rank_bad_calls(MPI.COMM_SELF, False)))
 def test_first_request_of_a_new_communicator_refused_by_one_rank(comm, name):
     """The first call on a new communicator, a request (shancoll sets the
     communicator up in it): the last rank's bad argument is every rank's ValueError naming it
@@ -98,21 +53,21 @@ def test_first_request_of_a_new_communicator_refused_by_one_rank(comm, name):
     dup = comm.Dup()
     try:
         bad = comm.size - 1
-        raises_all(comm, ValueError, run_to_completion, bad_calls(dup, False)[name], False,
+        raises_all(comm, ValueError, run_to_completion, one_rank_bad_calls(dup, False)[name], False,
                    match=f"rank {bad} refused")  # fmt: skip
         reduce_then_compare(dup)
     finally:
         dup.Free()
 
 
-@pytest.mark.parametrize("name", list(bad_calls(MPI.COMM_SELF, True)))
+@pytest.mark.parametrize("name", list(one_rank_bad_calls(MPI.COMM_SELF, True)))
 def test_persistent_init_refused_by_one_rank(comm, name):
     """Every `<coll>_init`, on a communicator that ran requests before: the
     last rank's bad argument is every rank's ValueError naming it, and the
     communicator then works."""
     shancoll.ibarrier(comm).wait(timeout=30)  # not the communicator's first request
     bad = comm.size - 1
-    raises_all(comm, ValueError, run_to_completion, bad_calls(comm, True)[name], True,
+    raises_all(comm, ValueError, run_to_completion, one_rank_bad_calls(comm, True)[name], True,
                match=f"rank {bad} refused")  # fmt: skip
     reduce_then_compare(comm)
 
