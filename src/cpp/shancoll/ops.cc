@@ -89,7 +89,7 @@ std::string op_name(MPI_Op op) {
 Reducer::Reducer(MPI_Op op, DType type) : Reducer(op, type, dtype_mpi(type)) {}
 
 Reducer::Reducer(MPI_Op op, DType type, MPI_Datatype mpi_type)
-    : op_(op), type_(type), mpi_type_(mpi_type) {
+    : op_(op), type_(type), mpi_type_(mpi_type == MPI_DATATYPE_NULL ? dtype_mpi(type) : mpi_type) {
   if (op == MPI_OP_NULL) throw ArgumentError("op: MPI.OP_NULL is not a reduction");
   if (op == MPI_MINLOC || op == MPI_MAXLOC || op == MPI_REPLACE || op == MPI_NO_OP)
     throw ArgumentError("op: " + op_name(op) + " is not supported by allreduce");

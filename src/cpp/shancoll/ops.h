@@ -54,7 +54,9 @@ class Reducer {
   // Throws ArgumentError naming `op` when the op is not defined on the type.
   Reducer(MPI_Op op, DType type);
   // The same, with the MPI datatype handle that MPI_Reduce_local passes to a
-  // user op: a C program's user op may look at it (MPI_INT, not MPI_INT32_T).
+  // user op: a C program's user op may look at it (MPI_INT, not MPI_INT32_T);
+  // MPI_DATATYPE_NULL (a call from Python, which has no handle of its own):
+  // the type's own handle, as the constructor above.
   Reducer(MPI_Op op, DType type, MPI_Datatype mpi_type);
 
   bool commutative() const { return commutative_; }

@@ -51,11 +51,6 @@ AllreduceArgs args_of(const AllreduceCall& call, const Reducer& reducer, const C
   return args;
 }
 
-Reducer reducer_of(const AllreduceCall& call) {
-  return call.datatype == MPI_DATATYPE_NULL ? Reducer(call.op, call.type)
-                                            : Reducer(call.op, call.type, call.datatype);
-}
-
 // What checked mode compares (coll/check.h).
 CallShape shape_of(const AllreduceCall& call, std::string_view collective, std::string_view name) {
   CallShape s;
@@ -130,7 +125,7 @@ Comm& allreduce(const AllreduceCall& call) {
   check_buffers(call);
   check_release_gather_keys(co, name);
   check_inter_algorithm(co);
-  const Reducer reducer = reducer_of(call);
+  const Reducer reducer(call.op, call.type, call.datatype);
   const AllreduceArgs args = args_of(call, reducer, co);
   Options o = co.resolved();
   Comm& comm = Comm::of(call.comm, o.timeout);
@@ -156,7 +151,7 @@ std::unique_ptr<Request> iallreduce(const AllreduceCall& call, bool persistent) 
     compare_request(comm, co.check, shape_of(call, "iallreduce", name),
                     refusal_of(comm, [&](const Comm&) { check_buffers(call); }), o.timeout);
   check_buffers(call);
-  const Reducer reducer = reducer_of(call);  // copied by the request
+  const Reducer reducer(call.op, call.type, call.datatype);  // copied by the request
   const AllreduceArgs args = args_of(call, reducer, co);
   if (persistent && (name == "auto" || name == "shan")) {
     if (auto inline_request = persistent_inline(comm, args, o)) return inline_request;

@@ -72,9 +72,7 @@ Comm& reduce(const ReduceCall& call) {
   verify_agreement(call.comm, co, shape);
   check_release_gather_keys(co, name);
   Options o = co.resolved();
-  const Reducer reducer = call.datatype == MPI_DATATYPE_NULL
-                              ? Reducer(call.op, call.type)
-                              : Reducer(call.op, call.type, call.datatype);
+  const Reducer reducer(call.op, call.type, call.datatype);
   Comm& comm = Comm::of(call.comm, o.timeout);
   check_buffers(call, comm);
   const ReduceArgs args = args_of(call, comm, reducer);

@@ -44,11 +44,6 @@ namespace {
 
 constexpr int kSlots = 8;  // per rank: a non-root up to 7 runs ahead of the root
 
-Reducer reducer_of(const ReduceCall& call) {
-  return call.datatype == MPI_DATATYPE_NULL ? Reducer(call.op, call.type)
-                                            : Reducer(call.op, call.type, call.datatype);
-}
-
 std::vector<int> root_of(const Topology& topo, int root) {
   if (topo.local_rank == root) return {};  // the root waits for lines, not counters
   return {root};
@@ -119,7 +114,7 @@ class InlineReduceEngine final : public Engine {
 
 std::unique_ptr<Engine> inline_reduce(const Topology& topo, const ReduceCall& call,
                                       const double& timeout) {
-  Reducer reducer = reducer_of(call);
+  Reducer reducer(call.op, call.type, call.datatype);
   const std::int64_t bytes = call.count * static_cast<std::int64_t>(reducer.elem_size());
   if (!reducer.typed() || !inline_lines_fit(topo, bytes)) return nullptr;
   return std::make_unique<InlineReduceEngine>(topo, call, std::move(reducer), timeout);

@@ -91,9 +91,7 @@ Comm& run_reduce_scatter(const ReduceScatterCall& call, bool block) {
   check_buffers(call, b, rank);
   // An unknown name is refused here, before Comm::of's set-up.
   const ReduceScatterAlgorithm* named = name == "auto" ? nullptr : &registry.at(name);
-  const Reducer reducer = call.datatype == MPI_DATATYPE_NULL
-                              ? Reducer(call.op, call.type)
-                              : Reducer(call.op, call.type, call.datatype);
+  const Reducer reducer(call.op, call.type, call.datatype);
   if (named) check_op(*named, reducer);
   ReduceScatterArgs args;
   args.send = static_cast<const std::byte*>(call.send);

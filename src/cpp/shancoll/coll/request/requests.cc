@@ -252,10 +252,6 @@ void refuse_allgatherv(const AllgathervCall& call) {
   if (!call.args.recv) throw ArgumentError("recvbuf: a request needs a receive buffer");
 }
 
-Reducer reducer_of(MPI_Op op, DType type, MPI_Datatype datatype) {
-  return datatype == MPI_DATATYPE_NULL ? Reducer(op, type) : Reducer(op, type, datatype);
-}
-
 }  // namespace
 
 // igather, iscatter, iallgather, ialltoall fall back to their v-form's
@@ -349,7 +345,7 @@ std::unique_ptr<Request> request_of(const ReduceCall& call, bool persistent) {
     return r;
   return made(s, [&] {
     if (!s.scheduled()) return s.make(mpi_reduce(s.comm.mpi(), call));
-    Reducer reducer = reducer_of(call.op, call.type, call.datatype);
+    Reducer reducer = Reducer(call.op, call.type, call.datatype);
     const std::int64_t bytes = call.count * static_cast<std::int64_t>(reducer.elem_size());
     const bool in_place = call.send == nullptr;
     return s.make(std::make_unique<ScheduleEngine>(
@@ -473,7 +469,7 @@ std::unique_ptr<Request> request_of(const ReduceScatterCall& call, bool block, b
   return made(s, [&] {
     const int p = s.comm.size();
     if (!s.scheduled()) return s.make(mpi_reduce_scatter(s.comm.mpi(), call, p, block));
-    Reducer reducer = reducer_of(call.op, call.type, call.datatype);
+    Reducer reducer = Reducer(call.op, call.type, call.datatype);
     const auto esize = static_cast<std::int64_t>(reducer.elem_size());
     std::vector<std::int64_t> counts(static_cast<std::size_t>(p)), displs(counts.size());
     std::int64_t total = 0;
@@ -498,7 +494,7 @@ std::unique_ptr<Request> request_of(const ScanCall& call, bool exclusive, bool p
       exclusive ? "exscan" : "scan", persistent, reduction_shape(call.op, call.type, call.count));
   return made(s, [&] {
     if (!s.scheduled()) return s.make(mpi_scan(s.comm.mpi(), call, exclusive));
-    Reducer reducer = reducer_of(call.op, call.type, call.datatype);
+    Reducer reducer = Reducer(call.op, call.type, call.datatype);
     const std::int64_t bytes = call.count * static_cast<std::int64_t>(reducer.elem_size());
     return s.make(std::make_unique<ScheduleEngine>(
         s.comm, s.topo(),

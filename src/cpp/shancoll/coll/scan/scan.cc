@@ -48,9 +48,7 @@ Comm& run_scan(const ScanCall& call, bool exclusive) {
   check_buffers(call);
   // An unknown name is refused here, before Comm::of's set-up.
   const ScanAlgorithm* named = name == "auto" ? nullptr : &registry.at(name);
-  const Reducer reducer = call.datatype == MPI_DATATYPE_NULL
-                              ? Reducer(call.op, call.type)
-                              : Reducer(call.op, call.type, call.datatype);
+  const Reducer reducer(call.op, call.type, call.datatype);
   ScanArgs args;
   args.send = static_cast<const std::byte*>(call.send);
   args.recv = static_cast<std::byte*>(call.recv);
