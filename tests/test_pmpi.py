@@ -702,6 +702,8 @@ def test_verbose_start_up_line():
     rules_dir = _installed("lib/libshancoll_pmpi.so").parent.parent / "rules"
     assert str(rules_dir.resolve()) in line["rules"] or str(rules_dir) in line["rules"], line
     assert "machine: cpu=" in line["rules"], line
+    # what tells CPUs of one model name apart
+    assert ", caches=" in line["rules"] and ", cpuid=" in line["rules"], line
     assert "inter-communicators" in line["falls back to the MPI library"], line
     assert "derived datatypes" in line["falls back to the MPI library"], line
     off = _startup_lines(_run(2, SHANCOLL_PMPI="0"))

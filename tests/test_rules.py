@@ -307,12 +307,108 @@ def test_the_table_of_this_machine_else_the_conservative_one(tmp_path, monkeypat
 
 
 def test_a_shipped_table_for_this_machine_or_the_conservative_one(monkeypatch):
+    """The process's own search agrees with the search on its fingerprint, and
+    a machine without a table gets the conservative one, told how to measure its own."""
+    from shancoll._rules import PACKAGE_RULES
+
     monkeypatch.delenv("SHANCOLL_RULES", raising=False)
     info = shancoll.rules_info()
     assert info["path"].endswith(".tsv"), info
-    cpu = machine()["cpu"]
-    measured = "Intel(R) Xeon(R)" in cpu or "AMD EPYC" in cpu
-    assert ("measured on this machine" in info["how"]) == measured, info
+    fingerprint = {key: info[key] for key in ("cpu", "cpuid", "caches", "mpi")}
+    path, _how = _core.table_for(str(PACKAGE_RULES), fingerprint)
+    assert Path(info["path"]).name == Path(path).name, info
+    if Path(path).name == "conservative.tsv":
+        assert "no table measured on this machine" in info["how"], info
+        assert "python -m shancoll.bench.tune" in info["how"], info
+    else:
+        assert "measured on this machine" in info["how"], info
+
+
+# Fingerprints of the machines measured (docs/performance.md): the KVM guests'
+# model names do not tell the two AMD EPYC VMs apart, their caches do.
+ZEN5 = {"cpu": "AMD EPYC", "cpuid": "family 26 model 2", "caches": "L1d 48K L2 1M L3 32M"}
+ZEN3 = {"cpu": "AMD EPYC", "cpuid": "family 25 model 1", "caches": "L1d 32K L2 512K L3 32M"}
+XEON = {"cpu": "Intel(R) Xeon(R) Processor", "cpuid": "family 6 model 207",
+        "caches": "L1d 48K L2 4M L3 105M"}  # fmt: skip
+MPICH = "MPICH Version: 5.0.2"
+LIBRARIES = {
+    "mpich-5.0.2": MPICH,
+    "openmpi-5.0.11": "Open MPI v5.0.11, package: Open MPI Distribution, ident: 5.0.11",
+    "impi-2021.18": "Intel(R) MPI Library 2021.18 for Linux* OS",
+}
+
+
+def shipped_table_for(machine: dict[str, str]) -> str:
+    from shancoll._rules import PACKAGE_RULES
+
+    return Path(_core.table_for(str(PACKAGE_RULES), machine)[0]).name
+
+
+def test_the_table_chosen_for_a_fingerprint():
+    for library, mpi in LIBRARIES.items():
+        assert shipped_table_for({**ZEN5, "mpi": mpi}) == f"amd-epyc-{library}.tsv"
+    assert shipped_table_for({**XEON, "mpi": MPICH}) == "intel-xeon-mpich-5.0.2.tsv"
+
+
+def test_a_zen5_table_is_not_chosen_on_a_zen3_fingerprint():
+    """Both VMs call their CPU "AMD EPYC"; the Zen 5 tables (48K L1d, 1M L2) were
+    measured on one only."""
+    for mpi in LIBRARIES.values():
+        assert shipped_table_for({**ZEN3, "mpi": mpi}) != shipped_table_for({**ZEN5, "mpi": mpi})
+        assert "48K" not in (Path(shancoll._rules.PACKAGE_RULES) / shipped_table_for(
+            {**ZEN3, "mpi": mpi})).read_text()  # fmt: skip
+
+
+def test_the_conservative_table_for_an_unknown_fingerprint():
+    unknown = [
+        {"cpu": "Ampere Altra", "cpuid": "unknown", "caches": "L1d 64K L2 1M", "mpi": MPICH},
+        {**ZEN5, "mpi": "MPICH Version: 4.1"},  # a library not measured
+        {**ZEN5, "caches": "unknown", "mpi": MPICH},  # no sysfs: the caches cannot be told
+        {**ZEN5, "caches": "L1d 48K L2 1M L3 96M", "mpi": MPICH},  # an L3 of its own
+    ]
+    for machine in unknown:
+        path, how = _core.table_for(str(shancoll._rules.PACKAGE_RULES), machine)
+        assert Path(path).name == "conservative.tsv", machine
+        assert "no table measured on this machine" in how and machine["cpu"] in how
+        assert "python -m shancoll.bench.tune" in how
+
+
+def test_a_cache_line_holds_per_named_cache_exactly(tmp_path):
+    """Each cache a match line names must have that size (in any spelling);
+    caches it leaves out are not compared; a misspelt name is an error."""
+    (tmp_path / "a.tsv").write_text("match caches L2 512K L3 32768K\nbcast 0 * 1 * * binomial -\n")
+    (tmp_path / "z.tsv").write_text("bcast 0 * 1 * * binomial -\n")
+    assert _core.table_for(str(tmp_path), ZEN3)[0] == str(tmp_path / "a.tsv")
+    for caches in ("L1d 32K L2 512K L3 3M", "L1d 32K L2 5M L3 32M", "L1d 32K L3 32M"):
+        assert _core.table_for(str(tmp_path), {**ZEN3, "caches": caches})[0] == str(
+            tmp_path / "z.tsv"), caches  # fmt: skip
+    (tmp_path / "a.tsv").write_text("match caches L1 32K\n")
+    with pytest.raises(ValueError, match="L1d <size>"):
+        _core.table_for(str(tmp_path), ZEN3)
+
+
+def write_cache(root: Path, index: int, level: int, kind: str, size: str) -> None:
+    d = root / f"index{index}"
+    d.mkdir(parents=True)
+    for name, value in (("level", level), ("type", kind), ("size", size)):
+        (d / name).write_text(f"{value}\n")
+
+
+def test_caches_from_sysfs(tmp_path):
+    write_cache(tmp_path, 0, 1, "Data", "32K")
+    write_cache(tmp_path, 1, 1, "Instruction", "64K")
+    write_cache(tmp_path, 2, 2, "Unified", "512K")
+    write_cache(tmp_path, 3, 3, "Unified", "32768K")
+    assert _core.read_caches(str(tmp_path)) == "L1d 32K L2 512K L3 32M"
+    (tmp_path / "index3" / "size").unlink()  # a file missing: that cache is left out
+    assert _core.read_caches(str(tmp_path)) == "L1d 32K L2 512K"
+    assert _core.read_caches(str(tmp_path / "absent")) == "unknown"
+
+
+def test_this_machine_s_fingerprint_names_its_caches():
+    info = shancoll.rules_info()
+    assert "caches=" in info["machine"] and "cpuid=" in info["machine"]
+    assert info["caches"] == _core.read_caches("/sys/devices/system/cpu/cpu0/cache")
 
 
 def test_across_hosts_auto_leaves_the_call_to_mpi():

@@ -41,6 +41,10 @@ def test_tune_writes_this_machine_s_table_and_auto_reads_it(tmp_path):
     assert len(written) == 1, run.stdout
     text = written[0].read_text()
     assert text.startswith("match\tcpu\t") and "\nmatch\tmpi\t" in text
+    caches = open_sysfs_caches()
+    if caches != "unknown":  # the table holds on these caches only
+        assert f"\nmatch\tcaches\t{caches}\n" in text
+        assert "-l2-" in written[0].name
     check = (
         "from mpi4py import MPI; import shancoll; from shancoll import _core\n"
         "info = shancoll.rules_info()\n"
@@ -55,7 +59,37 @@ def test_tune_writes_this_machine_s_table_and_auto_reads_it(tmp_path):
     assert choices == "binomial mpi"
 
 
+def open_sysfs_caches() -> str:
+    from shancoll import _core
+
+    return _core.read_caches("/sys/devices/system/cpu/cpu0/cache")
+
+
 def test_table_name_is_a_file_name():
     assert tune.table_name({"cpu": "AMD EPYC 7B13", "mpi": "MPICH Version: 5.0.2"}) == (
         "amd-epyc-7b13-mpich-version-5.0.2.tsv"
     )
+
+
+def test_tables_of_two_cpus_of_one_model_name_get_two_names():
+    """The Zen 3 and Zen 5 EPYC VMs both say "AMD EPYC": their caches tell them apart."""
+    mpi = "MPICH Version: 5.0.2"
+    zen3 = {"cpu": "AMD EPYC", "cpuid": "family 25 model 1", "caches": "L1d 32K L2 512K L3 32M"}
+    zen5 = {"cpu": "AMD EPYC", "cpuid": "unknown", "caches": "L1d 48K L2 1M L3 32M"}
+    assert tune.table_name({**zen3, "mpi": mpi}) == (
+        "amd-epyc-family-25-model-1-l1d-32k-l2-512k-l3-32m-mpich-version-5.0.2.tsv"
+    )
+    assert tune.table_name({**zen5, "mpi": mpi}) == (
+        "amd-epyc-l1d-48k-l2-1m-l3-32m-mpich-version-5.0.2.tsv"
+    )
+
+
+def test_the_written_match_lines_hold_for_the_machine_only():
+    """Every known part of the fingerprint becomes a match line; "unknown" none."""
+    machine = {"cpu": "AMD EPYC", "cpuid": "unknown", "caches": "L1d 32K L2 512K L3 32M",
+               "mpi": "MPICH Version: 5.0.2"}  # fmt: skip
+    text = tune.matched_table([], machine, "test")
+    assert text.splitlines()[:3] == [
+        "match\tcpu\tAMD EPYC", "match\tcaches\tL1d 32K L2 512K L3 32M",
+        "match\tmpi\tMPICH Version: 5.0.2",
+    ]  # fmt: skip

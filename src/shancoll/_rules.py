@@ -2,9 +2,9 @@
 
 A table is measured data (``python -m shancoll.bench.sweep rules``): per
 collective, message size range, rank and node counts, the fastest algorithm
-and its options, on one kind of machine (its ``match`` lines: CPU model, MPI
-library). The core reads it, so the C API and the PMPI library choose
-alike; which table is active: :func:`set_rules` (this process), else
+and its options, on one kind of machine (its ``match`` lines: CPU model,
+family and model, cache sizes, MPI library). The core reads it, so the C
+API and the PMPI library choose alike; which table is active: :func:`set_rules` (this process), else
 ``$SHANCOLL_RULES`` (read once, see :func:`reload_environment`), else the
 first table measured on this machine among the user's
 (``$XDG_CACHE_HOME/shancoll/rules`` or ``~/.cache/shancoll/rules``) and the
@@ -70,9 +70,11 @@ def rules_info() -> dict[str, str]:
 
     Returns ``{"path": file ('' for none), "how": why this one (set_rules,
     SHANCOLL_RULES, the table measured on this machine, or the conservative
-    table and how to measure one), "machine": this process's CPU model and
-    MPI library, as a table's match lines compare them, and the two apart as
-    "cpu" and "mpi"}``. ``python -m shancoll.bench.tune`` measures a table
+    table and how to measure one), "machine": this process's fingerprint as
+    a table's match lines compare it, and its parts apart: "cpu" (the model
+    name), "cpuid" ("family 25 model 1"), "caches" ("L1d 32K L2 512K L3
+    32M", cpu0's in sysfs) and "mpi" (the library's version line)}``; a part
+    the machine cannot tell is "unknown". ``python -m shancoll.bench.tune`` measures a table
     for this machine.
     """
     return dict(_core.rules_info())

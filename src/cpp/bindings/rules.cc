@@ -67,6 +67,20 @@ void bind_rules(py::module_& m) {
     return d;
   });
   m.def("rules_path", &active_rules_path);
+  m.def("read_caches", &read_caches, py::arg("dir"),
+        "cpu0's caches under a sysfs cache directory, as the fingerprint names them.");
+  m.def(
+      "table_for",
+      [](const std::string& dirs, const py::dict& machine) {
+        Match fingerprint;  // in the dict's order, as rules_info names them
+        for (const auto& [key, value] : machine)
+          fingerprint.emplace_back(py::str(key), py::str(value));
+        std::string how;
+        std::string path = table_for(dirs, fingerprint, &how);
+        return py::make_tuple(path, how);
+      },
+      py::arg("dirs"), py::arg("machine"),
+      "The default search's table (and why) on a machine of this fingerprint.");
   m.def("reload_environment", &reload_environment,
         "Reads the SHANCOLL_* environment variables again (they are read once, at first use).");
   m.def(

@@ -156,10 +156,9 @@ std::vector<std::string> candidates(const std::string& dirs) {
   return out;
 }
 
-std::string describe_machine() {
+std::string describe(const Match& machine) {
   std::string out;
-  for (const auto& [key, value] : machine_fingerprint())
-    out += (out.empty() ? "" : ", ") + key + "=" + value;
+  for (const auto& [key, value] : machine) out += (out.empty() ? "" : ", ") + key + "=" + value;
   return out;
 }
 
@@ -180,30 +179,11 @@ std::string library_default_dirs() {
   return dirs;
 }
 
-// The first default table that matches this machine, else the first without
-// match lines (caller holds the lock).
+// The table of the default directories that holds here (caller holds the lock).
 void search_defaults(Active& a) {
   if (!a.dirs_set) a.default_dirs = library_default_dirs(), a.dirs_set = true;
   if (a.searched_generation == selection_generation()) return;
-  a.found_path.clear();
-  a.found_how = "no table: the built-in rules";
-  std::string generic;
-  for (const std::string& path : candidates(a.default_dirs)) {
-    const Match match = parse_match(read_text(path, "default table"), path);
-    if (match.empty()) {
-      if (generic.empty()) generic = path;
-    } else if (matches(match)) {
-      a.found_path = path;
-      a.found_how = "the table measured on this machine (" + describe_machine() + ")";
-      break;
-    }
-  }
-  if (a.found_path.empty() && !generic.empty()) {
-    a.found_path = generic;
-    a.found_how = "no table measured on this machine (" + describe_machine() +
-                  "): the conservative table (choices that won on every machine measured); "
-                  "measure one with python -m shancoll.bench.sweep rules (benchmarks/README.md)";
-  }
+  a.found_path = table_for(a.default_dirs, machine_fingerprint(), &a.found_how);
   a.searched_generation = selection_generation();
 }
 
@@ -315,30 +295,7 @@ RulesInfo rules_info() {
   std::string path = current_path(a, &how);
   std::string why = how;
   if (path == kBuiltin) path.clear(), why += ": builtin, no table";
-  return {path, why, describe_machine()};
-}
-
-Match parse_match(const std::string& text, const std::string& source) {
-  Match out;
-  std::istringstream lines(text);
-  std::string line;
-  for (int n = 1; std::getline(lines, line); ++n) {
-    line = line.substr(0, line.find('#'));
-    std::istringstream in(line);
-    std::string word, key, value;
-    if (!(in >> word) || word != "match") continue;
-    if (!(in >> key) || (key != "cpu" && key != "mpi"))
-      throw ArgumentError("rules: " + source + ":" + std::to_string(n) +
-                          ": match needs cpu or mpi and a value");
-    std::getline(in >> std::ws, value);
-    while (!value.empty() && std::isspace(static_cast<unsigned char>(value.back())))
-      value.pop_back();
-    if (value.empty())
-      throw ArgumentError("rules: " + source + ":" + std::to_string(n) + ": match " + key +
-                          " needs a value");
-    out.emplace_back(key, value);
-  }
-  return out;
+  return {path, why, describe(machine_fingerprint())};
 }
 
 namespace {
@@ -358,6 +315,69 @@ std::string squeezed(const std::string& text) {
   return out;
 }
 
+using Pairs = std::vector<std::pair<std::string, std::string>>;
+
+// "L1d 48K L2 1M": its name-value pairs (a lone last word has value "").
+Pairs pairs_of(const std::string& text) {
+  Pairs out;
+  std::istringstream in(text);
+  for (std::string name, value; in >> name;) {
+    value.clear();
+    in >> value;
+    out.emplace_back(name, value);
+  }
+  return out;
+}
+
+// A cache size in one spelling: "32768K" and "32M" are "32M"; other text as it is.
+std::string size_text(const std::string& text) {
+  std::size_t used = 0;
+  long long n = -1;
+  try {
+    n = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    return text;
+  }
+  const std::string unit = text.substr(used);
+  const long long kib = unit == "K" ? n : unit == "M" ? n << 10 : unit == "G" ? n << 20 : -1;
+  if (n <= 0 || kib <= 0) return text;
+  return kib % 1024 == 0 ? std::to_string(kib >> 10) + "M" : std::to_string(kib) + "K";
+}
+
+// The names a cpuid or caches line may use: a misspelt one would never hold.
+void check_pairs(const std::string& key, const std::string& value, const std::string& where) {
+  const bool cpuid = key == "cpuid";
+  const std::vector<std::string> names = cpuid ? std::vector<std::string>{"family", "model"}
+                                               : std::vector<std::string>{"L1d", "L2", "L3"};
+  for (const auto& [name, v] : pairs_of(value)) {
+    if (std::find(names.begin(), names.end(), name) == names.end() || v.empty())
+      throw ArgumentError(where + key + ": '" + value + "' is not " +
+                          (cpuid ? "family <F> model <M>" : "L1d <size> L2 <size> L3 <size>") +
+                          " (or some of them)");
+  }
+}
+
+// Whether a match line's value holds for this machine's value of `key`.
+bool holds(const std::string& key, const std::string& want, const std::string& have) {
+  if (have == "unknown") return false;
+  if (key == "cpu" || key == "mpi") return squeezed(have).rfind(squeezed(want), 0) == 0;
+  const Pairs here = pairs_of(have);
+  for (const auto& [name, value] : pairs_of(want)) {
+    bool equal = false;
+    for (const auto& [n, v] : here)
+      equal = equal || (n == name && size_text(v) == size_text(value));
+    if (!equal) return false;
+  }
+  return true;
+}
+
+std::string first_word(const std::filesystem::path& file) {
+  std::ifstream f(file);
+  std::string word;
+  f >> word;
+  return word;
+}
+
 std::string cpu_model() {
   std::ifstream f("/proc/cpuinfo");
   for (std::string line; std::getline(f, line);) {
@@ -366,6 +386,20 @@ std::string cpu_model() {
     if (colon != std::string::npos) return squeezed(line.substr(colon + 1));
   }
   return "unknown";
+}
+
+// "family 25 model 1": /proc/cpuinfo's first processor (x86 has these lines).
+std::string cpu_id() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string family, model;
+  for (std::string line; std::getline(f, line) && !squeezed(line).empty();) {
+    const std::size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string name = squeezed(line.substr(0, colon));
+    if (name == "cpu family") family = squeezed(line.substr(colon + 1));
+    if (name == "model") model = squeezed(line.substr(colon + 1));
+  }
+  return family.empty() || model.empty() ? "unknown" : "family " + family + " model " + model;
 }
 
 std::string mpi_version() {
@@ -378,21 +412,84 @@ std::string mpi_version() {
 
 }  // namespace
 
+Match parse_match(const std::string& text, const std::string& source) {
+  Match out;
+  std::istringstream lines(text);
+  std::string line;
+  for (int n = 1; std::getline(lines, line); ++n) {
+    line = line.substr(0, line.find('#'));
+    std::istringstream in(line);
+    std::string word, key, value;
+    if (!(in >> word) || word != "match") continue;
+    const std::string where = "rules: " + source + ":" + std::to_string(n) + ": match ";
+    if (!(in >> key) || (key != "cpu" && key != "cpuid" && key != "caches" && key != "mpi"))
+      throw ArgumentError(where + "needs cpu, cpuid, caches or mpi and a value");
+    std::getline(in >> std::ws, value);
+    while (!value.empty() && std::isspace(static_cast<unsigned char>(value.back())))
+      value.pop_back();
+    if (value.empty()) throw ArgumentError(where + key + " needs a value");
+    if (key == "cpuid" || key == "caches") check_pairs(key, value, where);
+    out.emplace_back(key, value);
+  }
+  return out;
+}
+
+std::string table_for(const std::string& dirs, const Match& machine, std::string* how) {
+  std::string generic;
+  for (const std::string& path : candidates(dirs)) {
+    const Match match = parse_match(read_text(path, "default table"), path);
+    if (match.empty()) {
+      if (generic.empty()) generic = path;
+    } else if (matches(match, machine)) {
+      *how = "the table measured on this machine (" + describe(machine) + ")";
+      return path;
+    }
+  }
+  *how = generic.empty()
+             ? "no table: the built-in rules"
+             : "no table measured on this machine (" + describe(machine) +
+                   "): the conservative table (choices that won on every machine measured); "
+                   "measure this machine's with: python -m shancoll.bench.tune";
+  return generic;
+}
+
+std::string read_caches(const std::string& dir) {
+  std::string sizes[4];  // by level: the first data or unified cache of each
+  for (int i = 0; i < 16; ++i) {
+    const std::filesystem::path index = std::filesystem::path(dir) / ("index" + std::to_string(i));
+    const std::string level = first_word(index / "level"), size = first_word(index / "size");
+    if (level.size() != 1 || level[0] < '1' || level[0] > '3' || size.empty()) continue;
+    if (first_word(index / "type") == "Instruction") continue;
+    std::string& slot = sizes[level[0] - '0'];
+    if (slot.empty()) slot = size_text(size);
+  }
+  std::string out;
+  for (int level = 1; level <= 3; ++level) {
+    if (sizes[level].empty()) continue;
+    const std::string name = level == 1 ? "L1d" : "L" + std::to_string(level);
+    out += (out.empty() ? "" : " ") + name + " " + sizes[level];
+  }
+  return out.empty() ? "unknown" : out;
+}
+
 const Match& machine_fingerprint() {
-  static const Match fingerprint = {{"cpu", cpu_model()}, {"mpi", mpi_version()}};
+  static const Match fingerprint = {{"cpu", cpu_model()},
+                                    {"cpuid", cpu_id()},
+                                    {"caches", read_caches("/sys/devices/system/cpu/cpu0/cache")},
+                                    {"mpi", mpi_version()}};
   return fingerprint;
 }
 
-bool matches(const Match& match) {
-  const Match& here = machine_fingerprint();
+bool matches(const Match& match, const Match& machine) {
   for (const auto& [key, value] : match) {
-    bool holds = false;
-    for (const auto& [k, v] : here)
-      holds = holds || (k == key && squeezed(v).rfind(squeezed(value), 0) == 0);
-    if (!holds) return false;
+    bool held = false;
+    for (const auto& [k, v] : machine) held = held || (k == key && holds(k, value, v));
+    if (!held) return false;
   }
   return true;
 }
+
+bool matches(const Match& match) { return matches(match, machine_fingerprint()); }
 
 namespace {
 

@@ -31,11 +31,25 @@
 //
 // A table is measured on one kind of machine, and holds there: its lines
 //
-//   match  cpu  <CPU model, or its beginning>
-//   match  mpi  <MPI library version line, or its beginning>
+//   match  cpu     <CPU model, or its beginning>
+//   match  cpuid   family <F> model <M>
+//   match  caches  L1d <size> L2 <size> L3 <size>
+//   match  mpi     <MPI library version line, or its beginning>
 //
 // say which (machine_fingerprint() gives this process's values); a table
-// without them holds anywhere.
+// without them holds anywhere, and a table names only the keys it knows.
+// cpu and mpi are text and hold as a prefix ("MPICH Version: 5.0" holds
+// for 5.0.2). cpuid and caches are name-value pairs (/proc/cpuinfo's "cpu
+// family" and "model"; cpu0's data or unified caches per level in sysfs,
+// the size of one instance as sysfs gives it, K or whole M: "48K", "1M"),
+// and each pair a line names must equal this machine's: a prefix would let
+// "L3 3" hold for 32M and 384M, and one cache size more or less moves where
+// a message leaves a cache, which is what the crossovers of a table depend
+// on (one model name, "AMD EPYC" in a KVM guest, covers Zen 3 with 32K L1d
+// and 512K L2 and Zen 5 with 48K and 1M). Pairs a line leaves out are not
+// compared, so a table records what was known of its machine (the Intel
+// Xeon table: its L2 only). A value this machine cannot tell ("unknown":
+// no sysfs, no cpuid lines) holds for no line naming that key.
 //
 // The active table: set_rules(path), else $SHANCOLL_RULES (as they are,
 // matched or not), else the first table of the default directories
@@ -76,14 +90,22 @@ struct Rule {
 
 // The machine a table holds on: (key, value) pairs of its match lines.
 using Match = std::vector<std::pair<std::string, std::string>>;
-// This process's machine: cpu (the CPU model) and mpi (the MPI library's
-// version line), as match lines compare them. Needs MPI initialised.
+// This process's machine: cpu (the CPU model), cpuid, caches and mpi (the
+// MPI library's version line), as match lines compare them. Needs MPI
+// initialised.
 const Match& machine_fingerprint();
-// Whether every line of `match` holds here (a value holds when the
-// process's value starts with it).
+// cpu0's caches under a sysfs cache directory (/sys/devices/system/cpu/cpu0/cache),
+// "L1d 48K L2 1M L3 32M"; "unknown" when none can be read.
+std::string read_caches(const std::string& dir);
+// Whether every line of `match` holds on `machine` (default: this process's).
+bool matches(const Match& match, const Match& machine);
 bool matches(const Match& match);
 // The match lines of a table's text.
 Match parse_match(const std::string& text, const std::string& source);
+// The default search on `machine`: the first table of `dirs` (as
+// set_default_rules takes them) whose match lines all hold there, else the
+// first without match lines; "" if neither. *how says which and why.
+std::string table_for(const std::string& dirs, const Match& machine, std::string* how);
 
 // Which table is active and why (rules_info): path ("" none), how it was
 // chosen, and this machine's fingerprint.

@@ -8,10 +8,11 @@ the MPI library's own call among them (``mpi``), side by side on one node
 at ``--ranks`` ranks (a sweep, ``shancoll.bench.sweep``, with the same
 kernel and method), fits the rule table (the fastest algorithm per size
 range, ``shancoll.bench.report.rule_table``), adds this machine's match
-lines (CPU model and MPI library, ``shancoll.rules_info()``) and writes it
+lines (CPU model, family and model, caches, MPI library:
+``shancoll.rules_info()``) and writes it
 into the user's table directory (``shancoll._rules.user_rules_dir()``),
 where ``auto`` looks before the tables shipped in the package. Every
-process of this user on a machine of the same CPU and MPI library then
+process of this user on a machine of the same CPU, caches and MPI library then
 uses it; ``shancoll.rules_info()`` (and ``SHANCOLL_PMPI_VERBOSE``) says so.
 
 Every algorithm runs with its default options, and release_gather (bcast,
@@ -38,25 +39,38 @@ COLLECTIVES = ["allgatherv", "allreduce", "bcast", "reduce"]
 MECHANISMS = ["release_gather[single_copy=false]", "release_gather[single_copy=true]"]
 
 
+# The fingerprint's keys, in the order of a table's match lines (src/cpp/shancoll/rules.h).
+FINGERPRINT = ("cpu", "cpuid", "caches", "mpi")
+
+
 def machine() -> dict[str, str]:
-    """This process's CPU model and MPI library, as a table's match lines name them."""
+    """This process's CPU model, family and model, caches and MPI library, as a
+    table's match lines name them."""
     from mpi4py import MPI  # noqa: F401  (MPI initialised: the library's version)
 
     import shancoll
 
     info = shancoll.rules_info()
-    return {"cpu": info["cpu"], "mpi": info["mpi"]}
+    return {key: info[key] for key in FINGERPRINT}
 
 
 def table_name(fingerprint: dict[str, str]) -> str:
-    """A file name for the machine's table: its CPU and MPI library, slugged."""
-    slug = re.sub(r"[^a-z0-9.]+", "-", f"{fingerprint['cpu']} {fingerprint['mpi']}".lower())
+    """A file name for the machine's table: its CPU, family and model, caches and
+    MPI library, slugged (one model name, "AMD EPYC" in a VM, covers CPUs that
+    differ in caches: their tables must not overwrite each other)."""
+    known = [fingerprint[k] for k in FINGERPRINT if fingerprint.get(k, "unknown") != "unknown"]
+    slug = re.sub(r"[^a-z0-9.]+", "-", " ".join(known).lower())
     return slug.strip("-") + ".tsv"
 
 
 def matched_table(rows: Sequence[dict], fingerprint: dict[str, str], source: str) -> str:
-    """The fitted table, with the match lines that make it this machine's."""
-    header = [f"match\tcpu\t{fingerprint['cpu']}", f"match\tmpi\t{fingerprint['mpi']}"]
+    """The fitted table, with the match lines that make it this machine's (a
+    value the machine could not tell, "unknown", makes no line)."""
+    header = [
+        f"match\t{key}\t{fingerprint[key]}"
+        for key in FINGERPRINT
+        if fingerprint.get(key, "unknown") != "unknown"
+    ]
     return "\n".join(header) + "\n" + rule_table(rows, source)
 
 
