@@ -204,8 +204,9 @@ static char* slot_of(int rank, long g) { return seg->slot[rank][g % slots]; }
 
 /* ---- bcast copies: which instructions move a chunk in and out ----
  * glibc's memcpy; rep movsb (what Intel MPI's shm collectives call, seen in
- * perf annotate of a 4 MiB bcast); streaming stores (AVX-512 loads, movntdq
- * stores, one sfence at the end so the flag's release orders them too). */
+ * perf annotate of a 4 MiB bcast); streaming stores (AVX-512 or AVX2 loads,
+ * movntdq stores, one sfence at the end so the flag's release orders them
+ * too). */
 typedef void* (*copy_fn)(void* restrict, const void* restrict, size_t);
 
 static void* copy_rep(void* restrict dst, const void* restrict src, size_t n) {
@@ -215,17 +216,25 @@ static void* copy_rep(void* restrict dst, const void* restrict src, size_t n) {
 }
 
 #include <immintrin.h>
+/* 256 bytes per step: four 64-byte loads and streaming stores with AVX-512,
+ * else eight 32-byte ones with AVX2 (Zen 3 has no AVX-512: without this
+ * branch the file did not build there with -march=native). */
 static void* copy_stream(void* restrict dst, const void* restrict src, size_t n) {
   char* d = dst;
   const char* s = src;
   size_t i = 0;
   for (; i + 256 <= n; i += 256) { /* dst 64-byte aligned: the slots and buffers are */
+#ifdef __AVX512F__
     const __m512i a = _mm512_loadu_si512(s + i), b = _mm512_loadu_si512(s + i + 64);
     const __m512i c = _mm512_loadu_si512(s + i + 128), e = _mm512_loadu_si512(s + i + 192);
     _mm512_stream_si512((void*)(d + i), a);
     _mm512_stream_si512((void*)(d + i + 64), b);
     _mm512_stream_si512((void*)(d + i + 128), c);
     _mm512_stream_si512((void*)(d + i + 192), e);
+#else
+    for (size_t k = 0; k < 256; k += 32)
+      _mm256_stream_si256((__m256i*)(d + i + k), _mm256_loadu_si256((const __m256i*)(s + i + k)));
+#endif
   }
   memcpy(d + i, s + i, n - i);
   _mm_sfence();
