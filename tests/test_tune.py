@@ -93,3 +93,23 @@ def test_the_written_match_lines_hold_for_the_machine_only():
         "match\tcpu\tAMD EPYC", "match\tcaches\tL1d 32K L2 512K L3 32M",
         "match\tmpi\tMPICH Version: 5.0.2",
     ]  # fmt: skip
+
+
+def test_under_mpiexec_tune_says_how_to_run_it_instead_of_a_sweep_per_rank(tmp_path):
+    """`mpiexec -n 2 python -m shancoll.tune` had each rank start a sweep of its
+    own (each launching 2 ranks) into the same directory."""
+    for rank, says in (("0", True), ("1", False)):
+        env = dict(os.environ, PMI_RANK=rank, PMI_SIZE="2", XDG_CACHE_HOME=str(tmp_path))
+        run = subprocess.run(
+            [sys.executable, "-m", "shancoll.tune", "--dry-run"], capture_output=True, text=True,
+            env=env, timeout=120, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        assert run.returncode == 2, run.stdout + run.stderr
+        assert ("without mpiexec" in run.stderr) == says, run.stderr
+        assert "would time" not in run.stdout
+    alone = subprocess.run(
+        [sys.executable, "-m", "shancoll.tune", "--dry-run"], capture_output=True, text=True,
+        env=dict(os.environ, XDG_CACHE_HOME=str(tmp_path)), timeout=120, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert alone.returncode == 0 and "would time" in alone.stdout, alone.stdout + alone.stderr
+    assert str(tmp_path / "shancoll" / "tune") in alone.stdout  # not the working directory

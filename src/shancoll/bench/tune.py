@@ -1,7 +1,11 @@
 """Calibration on this machine: measure, fit and install the rule table of ``auto``.
 
-    python -m shancoll.bench.tune [--ranks 2] [--quick] [--dry-run]
-    python -m shancoll.bench.tune --from-results DIR   # fit only, no timing
+    python -m shancoll.tune [--ranks 2] [--quick] [--dry-run]
+    python -m shancoll.tune --from-results DIR   # fit only, no timing
+
+(``python -m shancoll.bench.tune`` is the same.) It starts its ranks itself:
+under ``mpiexec`` it says so and stops, instead of every rank starting a
+sweep of its own.
 
 Times every shancoll algorithm of allgatherv, allreduce, bcast and reduce,
 the MPI library's own call among them (``mpi``), side by side on one node
@@ -25,6 +29,7 @@ chose one carries it (``single_copy=0``) into calls made without options.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -104,16 +109,42 @@ def measure(ranks: int, quick: bool, out: Path, dry_run: bool) -> Path | None:
     return out
 
 
+def launched_ranks() -> tuple[int, int]:
+    """(rank, size) when this process was started by an MPI launcher
+    (mpiexec of MPICH, Intel MPI or Open MPI), else (0, 1)."""
+    for rank, size in (("PMI_RANK", "PMI_SIZE"), ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE")):
+        if os.environ.get(size, "").isdigit():
+            return int(os.environ.get(rank, "0") or 0), int(os.environ[size])
+    return 0, 1
+
+
+def default_out() -> Path:
+    """Where the sweep writes by default: beside the user's tables, not the working directory."""
+    from shancoll._rules import user_rules_dir
+
+    return user_rules_dir().parent / "tune"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m shancoll.bench.tune", description=__doc__)
+    ap = argparse.ArgumentParser(prog="python -m shancoll.tune", description=__doc__)
     ap.add_argument("--ranks", type=int, default=2, help="ranks on the node (default 2)")
     ap.add_argument("--quick", action="store_true", help="fewer sizes (powers of 8)")
-    ap.add_argument("--out", default="benchmarks/results/tune", help="where the sweep writes")
+    ap.add_argument("--out", help="where the sweep writes (default ~/.cache/shancoll/tune)")
     ap.add_argument("--from-results", metavar="DIR", help="fit from an earlier sweep, no timing")
     ap.add_argument("--rules-dir", metavar="DIR", help="install here instead of the user's")
     ap.add_argument("--dry-run", action="store_true")
     args = ap.parse_args(argv)
-    out = Path(args.from_results or args.out)
+    rank, size = launched_ranks()
+    if size > 1 and not args.from_results:
+        # Every rank would start a sweep of its own (each launching its ranks): refuse, once.
+        if rank == 0:
+            print(
+                f"python -m shancoll.tune starts its own {args.ranks} ranks: run it without "
+                f"mpiexec (for {size} ranks: python -m shancoll.tune --ranks {size})",
+                file=sys.stderr,
+            )
+        return 2
+    out = Path(args.from_results or args.out or default_out())
     if not args.from_results and measure(args.ranks, args.quick, out, args.dry_run) is None:
         return 0
     rows = read_results(out / "results.csv")
