@@ -2,7 +2,8 @@
 
     .venv/bin/python benchmarks/peers.py [--libs mpich,openmpi,impi] [--build]
         [-n 2] [--repeats 5] [--max-bytes 4194304] [--collectives allreduce,bcast]
-        [--out benchmarks/results/peers]
+        [--out benchmarks/results/peers] [--no-floor] [--floor-file FILE]
+    .venv/bin/python benchmarks/peers.py --merge DIR [DIR...] [--out DIR] [--floor-file FILE]
 
 The bar of issue 24: the best library in its best documented setting, at
 every size, on the machine at hand. For each library (``mpich`` is the
@@ -22,6 +23,12 @@ setting, and the machine's floor where ``benchmarks/c/pair_floor.c`` measures
 one (single copy by cross-memory attach; "flags": a cache-line round trip).
 The same table goes to ``<out>/<cpu>.md`` with the CPU model, caches, the
 libraries' versions and this command; every run's numbers to ``<out>/<cpu>.csv``.
+
+A measurement too long for one job (a time limit per timed run) runs in
+pieces, each with its own ``--out`` (e.g. one library or a few collectives,
+``--repeats 1``, the pieces of a repeat before those of the next), and
+``--merge`` reports them as one: a config's repeats are its values over the
+pieces' CSVs.
 """
 
 from __future__ import annotations
@@ -144,6 +151,14 @@ def machine() -> dict[str, str]:
     return info
 
 
+def parse_floors(text: str) -> dict[tuple[str, int], float]:
+    """pair_floor's output: {(mode, bytes): median us}."""
+    found = {}
+    for m in re.finditer(r"^(\w+)\s+(\d+) B:\s+([\d.]+) us", text, re.MULTILINE):
+        found[(m.group(1), int(m.group(2)))] = float(m.group(3))
+    return found
+
+
 def floors() -> dict[tuple[str, int], float]:
     """pair_floor's medians (single copy by cross-memory attach; flags), if a C compiler exists."""
     cc = shutil.which("cc") or shutil.which("gcc")
@@ -162,10 +177,32 @@ def floors() -> dict[tuple[str, int], float]:
         if subprocess.run(build, capture_output=True).returncode != 0:
             return {}
         out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=600).stdout
-    found = {}
-    for m in re.finditer(r"^(\w+)\s+(\d+) B:\s+([\d.]+) us", out, re.MULTILINE):
-        found[(m.group(1), int(m.group(2)))] = float(m.group(3))
-    return found
+    return parse_floors(out)
+
+
+def merged(dirs: list[Path]) -> tuple[list[Config], dict[str, list[dict]]]:
+    """The configs and runs of several earlier runs' CSVs (every ``*.csv`` of
+    each directory): pieces of one measurement split by library or collective
+    to fit a time limit. A config's n-th repeat of a (collective, bytes) is
+    its n-th value over the files, in the order given."""
+    samples: dict[str, dict[tuple[str, int], list[float]]] = {}
+    for d in dirs:
+        for path in sorted(d.glob("*.csv")):
+            with open(path, newline="") as f:
+                for row in csv.DictReader(f):
+                    key = (row["collective"], int(row["bytes"]))
+                    samples.setdefault(row["config"], {}).setdefault(key, []).append(
+                        float(row["median_us"])
+                    )
+    configs, runs = [], {}
+    for name, by_key in samples.items():
+        lib, setting = name.split(":", 1)
+        extra = dict(SETTINGS.get(lib, [])).get(setting, {})
+        configs.append(Config(lib, setting, extra, preload=setting == SHANCOLL))
+        repeats = min(len(v) for v in by_key.values())
+        runs[name] = [{k: v[i] for k, v in by_key.items()} for i in range(repeats)]
+    configs.sort(key=lambda c: c.preload)  # the settings first, as a run lists them
+    return configs, runs
 
 
 def main() -> None:
@@ -177,7 +214,26 @@ def main() -> None:
     p.add_argument("--max-bytes", type=int, default=4 << 20)
     p.add_argument("--collectives", default="", help="comma-separated (default: all)")
     p.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/peers")
+    p.add_argument("--no-floor", action="store_true", help="skip pair_floor (the machine's floor)")
+    p.add_argument("--floor-file", type=Path, help="pair_floor's output, instead of running it")
+    p.add_argument(
+        "--merge", type=Path, nargs="+", metavar="DIR",
+        help="no run: the report of earlier runs' --out directories (pieces of one measurement)",
+    )  # fmt: skip
     args = p.parse_args()
+    floor = {}
+    if args.floor_file:
+        floor = parse_floors(args.floor_file.read_text())
+    if args.merge:
+        configs, runs = merged(args.merge)
+        libs = list(dict.fromkeys(c.lib for c in configs))
+        envs = {
+            lib: mpi_envs.ensure("default") if lib == "mpich" else mpi_envs.load(lib)
+            for lib in libs
+        }
+        args.repeats = min(len(r) for r in runs.values())
+        report(args, envs, configs, runs, floor)
+        return
 
     envs = {}
     for lib in args.libs.split(","):
@@ -206,7 +262,7 @@ def main() -> None:
                 result.update(run_once(envs[c.lib], c, args.ranks, bench_args + only))
             runs[c.name].append(result)
         print(f"# repeat {r + 1}/{args.repeats} done", flush=True)
-    report(args, envs, configs, runs, floors())
+    report(args, envs, configs, runs, floor or ({} if args.no_floor else floors()))
 
 
 def report(args, envs, configs, runs, floor) -> None:
