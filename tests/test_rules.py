@@ -348,6 +348,7 @@ def test_the_table_chosen_for_a_fingerprint():
     for library, mpi in LIBRARIES.items():
         assert shipped_table_for({**ZEN5, "mpi": mpi}) == f"amd-epyc-{library}.tsv"
     assert shipped_table_for({**XEON, "mpi": MPICH}) == "intel-xeon-mpich-5.0.2.tsv"
+    assert shipped_table_for({**ZEN3, "mpi": MPICH}) == "amd-epyc-zen3-mpich-5.0.2.tsv"
 
 
 def test_a_zen5_table_is_not_chosen_on_a_zen3_fingerprint():
