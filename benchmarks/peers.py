@@ -94,16 +94,35 @@ class Config:
         return f"{self.lib}:{self.setting}"
 
 
-def site_file(env: mpi_envs.MpiEnv, relative: str) -> Path:
-    """A file shancoll installs (bin/, lib/) in ``env``'s interpreter."""
+def site_file(env: mpi_envs.MpiEnv, relative: str) -> Path | None:
+    """A file shancoll installs (bin/, lib/) in ``env``'s interpreter, None if not installed."""
     code = "import shancoll, pathlib; print(pathlib.Path(shancoll.__file__).parent)"
     out = subprocess.run(
         [env.python, "-c", code], env=env.environ(), capture_output=True, text=True, cwd="/"
     )
     path = Path(out.stdout.strip()) / relative
-    if out.returncode != 0 or not path.is_file():
-        sys.exit(f"{relative} is not installed in {env.name}'s environment (SHANCOLL_CAPI=ON)")
+    return path if out.returncode == 0 and path.is_file() else None
+
+
+def preload_library(env: mpi_envs.MpiEnv) -> Path:
+    path = site_file(env, "lib/libshancoll_pmpi.so")
+    if path is None:
+        sys.exit(f"lib/libshancoll_pmpi.so is not installed in {env.name}'s environment")
     return path
+
+
+def benchmark(env: mpi_envs.MpiEnv) -> Path:
+    """shancoll_osu_style as installed with shancoll, else built here with the
+    library's mpicc (native runs need only the library)."""
+    installed = site_file(env, "bin/shancoll_osu_style")
+    if installed:
+        return installed
+    exe = Path(tempfile.gettempdir()) / f"osu_style-{env.name}-{hash(env.prefix) & 0xFFFF:x}"
+    if not exe.is_file():
+        cc = str(Path(env.prefix) / "bin" / "mpicc")
+        source = str(ROOT / "benchmarks/c/osu_style.c")
+        subprocess.run([cc, "-O2", "-o", str(exe), source], env=env.environ(), check=True)
+    return exe
 
 
 def bound(env: mpi_envs.MpiEnv) -> list[str]:
@@ -120,8 +139,8 @@ def run_once(env, config: Config, ranks: int, bench_args: list[str]) -> dict:
     """One job: {(collective, bytes): median microseconds per call}."""
     extra = dict(config.extra)
     if config.preload:
-        extra["LD_PRELOAD"] = str(site_file(env, "lib/libshancoll_pmpi.so"))
-    binary = site_file(env, "bin/shancoll_osu_style")
+        extra["LD_PRELOAD"] = str(preload_library(env))
+    binary = benchmark(env)
     command = [*bound(env), "-n", str(ranks), str(binary), *bench_args]
     out = subprocess.run(
         command, env=env.environ(extra), capture_output=True, text=True, cwd="/",
@@ -147,8 +166,26 @@ def machine() -> dict[str, str]:
                 break
     lscpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
     caches = [" ".join(row.split()) for row in lscpu.splitlines() if "cache" in row.lower()]
+    # lscpu sums the instances ("L2 cache: 1 MiB (2 instances)"); one core's, as the
+    # rule tables' match lines name them:
+    caches.append(f"per instance (sysfs, cpu0): {sysfs_caches()}")
     info["caches"] = "; ".join(caches)
     return info
+
+
+def sysfs_caches() -> str:
+    """cpu0's data and unified caches by level, "L1d 32K L2 512K L3 32768K"."""
+    found = {}
+    for index in sorted(Path("/sys/devices/system/cpu/cpu0/cache").glob("index*")):
+        try:
+            level, kind, size = (
+                (index / name).read_text().strip() for name in ("level", "type", "size")
+            )
+        except OSError:
+            continue
+        if kind != "Instruction":
+            found.setdefault(int(level), size)
+    return " ".join(f"L{lv}{'d' if lv == 1 else ''} {found[lv]}" for lv in sorted(found)) or "?"
 
 
 def parse_floors(text: str) -> dict[tuple[str, int], float]:
@@ -215,6 +252,11 @@ def main() -> None:
     p.add_argument("--collectives", default="", help="comma-separated (default: all)")
     p.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/peers")
     p.add_argument("--no-floor", action="store_true", help="skip pair_floor (the machine's floor)")
+    p.add_argument(
+        "--native-only", action="store_true",
+        help="the libraries' settings only, no preload (an env whose shancoll is not built will "
+        "do: the benchmark is built with its mpicc); a piece for --merge",
+    )  # fmt: skip
     p.add_argument("--floor-file", type=Path, help="pair_floor's output, instead of running it")
     p.add_argument(
         "--merge", type=Path, nargs="+", metavar="DIR",
@@ -228,7 +270,11 @@ def main() -> None:
         configs, runs = merged(args.merge)
         libs = list(dict.fromkeys(c.lib for c in configs))
         envs = {
-            lib: mpi_envs.ensure("default") if lib == "mpich" else mpi_envs.load(lib)
+            lib: mpi_envs.ensure("default")
+            if lib == "mpich"
+            else mpi_envs.load(lib)
+            if lib in mpi_envs.available()
+            else mpi_envs.mpi_only(lib)
             for lib in libs
         }
         args.repeats = min(len(r) for r in runs.values())
@@ -245,12 +291,14 @@ def main() -> None:
             envs[lib] = mpi_envs.load(lib)  # as built: --build rebuilds it from these sources
             if not mpi_envs.is_current(lib):
                 print(f"# {lib}: its shancoll was built from older sources (--build rebuilds)")
+        elif args.native_only:
+            envs[lib] = mpi_envs.mpi_only(lib)
         else:
             how = f"python -m shancoll.bench.mpi_envs ensure {lib}, or --build"
             print(f"# {lib}: no environment ({how})")
     configs = [
         Config(lib, setting, extra) for lib in envs for setting, extra in SETTINGS[envs[lib].name]
-    ] + [Config(lib, SHANCOLL, {}, preload=True) for lib in envs]
+    ] + [Config(lib, SHANCOLL, {}, preload=True) for lib in envs if not args.native_only]
     bench_args = ["-m", str(args.max_bytes)]
     colls = [c for c in args.collectives.split(",") if c]
     runs: dict[str, list[dict]] = {c.name: [] for c in configs}
@@ -262,6 +310,10 @@ def main() -> None:
                 result.update(run_once(envs[c.lib], c, args.ranks, bench_args + only))
             runs[c.name].append(result)
         print(f"# repeat {r + 1}/{args.repeats} done", flush=True)
+    if args.native_only:  # no preload to compare: the numbers, for --merge
+        args.out.mkdir(parents=True, exist_ok=True)
+        write_csv(args.out / "native.csv", runs)
+        return
     report(args, envs, configs, runs, floor or ({} if args.no_floor else floors()))
 
 
@@ -276,7 +328,7 @@ def report(args, envs, configs, runs, floor) -> None:
         best_lib = min(ours, key=ours.get)
         samples = [r[key] for r in runs[f"{best_lib}:{SHANCOLL}"]]
         per_lib = []
-        for lib in envs:
+        for lib in ours:
             own = min(v for n, v in peers.items() if n.startswith(lib + ":"))
             per_lib.append(f"{lib} {own / ours[lib]:.2f}")
         rows.append(
@@ -312,7 +364,11 @@ def report(args, envs, configs, runs, floor) -> None:
         f"worst first; per library: that library's best setting / shancoll under it; spread: "
         f"shancoll's repeats)\n\n{table}\n"
     )
-    with open(args.out / f"{slug}.csv", "w", newline="") as f:
+    write_csv(args.out / f"{slug}.csv", runs)
+
+
+def write_csv(path: Path, runs: dict[str, list[dict]]) -> None:
+    with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["config", "repeat", "collective", "bytes", "median_us"])
         for name, rs in runs.items():

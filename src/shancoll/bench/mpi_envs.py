@@ -428,6 +428,17 @@ def ensure(lib: str, *, quiet: bool = False) -> MpiEnv:
     return _make_env(lib, venv, str(_venv_python(venv)), stamp["library_version"])
 
 
+def mpi_only(lib: str) -> MpiEnv:
+    """``lib``'s env with its MPI installed but shancoll not built (yet): for runs of
+    programs that need only the library (KeyError if the env has no MPI)."""
+    check_lib(lib, default_ok=False)
+    venv = venv_dir(lib)
+    python = str(_venv_python(venv))
+    if not (venv / "bin" / "mpiexec").exists():
+        raise KeyError(f"no MPI in {venv}: run `python -m shancoll.bench.mpi_envs ensure {lib}`")
+    return _make_env(lib, venv, python, probe_version(python, runtime_env(lib, venv)))
+
+
 def load(lib: str) -> MpiEnv:
     """The env for ``lib`` as built, without checking sources or building (KeyError if none)."""
     check_lib(lib, default_ok=False)
