@@ -221,7 +221,8 @@ def merged(dirs: list[Path]) -> tuple[list[Config], dict[str, list[dict]]]:
     """The configs and runs of several earlier runs' CSVs (every ``*.csv`` of
     each directory): pieces of one measurement split by library or collective
     to fit a time limit. A config's n-th repeat of a (collective, bytes) is
-    its n-th value over the files, in the order given."""
+    its n-th value over the files, in the order given; a config has as many
+    repeats as the (collective, bytes) with the fewest."""
     samples: dict[str, dict[tuple[str, int], list[float]]] = {}
     for d in dirs:
         for path in sorted(d.glob("*.csv")):
