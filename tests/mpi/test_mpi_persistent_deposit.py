@@ -144,3 +144,50 @@ def test_names_refused_on_virtual_nodes(comm, name):
     }  # fmt: skip
     with pytest.raises(ValueError, match=f"as a request is the persistent {name} on one node"):
         calls[name]()
+
+
+def test_deposit_reduce_and_allgather_against_mpi4py(comm):
+    """release_gather (reduce, every root, in place at the root) and shan
+    (allgather, in place too) by name past 56 bytes: every run equals mpi4py's;
+    an allgather block past 1 MiB is refused (measured slower there)."""
+    if not one_node(comm):
+        pytest.skip("one node of several ranks only")
+    p, me = comm.size, comm.rank
+    n = 3 * CHUNK + 5
+    for root in range(p):
+        for in_place in (False, True):
+            send, recv = np.zeros(n, np.int64), np.zeros(n, np.int64)
+            mine = MPI.IN_PLACE if in_place and me == root else send
+            req = shancoll.reduce_init(comm, mine, recv, MPI.SUM, root, algorithm="release_gather")
+            for k in range(STARTS):
+                x = data(n, k, me).astype(np.int64)
+                want = np.zeros(n, np.int64)
+                comm.Reduce(x, want, MPI.SUM, root)
+                if in_place and me == root:
+                    recv[:] = x
+                else:
+                    send[:], recv[:] = x, -1
+                req.start()
+                req.wait(timeout=TIMEOUT)
+                ok = me != root or np.array_equal(recv, want)
+                assert_all(comm, ok, f"reduce root={root} in_place={in_place} run {k}")
+            req.free()
+    for in_place in (False, True):
+        send, recv = np.zeros(n), np.zeros(n * p)
+        req = shancoll.allgather_init(comm, MPI.IN_PLACE if in_place else send, recv,
+                                      algorithm="shan")  # fmt: skip
+        for k in range(STARTS):
+            want = np.zeros(n * p)
+            comm.Allgather(data(n, k, me), want)
+            recv[:] = -1
+            if in_place:
+                recv[me * n : (me + 1) * n] = data(n, k, me)
+            else:
+                send[:] = data(n, k, me)
+            req.start()
+            req.wait(timeout=TIMEOUT)
+            assert_all(comm, np.array_equal(recv, want), f"allgather in_place={in_place} run {k}")
+        req.free()
+    big = (1 << 20) // 8 + 1
+    with pytest.raises(ValueError, match="of at most 1 MiB per rank"):
+        shancoll.allgather_init(comm, np.zeros(big), np.zeros(big * p), algorithm="shan")

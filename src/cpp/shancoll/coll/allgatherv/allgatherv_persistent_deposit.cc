@@ -34,6 +34,12 @@ namespace {
 
 constexpr int kSlots = 2;  // per rank: runs n and n + 1 in flight
 
+// The largest block it takes: at 4 MiB per rank (a 16 MiB segment beside
+// the buffers, past what the 32 MiB L3 of the Zen 3 VM holds for two ranks)
+// it took 1.7x MPICH 5.0.2's own persistent allgather, at 1 MiB it tied
+// (docs/performance.md, "Persistent collectives, 64 KiB to 4 MiB").
+constexpr std::size_t kLargestBlock = std::size_t{1} << 20;
+
 std::size_t largest_block(const AllgathervArgs& a) {
   return static_cast<std::size_t>(*std::max_element(a.counts.begin(), a.counts.end()));
 }
@@ -95,7 +101,8 @@ std::unique_ptr<Engine> deposit_allgatherv(const Topology& topo, const Allgather
                                            const double& timeout) {
   const AllgathervArgs& a = call.args;
   if (!a.recv || a.counts.empty() ||
-      !deposit_fits(topo, static_cast<std::int64_t>(largest_block(a))))
+      !deposit_fits(topo, static_cast<std::int64_t>(largest_block(a))) ||
+      largest_block(a) > kLargestBlock)
     return nullptr;
   const std::int64_t mine = a.counts[topo.rank];
   if (a.send && call.send_bytes >= 0 && call.send_bytes != mine)

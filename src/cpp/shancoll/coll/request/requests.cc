@@ -69,10 +69,10 @@ constexpr ScheduleName kInline[] = {
      "choice), else its deposit (by name), combined by the root in rank order"},
     {"allgather", "shan",
      "persistent only, on one node: every rank's line (at most 56 bytes per rank; auto's "
-     "choice), else its deposit (by name), read by all"},
+     "choice), else its deposit (by name, at most 1 MiB per rank), read by all"},
     {"allgatherv", "shan",
      "persistent only, on one node: every rank's line (at most 56 bytes per rank; auto's "
-     "choice), else its deposit (by name), read by all"},
+     "choice), else its deposit (by name, at most 1 MiB per rank), read by all"},
 };
 
 const ScheduleName* inline_of(std::string_view collective) {
@@ -151,10 +151,12 @@ std::unique_ptr<Request> inline_request(const Setup& s, Make&& make) {
     });
   }
   if (!request && named)
-    throw ArgumentError(std::string("algorithm: '") + inlined->algorithm +
-                        "' as a request is the " + "persistent " + s.collective +
-                        (std::strcmp(s.collective, "reduce") == 0 ? " of a predefined op" : "") +
-                        " on one node of several ranks");
+    throw ArgumentError(
+        std::string("algorithm: '") + inlined->algorithm + "' as a request is the " +
+        "persistent " + s.collective +
+        (std::strcmp(s.collective, "reduce") == 0 ? " of a predefined op" : "") +
+        (std::strncmp(s.collective, "allgather", 9) == 0 ? " of at most 1 MiB per rank" : "") +
+        " on one node of several ranks");
   return request;
 }
 
