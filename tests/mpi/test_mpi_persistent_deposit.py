@@ -191,3 +191,36 @@ def test_deposit_reduce_and_allgather_against_mpi4py(comm):
     big = (1 << 20) // 8 + 1
     with pytest.raises(ValueError, match="of at most 1 MiB per rank"):
         shancoll.allgather_init(comm, np.zeros(big), np.zeros(big * p), algorithm="shan")
+
+
+def test_deposit_missing_rank_times_out(comm):
+    """A rank missing from a deposit allreduce's run: the others raise
+    CollectiveTimeout within the wait's timeout, the run stays active, and
+    the late start completes it with the right answer."""
+    if not one_node(comm):
+        pytest.skip("one node of several ranks only")
+    c, n = comm.Dup(), CHUNK + 7
+    absent = c.size - 1
+    send, recv = np.zeros(n), np.zeros(n)
+    req = shancoll.allreduce_init(c, send, recv, algorithm="shan", timeout=TIMEOUT)
+    outcome = None
+    send[:] = data(n, 1, c.rank)
+    if c.rank != absent:
+        req.start()
+        began = time.monotonic()
+        try:
+            req.wait(timeout=0.3)
+            outcome = "finished"
+        except shancoll.CollectiveTimeout:
+            took = time.monotonic() - began
+            outcome = "timeout" if took < 5 else f"late {took:.1f}s"
+    outcomes = c.allgather(outcome)
+    if c.rank == absent:
+        req.start()
+    req.wait(timeout=TIMEOUT)
+    want = sum(data(n, 1, q) for q in range(c.size))
+    ok = np.array_equal(recv, want)
+    req.free()
+    bad = {r: o for r, o in enumerate(outcomes) if r != absent and o != "timeout"}
+    assert_all(c, not bad and ok, f"rank {absent} missing: {bad}, result ok={ok}")
+    c.Free()
