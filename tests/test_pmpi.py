@@ -741,11 +741,12 @@ def test_threads_under_thread_sanitizer():
 
 
 # Persistent collectives (tests/c/pmpi_persistent.c): the runs of the
-# allreduces of at most 56 bytes on one node each rank completes in
-# shancoll's inline engine, per rank: 20 repeated starts and 10 rounds of 5
-# mixed completions of 7 such requests (Testall's round starts them twice),
-# one after the refusals, 4 on a communicator freed after 2, one freed.
-ROUTED_RUNS = 20 * 7 + 10 * 6 * 7 + 1 + 4 + 1
+# allreduces on one node each rank completes in shancoll (the inline
+# engine, and the deposit one for 100 doubles), per rank: 20 repeated
+# starts and 10 rounds of 5 mixed completions of 8 such requests (Testall's
+# round starts 7 of them twice), one after the refusals, 4 on a
+# communicator freed after 2, one freed.
+ROUTED_RUNS = 20 * 8 + 10 * (5 * 8 + 7) + 1 + 4 + 1
 # The rooted and gathering ones (rooted() there), per call and rank: 30
 # runs at every root of MPI_Bcast_init, MPI_Reduce_init, MPI_Allgather_init
 # and their _c forms, each run by its inline engine.
@@ -754,6 +755,20 @@ ROOTED_ROUTES = {
     "MPI_Reduce_init": "release_gather", "MPI_Reduce_init_c": "release_gather",
     "MPI_Allgather_init": "shan", "MPI_Allgather_init_c": "shan",
 }  # fmt: skip
+# others() there, per rank: 12 runs of a barrier alone and 12 among the
+# others, one in frees(); 12 of two allgathervs (one of zero counts) and of
+# an in-place allgatherv_c. The others' _init calls are not interposed.
+# large() there: LARGE_RUNS runs of each deposit engine's requests.
+OTHER_ROUTES = {
+    ("MPI_Barrier_init", "release_gather"): 25,
+    ("MPI_Allgatherv_init", "shan"): 24,
+    ("MPI_Allgatherv_init_c", "shan"): 12,
+}  # fmt: skip
+# large() there: the deposit engines, 10 runs at every root of each
+# (allreduce: two requests), beside rooted()'s 30; and the mixed rounds'
+# 128-byte bcast, 50 runs per rank.
+LARGE_RUNS = {"MPI_Allreduce_init": 20, "MPI_Bcast_init": 10, "MPI_Reduce_init": 10,
+              "MPI_Allgather_init": 10}  # fmt: skip
 
 
 def _summary_rows(output: str) -> dict[tuple[str, str], int]:
@@ -779,17 +794,19 @@ def test_persistent_allreduce(ranks, ranks_per_node):
     rows = _summary_rows(output)
     if routed:
         assert _lines(output, "MPI_Allreduce_init", "routed to shancoll shan"), output[-3000:]
-        # 100 doubles: the library's request.
-        assert _lines(output, "MPI_Allreduce_init", "fallback: algorithm: 'shan'"), output[-3000:]
-        assert rows.get(("MPI_Allreduce_init", "shan")) == ROUTED_RUNS, output[-3000:]
+        # 100 doubles too: the deposit engine.
+        assert not _lines(output, "MPI_Allreduce_init", "fallback"), output[-3000:]
+        runs = ROUTED_RUNS + LARGE_RUNS["MPI_Allreduce_init"] * ranks
+        assert rows.get(("MPI_Allreduce_init", "shan")) == runs, output[-3000:]
         for call, algorithm in ROOTED_ROUTES.items():
-            assert rows.get((call, algorithm)) == 30 * ranks, (call, output[-3000:])
-        # The mixed rounds' 128-byte bcast: the library's.
-        assert _lines(output, "MPI_Bcast_init", "fallback: algorithm: 'release_gather'")
+            runs = (30 + LARGE_RUNS.get(call, 0)) * ranks + (50 if call == "MPI_Bcast_init" else 0)
+            assert rows.get((call, algorithm)) == runs, (call, output[-3000:])
+        for (call, algorithm), runs in OTHER_ROUTES.items():
+            assert rows.get((call, algorithm)) == runs, (call, output[-3000:])
     else:
         assert not _lines(output, "MPI_Allreduce_init", "routed to shancoll"), output[-3000:]
         assert ("MPI_Allreduce_init", "shan") not in rows, output[-3000:]
-        for call, algorithm in ROOTED_ROUTES.items():
+        for call, algorithm in [*ROOTED_ROUTES.items(), *OTHER_ROUTES]:
             assert not _lines(output, call, "routed to shancoll"), output[-3000:]
             assert (call, algorithm) not in rows, output[-3000:]
 
@@ -843,39 +860,50 @@ shared = np.zeros(3)
 small = comm.Allreduce_init(x, out, op=MPI.SUM)
 big = comm.Allreduce_init(big_x, big_out, op=MPI.MAX)
 bcast = comm.Bcast_init(shared, root=0)
+barrier = comm.Barrier_init()
+counts = [q + 1 for q in range(size)]
+mine, gathered = np.zeros(rank + 1), np.zeros(sum(counts))
+allgatherv = comm.Allgatherv_init(mine, [gathered, counts])
 for i in range(50):
     x[:] = np.arange(4) + rank + i
     big_x[:] = np.arange(100) * (rank + 1) + i
     shared[:] = i if rank == 0 else -1
-    MPI.Prequest.Startall([small, big, bcast])
+    mine[:] = rank * 10 + i
+    MPI.Prequest.Startall([small, big, bcast, barrier, allgatherv])
     if i % 2:
-        MPI.Request.Waitall([small, big, bcast])
+        MPI.Request.Waitall([small, big, bcast, barrier, allgatherv])
     else:
         small.Wait()
         bcast.Wait()
         big.Wait()
+        allgatherv.Wait()
+        barrier.Wait()
     assert np.array_equal(out, size * np.arange(4) + size * (size - 1) / 2 + size * i), out
     assert np.array_equal(big_out, np.arange(100) * size + i), big_out[:4]
     assert np.array_equal(shared, np.full(3, i)), shared
-for request in (small, big, bcast):
+    want = np.concatenate([np.full(q + 1, q * 10 + i) for q in range(size)])
+    assert np.array_equal(gathered, want), gathered
+for request in (small, big, bcast, barrier, allgatherv):
     request.Free()
 print(f"persistent ok on rank {rank}")
 """
 
 
 def test_mpi4py_persistent_allreduce(tmp_path):
-    """mpi4py under mpi4py.profile: comm.Allreduce_init, MPI.Prequest.Startall,
-    Wait and Waitall; the small allreduce and the bcast run shancoll's
-    engines (the summary counts their 50 runs each), the big one the library's."""
+    """mpi4py under mpi4py.profile (its default thread level, MULTIPLE):
+    comm.Allreduce_init, Bcast_init, Barrier_init, Allgatherv_init,
+    MPI.Prequest.Startall, Wait and Waitall; every one runs shancoll's
+    engines (the summary counts their 50 runs each; the 100-double
+    allreduce the deposit engine's)."""
     output = _run_profiled(tmp_path, PERSISTENT_SCRIPT, SHANCOLL_PMPI_SUMMARY="1")
     assert output.count("persistent ok") == 2, output[-3000:]
     rows = _summary_rows(output)
-    names = ("MPI_Allreduce_init", "MPI_Allreduce_init_c")
-    runs = sum(rows.get((name, "shan"), 0) for name in names)
-    assert runs == 50, output[-3000:]
-    names = ("MPI_Bcast_init", "MPI_Bcast_init_c")
-    runs = sum(rows.get((name, "release_gather"), 0) for name in names)
-    assert runs == 50, output[-3000:]
+    for call, algorithm, want in [("MPI_Allreduce_init", "shan", 100),
+                                  ("MPI_Bcast_init", "release_gather", 50),
+                                  ("MPI_Barrier_init", "release_gather", 50),
+                                  ("MPI_Allgatherv_init", "shan", 50)]:  # fmt: skip
+        runs = sum(rows.get((name, algorithm), 0) for name in (call, call + "_c"))
+        assert runs == want, (call, output[-3000:])
 
 
 NONBLOCKING_BYTES_SCRIPT = """

@@ -1,9 +1,10 @@
-/* persistent_calls: time per call of the 8-byte collectives, blocking and
+/* persistent_calls: time per call of the collectives, blocking and
  * persistent (MPI_<Coll>_init once, then MPI_Start + MPI_Wait per call), as
  * a plain MPI program: run it under LD_PRELOAD=libshancoll_pmpi.so and the
  * MPI_ series are shancoll's (the persistent ones routed to the inline
  * engines where they fit), the PMPI_ series the MPI library's own, in the
- * same job (docs/performance.md, "Persistent collectives, 8 bytes").
+ * same job (docs/performance.md, "Persistent collectives, 8 bytes" and
+ * "Persistent collectives, 64 KiB to 4 MiB").
  *
  * Per collective, REPEATS rounds; in each round every series runs N calls
  * back to back after a barrier (the series interleaved, so that the VM's
@@ -11,10 +12,11 @@
  * round's value is the slowest rank's time per call. Printed per series:
  * the median and the range over the rounds, in microseconds.
  *
- * Usage: persistent_calls [N] [REPEATS] [collectives]
- *   defaults: 20000 calls, 7 repeats, bcast,reduce,allgather,allreduce.
- *   bcast and reduce have root 0; one double (MPI_SUM); allgather one
- *   double per rank.
+ * Usage: persistent_calls [N] [REPEATS] [collectives] [BYTES]
+ *   defaults: 20000 calls, 7 repeats, bcast,reduce,allgather,allreduce,
+ *   8 bytes (also: barrier, allgatherv). bcast and reduce have root 0;
+ *   BYTES / 8 doubles (MPI_SUM); allgather(v) BYTES per rank. The buffers are set once (the
+ * persistent requests' buffers stay the same), so the figures are of warm caches.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -22,36 +24,51 @@
 #include <string.h>
 
 enum { kMaxRanks = 64, kMaxRepeats = 64, kSeries = 4 };
-static double x[1] = {1}, y[kMaxRanks];
+static double *x, *y;                /* BYTES; BYTES per rank */
+static int count = 1;                /* doubles in x */
 static MPI_Request g_own, g_library; /* MPI_<Coll>_init's, PMPI_<Coll>_init's */
 
 typedef int (*Call)(int direct);
 
 static int bcast(int d) {
-  return (d ? PMPI_Bcast : MPI_Bcast)(x, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  return (d ? PMPI_Bcast : MPI_Bcast)(x, count, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 }
 static int reduce(int d) {
-  return (d ? PMPI_Reduce : MPI_Reduce)(x, y, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+  return (d ? PMPI_Reduce : MPI_Reduce)(x, y, count, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
 }
 static int allgather(int d) {
-  return (d ? PMPI_Allgather : MPI_Allgather)(x, 1, MPI_DOUBLE, y, 1, MPI_DOUBLE, MPI_COMM_WORLD);
+  return (d ? PMPI_Allgather : MPI_Allgather)(x, count, MPI_DOUBLE, y, count, MPI_DOUBLE,
+                                              MPI_COMM_WORLD);
+}
+static int barrier(int d) { return (d ? PMPI_Barrier : MPI_Barrier)(MPI_COMM_WORLD); }
+static int counts[kMaxRanks], displs[kMaxRanks]; /* allgatherv: count each, packed */
+static int allgatherv(int d) {
+  return (d ? PMPI_Allgatherv : MPI_Allgatherv)(x, count, MPI_DOUBLE, y, counts, displs, MPI_DOUBLE,
+                                                MPI_COMM_WORLD);
 }
 static int allreduce(int d) {
-  return (d ? PMPI_Allreduce : MPI_Allreduce)(x, y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  return (d ? PMPI_Allreduce : MPI_Allreduce)(x, y, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 }
 static void init_bcast(int d, MPI_Request* r) {
-  (d ? PMPI_Bcast_init : MPI_Bcast_init)(x, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD, MPI_INFO_NULL, r);
+  (d ? PMPI_Bcast_init : MPI_Bcast_init)(x, count, MPI_DOUBLE, 0, MPI_COMM_WORLD, MPI_INFO_NULL, r);
 }
 static void init_reduce(int d, MPI_Request* r) {
-  (d ? PMPI_Reduce_init : MPI_Reduce_init)(x, y, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD,
+  (d ? PMPI_Reduce_init : MPI_Reduce_init)(x, y, count, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD,
                                            MPI_INFO_NULL, r);
 }
 static void init_allgather(int d, MPI_Request* r) {
-  (d ? PMPI_Allgather_init : MPI_Allgather_init)(x, 1, MPI_DOUBLE, y, 1, MPI_DOUBLE, MPI_COMM_WORLD,
-                                                 MPI_INFO_NULL, r);
+  (d ? PMPI_Allgather_init : MPI_Allgather_init)(x, count, MPI_DOUBLE, y, count, MPI_DOUBLE,
+                                                 MPI_COMM_WORLD, MPI_INFO_NULL, r);
+}
+static void init_barrier(int d, MPI_Request* r) {
+  (d ? PMPI_Barrier_init : MPI_Barrier_init)(MPI_COMM_WORLD, MPI_INFO_NULL, r);
+}
+static void init_allgatherv(int d, MPI_Request* r) {
+  (d ? PMPI_Allgatherv_init : MPI_Allgatherv_init)(x, count, MPI_DOUBLE, y, counts, displs,
+                                                   MPI_DOUBLE, MPI_COMM_WORLD, MPI_INFO_NULL, r);
 }
 static void init_allreduce(int d, MPI_Request* r) {
-  (d ? PMPI_Allreduce_init : MPI_Allreduce_init)(x, y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD,
+  (d ? PMPI_Allreduce_init : MPI_Allreduce_init)(x, y, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD,
                                                  MPI_INFO_NULL, r);
 }
 
@@ -64,6 +81,8 @@ static const struct {
     {"reduce", reduce, init_reduce},
     {"allgather", allgather, init_allgather},
     {"allreduce", allreduce, init_allreduce},
+    {"barrier", barrier, init_barrier},
+    {"allgatherv", allgatherv, init_allgatherv},
 };
 
 static const char* kNames[kSeries] = {"MPI_<Coll> (blocking)", "MPI_<Coll>_init start+wait",
@@ -84,6 +103,14 @@ static double series(int which, Call call, int n) {
   return slowest;
 }
 
+/* Whether `name` is one of the comma-separated `list`'s entries. */
+static int listed(const char* list, const char* name) {
+  const size_t n = strlen(name);
+  for (const char* at = list; (at = strstr(at, name)); at += n)
+    if ((at == list || at[-1] == ',') && (at[n] == ',' || at[n] == '\0')) return 1;
+  return 0;
+}
+
 static int by_value(const void* a, const void* b) {
   const double x = *(const double*)a, y = *(const double*)b;
   return (x > y) - (x < y);
@@ -93,16 +120,25 @@ int main(int argc, char** argv) {
   const int n = argc > 1 ? atoi(argv[1]) : 20000;
   int repeats = argc > 2 ? atoi(argv[2]) : 7;
   const char* which = argc > 3 ? argv[3] : "bcast,reduce,allgather,allreduce";
+  const long bytes = argc > 4 ? atol(argv[4]) : 8;
   if (repeats > kMaxRepeats) repeats = kMaxRepeats;
+  count = bytes < 8 ? 1 : (int)(bytes / 8);
   MPI_Init(&argc, &argv);
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (size > kMaxRanks) MPI_Abort(MPI_COMM_WORLD, 2);
+  x = malloc((size_t)count * sizeof *x);
+  y = malloc((size_t)count * (size_t)size * sizeof *y);
+  if (!x || !y) MPI_Abort(MPI_COMM_WORLD, 2);
+  for (int i = 0; i < count; ++i) x[i] = 1 + i % 7;
+  memset(y, 0, (size_t)count * (size_t)size * sizeof *y);
+  for (int r = 0; r < size; ++r) counts[r] = count, displs[r] = r * count;
   if (rank == 0)
-    printf("# %d ranks, %d calls per series, %d rounds: median [min, max] us\n", size, n, repeats);
+    printf("# %d ranks, %ld bytes, %d calls per series, %d rounds: median [min, max] us\n", size,
+           (long)count * 8, n, repeats);
   for (size_t c = 0; c < sizeof kColls / sizeof kColls[0]; ++c) {
-    if (!strstr(which, kColls[c].name)) continue;
+    if (!listed(which, kColls[c].name)) continue;
     kColls[c].init(0, &g_own);
     kColls[c].init(1, &g_library);
     double us[kSeries][kMaxRepeats];
@@ -117,6 +153,8 @@ int main(int argc, char** argv) {
     MPI_Request_free(&g_own);
     PMPI_Request_free(&g_library);
   }
+  free(x);
+  free(y);
   MPI_Finalize();
   return 0;
 }

@@ -1,8 +1,10 @@
 /* Persistent collectives through the PMPI library: MPI_Allreduce_init,
- * MPI_Bcast_init, MPI_Reduce_init, MPI_Allgather_init (and their _c forms)
- * and the calls that start, complete and free requests, checked against
- * PMPI_Allreduce, PMPI_Bcast, PMPI_Reduce and PMPI_Allgather (the MPI
- * library's own) on the same inputs. The same binary
+ * MPI_Bcast_init, MPI_Reduce_init, MPI_Allgather(v)_init (and their _c
+ * forms), MPI_Barrier_init, beside the ones left to the library
+ * (MPI_Gather(v)_init, MPI_Scatter(v)_init, MPI_Alltoall(v)_init,
+ * MPI_Reduce_scatter(_block)_init, MPI_Scan_init, MPI_Exscan_init), and the
+ * calls that start, complete and free requests, checked against the
+ * blocking PMPI_ calls (the MPI library's own) on the same inputs. The same binary
  * runs with and without the preload; tests/test_pmpi.py reads the verbose
  * lines and the summary to tell what was routed.
  *
@@ -16,6 +18,7 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static long g_checks, g_failed;
@@ -228,6 +231,12 @@ static void mixed(Kind kind, int run) {
 #define MPI_Bcast_init_c MPI_Bcast_init
 #define MPI_Reduce_init_c MPI_Reduce_init
 #define MPI_Allgather_init_c MPI_Allgather_init
+#define MPI_Allgatherv_init_c MPI_Allgatherv_init
+typedef int big_count; /* the _c forms' count and displacement types */
+typedef int big_displ;
+#else
+typedef MPI_Count big_count;
+typedef MPI_Aint big_displ;
 #endif
 
 enum { ROOTED_RUNS = 30, MAX_RANKS = 8, ROOTED = 6 };
@@ -286,10 +295,210 @@ static void rooted(void) {
   }
 }
 
+/* The other collectives, all started together each run (MPI_Startall over
+ * every kind, MPI_Waitall), the inputs changed between starts, every
+ * result checked against the blocking PMPI_ call: MPI_Barrier_init (alone
+ * first, rank 0 late: no rank's wait may end before rank 0's start),
+ * MPI_Allgatherv_init with irregular counts (one zero), MPI_Allgatherv_init_c
+ * in place, and the library's MPI_Gather_init, MPI_Gatherv_init,
+ * MPI_Scatter_init, MPI_Scatterv_init, MPI_Alltoall_init,
+ * MPI_Alltoallv_init, MPI_Reduce_scatter_init,
+ * MPI_Reduce_scatter_block_init, MPI_Scan_init, MPI_Exscan_init (root 1
+ * for the rooted ones), and a zero-count allgatherv. */
+enum { OTHER_RUNS = 12, OTHERS = 14 };
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void others(void) {
+  int p = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  if (p > MAX_RANKS) return;
+  const MPI_Comm w = MPI_COMM_WORLD;
+  const int root = 1 % p;
+  int counts[MAX_RANKS], displs[MAX_RANKS], zeros[MAX_RANKS] = {0}, total = 0;
+  int from_each[MAX_RANKS], at_ten[MAX_RANKS]; /* alltoallv: counts[me] from every rank */
+  big_count counts_c[MAX_RANKS];
+  big_displ displs_c[MAX_RANKS];
+  for (int r = 0; r < p; ++r) {
+    from_each[r] = g_rank == 1 ? 0 : g_rank + 2, at_ten[r] = 10 * r;
+    counts[r] = r == 1 ? 0 : r + 2; /* at most 9 ints: 36 bytes */
+    displs[r] = total + r;          /* a gap between blocks */
+    counts_c[r] = counts[r], displs_c[r] = displs[r];
+    total += counts[r] + 1;
+  }
+  int mine[MAX_RANKS + 2], got[16 * MAX_RANKS], got_want[16 * MAX_RANKS];
+  int inplace[16 * MAX_RANKS], inplace_want[16 * MAX_RANKS], nothing = 0, nothing_out = 0;
+  long long g_send[2], g_recv[2 * MAX_RANKS], g_want[2 * MAX_RANKS];
+  int gv_recv[16 * MAX_RANKS], gv_want[16 * MAX_RANKS];
+  int s_send[3 * MAX_RANKS], s_recv[3], s_want[3];
+  int sv_recv[MAX_RANKS + 2], sv_want[MAX_RANKS + 2];
+  int a_send[2 * MAX_RANKS], a_recv[2 * MAX_RANKS], a_want[2 * MAX_RANKS];
+  int av_recv[16 * MAX_RANKS], av_want[16 * MAX_RANKS];
+  double rs_send[16 * MAX_RANKS], rs_recv[16], rs_want[16];
+  double rsb_send[2 * MAX_RANKS], rsb_recv[2], rsb_want[2];
+  long scan_send[4], scan_recv[4], scan_want[4], ex_recv[4], ex_want[4];
+  const int mine_count = counts[g_rank];
+  const size_t span = sizeof(int) * 16 * (size_t)p; /* of the v-collectives' buffers in use */
+  MPI_Request r[OTHERS];
+  MPI_Barrier_init(w, MPI_INFO_NULL, &r[0]);
+  MPI_Allgatherv_init(mine, mine_count, MPI_INT, got, counts, displs, MPI_INT, w, MPI_INFO_NULL,
+                      &r[1]);
+  MPI_Allgatherv_init_c(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, inplace, counts_c, displs_c, MPI_INT, w,
+                        MPI_INFO_NULL, &r[2]);
+  MPI_Allgatherv_init(&nothing, 0, MPI_INT, &nothing_out, zeros, zeros, MPI_INT, w, MPI_INFO_NULL,
+                      &r[3]);
+  MPI_Gather_init(g_send, 2, MPI_LONG_LONG, g_recv, 2, MPI_LONG_LONG, root, w, MPI_INFO_NULL,
+                  &r[4]);
+  MPI_Gatherv_init(mine, mine_count, MPI_INT, gv_recv, counts, displs, MPI_INT, root, w,
+                   MPI_INFO_NULL, &r[5]);
+  MPI_Scatter_init(s_send, 3, MPI_INT, s_recv, 3, MPI_INT, root, w, MPI_INFO_NULL, &r[6]);
+  MPI_Alltoall_init(a_send, 2, MPI_INT, a_recv, 2, MPI_INT, w, MPI_INFO_NULL, &r[7]);
+  MPI_Reduce_scatter_init(rs_send, rs_recv, counts, MPI_DOUBLE, MPI_SUM, w, MPI_INFO_NULL, &r[8]);
+  MPI_Reduce_scatter_block_init(rsb_send, rsb_recv, 2, MPI_DOUBLE, MPI_MAX, w, MPI_INFO_NULL,
+                                &r[9]);
+  MPI_Scan_init(scan_send, scan_recv, 4, MPI_LONG, MPI_SUM, w, MPI_INFO_NULL, &r[10]);
+  MPI_Exscan_init(scan_send, ex_recv, 4, MPI_LONG, MPI_BXOR, w, MPI_INFO_NULL, &r[11]);
+  /* These two send from `got`, which the allgatherv writes: started apart. */
+  MPI_Scatterv_init(got, counts, displs, MPI_INT, sv_recv, mine_count, MPI_INT, root, w,
+                    MPI_INFO_NULL, &r[12]);
+  MPI_Alltoallv_init(got, counts, displs, MPI_INT, av_recv, from_each, at_ten, MPI_INT, w,
+                     MPI_INFO_NULL, &r[13]);
+  for (int run = 0; run < OTHER_RUNS; ++run) {
+    const int v = 1000 * run + 10 * g_rank;
+    for (int k = 0; k < mine_count; ++k) mine[k] = v + k;
+    for (int k = 0; k < 16 * p; ++k) got[k] = got_want[k] = inplace[k] = inplace_want[k] = -1;
+    for (int k = 0; k < counts[g_rank]; ++k)
+      inplace[displs[g_rank] + k] = inplace_want[displs[g_rank] + k] = v - k;
+    for (int k = 0; k < 2; ++k) g_send[k] = (long long)v * 3 + k;
+    for (int k = 0; k < 16 * p; ++k) gv_recv[k] = gv_want[k] = av_recv[k] = av_want[k] = -7;
+    for (int k = 0; k < 3 * p; ++k) s_send[k] = v + 5 * k;
+    for (int k = 0; k < 2 * p; ++k) a_send[k] = v + k, rsb_send[k] = (v % 97) * 0.25 + k;
+    for (int k = 0; k < 16 * p; ++k) rs_send[k] = (v % 89) * 0.5 - k;
+    for (int k = 0; k < 4; ++k) scan_send[k] = (long)v * 7 + k;
+    /* The library's answers, from inputs the persistent calls read at their start. */
+    PMPI_Allgatherv(mine, mine_count, MPI_INT, got_want, counts, displs, MPI_INT, w);
+    PMPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, inplace_want, counts, displs, MPI_INT, w);
+    PMPI_Gather(g_send, 2, MPI_LONG_LONG, g_want, 2, MPI_LONG_LONG, root, w);
+    PMPI_Gatherv(mine, mine_count, MPI_INT, gv_want, counts, displs, MPI_INT, root, w);
+    PMPI_Scatter(s_send, 3, MPI_INT, s_want, 3, MPI_INT, root, w);
+    PMPI_Scatterv(got_want, counts, displs, MPI_INT, sv_want, mine_count, MPI_INT, root, w);
+    PMPI_Alltoall(a_send, 2, MPI_INT, a_want, 2, MPI_INT, w);
+    PMPI_Alltoallv(got_want, counts, displs, MPI_INT, av_want, from_each, at_ten, MPI_INT, w);
+    PMPI_Reduce_scatter(rs_send, rs_want, counts, MPI_DOUBLE, MPI_SUM, w);
+    PMPI_Reduce_scatter_block(rsb_send, rsb_want, 2, MPI_DOUBLE, MPI_MAX, w);
+    PMPI_Scan(scan_send, scan_want, 4, MPI_LONG, MPI_SUM, w);
+    PMPI_Exscan(scan_send, ex_want, 4, MPI_LONG, MPI_BXOR, w);
+    /* Scatterv and alltoallv first, from the allgatherv's answer. */
+    memcpy(got, got_want, span);
+    MPI_Startall(2, &r[12]);
+    MPI_Waitall(2, &r[12], MPI_STATUSES_IGNORE);
+    for (int k = 0; k < 16 * p; ++k) got[k] = -1;
+    /* The barrier alone, rank 0 starting 3 ms late: no rank's wait may end
+     * before rank 0's start (CLOCK_MONOTONIC: one clock for the node). */
+    PMPI_Barrier(w);
+    if (g_rank == 0) usleep(3000);
+    const double started = now();
+    MPI_Start(&r[0]);
+    MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+    const double ended = now();
+    double rank0_started = started;
+    PMPI_Bcast(&rank0_started, 1, MPI_DOUBLE, 0, w);
+    /* Then every other kind together, the barrier again among them. */
+    MPI_Startall(OTHERS - 2, r);
+    MPI_Waitall(OTHERS - 2, r, MPI_STATUSES_IGNORE);
+    const int at = run;
+    check(ended >= rank0_started, "barrier_init: no wait ends before the last start", at);
+    check(memcmp(got, got_want, span) == 0, "allgatherv_init", at);
+    check(memcmp(inplace, inplace_want, span) == 0, "allgatherv_init_c in place", at);
+    check(nothing_out == 0, "allgatherv_init zero counts", at);
+    if (g_rank == root) {
+      check(memcmp(g_recv, g_want, sizeof(long long) * 2 * (size_t)p) == 0, "gather_init", at);
+      check(memcmp(gv_recv, gv_want, span) == 0, "gatherv_init", at);
+    }
+    check(memcmp(s_recv, s_want, sizeof s_recv) == 0, "scatter_init", at);
+    check(memcmp(sv_recv, sv_want, sizeof(int) * (size_t)mine_count) == 0, "scatterv_init", at);
+    check(memcmp(a_recv, a_want, sizeof(int) * 2 * (size_t)p) == 0, "alltoall_init", at);
+    check(memcmp(av_recv, av_want, span) == 0, "alltoallv_init", at);
+    check(memcmp(rs_recv, rs_want, sizeof(double) * (size_t)mine_count) == 0, "reduce_scatter_init",
+          at);
+    check(memcmp(rsb_recv, rsb_want, sizeof rsb_recv) == 0, "reduce_scatter_block_init", at);
+    check(memcmp(scan_recv, scan_want, sizeof scan_recv) == 0, "scan_init", at);
+    if (g_rank > 0) check(memcmp(ex_recv, ex_want, sizeof ex_recv) == 0, "exscan_init", at);
+  }
+  for (int i = 0; i < OTHERS; ++i) MPI_Request_free(&r[i]);
+}
+
+/* The deposit engines (past 56 bytes on one node): MPI_Allreduce_init (and
+ * in place), MPI_Bcast_init, MPI_Reduce_init (in place at the root) and
+ * MPI_Allgather_init of LARGE doubles (three deposit chunks and a part), at
+ * every root, LARGE_RUNS starts of all five together (MPI_Startall,
+ * MPI_Waitall), the inputs changed between starts, rank 0 late before
+ * every third start, checked against the blocking PMPI_ calls. */
+enum { LARGE = 3 * 4096 + 17, LARGE_RUNS = 10, LARGES = 5 };
+static double l_send[LARGE], l_sum[LARGE], l_sum_want[LARGE], l_in[LARGE], l_in_want[LARGE];
+static double l_bcast[LARGE], l_bcast_want[LARGE], l_red[LARGE], l_red_want[LARGE];
+static double l_all[LARGE * MAX_RANKS], l_all_want[LARGE * MAX_RANKS];
+
+static void large(void) {
+  int p = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  if (p > MAX_RANKS) return;
+  const MPI_Comm w = MPI_COMM_WORLD;
+  for (int root = 0; root < p; ++root) {
+    MPI_Request r[LARGES];
+    MPI_Allreduce_init(l_send, l_sum, LARGE, MPI_DOUBLE, MPI_SUM, w, MPI_INFO_NULL, &r[0]);
+    MPI_Allreduce_init(MPI_IN_PLACE, l_in, LARGE, MPI_DOUBLE, MPI_MAX, w, MPI_INFO_NULL, &r[1]);
+    MPI_Bcast_init(l_bcast, LARGE, MPI_DOUBLE, root, w, MPI_INFO_NULL, &r[2]);
+    MPI_Reduce_init(g_rank == root ? MPI_IN_PLACE : l_red, l_red, LARGE, MPI_DOUBLE, MPI_SUM, root,
+                    w, MPI_INFO_NULL, &r[3]);
+    MPI_Allgather_init(l_send, LARGE, MPI_DOUBLE, l_all, LARGE, MPI_DOUBLE, w, MPI_INFO_NULL,
+                       &r[4]);
+    for (int run = 0; run < LARGE_RUNS; ++run) {
+      const int v = 100 * run + 10 * root + g_rank;
+      for (int k = 0; k < LARGE; ++k) {
+        l_send[k] = v * 0.5 + k % 101;
+        l_in[k] = l_in_want[k] = (v * 7 + k) % 1009;
+        l_bcast[k] = l_bcast_want[k] = g_rank == root ? v + k * 0.25 : -1;
+        l_red[k] = l_red_want[k] = v - k % 13;
+      }
+      PMPI_Allreduce(l_send, l_sum_want, LARGE, MPI_DOUBLE, MPI_SUM, w);
+      PMPI_Allreduce(MPI_IN_PLACE, l_in_want, LARGE, MPI_DOUBLE, MPI_MAX, w);
+      PMPI_Bcast(l_bcast_want, LARGE, MPI_DOUBLE, root, w);
+      PMPI_Reduce(g_rank == root ? MPI_IN_PLACE : l_red_want, l_red_want, LARGE, MPI_DOUBLE,
+                  MPI_SUM, root, w);
+      PMPI_Allgather(l_send, LARGE, MPI_DOUBLE, l_all_want, LARGE, MPI_DOUBLE, w);
+      if (g_rank == 0 && run % 3 == 0) usleep(2000);
+      MPI_Startall(LARGES, r);
+      MPI_Waitall(LARGES, r, MPI_STATUSES_IGNORE);
+      const int at = root * 1000 + run;
+      check(memcmp(l_sum, l_sum_want, sizeof l_sum) == 0, "large allreduce_init", at);
+      check(memcmp(l_in, l_in_want, sizeof l_in) == 0, "large allreduce_init in place", at);
+      check(memcmp(l_bcast, l_bcast_want, sizeof l_bcast) == 0, "large bcast_init", at);
+      if (g_rank == root)
+        check(memcmp(l_red, l_red_want, sizeof l_red) == 0, "large reduce_init in place", at);
+      check(memcmp(l_all, l_all_want, sizeof(double) * LARGE * (size_t)p) == 0,
+            "large allgather_init", at);
+    }
+    for (int i = 0; i < LARGES; ++i) MPI_Request_free(&r[i]);
+  }
+}
+
 /* Free before the first start, and after a completed run. */
 static void frees(void) {
   double x = g_rank, y = 0;
   MPI_Request r;
+  MPI_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, &r);
+  MPI_Request_free(&r);
+  check(r == MPI_REQUEST_NULL, "barrier: free before start", 0);
+  MPI_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, &r);
+  MPI_Start(&r);
+  MPI_Wait(&r, MPI_STATUS_IGNORE);
+  MPI_Request_free(&r);
+  check(r == MPI_REQUEST_NULL, "barrier: free after completion", 0);
   MPI_Allreduce_init(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &r);
   MPI_Request_free(&r);
   check(r == MPI_REQUEST_NULL, "free before start", 0);
@@ -390,6 +599,8 @@ int main(int argc, char** argv) {
       for (Kind kind = BY_WAITALL; kind < KINDS; ++kind) mixed(kind, run);
     if (g_routed) refusals();
     rooted();
+    others();
+    large();
     comm_freed_first();
     for (int i = 0; i < CASES; ++i) MPI_Request_free(&g_cases[i].request);
     frees();

@@ -4,15 +4,29 @@
 //
 // Routed only where shancoll has an engine that (a) beats the MPI library's
 // persistent collective and (b) needs no progress from its owner after the
-// start: today the allreduce, bcast, reduce and allgather of at most 56
-// bytes (per rank) on one node of several ranks (the inline engines,
-// coll/allreduce/allreduce_persistent_inline.h and coll/persistent_inline.h:
-// a start writes the rank's line, a test reads the peers'). Why (b): MPI's progress rule lets a
+// start: today the barrier, allreduce, bcast, reduce, allgather and
+// allgatherv on one node of several ranks: at most 56 bytes (per rank) the
+// inline engines (coll/allreduce/allreduce_persistent_inline.h and
+// coll/persistent_inline.h: a start writes the rank's line, a test reads
+// the peers'), past it the deposit engines (coll/persistent_deposit.h: a
+// start copies the rank's input into the request's own segment, a test
+// takes the peers' deposits). Why (b): MPI's progress rule lets a
 // peer wait in this request while its owner sits in a blocking MPI call that shancoll does not see
 // (an MPI_Recv, the library's own collective); an engine whose later steps need the owner would
-// deadlock there. Every other _init call, and every one of those the inline engines do not take
-// (too big, several nodes, an inter-communicator, a derived datatype, a user op, the rule below),
+// deadlock there. Every one the engines do not take (several nodes, an
+// inter-communicator, a derived datatype, a user op, the rule below)
 // returns the library's own persistent request untouched.
+//
+// Not interposed (the library's own, as MPI_Igatherv and MPI_Iscatterv in
+// pmpi_requests.cc): MPI_Gather(v)_init, MPI_Scatter(v)_init,
+// MPI_Alltoall(v)_init, MPI_Reduce_scatter(_block)_init, MPI_Scan_init,
+// MPI_Exscan_init. shancoll's engines for their requests are the
+// point-to-point schedules, whose rounds after the first are posted by the
+// owner's test (they fail (b)), and `mpi`, the library's own nonblocking
+// call posted at each start, which `auto` chooses: routing would wrap the
+// library's call in two more layers, each start paying shancoll's request
+// and a nonblocking call where the library's own persistent request is
+// ready-made.
 //
 // The handle: the library's own persistent request for the same call
 // (PMPI_<Coll>_init, never started), so that a call not interposed here sees
@@ -691,6 +705,20 @@ SHANCOLL_PMPI_INIT(Allgather_init_c, allgather_init_c, "shan", MPI_OP_NULL,
                    (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm),
                    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
+SHANCOLL_PMPI_INIT(Allgatherv_init, allgatherv_init, "shan", MPI_OP_NULL,
+                   shancoll::pmpi::gathered_bytes(recvcounts, recvtype, comm),
+                   (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                    MPI_Comm comm),
+                   (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm))
+SHANCOLL_PMPI_INIT(Allgatherv_init_c, allgatherv_init_c, "shan", MPI_OP_NULL,
+                   shancoll::pmpi::gathered_bytes(recvcounts, recvtype, comm),
+                   (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                    MPI_Comm comm),
+                   (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm))
+SHANCOLL_PMPI_INIT(Barrier_init, barrier_init, "release_gather", MPI_OP_NULL, 0, (MPI_Comm comm),
+                   (comm))
 #undef SHANCOLL_PMPI_INIT
 #undef SHANCOLL_UNPAREN
 #endif  // MPI_VERSION >= 4

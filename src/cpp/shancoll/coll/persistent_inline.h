@@ -1,4 +1,4 @@
-// The persistent inline engines of bcast, reduce and allgather(v)
+// The persistent inline engines of barrier, bcast, reduce and allgather(v)
 // (allreduce's: coll/allreduce/allreduce_persistent_inline.h): at most 56
 // bytes per rank on one node of several ranks, beside flags in lines of the
 // request's own node segment (shm/inline_lines.h). A run makes no MPI call,
@@ -20,6 +20,8 @@
 
 namespace shancoll {
 
+// barrier_persistent_inline.cc: no data, every rank's flag line.
+std::unique_ptr<Engine> inline_barrier(const Topology& topo, const double& timeout);
 // bcast_persistent_inline.cc
 std::unique_ptr<Engine> inline_bcast(const Topology& topo, const BcastCall& call,
                                      const double& timeout);

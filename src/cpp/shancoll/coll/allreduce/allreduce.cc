@@ -10,6 +10,7 @@
 #include "shancoll/coll/allreduce/allreduce_persistent_inline.h"
 #include "shancoll/coll/allreduce/allreduce_request.h"
 #include "shancoll/coll/door.h"
+#include "shancoll/coll/persistent_deposit.h"
 #include "shancoll/coll/request/request_mpi.h"
 #include "shancoll/coll/request/requests.h"
 #include "shancoll/cost.h"
@@ -76,18 +77,25 @@ const AllreduceAlgorithm& auto_allreduce(Comm& comm, const AllreduceArgs& args, 
       });
 }
 
-// shan's persistent small-message engine where it fits (persistent `auto`
-// and `shan`): the node's lines beat any message schedule and MPI's own
-// persistent allreduce (docs/performance.md); null where it does not fit.
-std::unique_ptr<Request> persistent_inline(Comm& comm, const AllreduceArgs& args,
-                                           const Options& o) {
+// shan's persistent engines on one node where they fit: the inline lines
+// (persistent `auto` and `shan`: they beat any message schedule and MPI's
+// own persistent allreduce, docs/performance.md), and past 56 bytes the
+// deposit areas (`shan` by name: what the PMPI library routes; `auto` was
+// not measured against the other request engines); null elsewhere.
+std::unique_ptr<Request> persistent_shan(Comm& comm, const AllreduceArgs& args, const Options& o,
+                                         bool deposit) {
   NodeContext& ctx = comm.nodes(o.ranks_per_node);
-  if (!persistent_inline_fits(ctx.topo, args)) return nullptr;
-  return comm.run({"iallreduce", "shan"}, [&] {
-    return std::make_unique<Request>(
-        comm, "iallreduce", "shan",
-        std::make_unique<InlineAllreduceEngine>(ctx.topo, args, ctx.call_timeout), o.wait_timeout(),
-        true);
+  const bool small = persistent_inline_fits(ctx.topo, args);
+  if (!small && !(deposit && deposit_fits(ctx.topo, args.bytes()))) return nullptr;
+  return comm.run({"iallreduce", "shan"}, [&]() -> std::unique_ptr<Request> {
+    std::unique_ptr<Engine> engine;
+    if (small)
+      engine = std::make_unique<InlineAllreduceEngine>(ctx.topo, args, ctx.call_timeout);
+    else
+      engine = deposit_allreduce(ctx.topo, args, ctx.call_timeout);
+    if (!engine) return nullptr;
+    return std::make_unique<Request>(comm, "iallreduce", "shan", std::move(engine),
+                                     o.wait_timeout(), true);
   });
 }
 
@@ -154,11 +162,11 @@ std::unique_ptr<Request> iallreduce(const AllreduceCall& call, bool persistent) 
   const Reducer reducer(call.op, call.type, call.datatype);  // copied by the request
   const AllreduceArgs args = args_of(call, reducer, co);
   if (persistent && (name == "auto" || name == "shan")) {
-    if (auto inline_request = persistent_inline(comm, args, o)) return inline_request;
+    if (auto shan = persistent_shan(comm, args, o, name == "shan")) return shan;
     if (name == "shan")
       throw ArgumentError(
-          "algorithm: 'shan' as a request is the persistent allreduce of at most 56 bytes on one "
-          "node of several ranks");
+          "algorithm: 'shan' as a request is the persistent allreduce on one node of several "
+          "ranks (of a predefined element type past 56 bytes)");
   }
   const AllreduceAlgorithm& algo = select_iallreduce(name, args, comm.size());
   return comm.run({"iallreduce", algo.name}, [&] {

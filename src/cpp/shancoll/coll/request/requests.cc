@@ -5,6 +5,7 @@
 #include <string>
 
 #include "shancoll/coll/door.h"
+#include "shancoll/coll/persistent_deposit.h"
 #include "shancoll/coll/persistent_inline.h"
 #include "shancoll/coll/request/request_binomial_v.h"
 #include "shancoll/coll/request/request_mpi.h"
@@ -58,15 +59,20 @@ const ScheduleName* schedule_of(std::string_view collective) {
 // The persistent inline engines (coll/persistent_inline.h): what a
 // persistent request runs under `auto` where its engine fits, or by name.
 constexpr ScheduleName kInline[] = {
+    {"barrier", "release_gather",
+     "persistent only, on one node of several ranks: every rank's flag line, read by all"},
     {"bcast", "release_gather",
-     "persistent only, at most 56 bytes on one node: the root's line, read by every rank"},
+     "persistent only, on one node: the root's line, read by every rank (at most 56 bytes; "
+     "auto's choice), else the root's deposit, copied out by every rank (by name)"},
     {"reduce", "release_gather",
-     "persistent only, at most 56 bytes on one node, predefined ops: every rank's line, "
-     "combined by the root in rank order"},
+     "persistent only, on one node, predefined ops: every rank's line (at most 56 bytes; auto's "
+     "choice), else its deposit (by name), combined by the root in rank order"},
     {"allgather", "shan",
-     "persistent only, at most 56 bytes per rank on one node: every rank's line, read by all"},
+     "persistent only, on one node: every rank's line (at most 56 bytes per rank; auto's "
+     "choice), else its deposit (by name, at most 1 MiB per rank), read by all"},
     {"allgatherv", "shan",
-     "persistent only, at most 56 bytes per rank on one node: every rank's line, read by all"},
+     "persistent only, on one node: every rank's line (at most 56 bytes per rank; auto's "
+     "choice), else its deposit (by name, at most 1 MiB per rank), read by all"},
 };
 
 const ScheduleName* inline_of(std::string_view collective) {
@@ -145,11 +151,12 @@ std::unique_ptr<Request> inline_request(const Setup& s, Make&& make) {
     });
   }
   if (!request && named)
-    throw ArgumentError(std::string("algorithm: '") + inlined->algorithm +
-                        "' as a request is the " + "persistent " + s.collective +
-                        " of at most 56 bytes" +
-                        (std::strcmp(s.collective, "reduce") == 0 ? ", a predefined op," : "") +
-                        " on one node of several ranks");
+    throw ArgumentError(
+        std::string("algorithm: '") + inlined->algorithm + "' as a request is the " +
+        "persistent " + s.collective +
+        (std::strcmp(s.collective, "reduce") == 0 ? " of a predefined op" : "") +
+        (std::strncmp(s.collective, "allgather", 9) == 0 ? " of at most 1 MiB per rank" : "") +
+        " on one node of several ranks");
   return request;
 }
 
@@ -308,6 +315,9 @@ std::optional<std::vector<AlgorithmInfo>> request_listing(std::string_view colle
 std::unique_ptr<Request> request_of(const BarrierCall& call, bool persistent) {
   const Setup s =
       setup(call.comm, call.algorithm, call.options, Collective::barrier, "barrier", persistent);
+  if (auto r = inline_request(
+          s, [&](const Topology& t, const double& timeout) { return inline_barrier(t, timeout); }))
+    return r;
   return made(s, [&] {
     if (!s.scheduled()) return s.make(mpi_barrier(s.comm.mpi()));
     return s.make(std::make_unique<ScheduleEngine>(
@@ -322,7 +332,8 @@ std::unique_ptr<Request> request_of(const BcastCall& call, bool persistent) {
             rooted_shape(call.root, call.bytes), [&](const Comm& c) { check_root(c, call.root); });
   check_root(s.comm, call.root);
   if (auto r = inline_request(s, [&](const Topology& t, const double& timeout) {
-        return inline_bcast(t, call, timeout);
+        if (auto lines = inline_bcast(t, call, timeout)) return lines;
+        return s.automatic ? nullptr : deposit_bcast(t, call, timeout);
       }))
     return r;
   return made(s, [&] {
@@ -340,7 +351,8 @@ std::unique_ptr<Request> request_of(const ReduceCall& call, bool persistent) {
                         [&](const Comm& c) { refuse_reduce(c, call); });
   refuse_reduce(s.comm, call);
   if (auto r = inline_request(s, [&](const Topology& t, const double& timeout) {
-        return inline_reduce(t, call, timeout);
+        if (auto lines = inline_reduce(t, call, timeout)) return lines;
+        return s.automatic ? nullptr : deposit_reduce(t, call, timeout);
       }))
     return r;
   return made(s, [&] {
@@ -419,7 +431,8 @@ std::unique_ptr<Request> request_of(const AllgathervCall& call, bool persistent)
                         allgatherv_shape(call), [&](const Comm&) { refuse_allgatherv(call); });
   refuse_allgatherv(call);
   if (auto r = inline_request(s, [&](const Topology& t, const double& timeout) {
-        return inline_allgatherv(t, call, timeout);
+        if (auto lines = inline_allgatherv(t, call, timeout)) return lines;
+        return s.automatic ? nullptr : deposit_allgatherv(t, call, timeout);
       }))
     return r;
   return made(s, [&] {

@@ -1,0 +1,48 @@
+// The persistent deposit engines: allreduce, bcast, reduce and allgather(v)
+// of more than 56 bytes (per rank) on one node of several ranks, the
+// inline engines' (coll/persistent_inline.h) large-message counterparts,
+// under the same names (allreduce and allgather(v) `shan`, bcast and reduce
+// `release_gather`). At _init the request gets a node segment of its own
+// sized for the call (shm/deposit_areas.h); a start copies the rank's input
+// into its area of the run, so that no peer needs its owner after the
+// start (what the PMPI library's routing asks, capi/pmpi_persistent.cc);
+// the peers take it chunk by chunk. No MPI call, no allocation per run.
+//
+// Each function makes its engine where it fits (one node of several ranks,
+// more than 56 bytes), else returns null. Making one is collective over the
+// node. Why each engine's number of areas per rank suffices: its .cc's
+// header.
+#pragma once
+
+#include <memory>
+
+#include "shancoll/coll/allgatherv/allgatherv.h"
+#include "shancoll/coll/allreduce/allreduce.h"
+#include "shancoll/coll/request/request.h"
+#include "shancoll/coll/rooted.h"
+#include "shancoll/shm/flags.h"
+#include "shancoll/topology.h"
+
+namespace shancoll {
+
+// Where the deposit engines serve: one node of several ranks, `bytes` past
+// the inline lines' 56.
+inline bool deposit_fits(const Topology& topo, std::int64_t bytes) {
+  return topo.node_count == 1 && topo.local_size() > 1 &&
+         bytes > static_cast<std::int64_t>(kInlineBytes);
+}
+
+// allreduce_persistent_deposit.cc
+std::unique_ptr<Engine> deposit_allreduce(const Topology& topo, const AllreduceArgs& args,
+                                          const double& timeout);
+// bcast_persistent_deposit.cc
+std::unique_ptr<Engine> deposit_bcast(const Topology& topo, const BcastCall& call,
+                                      const double& timeout);
+// reduce_persistent_deposit.cc: predefined ops on the typed kernels only.
+std::unique_ptr<Engine> deposit_reduce(const Topology& topo, const ReduceCall& call,
+                                       const double& timeout);
+// allgatherv_persistent_deposit.cc: allgather and allgatherv, the largest block past 56 bytes.
+std::unique_ptr<Engine> deposit_allgatherv(const Topology& topo, const AllgathervCall& call,
+                                           const double& timeout);
+
+}  // namespace shancoll

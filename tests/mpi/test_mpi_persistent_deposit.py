@@ -1,0 +1,228 @@
+"""The persistent barrier on the inline lines, and the persistent deposit
+engines (allreduce `shan`, bcast `release_gather` past 56 bytes on one node:
+coll/persistent_deposit.h), which the PMPI library routes by name, against
+mpi4py's own collectives: sizes across the chunk boundaries, every root, the
+inputs changed between starts, one rank sleeping before each start (the
+bcast root's area reuse rule), in place, a count that differs, and the names
+refused on virtual nodes.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from _mpi_util import REDUCED, assert_all
+from mpi4py import MPI
+
+import shancoll
+
+TIMEOUT = 30.0
+CHUNK = 32 * 1024 // 8  # doubles per deposit chunk (shm/deposit_areas.h)
+SIZES = (8, CHUNK, 3 * CHUNK + 5) if REDUCED else (8, 100, CHUNK - 1, CHUNK, 3 * CHUNK + 5)
+STARTS = 6 if REDUCED else 12
+
+
+def one_node(comm, **kw) -> bool:
+    return shancoll.topology(comm, **kw)["node_count"] == 1 and comm.size > 1
+
+
+def data(n, k, rank):
+    return np.arange(n, dtype=float) * (rank + 1) + 10 * k + rank
+
+
+def test_deposit_allreduce_against_mpi4py(comm):
+    """shan by name past 56 bytes: every run equals mpi4py's Allreduce (the
+    same bits on every rank), in place too; auto does not choose it."""
+    if not one_node(comm):
+        pytest.skip("one node of several ranks only")
+    for n in SIZES:
+        for in_place in (False, True):
+            send, recv = np.zeros(n), np.zeros(n)
+            req = shancoll.allreduce_init(comm, MPI.IN_PLACE if in_place else send, recv,
+                                          algorithm="shan")  # fmt: skip
+            assert_all(comm, req.algorithm == "shan", f"n={n}: {req.algorithm}")
+            for k in range(STARTS):
+                mine = data(n, k, comm.rank)
+                if in_place:
+                    recv[:] = mine
+                else:
+                    send[:], recv[:] = mine, -1
+                want = np.zeros(n)
+                comm.Allreduce(mine, want, MPI.SUM)
+                req.start()
+                req.wait(timeout=TIMEOUT)
+                assert_all(comm, np.array_equal(recv, want), f"n={n} in_place={in_place} run {k}")
+            req.free()
+    auto = shancoll.allreduce_init(comm, np.zeros(100), np.zeros(100))
+    assert_all(comm, auto.algorithm != "shan", f"auto at 800 bytes: {auto.algorithm}")
+    auto.free()
+
+
+@pytest.mark.parametrize("sleeper", ["root", "reader", "none"])
+def test_deposit_bcast_against_mpi4py(comm, sleeper):
+    """release_gather by name past 56 bytes, every root, one rank late
+    before each start (a root that runs ahead must wait for its readers
+    before it writes an area again): every run equals mpi4py's Bcast."""
+    if not one_node(comm):
+        pytest.skip("one node of several ranks only")
+    for root in range(comm.size):
+        late = {"root": root, "reader": (root + 1) % comm.size, "none": -1}[sleeper]
+        for n in SIZES[-2:] if sleeper != "none" else SIZES:
+            buf = np.zeros(n)
+            req = shancoll.bcast_init(comm, buf, root, algorithm="release_gather")
+            assert_all(comm, req.algorithm == "release_gather", f"n={n}: {req.algorithm}")
+            bad = []
+            for k in range(STARTS):
+                want = data(n, k, root) if comm.rank == root else np.zeros(n)
+                comm.Bcast(want, root)
+                buf[:] = data(n, k, root) if comm.rank == root else -1
+                if comm.rank == late:
+                    time.sleep(0.002)
+                req.start()
+                req.wait(timeout=TIMEOUT)
+                if not np.array_equal(buf, want):
+                    bad.append(k)
+            req.free()
+            assert_all(comm, not bad, f"bcast n={n} root={root} late={late}: wrong runs {bad}")
+
+
+def test_deposit_counts_that_differ_are_refused(comm):
+    """A reader whose count differs from the root's deposit: ArgumentError
+    naming the count, not a silent wrong answer."""
+    if not one_node(comm):
+        pytest.skip("one node of several ranks only")
+    buf = np.zeros(CHUNK + 3 if comm.rank == 0 else CHUNK + 2)
+    req = shancoll.bcast_init(comm, buf, 0, algorithm="release_gather", timeout=TIMEOUT)
+    error = None
+    try:
+        req.start()
+        req.wait(timeout=TIMEOUT)
+    except ValueError as e:
+        error = str(e)
+    want = f"count: rank 0 contributes {8 * (CHUNK + 3)} bytes"
+    if comm.rank == 0:
+        assert_all(comm, error is None, f"root: {error}")
+        req.free()
+    else:
+        assert_all(comm, error is not None and want in error, f"reader: {error}")
+
+
+def test_persistent_barrier(comm):
+    """The inline barrier (auto on one node): no rank's wait ends before rank
+    0's start (rank 0 sleeping 5 ms before each; time.monotonic is the
+    node's one CLOCK_MONOTONIC), many runs."""
+    if not one_node(comm):
+        pytest.skip("one node of several ranks only")
+    req = shancoll.barrier_init(comm)
+    assert_all(comm, req.algorithm == "release_gather", f"barrier: {req.algorithm}")
+    early = []
+    for k in range(STARTS):
+        comm.Barrier()
+        if comm.rank == 0:
+            time.sleep(0.005)
+        started = time.monotonic()
+        req.start()
+        req.wait(timeout=TIMEOUT)
+        ended = time.monotonic()
+        if ended < comm.bcast(started, root=0):
+            early.append(k)
+    req.free()
+    assert_all(comm, not early, f"barrier ended before rank 0 started: runs {early}")
+
+
+@pytest.mark.parametrize("name", ["allreduce", "bcast", "barrier"])
+def test_names_refused_on_virtual_nodes(comm, name):
+    """Several nodes (virtual ones of one rank): the names are refused."""
+    big = np.zeros(100)
+    calls = {
+        "allreduce": lambda: shancoll.allreduce_init(comm, big, np.zeros(100), algorithm="shan",
+                                                     ranks_per_node=1),
+        "bcast": lambda: shancoll.bcast_init(comm, big, 0, algorithm="release_gather",
+                                             ranks_per_node=1),
+        "barrier": lambda: shancoll.barrier_init(comm, algorithm="release_gather",
+                                                 ranks_per_node=1),
+    }  # fmt: skip
+    with pytest.raises(ValueError, match=f"as a request is the persistent {name} on one node"):
+        calls[name]()
+
+
+def test_deposit_reduce_and_allgather_against_mpi4py(comm):
+    """release_gather (reduce, every root, in place at the root) and shan
+    (allgather, in place too) by name past 56 bytes: every run equals mpi4py's;
+    an allgather block past 1 MiB is refused (measured slower there)."""
+    if not one_node(comm):
+        pytest.skip("one node of several ranks only")
+    p, me = comm.size, comm.rank
+    n = 3 * CHUNK + 5
+    for root in range(p):
+        for in_place in (False, True):
+            send, recv = np.zeros(n, np.int64), np.zeros(n, np.int64)
+            mine = MPI.IN_PLACE if in_place and me == root else send
+            req = shancoll.reduce_init(comm, mine, recv, MPI.SUM, root, algorithm="release_gather")
+            for k in range(STARTS):
+                x = data(n, k, me).astype(np.int64)
+                want = np.zeros(n, np.int64)
+                comm.Reduce(x, want, MPI.SUM, root)
+                if in_place and me == root:
+                    recv[:] = x
+                else:
+                    send[:], recv[:] = x, -1
+                req.start()
+                req.wait(timeout=TIMEOUT)
+                ok = me != root or np.array_equal(recv, want)
+                assert_all(comm, ok, f"reduce root={root} in_place={in_place} run {k}")
+            req.free()
+    for in_place in (False, True):
+        send, recv = np.zeros(n), np.zeros(n * p)
+        req = shancoll.allgather_init(comm, MPI.IN_PLACE if in_place else send, recv,
+                                      algorithm="shan")  # fmt: skip
+        for k in range(STARTS):
+            want = np.zeros(n * p)
+            comm.Allgather(data(n, k, me), want)
+            recv[:] = -1
+            if in_place:
+                recv[me * n : (me + 1) * n] = data(n, k, me)
+            else:
+                send[:] = data(n, k, me)
+            req.start()
+            req.wait(timeout=TIMEOUT)
+            assert_all(comm, np.array_equal(recv, want), f"allgather in_place={in_place} run {k}")
+        req.free()
+    big = (1 << 20) // 8 + 1
+    with pytest.raises(ValueError, match="of at most 1 MiB per rank"):
+        shancoll.allgather_init(comm, np.zeros(big), np.zeros(big * p), algorithm="shan")
+
+
+def test_deposit_missing_rank_times_out(comm):
+    """A rank missing from a deposit allreduce's run: the others raise
+    CollectiveTimeout within the wait's timeout, the run stays active, and
+    the late start completes it with the right answer."""
+    if not one_node(comm):
+        pytest.skip("one node of several ranks only")
+    c, n = comm.Dup(), CHUNK + 7
+    absent = c.size - 1
+    send, recv = np.zeros(n), np.zeros(n)
+    req = shancoll.allreduce_init(c, send, recv, algorithm="shan", timeout=TIMEOUT)
+    outcome = None
+    send[:] = data(n, 1, c.rank)
+    if c.rank != absent:
+        req.start()
+        began = time.monotonic()
+        try:
+            req.wait(timeout=0.3)
+            outcome = "finished"
+        except shancoll.CollectiveTimeout:
+            took = time.monotonic() - began
+            outcome = "timeout" if took < 5 else f"late {took:.1f}s"
+    outcomes = c.allgather(outcome)
+    if c.rank == absent:
+        req.start()
+    req.wait(timeout=TIMEOUT)
+    want = sum(data(n, 1, q) for q in range(c.size))
+    ok = np.array_equal(recv, want)
+    req.free()
+    bad = {r: o for r, o in enumerate(outcomes) if r != absent and o != "timeout"}
+    assert_all(c, not bad and ok, f"rank {absent} missing: {bad}, result ok={ok}")
+    c.Free()
