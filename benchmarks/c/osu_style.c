@@ -12,6 +12,7 @@
  * reduce_scatter_block (MPI_BYTE, or MPI_DOUBLE where reducing; allgatherv
  * with equal counts, as OSU does); barrier runs once, as 0 bytes.
  *
+ * allreduce_float (MPI_FLOAT, MPI_SUM) runs only when -c names it.
  * Usage: osu_style [-m max_bytes] [-i iterations] [-w warmup] [-c collective]
  *   defaults: sizes 8 B to 4 MiB doubling, 1000 iterations up to 8 KiB and 100
  *   above, a tenth of that as warm-up, every collective.
@@ -27,6 +28,11 @@ typedef void (*Call)(char* send, char* recv, int bytes, const int* counts, const
 static void allreduce(char* send, char* recv, int bytes, const int* c, const int* d) {
   (void)c, (void)d;
   MPI_Allreduce(send, recv, bytes / (int)sizeof(double), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+}
+
+static void allreduce_float(char* send, char* recv, int bytes, const int* c, const int* d) {
+  (void)c, (void)d;
+  MPI_Allreduce(send, recv, bytes / (int)sizeof(float), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
 }
 
 static void reduce(char* send, char* recv, int bytes, const int* c, const int* d) {
@@ -84,17 +90,25 @@ static void exscan(char* send, char* recv, int bytes, const int* c, const int* d
   MPI_Exscan(send, recv, bytes / (int)sizeof(double), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 }
 
-/* sized: run at every size (barrier runs once, as 0 bytes). */
+/* sized: run at every size (barrier runs once, as 0 bytes); named: only
+ * when -c names it (allreduce_float: MPI_FLOAT, MPI_SUM). */
 static const struct {
   const char* name;
   Call call;
-  int sized;
-} kCollectives[] = {{"allgather", allgather, 1}, {"allgatherv", allgatherv, 1},
-                    {"allreduce", allreduce, 1}, {"bcast", bcast, 1},
-                    {"reduce", reduce, 1},       {"barrier", barrier, 0},
-                    {"gather", gather, 1},       {"scatter", scatter, 1},
-                    {"alltoall", alltoall, 1},   {"reduce_scatter_block", reduce_scatter_block, 1},
-                    {"scan", scan, 1},           {"exscan", exscan, 1}};
+  int sized, named;
+} kCollectives[] = {{"allgather", allgather, 1, 0},
+                    {"allgatherv", allgatherv, 1, 0},
+                    {"allreduce", allreduce, 1, 0},
+                    {"bcast", bcast, 1, 0},
+                    {"reduce", reduce, 1, 0},
+                    {"barrier", barrier, 0, 0},
+                    {"gather", gather, 1, 0},
+                    {"scatter", scatter, 1, 0},
+                    {"alltoall", alltoall, 1, 0},
+                    {"reduce_scatter_block", reduce_scatter_block, 1, 0},
+                    {"scan", scan, 1, 0},
+                    {"exscan", exscan, 1, 0},
+                    {"allreduce_float", allreduce_float, 1, 1}};
 
 static int by_value(const void* a, const void* b) {
   const double x = *(const double*)a, y = *(const double*)b;
@@ -152,7 +166,7 @@ int main(int argc, char** argv) {
     printf("# collective bytes avg_us median_us (per call; the slowest rank's)\n");
   }
   for (size_t c = 0; c < sizeof kCollectives / sizeof *kCollectives; ++c) {
-    if (only && strcmp(only, kCollectives[c].name) != 0) continue;
+    if (only ? strcmp(only, kCollectives[c].name) != 0 : kCollectives[c].named) continue;
     const int first = kCollectives[c].sized ? 8 : 0, last = kCollectives[c].sized ? max_bytes : 0;
     for (int bytes = first; bytes <= last; bytes = bytes ? 2 * bytes : 1) {
       for (int r = 0; r < size; ++r) counts[r] = bytes, displs[r] = r * bytes;

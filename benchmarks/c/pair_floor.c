@@ -50,6 +50,29 @@
  *                     into a private buffer and then added locally (what
  *                     Intel MPI's shm allreduce does: one bulk copy, then a
  *                     sum of private memory; docs/performance.md).
+ *   pieces P K        Intel MPI's shm allreduce (docs/performance.md): each
+ *                     rank owns a half; it copies the other's half of its
+ *                     input into its region A of the segment in pieces of P
+ *                     bytes, a flag per piece; takes the other's region A out
+ *                     in runs of K pieces (K = 0: the whole half in one copy)
+ *                     into its result, adds its input there (private memory),
+ *                     copies that half of the result into its region B in
+ *                     pieces, and takes the other's half out of its region B
+ *                     in runs. Variants by name: -seg: the add writes the sum
+ *                     into region B as well (no copy of the result in);
+ *                     -ovl: the copy out of the other's result runs one run
+ *                     behind the adds instead of after them; -nt: every
+ *                     write into the segment by streaming stores.
+ *   seg-rg C S        release_gather's allreduce on one node of 2 ranks
+ *                     without single copy: a reduce to rank 0 (rank 1 copies
+ *                     chunk g into its slot, rank 0 adds it to its input
+ *                     into its result), then a bcast of rank 0's result
+ *                     (rank 0 copies in, rank 1 copies out), each pipelined
+ *                     through S slots of C bytes. seg-rg-nt: every write
+ *                     into the segment by streaming stores.
+ *   seg-allreduce-nt, seg-allreduce-skew-nt C S  the same with streaming
+ *                     stores for every write into the segment (the copy in
+ *                     and the sums); seg-allreduce-ntin: for the copy in only.
  *   copy              one core's memcpy of m bytes, private to private (the
  *                     bandwidth every mechanism is made of).
  *   seg-bcast-rep, -rep-out, -nt, -nt-in, -nt-out C S
@@ -105,6 +128,8 @@ struct shared {
 /* The segment: per rank, its flags and kMaxSlots slots of up to kMaxChunk. */
 struct segment {
   struct line ready[2], reduced[2], done[2];
+  struct line piece_a[2], piece_b[2], done_a[2], done_b[2]; /* the pieces modes' */
+  struct line rg_in[2], rg_out[2];                          /* seg-rg's */
   _Alignas(4096) char slot[2][kMaxSlots][kMaxChunk];
 };
 
@@ -204,9 +229,8 @@ static char* slot_of(int rank, long g) { return seg->slot[rank][g % slots]; }
 
 /* ---- bcast copies: which instructions move a chunk in and out ----
  * glibc's memcpy; rep movsb (what Intel MPI's shm collectives call, seen in
- * perf annotate of a 4 MiB bcast); streaming stores (AVX-512 or AVX2 loads,
- * movntdq stores, one sfence at the end so the flag's release orders them
- * too). */
+ * perf annotate of a 4 MiB bcast); streaming stores (AVX-512 loads, movntdq
+ * stores, one sfence at the end so the flag's release orders them too). */
 typedef void* (*copy_fn)(void* restrict, const void* restrict, size_t);
 
 static void* copy_rep(void* restrict dst, const void* restrict src, size_t n) {
@@ -216,32 +240,42 @@ static void* copy_rep(void* restrict dst, const void* restrict src, size_t n) {
 }
 
 #include <immintrin.h>
-/* 256 bytes per step: four 64-byte loads and streaming stores with AVX-512,
- * else eight 32-byte ones with AVX2 (Zen 3 has no AVX-512: without this
- * branch the file did not build there with -march=native). */
+/* dst 64-byte aligned: the slots and buffers are. AVX-512 where the CPU has
+ * it (Zen 5, Xeon), else AVX2 (Zen 3 has no AVX-512). */
 static void* copy_stream(void* restrict dst, const void* restrict src, size_t n) {
   char* d = dst;
   const char* s = src;
   size_t i = 0;
-  for (; i + 256 <= n; i += 256) { /* dst 64-byte aligned: the slots and buffers are */
 #ifdef __AVX512F__
+  for (; i + 256 <= n; i += 256) {
     const __m512i a = _mm512_loadu_si512(s + i), b = _mm512_loadu_si512(s + i + 64);
     const __m512i c = _mm512_loadu_si512(s + i + 128), e = _mm512_loadu_si512(s + i + 192);
     _mm512_stream_si512((void*)(d + i), a);
     _mm512_stream_si512((void*)(d + i + 64), b);
     _mm512_stream_si512((void*)(d + i + 128), c);
     _mm512_stream_si512((void*)(d + i + 192), e);
-#else
-    for (size_t k = 0; k < 256; k += 32)
-      _mm256_stream_si256((__m256i*)(d + i + k), _mm256_loadu_si256((const __m256i*)(s + i + k)));
-#endif
   }
+#else
+  for (; i + 128 <= n; i += 128) {
+    const __m256i a = _mm256_loadu_si256((const __m256i*)(s + i));
+    const __m256i b = _mm256_loadu_si256((const __m256i*)(s + i + 32));
+    const __m256i c = _mm256_loadu_si256((const __m256i*)(s + i + 64));
+    const __m256i e = _mm256_loadu_si256((const __m256i*)(s + i + 96));
+    _mm256_stream_si256((__m256i*)(d + i), a);
+    _mm256_stream_si256((__m256i*)(d + i + 32), b);
+    _mm256_stream_si256((__m256i*)(d + i + 64), c);
+    _mm256_stream_si256((__m256i*)(d + i + 96), e);
+  }
+#endif
   memcpy(d + i, s + i, n - i);
   _mm_sfence();
   return dst;
 }
 
 static copy_fn copy_in = memcpy, copy_out = memcpy; /* seg-bcast's, by its variant */
+/* -nt of the allreduce modes: streaming stores for every write into the segment. */
+static int streamed, stream_in_only; /* -ntin: the copy in only */
+static copy_fn seg_copy(void) { return streamed ? copy_stream : memcpy; }
 
 /* bcast through the segment: root 0 from input[0], rank 1 into result[1]. */
 static void seg_bcast(size_t n) {
@@ -262,9 +296,19 @@ static void seg_bcast(size_t n) {
   }
 }
 
-/* out[i] = a[i] + b[i], written to two places (the result and the slot). */
+/* out[i] = a[i] + b[i], written to two places (the result and the slot);
+ * with -nt, the slot by streaming stores (32-byte aligned, n % 4 == 0). */
 static void add2(double* restrict out, double* restrict copy, const double* restrict a,
                  const double* restrict b, size_t n) {
+  if (streamed && !stream_in_only) {
+    for (size_t i = 0; i < n; i += 4) {
+      const __m256d v = _mm256_add_pd(_mm256_loadu_pd(a + i), _mm256_loadu_pd(b + i));
+      _mm256_storeu_pd(out + i, v);
+      _mm256_stream_pd(copy + i, v);
+    }
+    _mm_sfence();
+    return;
+  }
   for (size_t i = 0; i < n; ++i) out[i] = copy[i] = a[i] + b[i];
 }
 
@@ -283,7 +327,7 @@ static void seg_allreduce(size_t n) {
     double* out = sh->result[me] + first;
     double* mine = (double*)slot_of(me, g);
     const double* theirs = (const double*)slot_of(peer, g);
-    memcpy(mine + oa, in + oa, (ob - oa) * sizeof(double));
+    seg_copy()(mine + oa, in + oa, (ob - oa) * sizeof(double));
     publish(&seg->ready[me].value, g);
     wait_reaches(&seg->ready[peer].value, g);
     add2(out + a, mine + a, in + a, theirs + a, b - a);
@@ -304,7 +348,7 @@ static double staging[kMaxChunk / sizeof(double)];
 static void skew_in(size_t first, size_t e, long g) {
   const size_t half = e / 2, oa = me == 0 ? half : 0, ob = me == 0 ? e : half;
   wait_reaches(&seg->done[peer].value, g - slots);
-  memcpy((double*)slot_of(me, g) + oa, sh->input[me] + first + oa, (ob - oa) * sizeof(double));
+  seg_copy()((double*)slot_of(me, g) + oa, sh->input[me] + first + oa, (ob - oa) * sizeof(double));
   publish(&seg->ready[me].value, g);
 }
 
@@ -368,6 +412,131 @@ static void seg_allreduce_1(size_t n) {
       add2(out, (double*)slot_of(me, g), in, (const double*)slot_of(peer, g), e);
       publish(&seg->reduced[me].value, g);
       publish(&seg->done[me].value, g);
+    }
+  }
+}
+
+/* ---- Intel MPI's scheme: pieces in, long runs out, the add in private memory ----
+ * Region A of my segment (the first half of my slots) carries the other's
+ * half of my input, region B my half of the result. Counters only grow: the
+ * pieces each rank published into A and B ever (the same sequence on both
+ * ranks), and the calls whose A and B the rank has read out. */
+static long pieces_a, pieces_b, piece_calls;
+static long run_pieces;          /* K: pieces per run, 0 = the whole half */
+static int into_seg, overlapped; /* the -seg and -ovl variants */
+
+static char* region(int rank, int b) { return seg->slot[rank][0] + (b ? kMaxBytes / 2 : 0); }
+
+/* Copies bytes into my region at `at` in pieces, the counter up by one per piece. */
+static void put_pieces(int b, size_t at, const char* src, size_t bytes, long* counter) {
+  char* dst = region(me, b) + at;
+  atomic_long* flag = b ? &seg->piece_b[me].value : &seg->piece_a[me].value;
+  for (size_t off = 0; off < bytes; off += chunk_bytes) {
+    const size_t c = bytes - off < chunk_bytes ? bytes - off : chunk_bytes;
+    seg_copy()(dst + off, src + off, c);
+    publish(flag, ++*counter);
+  }
+}
+
+/* Run r (of run_bytes) of the other's region, once its last piece is in. */
+static size_t run_ready(int b, long base, size_t off, size_t run_bytes, size_t bytes) {
+  const size_t end = off + run_bytes < bytes ? off + run_bytes : bytes;
+  const long last = base + (long)((end + chunk_bytes - 1) / chunk_bytes);
+  wait_reaches(b ? &seg->piece_b[peer].value : &seg->piece_a[peer].value, last);
+  return end - off;
+}
+
+/* sum[i] += in[i], written to sum and to copy. */
+static void add_both(double* restrict sum, double* restrict copy, const double* restrict in,
+                     size_t n) {
+  for (size_t i = 0; i < n; ++i) sum[i] = copy[i] = sum[i] + in[i];
+}
+
+/* add_both with streaming stores to copy (32-byte aligned, n a multiple of 4). */
+static void add_both_nt(double* restrict sum, double* restrict copy, const double* restrict in,
+                        size_t n) {
+  for (size_t i = 0; i < n; i += 4) {
+    const __m256d v = _mm256_add_pd(_mm256_loadu_pd(sum + i), _mm256_loadu_pd(in + i));
+    _mm256_storeu_pd(sum + i, v);
+    _mm256_stream_pd(copy + i, v);
+  }
+  _mm_sfence();
+}
+
+/* n even (the sizes are powers of two): halves of n / 2 elements. */
+static void seg_allreduce_pieces(size_t n) {
+  const size_t h = n / 2, bytes = h * sizeof(double);
+  const size_t mine = me == 0 ? 0 : h, theirs = me == 0 ? h : 0; /* first elements */
+  const size_t run_bytes = run_pieces ? (size_t)run_pieces * chunk_bytes : bytes;
+  double* out = sh->result[me];
+  const double* in = sh->input[me];
+  const long base_a = pieces_a, base_b = pieces_b, call = ++piece_calls;
+  enter();
+  wait_reaches(&seg->done_a[peer].value, call - 1); /* it read my last A */
+  put_pieces(0, 0, (const char*)(in + theirs), bytes, &pieces_a);
+  wait_reaches(&seg->done_b[peer].value, call - 1);
+  size_t behind = 0; /* -ovl: bytes of the other's result copied out so far */
+  for (size_t off = 0; off < bytes; off += run_bytes) {
+    const size_t c = run_ready(0, base_a, off, run_bytes, bytes);
+    double* o = out + mine + off / sizeof(double);
+    const double* i = in + mine + off / sizeof(double);
+    memcpy(o, region(peer, 0) + off, c);
+    if (into_seg) {
+      (streamed ? add_both_nt : add_both)(o, (double*)(region(me, 1) + off), i, c / sizeof(double));
+      pieces_b += (long)((c + chunk_bytes - 1) / chunk_bytes);
+      publish(&seg->piece_b[me].value, pieces_b);
+    } else {
+      add(o, i, o, c / sizeof(double));
+      put_pieces(1, off, (const char*)o, c, &pieces_b);
+    }
+    if (overlapped && off > 0) { /* the other's previous run */
+      const size_t b = run_ready(1, base_b, behind, run_bytes, bytes);
+      memcpy(out + theirs + behind / sizeof(double), region(peer, 1) + behind, b);
+      behind += b;
+    }
+  }
+  publish(&seg->done_a[me].value, call);
+  for (; behind < bytes;) {
+    const size_t b = run_ready(1, base_b, behind, run_bytes, bytes);
+    memcpy(out + theirs + behind / sizeof(double), region(peer, 1) + behind, b);
+    behind += b;
+  }
+  publish(&seg->done_b[me].value, call);
+}
+
+/* release_gather on one node of 2 ranks: reduce to rank 0, then bcast. */
+static long rg_reduce_chunks, rg_bcast_chunks;
+
+static void seg_rg(size_t n) {
+  const size_t bytes = n * sizeof(double);
+  char* out = (char*)sh->result[me];
+  const char* in = (const char*)sh->input[me];
+  enter();
+  for (size_t off = 0; off < bytes; off += chunk_bytes) { /* reduce: rank 1's slots */
+    const long g = ++rg_reduce_chunks;
+    const size_t c = bytes - off < chunk_bytes ? bytes - off : chunk_bytes;
+    if (me == 1) {
+      wait_reaches(&seg->rg_in[0].value, g - slots);
+      seg_copy()(slot_of(1, g), in + off, c);
+      publish(&seg->rg_in[1].value, g);
+    } else {
+      wait_reaches(&seg->rg_in[1].value, g);
+      add((double*)(out + off), (const double*)(in + off), (const double*)slot_of(1, g),
+          c / sizeof(double));
+      publish(&seg->rg_in[0].value, g);
+    }
+  }
+  for (size_t off = 0; off < bytes; off += chunk_bytes) { /* bcast: rank 0's slots */
+    const long g = ++rg_bcast_chunks;
+    const size_t c = bytes - off < chunk_bytes ? bytes - off : chunk_bytes;
+    if (me == 0) {
+      wait_reaches(&seg->rg_out[1].value, g - slots);
+      seg_copy()(slot_of(0, g), out + off, c);
+      publish(&seg->rg_out[0].value, g);
+    } else {
+      wait_reaches(&seg->rg_out[0].value, g);
+      memcpy(out + off, slot_of(0, g), c);
+      publish(&seg->rg_out[1].value, g);
     }
   }
 }
@@ -501,6 +670,19 @@ static int seg_floor(const char* name) {
                {"ag-ring", ag_ring_now, check_ag},
                {"ag-ring-behind", ag_ring_behind, check_ag},
                {"seg-allreduce-skew", seg_allreduce_skew, check},
+               {"seg-allreduce-nt", seg_allreduce, check},
+               {"seg-allreduce-ntin", seg_allreduce, check},
+               {"seg-allreduce-skew-nt", seg_allreduce_skew, check},
+               {"pieces", seg_allreduce_pieces, check},
+               {"pieces-seg", seg_allreduce_pieces, check},
+               {"pieces-ovl", seg_allreduce_pieces, check},
+               {"pieces-seg-ovl", seg_allreduce_pieces, check},
+               {"pieces-nt", seg_allreduce_pieces, check},
+               {"pieces-seg-nt", seg_allreduce_pieces, check},
+               {"pieces-ovl-nt", seg_allreduce_pieces, check},
+               {"pieces-seg-ovl-nt", seg_allreduce_pieces, check},
+               {"seg-rg", seg_rg, check},
+               {"seg-rg-nt", seg_rg, check},
                {"copy", copy_only, NULL}};
   /* Every flag of mine says "done up to here": the last mechanism may not
    * have written them all, and the next one waits on them. */
@@ -509,10 +691,15 @@ static int seg_floor(const char* name) {
   publish(&seg->done[me].value, chunks);
   for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k) {
     if (strcmp(name, kinds[k].name) != 0) continue;
+    into_seg = strstr(name, "-seg") != NULL;
+    overlapped = strstr(name, "-ovl") != NULL;
+    streamed = strstr(name, "-nt") != NULL && strncmp(name, "seg-bcast", 9) != 0;
+    stream_in_only = strstr(name, "-ntin") != NULL;
     copy_in = kinds[k].in ? kinds[k].in : memcpy;
     copy_out = kinds[k].out ? kinds[k].out : memcpy;
     char label[64];
-    snprintf(label, sizeof label, "%s/%zuK/%ld", name, chunk_bytes >> 10, slots);
+    snprintf(label, sizeof label, "%s/%zuK/%ld", name, chunk_bytes >> 10,
+             strncmp(name, "pieces", 6) == 0 ? run_pieces : slots);
     const int gather = strncmp(name, "ag-", 3) == 0; /* a result of two blocks */
     for (size_t bytes = min_bytes; bytes <= max_bytes; bytes *= 2) {
       if (bytes << gather > kMaxBytes) break;
@@ -578,6 +765,10 @@ int main(int argc, char** argv) {
     chunk_bytes = strtoul(argv[a + 1], NULL, 0);
     slots = strtol(argv[a + 2], NULL, 0);
     if (chunk_bytes == 0) chunk_bytes = kMaxChunk;
+    if (strncmp(argv[a], "pieces", 6) == 0) { /* P K: pieces per run, no slots */
+      run_pieces = slots;
+      slots = 2;
+    }
     if (chunk_bytes > kMaxChunk || chunk_bytes % 64 || slots < 2 || slots > kMaxSlots) {
       fprintf(stderr, "chunk: 64 B to %d KiB in lines; slots: 2 to %d\n", kMaxChunk >> 10,
               kMaxSlots);

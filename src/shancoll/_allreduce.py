@@ -115,14 +115,21 @@ def allreduce(
           allreduced between the nodes by the ranks of the same local index
           (with the algorithm ``auto`` picks for the fraction), the result
           read from the segment; nodes from ``ranks_per_node``;
+        - ``pieces`` -- one node: reduce-scatter + allgather through the
+          node's shared segment, as Intel MPI's shm allreduce does: each
+          rank's inputs copied in pieces of ``block_size`` bytes (default
+          64 KiB) with a flag each, each fraction reduced by its owner in
+          rank order, the results copied out a piece behind; several nodes:
+          ``shan``;
         - ``mpi`` -- the MPI library's own ``MPI_Allreduce``.
 
         ``dissemination``, ``nway_dissemination`` and ``bruck`` combine in a
         rotated order on each rank: for floating point with P > 2 the ranks'
         results may differ in the last bits, and they refuse non-commutative
         ops. ``binomial`` and ``mpi`` take non-commutative ops at every P,
-        ``pairwise_exchange`` when P is a power of two, ``shan`` when every
-        node holds a contiguous range of ranks (virtual nodes do).
+        ``pairwise_exchange`` when P is a power of two, ``shan`` and
+        ``pieces`` when every node holds a contiguous range of ranks
+        (virtual nodes do).
     ports : int or None
         n, the messages per round of ``nway_dissemination``, ``bruck`` and
         ``dissemination`` (``shan``'s inter-node step uses its default).
@@ -138,6 +145,7 @@ def allreduce(
         Seconds a single wait may last before ``TimeoutError``; None: the
         environment variable ``SHANCOLL_TIMEOUT``, else 120 s.
     **options :
+        ``block_size`` (``pieces``: bytes per piece, 0 chooses);
         ``release_gather``'s options (``tree``, ``k``, ``skew``,
         ``topology``, their ``bcast_``/``reduce_`` forms for one phase,
         ``sockets``, ``buffer_size``, ``buffers``, ``inline``,

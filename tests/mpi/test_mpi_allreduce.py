@@ -22,11 +22,11 @@ from mpi4py import MPI
 import shancoll
 
 ALGORITHMS = ["dissemination", "nway_dissemination", "bruck", "pairwise_exchange", "binomial",
-              "ring", "shan", "mpi"]  # fmt: skip
+              "ring", "shan", "pieces", "mpi"]  # fmt: skip
 SPLIT_PHASE = ["dissemination", "nway_dissemination", "bruck", "pairwise_exchange", "binomial",
                "mpi"]  # fmt: skip
 # bitwise identical on all ranks
-SAME_TREE = ["pairwise_exchange", "binomial", "ring", "shan", "mpi"]
+SAME_TREE = ["pairwise_exchange", "binomial", "ring", "shan", "pieces", "mpi"]
 
 INTS = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64]
 FLOATS = [np.float32, np.float64, np.longdouble]
@@ -296,9 +296,9 @@ def in_rank_order(comm, n: int) -> np.ndarray:
 
 
 def rank_order_algorithms(p: int) -> list[str]:
-    # shan: nodes on one machine (virtual or not) are contiguous ranges of ranks
-    names = ["binomial", "mpi", "auto", "shan"] + (["pairwise_exchange"] if p & (p - 1) == 0
-                                                   else [])  # fmt: skip
+    # shan, pieces: nodes on one machine (virtual or not) are contiguous ranges of ranks
+    names = ["binomial", "mpi", "auto", "shan", "pieces"]
+    names += ["pairwise_exchange"] if p & (p - 1) == 0 else []
     return names + ([name for name in ALGORITHMS if name not in names] if p == 1 else [])
 
 
@@ -521,6 +521,56 @@ def test_shan_pipeline_in_place_many_chunks_in_a_row(comm):
 
     run_all(comm, body)
     assert_all(comm, not failures, f"{failures[:5]}")
+
+
+def test_pieces_rounds_pieces_in_place_and_layouts(comm):
+    """pieces: pieces of 4 KiB (block_size) and of the default 64 KiB, a
+    message of more than one 1 MiB round (the two region sets both used,
+    then reused by the next calls), element counts that leave short last
+    pieces and fractions of different lengths, sizes that change from call
+    to call, in place, dtypes wider than a double, and every node layout
+    (several nodes: shan)."""
+    failures: list[str] = []
+    rounds = (1 << 20) // 8  # doubles per round
+    counts = [1, 3, 4095, 8193] if REDUCED else [1, 3, 4095, 8193, rounds + 77, 2 * rounds + 5]
+
+    def body():
+        for block in [4096, 0]:
+            for seed, n in enumerate(counts):
+                buf = exact_data(np.float64, n, comm.rank, seed)
+                shancoll.allreduce(comm, MPI.IN_PLACE, buf, MPI.SUM, "pieces", block_size=block)
+                if not equal(buf, reference(comm, MPI.SUM, np.float64, n, seed)):
+                    failures.append(f"in place n={n} block_size={block}")
+                check_case(comm, failures, "pieces", MPI.MAX, np.int16, n + seed,
+                           block_size=block)  # fmt: skip
+                check_case(comm, failures, "pieces", MPI.SUM, np.complex128, n // 3 + 1,
+                           block_size=block)  # fmt: skip
+        for rpn in LAYOUTS:
+            check_case(comm, failures, "pieces", MPI.SUM, np.float32, 1001, ranks_per_node=rpn)
+            out = np.empty(5, np.complex128)  # non-commutative: rank order
+            shancoll.allreduce(comm, affine_data(5, comm.rank), out, compose_affine, "pieces",
+                               ranks_per_node=rpn)  # fmt: skip
+            if not equal(out, in_rank_order(comm, 5)):
+                failures.append(f"non-commutative rpn={rpn}")
+
+    run_all(comm, body)
+    assert_all(comm, not failures, f"{failures[:5]}")
+
+
+def test_pieces_bitwise_identical_on_awkward_floats(comm):
+    failures: list[str] = []
+
+    def body():
+        for dtype in [np.float64, np.float32]:
+            send = awkward(dtype, 20001, comm.rank)
+            out = np.empty_like(send)
+            shancoll.allreduce(comm, send, out, MPI.SUM, "pieces", block_size=4096)
+            everyone = comm.allgather(out.tobytes())
+            if any(b != everyone[0] for b in everyone):
+                failures.append(str(np.dtype(dtype)))
+
+    run_all(comm, body)
+    assert_all(comm, not failures, f"results differ between ranks: {failures}")
 
 
 def two_rank_nodes(comm):
@@ -818,5 +868,5 @@ def test_wait_timeout_then_resume(comm):
 
 def test_algorithms_listed(comm):
     # release_gather has its own suite (test_mpi_release_gather.py).
-    registered = ALGORITHMS[:-2] + ["release_gather", "shan", "mpi"]
+    registered = ALGORITHMS[:-3] + ["release_gather", "shan", "pieces", "mpi"]
     assert_all(comm, shancoll.algorithms("allreduce") == registered, "registry")

@@ -145,7 +145,7 @@ def inter_allgatherv(algorithm):
 FIRST_CALL = ("set-up of the communicator",)
 ALLGATHERV = ["shan", "ring", "bruck", "recursive_doubling"]
 ALLREDUCE_P2P = ["dissemination", "nway_dissemination", "bruck", "pairwise_exchange", "binomial"]
-ALLREDUCE = ALLREDUCE_P2P + ["ring", "release_gather", "shan"]
+ALLREDUCE = ALLREDUCE_P2P + ["ring", "release_gather", "shan", "pieces"]
 ROOTED = ["release_gather", "binomial"]
 INTERGROUP = ["segmented", "root_gather"]
 BARRIER = ["release_gather", "dissemination"]  # mpi: MPI_Barrier blocks in the library
@@ -193,6 +193,10 @@ def cases() -> dict[str, Case]:
     c["allreduce-shan-rpn0-later-call"] = Case(f, ("shan allreduce", "allreduce '"), warm=f)
     f = allreduce("shan", 1)  # one rank per node: the fractions' allreduce between nodes
     c["allreduce-shan-rpn1-later-call"] = Case(f, ("allreduce '",), warm=f)
+    f = allreduce("pieces", 0)  # one node: its pieces; on several physical nodes: shan's
+    c["allreduce-pieces-rpn0-later-call"] = Case(
+        f, ("pieces allreduce", "shan allreduce", "allreduce '"), warm=f
+    )
     tree = "a peer of the tree"
     for a, expect in (("release_gather", ("release_gather:", tree)), ("binomial", (tree,))):
         f = bcast(a, 0)

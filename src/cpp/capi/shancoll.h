@@ -35,7 +35,8 @@
  *         buffer_size=<bytes>, buffers=<n>, inline=1|0, read_from_parent=1|0,
  *         data_copy=1|0, single_copy=1|0 (none of them with
  *         another algorithm named in `algorithm`);
- *       allreduce only: inter_algorithm=<allreduce algorithm among node leaders>;
+ *       allreduce only: inter_algorithm=<allreduce algorithm among node leaders>,
+ *         block_size=<bytes> (pieces: bytes per piece; 0 chooses);
  *     An unknown key or a bad value is refused with MPI_ERR_ARG, before any
  *     communication, on every rank.
  *

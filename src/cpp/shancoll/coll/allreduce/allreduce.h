@@ -50,6 +50,7 @@ void allreduce_ring(Comm&, const AllreduceArgs&, const Options&, Stats&);
 void allreduce_mpi(Comm&, const AllreduceArgs&, const Options&, Stats&);
 void allreduce_release_gather(Comm&, const AllreduceArgs&, const Options&, Stats&);
 void allreduce_shan(Comm&, const AllreduceArgs&, const Options&, Stats&);
+void allreduce_pieces(Comm&, const AllreduceArgs&, const Options&, Stats&);
 
 pattern::ReduceSchedule dissemination_allreduce_schedule(int size, int rank, int ports);
 pattern::ReduceSchedule nway_allreduce_schedule(int size, int rank, int ports);

@@ -44,6 +44,11 @@ const Registry<AllreduceAlgorithm>& allreduce_registry() {
           {"shan", allreduce_shan, nullptr, always, always,
            "hierarchical (GASPI): node-local reduction of m/n-fractions in the node segment, "
            "fraction j allreduced between the nodes' local ranks j"},
+          // pieces: on one node rank order holds (local order is rank order);
+          // on several it runs shan, which checks the layout itself.
+          {"pieces", allreduce_pieces, nullptr, always, always,
+           "one node: reduce-scatter + allgather through the node segment, inputs in "
+           "pieces with a flag each, results copied out a piece behind; several: shan"},
           {"mpi", allreduce_mpi, nullptr, always, always, "the MPI library's own MPI_Allreduce"},
       });
   return registry;
