@@ -99,10 +99,10 @@ def test_small_bcast_that_differs_after_repeats_is_refused(comm, changes):
     size then differs on one rank, the root's or a reader's, still reaches
     every reader as a refusal, whichever path each rank takes, and the loop
     goes on afterwards."""
-    comm = physical_node(comm)
+    comm = physical_node(comm)  # one-node paths, as above
     if comm.size < 2:
         pytest.skip("needs two ranks on one node")
-    kw = {"algorithm": "release_gather", "timeout": 5}
+    kw = {"algorithm": "release_gather", "ranks_per_node": 0, "timeout": 5}
 
     def loop(tag):
         for i in range(20):  # more than the 8 lines in turn

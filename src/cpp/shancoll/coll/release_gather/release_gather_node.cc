@@ -42,6 +42,7 @@
 
 #include "shancoll/coll/release_gather/release_gather.h"
 #include "shancoll/error.h"
+#include "shancoll/shm/flags.h"
 
 namespace shancoll {
 
@@ -76,7 +77,8 @@ bool rg_bcast_on_node(NodeContext& ctx, std::byte* buf, std::int64_t bytes, int 
                       const ReleaseGatherOptions& o, double timeout, Stats& stats, bool refuses) {
   if (ctx.topo.local_size() == 1) return false;
   bool differ = false;
-  if (!refuses && rg_bcast_inline_repeat(ctx, buf, bytes, local_root, o, timeout, stats, differ))
+  if (!refuses && bytes <= static_cast<std::int64_t>(kInlineBytes) &&
+      rg_bcast_inline_repeat(ctx, buf, bytes, local_root, o, timeout, stats, differ))
     return differ;
   RgPhase phase(ctx, o, false, local_root, bytes, 1, timeout, stats);
   if (refuses) phase.refuse();
