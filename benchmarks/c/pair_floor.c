@@ -73,6 +73,11 @@
  *   seg-allreduce-nt, seg-allreduce-skew-nt C S  the same with streaming
  *                     stores for every write into the segment (the copy in
  *                     and the sums); seg-allreduce-ntin: for the copy in only.
+ *   seg-bcast-lined 0 S  the whole message (at most 16 KiB) as slot g mod S
+ *                     of lines, each 56 bytes beside its own flag (a flag
+ *                     area of its own): the reader copies a line as soon as
+ *                     its flag says g, while the root still writes the next.
+ *   flags 0 S         the crossing alone, at every size of the range.
  *   copy              one core's memcpy of m bytes, private to private (the
  *                     bandwidth every mechanism is made of).
  *   seg-bcast-rep, -rep-out, -nt, -nt-in, -nt-out C S
@@ -126,10 +131,17 @@ struct shared {
 };
 
 /* The segment: per rank, its flags and kMaxSlots slots of up to kMaxChunk. */
+enum { kLineData = 56, kMaxLines = (16 << 10) / kLineData + 1 };
+struct data_line { /* seg-bcast-lined: a counter flag, then 56 bytes */
+  _Alignas(64) atomic_long flag;
+  char data[kLineData];
+};
+
 struct segment {
   struct line ready[2], reduced[2], done[2];
   struct line piece_a[2], piece_b[2], done_a[2], done_b[2]; /* the pieces modes' */
   struct line rg_in[2], rg_out[2];                          /* seg-rg's */
+  struct data_line lined[kMaxSlots][kMaxLines]; /* only flags ever in their first 8 bytes */
   _Alignas(4096) char slot[2][kMaxSlots][kMaxChunk];
 };
 
@@ -293,6 +305,31 @@ static void seg_bcast(size_t n) {
       copy_out((char*)sh->result[1] + off, slot_of(0, g), c);
       publish(&seg->done[1].value, g);
     }
+  }
+}
+
+/* bcast in lines: the whole message (at most 16 KiB) as slot g mod S of
+ * lines, each 56 bytes beside its own flag; the reader copies every line as
+ * soon as its flag says g, so it starts while the root still writes. */
+static void seg_bcast_lined(size_t n) {
+  const size_t bytes = n * sizeof(double);
+  enter();
+  const long g = ++chunks;
+  struct data_line* lines = seg->lined[g % slots];
+  if (me == 0) {
+    wait_reaches(&seg->done[1].value, g - slots);
+    for (size_t off = 0, i = 0; off < bytes; off += kLineData, ++i) {
+      const size_t c = bytes - off < kLineData ? bytes - off : kLineData;
+      memcpy(lines[i].data, (char*)sh->input[0] + off, c);
+      publish(&lines[i].flag, g);
+    }
+  } else {
+    for (size_t off = 0, i = 0; off < bytes; off += kLineData, ++i) {
+      const size_t c = bytes - off < kLineData ? bytes - off : kLineData;
+      wait_reaches(&lines[i].flag, g);
+      memcpy((char*)sh->result[1] + off, lines[i].data, c);
+    }
+    publish(&seg->done[1].value, g);
   }
 }
 
@@ -665,6 +702,7 @@ static int seg_floor(const char* name) {
                {"seg-bcast-nt-in", seg_bcast, check_bcast, copy_stream, memcpy},
                {"seg-bcast-nt", seg_bcast, check_bcast, copy_stream, copy_stream},
                {"seg-bcast-rep-out", seg_bcast, check_bcast, memcpy, copy_rep},
+               {"seg-bcast-lined", seg_bcast_lined, check_bcast},
                {"seg-allreduce", seg_allreduce, check},
                {"seg-allreduce-1", seg_allreduce_1, check},
                {"ag-ring", ag_ring_now, check_ag},
@@ -683,6 +721,7 @@ static int seg_floor(const char* name) {
                {"pieces-seg-ovl-nt", seg_allreduce_pieces, check},
                {"seg-rg", seg_rg, check},
                {"seg-rg-nt", seg_rg, check},
+               {"flags", idle, NULL},
                {"copy", copy_only, NULL}};
   /* Every flag of mine says "done up to here": the last mechanism may not
    * have written them all, and the next one waits on them. */
@@ -703,6 +742,7 @@ static int seg_floor(const char* name) {
     const int gather = strncmp(name, "ag-", 3) == 0; /* a result of two blocks */
     for (size_t bytes = min_bytes; bytes <= max_bytes; bytes *= 2) {
       if (bytes << gather > kMaxBytes) break;
+      if (kinds[k].call == seg_bcast_lined && bytes > (size_t)kLineData * kMaxLines) break;
       memset(sh->result[me], 0, bytes << gather);
       kinds[k].call(bytes / sizeof(double));
       if (kinds[k].ok && !kinds[k].ok(bytes / sizeof(double))) {
@@ -759,7 +799,7 @@ int main(int argc, char** argv) {
     if (strcmp(argv[a], "range") == 0) {
       min_bytes = strtoul(argv[a + 1], NULL, 0);
       max_bytes = strtoul(argv[a + 2], NULL, 0);
-      if (min_bytes < 64 || max_bytes > kMaxBytes) return 1;
+      if (min_bytes < 8 || max_bytes > kMaxBytes) return 1;
       continue;
     }
     chunk_bytes = strtoul(argv[a + 1], NULL, 0);

@@ -92,6 +92,38 @@ def test_small_release_gather_sizes_that_differ_are_refused(comm, collective, mi
         assert_all(comm, np.all(total == comm.size), f"allreduce {i} afterwards")
 
 
+@pytest.mark.parametrize("changes", ["root", "reader"])
+def test_small_bcast_that_differs_after_repeats_is_refused(comm, changes):
+    """A loop of one inlined bcast takes the repeat path (straight from the
+    last call's plan to the root's line, release_gather.cc); a call whose
+    size then differs on one rank, the root's or a reader's, still reaches
+    every reader as a refusal, whichever path each rank takes, and the loop
+    goes on afterwards."""
+    comm = physical_node(comm)  # one-node paths, as above
+    if comm.size < 2:
+        pytest.skip("needs two ranks on one node")
+    kw = {"algorithm": "release_gather", "ranks_per_node": 0, "timeout": 5}
+
+    def loop(tag):
+        for i in range(20):  # more than the 8 lines in turn
+            y = np.full(2, float(i + tag)) if comm.rank == 0 else np.zeros(2)
+            run_all(comm, shancoll.bcast, comm, y, root=0, **kw)
+            assert_all(comm, np.all(y == i + tag), f"bcast {i} of the loop {tag}")
+
+    loop(0)
+    odd = (comm.rank == 0) == (changes == "root")
+    x = np.full(3 if odd else 2, 7.0) if comm.rank == 0 else np.zeros(3 if odd else 2)
+    try:
+        shancoll.bcast(comm, x, root=0, **kw)
+        refused = False
+    except ValueError as e:
+        refused = "count" in str(e)
+    refusing = comm.allgather(refused)
+    expected = [r != 0 for r in range(comm.size)]
+    assert_all(comm, refusing == expected, f"refusing ranks {refusing}, expected {expected}")
+    loop(100)
+
+
 def test_allgatherv_counts_that_differ_are_refused(pair):
     counts = [20000, 20000] if pair.rank == 0 else [10000, 20000]
     mine = np.ones(counts[pair.rank])

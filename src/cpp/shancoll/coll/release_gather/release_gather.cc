@@ -404,6 +404,52 @@ const std::byte* RgPhase::bcast_inline(const std::byte* root_data, std::size_t b
   return line + kFlagBytes;
 }
 
+// The repeat of an inlined bcast, one chunk: bcast_release, bcast_inline and
+// bcast_gather's steps on the region's plan, in the same order and on the
+// same counters, so that the next call may take either path. Not taken (and
+// nothing changed) when the root would have to wait for a free line (once
+// per kInlineSlots calls: RgPhase's wait_consumed does it) or a non-root has
+// children (a tree not flat: its gather waits for them).
+bool rg_bcast_inline_repeat(NodeContext& ctx, std::byte* buf, std::int64_t bytes, int local_root,
+                            const ReleaseGatherOptions& o, double timeout, Stats& stats,
+                            bool& differ) {
+  if (&o != &release_gather_defaults()) return false;
+  ReleaseGatherState& st = ctx.state<ReleaseGatherState>();
+  RgRegion& region = st.bcast;
+  const RgPlan& plan = region.plan;
+  if (!plan.valid || plan.root != local_root || plan.bytes != bytes || plan.elem != 1 ||
+      !region.config.inline_data)
+    return false;
+  const int me = ctx.topo.local_rank;
+  const bool root = me == local_root;
+  const auto slot = static_cast<std::size_t>(region.next % kInlineSlots);
+  if (root ? region.last_use[slot] > region.consumed : !region.tree.node.children.empty())
+    return false;
+  ++region.next;
+  const std::uint64_t r = ++st.release_state;
+  region.last_use[slot] = st.gather_state + 1;
+  const std::size_t local_size = static_cast<std::size_t>(ctx.topo.local_size());
+  std::byte* base = st.segment->base();
+  std::byte* line = base + kCacheLine * (3 * local_size + slot);  // inline_line(-1, slot)
+  const auto n = static_cast<std::size_t>(bytes);
+  differ = false;
+  if (root) {
+    std::memcpy(line + kFlagBytes, buf, n);
+    release_store(line, inline_flag(r, n));
+  } else {
+    wait_flag_reaches(line, inline_flag(r, 0), "release_gather: the root's release", timeout);
+    differ = inline_size(acquire_load(line)) != n;
+    if (!differ) std::memcpy(buf, line + kFlagBytes, n);
+  }
+  release_store(base + kCacheLine * (local_size + me), ++st.gather_state);  // gather_line(me)
+  stats.bcast_tree = plan.used;
+  stats.intra_messages += 1;
+  stats.intra_bytes += bytes;
+  stats.rounds += 2;
+  stats.block_count += 1;
+  return true;
+}
+
 void RgPhase::bcast_gather(bool last) {
   const std::uint64_t g = ++st_.gather_state;
   // A root with slots skips the wait: wait_consumed() catches up when it

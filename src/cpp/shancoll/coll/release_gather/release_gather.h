@@ -288,6 +288,14 @@ class RgBarrier {
                                      std::int64_t count, const Reducer& reducer, int local_root,
                                      const ReleaseGatherOptions& o, double timeout, Stats& stats);
 [[noreturn]] void throw_sizes_differ(const NodeContext& ctx, std::int64_t bytes);
+// A bcast that repeats the region's last plan, inlined (a loop of the same
+// small call, default options): straight from the plan to the root's line,
+// no RgPhase built. False, having done nothing, when the call is no such
+// repeat (rg_bcast_on_node then takes the general path); else `differ` is
+// what rg_bcast_on_node returns.
+bool rg_bcast_inline_repeat(NodeContext& ctx, std::byte* buf, std::int64_t bytes, int local_root,
+                            const ReleaseGatherOptions& o, double timeout, Stats& stats,
+                            bool& differ);
 
 // Reduce by single copy on a node of exactly two ranks, from a size on
 // (release_gather_single_copy.cc); `result` as for rg_reduce_on_node, or,

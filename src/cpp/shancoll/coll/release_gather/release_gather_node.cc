@@ -7,7 +7,25 @@
 //           The root waits only when all `buffers` slots are still being read.
 //           Inlined (m <= 56): one line transfer to each reader (they all
 //           read the root's line), and the root reads its children's gather
-//           lines once per 8 calls.
+//           lines once per 8 calls. A call that repeats the last one (root,
+//           size, default options) goes from the region's plan to the line
+//           (rg_bcast_inline_repeat), no RgPhase: 83-167 instructions less
+//           per call (callgrind, 8 B, root and reader).
+//           Line transfers per call at 2 ranks, flat tree (a store to a line
+//           the other core holds also sends it an invalidation, off the
+//           reader's path):
+//             8 B    reader: the root's line (1); its gather line stored.
+//                    Root: its line stored; the reader's gather line read
+//                    once per 8 calls.
+//             256 B  reader: the root's release line (1), then the slot's 4
+//                    lines together (4): two waves. Root: 4 lines and its
+//                    release line stored; a gather line read per 4 calls.
+//             2 KiB  the same with 32 lines; 8 KiB with 128 (one chunk).
+//           Lines beside their own flags past 56 bytes (the reader copying
+//           while the root writes) lose on the AMD EPYC Zen 3 VM: the reader
+//           catches up with the writer and each line crosses twice, about
+//           0.03 us per line more (benchmarks/c/pair_floor.c seg-bcast-lined;
+//           docs/performance.md, "Small bcast and reduce on Zen 3").
 //           Single copy: no copy in; every other rank reads c bytes from its
 //           parent's buffer (a system call each); the root waits for the
 //           last chunk's gather.
@@ -25,6 +43,7 @@
 
 #include "shancoll/coll/release_gather/release_gather.h"
 #include "shancoll/error.h"
+#include "shancoll/shm/flags.h"
 
 namespace shancoll {
 
@@ -58,6 +77,10 @@ const pattern::TreeNode& node_tree(NodeContext& ctx, int root) {
 bool rg_bcast_on_node(NodeContext& ctx, std::byte* buf, std::int64_t bytes, int local_root,
                       const ReleaseGatherOptions& o, double timeout, Stats& stats, bool refuses) {
   if (ctx.topo.local_size() == 1) return false;
+  bool differ = false;
+  if (!refuses && bytes <= static_cast<std::int64_t>(kInlineBytes) &&
+      rg_bcast_inline_repeat(ctx, buf, bytes, local_root, o, timeout, stats, differ))
+    return differ;
   RgPhase phase(ctx, o, false, local_root, bytes, 1, timeout, stats);
   if (refuses) phase.refuse();
   for (std::int64_t off = 0; off < bytes; off += phase.chunk_bytes()) {
