@@ -1,6 +1,7 @@
 #include "shancoll/shm/segment.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -45,19 +46,32 @@ std::string fresh_name() {
   return name;
 }
 
-// The leader's new segment, mapped; "" in `name` if it could not be made.
+// The leader's new segment, mapped; else null, with '!' and the reason in
+// `name`. posix_fallocate, not ftruncate alone: a tmpfs /dev/shm smaller
+// than the segment (a container's default 64 MiB) would otherwise hand out
+// a mapping whose first touch past the space left is a SIGBUS; allocated
+// here, the shortage is an error every rank raises.
 void* create(std::size_t bytes, char (&name)[kNameBytes]) {
   const std::string fresh = fresh_name();
   const int fd = shm_open(fresh.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
   void* base = MAP_FAILED;
+  int error = fd < 0 ? errno : 0;
   if (fd >= 0) {
-    if (ftruncate(fd, static_cast<off_t>(bytes)) == 0)  // zero-filled
-      base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (ftruncate(fd, static_cast<off_t>(bytes)) != 0)  // zero-filled
+      error = errno;
+    else if (const int e = posix_fallocate(fd, 0, static_cast<off_t>(bytes)); e != 0)
+      error = e;
+    else if ((base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED)
+      error = errno;
     close(fd);
     if (base == MAP_FAILED) shm_unlink(fresh.c_str());
   }
-  std::snprintf(name, kNameBytes, "%s", base == MAP_FAILED ? "" : fresh.c_str());
-  return base == MAP_FAILED ? nullptr : base;
+  if (base == MAP_FAILED) {
+    std::snprintf(name, kNameBytes, "!%s", std::strerror(error));
+    return nullptr;
+  }
+  std::snprintf(name, kNameBytes, "%s", fresh.c_str());
+  return base;
 }
 
 void* attach(const char* name, std::size_t bytes) {
@@ -93,7 +107,11 @@ void NodeSegment::renew(std::size_t want) {
   char name[kNameBytes] = "";
   void* base = local_rank == 0 ? create(want, name) : nullptr;
   check_mpi(PMPI_Bcast(name, kNameBytes, MPI_CHAR, 0, node_comm_), "MPI_Bcast (node segment)");
-  if (!name[0]) throw MpiError("shared memory: the node leader could not make a segment");
+  if (name[0] == '!')
+    throw MpiError("shared memory: the node leader could not make a segment of " +
+                   std::to_string(want) + " bytes in /dev/shm (" + (name + 1) +
+                   "); a container's /dev/shm is often small: enlarge it (docker run "
+                   "--shm-size=...)");
   if (local_rank != 0) base = attach(name, want);
   int mapped = base != nullptr, everywhere = 0;
   check_mpi(PMPI_Allreduce(&mapped, &everywhere, 1, MPI_INT, MPI_MIN, node_comm_),
