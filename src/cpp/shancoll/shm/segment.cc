@@ -1,8 +1,8 @@
 #include "shancoll/shm/segment.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string>
