@@ -14,12 +14,16 @@
 // header.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "shancoll/coll/allgatherv/allgatherv.h"
 #include "shancoll/coll/allreduce/allreduce.h"
 #include "shancoll/coll/request/request.h"
 #include "shancoll/coll/rooted.h"
+#include "shancoll/ops.h"
+#include "shancoll/shm/deposit_areas.h"
 #include "shancoll/shm/flags.h"
 #include "shancoll/topology.h"
 
@@ -31,6 +35,16 @@ inline bool deposit_fits(const Topology& topo, std::int64_t bytes) {
   return topo.node_count == 1 && topo.local_size() > 1 &&
          bytes > static_cast<std::int64_t>(kInlineBytes);
 }
+
+// Chunk `c` of run `run`'s result, every rank's chunk c combined in rank
+// order into `out` (the result's start; this rank's input read from `own`,
+// the input's start), once every peer's chunk c is in its area; false
+// before. `inputs`: one pointer per rank (scratch); `tmp`: a non-commutative
+// MPI op's (Reducer::combine), or null. The allreduce and reduce engines'.
+bool combine_deposited_chunk(const DepositAreas& areas, const Reducer& reducer, int me, int size,
+                             std::uint64_t run, std::size_t c, std::size_t bytes,
+                             const std::byte* own, std::byte* out,
+                             std::vector<const std::byte*>& inputs, std::byte* tmp);
 
 // allreduce_persistent_deposit.cc
 std::unique_ptr<Engine> deposit_allreduce(const Topology& topo, const AllreduceArgs& args,

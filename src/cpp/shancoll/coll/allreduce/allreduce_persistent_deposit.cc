@@ -70,19 +70,8 @@ class DepositAllreduceEngine final : public Engine {
  private:
   // Chunk c of the result once every rank's chunk c is there; false before.
   bool combine(std::size_t c) {
-    const std::size_t at = c * kDepositChunk, n = std::min(kDepositChunk, bytes_ - at);
-    for (int k = 1; k < size_; ++k) {  // the next rank's first: no hot spot
-      const int peer = (me_ + k) % size_;
-      const std::byte* theirs = areas_.chunk(peer, run_, c, bytes_, "count");
-      if (!theirs) return false;
-      inputs_[peer] = theirs;
-    }
-    inputs_[me_] = own_ + at;
-    const std::int64_t count = static_cast<std::int64_t>(n / reducer_.elem_size());
-    std::byte* out = args_.recv + at;
-    reducer_.combine(out, inputs_[0], inputs_[1], count, spare_.data());
-    for (int r = 2; r < size_; ++r) reducer_.combine(out, out, inputs_[r], count, spare_.data());
-    return true;
+    return combine_deposited_chunk(areas_, reducer_, me_, size_, run_, c, bytes_, own_, args_.recv,
+                                   inputs_, spare_.data());
   }
 
   const int me_, size_;
