@@ -219,6 +219,7 @@ static void* copy_stream(void* restrict dst, const void* restrict src, size_t n)
   char* d = dst;
   const char* s = src;
   size_t i = 0;
+#if defined(__AVX512F__)
   for (; i + 256 <= n; i += 256) { /* dst 64-byte aligned: the slots and buffers are */
     const __m512i a = _mm512_loadu_si512(s + i), b = _mm512_loadu_si512(s + i + 64);
     const __m512i c = _mm512_loadu_si512(s + i + 128), e = _mm512_loadu_si512(s + i + 192);
@@ -227,6 +228,18 @@ static void* copy_stream(void* restrict dst, const void* restrict src, size_t n)
     _mm512_stream_si512((void*)(d + i + 128), c);
     _mm512_stream_si512((void*)(d + i + 192), e);
   }
+#elif defined(__AVX2__) /* Zen 3: no AVX-512 */
+  for (; i + 128 <= n; i += 128) {
+    const __m256i a = _mm256_loadu_si256((const __m256i*)(s + i));
+    const __m256i b = _mm256_loadu_si256((const __m256i*)(s + i + 32));
+    const __m256i c = _mm256_loadu_si256((const __m256i*)(s + i + 64));
+    const __m256i e = _mm256_loadu_si256((const __m256i*)(s + i + 96));
+    _mm256_stream_si256((__m256i*)(d + i), a);
+    _mm256_stream_si256((__m256i*)(d + i + 32), b);
+    _mm256_stream_si256((__m256i*)(d + i + 64), c);
+    _mm256_stream_si256((__m256i*)(d + i + 96), e);
+  }
+#endif
   memcpy(d + i, s + i, n - i);
   _mm_sfence();
   return dst;
