@@ -13,7 +13,7 @@
  * with equal counts, as OSU does); barrier runs once, as 0 bytes.
  *
  * allreduce_float (MPI_FLOAT, MPI_SUM) runs only when -c names it.
- * Usage: osu_style [-m max_bytes] [-i iterations] [-w warmup] [-c collective]
+ * Usage: osu_style [-m max_bytes] [-i iterations] [-w warmup] [-c collective[,collective...]]
  *   defaults: sizes 8 B to 4 MiB doubling, 1000 iterations up to 8 KiB and 100
  *   above, a tenth of that as warm-up, every collective.
  * Output on rank 0: "# ..." header lines, then "collective bytes avg_us median_us".
@@ -146,6 +146,16 @@ static const char* text_option(int argc, char** argv, const char* flag) {
   return NULL;
 }
 
+/* Whether `name` is one of the comma-separated names in `list`. */
+static int listed(const char* list, const char* name) {
+  const size_t n = strlen(name);
+  for (const char* p = list; p; p = strchr(p, ',')) {
+    if (*p == ',') ++p;
+    if (strncmp(p, name, n) == 0 && (p[n] == ',' || p[n] == '\0')) return 1;
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank = 0, size = 1;
@@ -166,7 +176,7 @@ int main(int argc, char** argv) {
     printf("# collective bytes avg_us median_us (per call; the slowest rank's)\n");
   }
   for (size_t c = 0; c < sizeof kCollectives / sizeof *kCollectives; ++c) {
-    if (only ? strcmp(only, kCollectives[c].name) != 0 : kCollectives[c].named) continue;
+    if (only ? !listed(only, kCollectives[c].name) : kCollectives[c].named) continue;
     const int first = kCollectives[c].sized ? 8 : 0, last = kCollectives[c].sized ? max_bytes : 0;
     for (int bytes = first; bytes <= last; bytes = bytes ? 2 * bytes : 1) {
       for (int r = 0; r < size; ++r) counts[r] = bytes, displs[r] = r * bytes;

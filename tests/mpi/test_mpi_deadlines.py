@@ -295,8 +295,10 @@ def cases() -> dict[str, Case]:
                 f, (f"reduce_scatter '{a}'",), warm=f, waiters=(0,)
             )
     pw = "reduce_scatter 'pairwise'"
-    f = reduce_scatter("shan", 0)  # one node: the node barrier; on real nodes: between them
-    c["reduce_scatter-shan-rpn0-later-call"] = Case(f, ("node barrier", pw), warm=f, waiters=(0,))
+    f = reduce_scatter("shan", 0)  # one node: a pair channel's chunk; on real nodes: between them
+    c["reduce_scatter-shan-rpn0-later-call"] = Case(
+        f, ("reduce_scatter 'shan'", "node barrier", pw), warm=f, waiters=(0,)
+    )
     f = reduce_scatter("shan", 1)
     c["reduce_scatter-shan-rpn1-later-call"] = Case(f, (pw,), warm=f, waiters=(0,))
     # Requests: wait() with the call's timeout (nonblocking) or a persistent

@@ -46,6 +46,12 @@ void alltoallv_pairwise(Comm&, const AlltoallvArgs&, const Options&, Stats&);
 void alltoallv_bruck(Comm&, const AlltoallvArgs&, const Options&, Stats&);
 void alltoallv_mpi(Comm&, const AlltoallvArgs&, const Options&, Stats&);
 
+// shan's path on one node of at least two ranks (alltoallv_shan_channels.cc):
+// whether it runs (alike on every rank: the layout alone decides), and the path.
+bool alltoallv_channels_fit(const NodeContext& ctx);
+void alltoallv_shan_channels(Comm& comm, NodeContext& ctx, const AlltoallvArgs& args,
+                             double timeout, Stats& stats);
+
 // Copies this rank's block for itself (send to recv; counted as one intra copy).
 void copy_self_block(const Comm& comm, const AlltoallvArgs& args, Stats& stats);
 

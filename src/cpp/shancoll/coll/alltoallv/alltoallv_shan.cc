@@ -19,6 +19,8 @@
 //   straight from the sender's buffer (one copy, not two), then a node
 //   barrier keeps every sender's buffer until all reads are over.
 //
+// One node of several ranks: pair channels instead (alltoallv_shan_channels.cc).
+//
 // Cost (N nodes of n ranks, m bytes per block): inter-node messages N - 1
 // per node (not n (P - n) as pairwise), each of n^2 m bytes carrying every
 // pair of the two nodes; every rank sends ceil((N - 1)/n) of them. Within
@@ -233,6 +235,8 @@ void single_copy(Call& c) {
 
 void alltoallv_shan(Comm& comm, const AlltoallvArgs& args, const Options& options, Stats& stats) {
   NodeContext& ctx = comm.nodes(options.ranks_per_node);
+  if (alltoallv_channels_fit(ctx))
+    return alltoallv_shan_channels(comm, ctx, args, options.wait_timeout(), stats);
   ShanState& s = set_up(ctx);
   Call c{comm, ctx, ctx.topo, args, s, stats, options.wait_timeout()};
   c.meta =

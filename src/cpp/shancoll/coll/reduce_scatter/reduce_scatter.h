@@ -47,6 +47,13 @@ void reduce_scatter_ring(Comm&, const ReduceScatterArgs&, const Options&, Stats&
 void reduce_scatter_pairwise(Comm&, const ReduceScatterArgs&, const Options&, Stats&);
 void reduce_scatter_mpi(Comm&, const ReduceScatterArgs&, const Options&, Stats&);
 
+// shan's path on one node of at least two ranks (reduce_scatter_shan_channels.cc):
+// whether it runs (alike on every rank: the layout and the element size decide),
+// and the path.
+bool reduce_scatter_channels_fit(const NodeContext& ctx, const ReduceScatterArgs& args);
+void reduce_scatter_shan_channels(Comm& comm, NodeContext& ctx, const ReduceScatterArgs& args,
+                                  double timeout, Stats& stats);
+
 // ---------------------------------------------------------------------------
 // The registries and "auto"
 

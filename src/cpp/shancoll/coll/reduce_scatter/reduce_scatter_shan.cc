@@ -21,6 +21,8 @@
 // between them (pairwise keeps it). Nodes must be contiguous ranges of ranks
 // (virtual nodes are; checked, else ArgumentError).
 //
+// One node of several ranks: pair channels instead (reduce_scatter_shan_channels.cc).
+//
 // Cost model (N nodes of n ranks; T elements of m bytes in all; X =
 // pairwise on N ranks, fraction m/n: N - 1 rounds of m/(nN) bytes):
 //   intra    copy in m, (n - 1) m/n bytes combined, copy out m/P per rank;
@@ -147,6 +149,8 @@ void reduce_scatter_shan(Comm& comm, const ReduceScatterArgs& args, const Option
   stats.node_count = t.node_count;
   if (args.total == 0) return;
   const double timeout = options.wait_timeout();
+  if (reduce_scatter_channels_fit(ctx, args))
+    return reduce_scatter_shan_channels(comm, ctx, args, timeout, stats);
   if (t.node_count > 1) ensure_fraction_comms(comm, ctx, timeout);
   ReduceScatterShanState& st = ctx.state<ReduceScatterShanState>();
   // F input slots, the node's sums, the results.

@@ -38,6 +38,12 @@ void scatterv_shan(Comm&, const ScattervArgs&, const Options&, Stats&);
 void scatterv_binomial(Comm&, const ScattervArgs&, const Options&, Stats&);
 void scatterv_mpi(Comm&, const ScattervArgs&, const Options&, Stats&);
 
+// shan's path on one node of at least two ranks (scatter_shan_channels.cc):
+// whether it runs (alike on every rank: the layout alone decides), and the path.
+bool scatter_channels_fit(const NodeContext& ctx);
+void scatterv_shan_channels(Comm& comm, NodeContext& ctx, const ScattervArgs& args, double timeout,
+                            Stats& stats);
+
 // ArgumentError naming recvbuf unless the root sent this rank what its
 // receive buffer expects; called once the call's communication is over
 // (the block was not written then), so the communicator stays usable.

@@ -21,6 +21,7 @@
 // written; three, post, layout and written, when the segment grows) and two
 // copies per block; a posted block one copy, half by each side (two system calls; the
 // root then waits for its owner's done flag, a fourth crossing).
+// One node of several ranks: pair channels instead (scatter_shan_channels.cc).
 // Safety across calls: every flag holds the node's call number (flags.h);
 // the representative writes a call's layout and blocks only after every
 // local rank has said it is done with the previous call's.
@@ -156,6 +157,7 @@ void scatterv_shan(Comm& comm, const ScattervArgs& args, const Options& opt, Sta
   NodeContext& ctx = comm.nodes(opt.ranks_per_node);
   const Topology& t = ctx.topo;
   const double timeout = opt.wait_timeout();
+  if (scatter_channels_fit(ctx)) return scatterv_shan_channels(comm, ctx, args, timeout, stats);
   TreeMembers& m = node_members(ctx, args.root);
   const bool shared = t.local_size() > 1;
   stats.node_count = t.node_count;

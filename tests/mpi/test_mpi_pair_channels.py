@@ -1,0 +1,121 @@
+"""shan on one node: gather(v), scatter(v), alltoall(v) and reduce_scatter go
+through pair channels (src/cpp/shancoll/shm/pair_channels.h), whose chunks
+are numbered per pair of ranks across calls and across these collectives:
+a sender may return while its receiver still copies. Checked against
+mpi4py's own collectives, called back to back with changing sizes and roots
+(blocks of several chunks, more than a pair's four slots hold, and empty
+ones), and a block of a size its receiver does not expect: refused on the
+receiver, nothing written, the next call right.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _mpi_util import REDUCED, assert_all, run_all
+from mpi4py import MPI
+from test_mpi_alltoall import Vector, check_alltoallv
+from test_mpi_gather import check_gatherv, check_scatterv, uneven_counts
+from test_mpi_reduce_scatter import vector_case
+
+import shancoll
+
+# Elements (float64) per block: empty, one line, several chunks (a chunk is at
+# most 64 KiB), more chunks than a pair's slots.
+SIZES = [0, 5, 3000, 9000] if REDUCED else [0, 5, 3000, 9000, 40000, 100000]
+
+
+def one_node(comm) -> dict:
+    return {"ranks_per_node": comm.size}
+
+
+def counts_matrix(comm, m: int, i: int) -> np.ndarray:
+    rng = np.random.default_rng(i + 10 * comm.size)
+    c = rng.integers(0, m + 1, size=(comm.size, comm.size))
+    c[i % comm.size, :] = 0
+    return c
+
+
+def test_every_collective_back_to_back(comm):
+    """The four collectives in turn on one communicator, nothing between the
+    calls: each pair's chunk numbers carry from one call to the next."""
+    if comm.size < 2:
+        pytest.skip("a node of one rank takes no channel")
+    opts = one_node(comm)
+    for i, m in enumerate(SIZES + SIZES[::-1]):
+        root = (i * 3 + 1) % comm.size
+        counts = uneven_counts(comm.size, m, i)
+        what = f"call {i} m={m} root={root}"
+        check_gatherv(comm, "shan", counts, root, np.float64, what, **opts)
+        check_alltoallv(comm, "shan", Vector(comm, counts_matrix(comm, m, i), np.int32), what,
+                        **opts)  # fmt: skip
+        check_scatterv(comm, "shan", counts, root, np.uint8, what, **opts)
+        check_gatherv(comm, "shan", [m] * comm.size, root, np.int16, what, regular=True, **opts)
+        failures = []
+        vector_case(comm, failures, "shan", MPI.SUM, np.float64, counts, **opts)
+        vector_case(comm, failures, "shan", MPI.PROD, np.int32, counts, in_place=True, **opts)
+        assert_all(comm, not failures, f"{what}: {failures}")
+
+
+def test_alltoall_rounds_follow_the_chunks(comm):
+    """One round per chunk of the largest block, plus the last read: blocks of
+    up to 16 KiB are one chunk, larger ones a quarter of the block each (at
+    least 16 KiB, at most 64 KiB)."""
+    if comm.size < 2:
+        pytest.skip("a node of one rank takes no channel")
+    for block, chunks in [(8, 1), (16 << 10, 1), (64 << 10, 4), (1 << 20, 16)]:
+        send = np.ones(block * comm.size, np.uint8)
+        run_all(comm, shancoll.alltoall, comm, send, np.zeros_like(send), "shan", **one_node(comm))
+        rounds = shancoll.last_stats(comm).rounds
+        assert_all(comm, rounds == chunks + 1, f"{block} B: {rounds} rounds, not {chunks + 1}")
+
+
+def test_alltoallv_count_mismatch_refused_at_receiver(comm):
+    """A rank sends its neighbour more than the neighbour's recvcounts say:
+    the neighbour refuses (ValueError naming recvcounts and the sender),
+    its block is not written, every other rank returns, the next call works."""
+    if comm.size < 2:
+        pytest.skip("needs a second rank")
+    p, r = comm.size, comm.rank
+    liar, victim = 0, 1
+    m = 20000  # several chunks
+    scounts = [m + (7 if r == liar and q == victim else 0) for q in range(p)]
+    send = np.full(sum(scounts), r, np.float64)
+    out = np.full(m * p, -1.0)
+    error = None
+    try:
+        shancoll.alltoallv(comm, [send, scounts], [out, [m] * p], "shan", **one_node(comm))
+    except ValueError as e:
+        error = str(e)
+    if r == victim:
+        ok = error is not None and "recvcounts" in error and f"rank {liar}" in error
+        ok = ok and (out[liar * m : (liar + 1) * m] == -1).all()
+    else:
+        ok = error is None
+    assert_all(comm, ok, f"the receiver refuses the block (got {error!r})")
+    check_alltoallv(comm, "shan", Vector(comm, counts_matrix(comm, 9, 1), np.float64),
+                    "after the refusal", **one_node(comm))  # fmt: skip
+
+
+def test_reduce_scatter_count_mismatch_refused_at_receiver(comm):
+    """One rank's recvcounts differ: it sends blocks of other sizes, and every
+    rank whose block differs refuses; the next call works."""
+    if comm.size < 2:
+        pytest.skip("needs a second rank")
+    p, r = comm.size, comm.rank
+    counts = [3000] * p
+    if r == p - 1:
+        counts[0] += 16
+    send = np.ones(sum(counts))
+    out = np.full(counts[r], -1.0)
+    error = None
+    try:
+        shancoll.reduce_scatter(comm, send, out, counts, MPI.SUM, "shan", **one_node(comm))
+    except ValueError as e:
+        error = str(e)
+    refused = comm.allgather(error is not None)
+    ok = refused[0] and (error is None or (out == -1).all())
+    assert_all(comm, ok, f"rank 0 refuses the mismatched block (got {error!r}, {refused})")
+    failures = []
+    vector_case(comm, failures, "shan", MPI.SUM, np.float64, [700] * p, **one_node(comm))
+    assert_all(comm, not failures, f"after the refusal: {failures}")
