@@ -119,3 +119,24 @@ def test_reduce_scatter_count_mismatch_refused_at_receiver(comm):
     failures = []
     vector_case(comm, failures, "shan", MPI.SUM, np.float64, [700] * p, **one_node(comm))
     assert_all(comm, not failures, f"after the refusal: {failures}")
+
+
+def test_single_copy_takes_the_segment_path(comm):
+    """single_copy=True keeps the segment path on one node (its large blocks by
+    cross-memory attach where that works), for the machines where it wins:
+    right against mpi4py, and an alltoall there takes no rounds of chunks."""
+    if comm.size < 2:
+        pytest.skip("a node of one rank takes no channel")
+    opts = {**one_node(comm), "single_copy": True}
+    for i, m in enumerate([5, 9000, 40000]):
+        root = (i + 1) % comm.size
+        counts = uneven_counts(comm.size, m, i)
+        what = f"single_copy m={m} root={root}"
+        check_gatherv(comm, "shan", counts, root, np.float64, what, **opts)
+        check_scatterv(comm, "shan", counts, root, np.uint8, what, **opts)
+        check_alltoallv(comm, "shan", Vector(comm, counts_matrix(comm, m, i), np.int32), what,
+                        **opts)  # fmt: skip
+    send = np.ones((64 << 10) * comm.size, np.uint8)
+    run_all(comm, shancoll.alltoall, comm, send, np.zeros_like(send), "shan", **opts)
+    rounds = shancoll.last_stats(comm).rounds
+    assert_all(comm, rounds == 0, f"single_copy alltoall: {rounds} rounds of chunks")

@@ -25,6 +25,11 @@ constexpr unsigned kAll = (1u << kCollectives) - 1;
 constexpr unsigned kGathers =
     bit(Collective::allgather) | bit(Collective::allgatherv) | bit(Collective::intergroup);
 constexpr unsigned kAllgathers = bit(Collective::allgather) | bit(Collective::allgatherv);
+// shan's single_copy (its one-node paths: 1 takes cross-memory attach
+// where it fits instead of the shared segment or the pair channels).
+constexpr unsigned kShanSingleCopy =
+    kAllgathers | bit(Collective::gather) | bit(Collective::gatherv) | bit(Collective::scatter) |
+    bit(Collective::scatterv) | bit(Collective::alltoall) | bit(Collective::alltoallv);
 constexpr unsigned kAllreduces = bit(Collective::allreduce) | bit(Collective::iallreduce);
 // release_gather's options: bcast, reduce, and allreduce's release_gather
 // (which has no split-phase form).
@@ -134,7 +139,7 @@ const std::vector<Row>& table() {
          SHANCOLL_SETTER(release_gather.read_from_parent, v.boolean)},
         {"data_copy", Kind::boolean, 0, kReleaseGather,
          SHANCOLL_SETTER(release_gather.data_copy, v.boolean)},
-        {"single_copy", Kind::boolean, 0, kReleaseGather | kAllgathers, set_single_copy},
+        {"single_copy", Kind::boolean, 0, kReleaseGather | kShanSingleCopy, set_single_copy},
     };
     // The tree keys, plain and per phase (the names must outlive the table).
     static const char* const tree_names[3][4] = {
@@ -157,7 +162,7 @@ const std::vector<Row>& table() {
 // A key that only release_gather reads for this collective (an allgather's
 // single_copy is shan's).
 bool is_release_gather_key(const Row& row, Collective collective) {
-  return ((row.collectives & ~kAllgathers) == kReleaseGather &&
+  return ((row.collectives & ~kShanSingleCopy) == kReleaseGather &&
           (bit(collective) & kReleaseGather)) ||
          std::string_view(row.name) == "inter_algorithm";
 }

@@ -18,7 +18,10 @@ struct Options {
   int ranks_per_node = -1;  // virtual nodes; -1: SHANCOLL_RANKS_PER_NODE, 0: physical
   double timeout = 0;       // seconds per wait; 0: SHANCOLL_TIMEOUT or 120
   // allgather(v) shan, one node of two ranks: blocks straight between the
-  // ranks' buffers (-1: by size, 0: off, 1: on); release_gather's is its own.
+  // ranks' buffers (-1: by size, 0: off, 1: on); gather(v), scatter(v),
+  // alltoall(v) shan on one node: 1 takes the segment path with cross-memory
+  // attach for large blocks instead of the pair channels; release_gather's
+  // is its own.
   int single_copy = -1;
   const ReleaseGatherOptions* release_gather = nullptr;  // nullptr: the defaults
 

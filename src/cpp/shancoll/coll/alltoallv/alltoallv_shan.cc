@@ -19,7 +19,10 @@
 //   straight from the sender's buffer (one copy, not two), then a node
 //   barrier keeps every sender's buffer until all reads are over.
 //
-// One node of several ranks: pair channels instead (alltoallv_shan_channels.cc).
+// One node of several ranks: pair channels instead (alltoallv_shan_channels.cc),
+// unless single_copy=1 asks for this path, whose large blocks cross by
+// cross-memory attach where that works (for a machine where that wins; on
+// the AMD EPYC VMs the shared-memory copies do).
 //
 // Cost (N nodes of n ranks, m bytes per block): inter-node messages N - 1
 // per node (not n (P - n) as pairwise), each of n^2 m bytes carrying every
@@ -235,7 +238,7 @@ void single_copy(Call& c) {
 
 void alltoallv_shan(Comm& comm, const AlltoallvArgs& args, const Options& options, Stats& stats) {
   NodeContext& ctx = comm.nodes(options.ranks_per_node);
-  if (alltoallv_channels_fit(ctx))
+  if (options.single_copy != 1 && alltoallv_channels_fit(ctx))
     return alltoallv_shan_channels(comm, ctx, args, options.wait_timeout(), stats);
   ShanState& s = set_up(ctx);
   Call c{comm, ctx, ctx.topo, args, s, stats, options.wait_timeout()};

@@ -26,7 +26,10 @@
 // N - 1 messages of blocks (and N - 1 headers, 8 bytes per rank), each
 // block crossing as many node boundaries as its node's depth, and the root
 // copies what arrives once more.
-// One node of several ranks: pair channels instead (gather_shan_channels.cc).
+// One node of several ranks: pair channels instead (gather_shan_channels.cc),
+// unless single_copy=1 asks for this path, whose large blocks cross by
+// cross-memory attach where that works (for a machine where that wins; on
+// the AMD EPYC VMs the shared-memory copies do).
 // Safety across calls: every flag holds the node's call number (flags.h);
 // a rank posts the next call's size only after the representative has
 // released this call's (the segment read, the posted buffers read), so a
@@ -179,7 +182,8 @@ void gatherv_shan(Comm& comm, const GathervArgs& args, const Options& opt, Stats
   NodeContext& ctx = comm.nodes(opt.ranks_per_node);
   const Topology& t = ctx.topo;
   const double timeout = opt.wait_timeout();
-  if (gather_channels_fit(ctx)) return gatherv_shan_channels(comm, ctx, args, timeout, stats);
+  if (opt.single_copy != 1 && gather_channels_fit(ctx))
+    return gatherv_shan_channels(comm, ctx, args, timeout, stats);
   TreeMembers& m = node_members(ctx, args.root);
   const bool shared = t.local_size() > 1;
   stats.node_count = t.node_count;

@@ -21,7 +21,10 @@
 // written; three, post, layout and written, when the segment grows) and two
 // copies per block; a posted block one copy, half by each side (two system calls; the
 // root then waits for its owner's done flag, a fourth crossing).
-// One node of several ranks: pair channels instead (scatter_shan_channels.cc).
+// One node of several ranks: pair channels instead (scatter_shan_channels.cc),
+// unless single_copy=1 asks for this path, whose large blocks cross by
+// cross-memory attach where that works (for a machine where that wins; on
+// the AMD EPYC VMs the shared-memory copies do).
 // Safety across calls: every flag holds the node's call number (flags.h);
 // the representative writes a call's layout and blocks only after every
 // local rank has said it is done with the previous call's.
@@ -157,7 +160,8 @@ void scatterv_shan(Comm& comm, const ScattervArgs& args, const Options& opt, Sta
   NodeContext& ctx = comm.nodes(opt.ranks_per_node);
   const Topology& t = ctx.topo;
   const double timeout = opt.wait_timeout();
-  if (scatter_channels_fit(ctx)) return scatterv_shan_channels(comm, ctx, args, timeout, stats);
+  if (opt.single_copy != 1 && scatter_channels_fit(ctx))
+    return scatterv_shan_channels(comm, ctx, args, timeout, stats);
   TreeMembers& m = node_members(ctx, args.root);
   const bool shared = t.local_size() > 1;
   stats.node_count = t.node_count;
