@@ -56,6 +56,10 @@ struct PairChannelsState : LayoutState {
   std::vector<const std::byte*> pointers;
 };
 
+bool pair_channels_fit(const NodeContext& ctx) {
+  return ctx.topo.node_count == 1 && ctx.topo.local_size() > 1;
+}
+
 PairChannels::PairChannels(NodeContext& ctx, double timeout, const char* who)
     : s_(ctx.state<PairChannelsState>()),
       n_(ctx.topo.local_size()),

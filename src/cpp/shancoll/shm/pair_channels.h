@@ -48,6 +48,9 @@ class ChannelReader;
 
 // The node's channels; made on the node's first use (collective over the
 // node: every local rank takes a channel path on the same calls).
+// Whether the channels serve this layout: one node of several ranks.
+bool pair_channels_fit(const NodeContext& ctx);
+
 class PairChannels {
  public:
   // `who` names the collective in a timeout's message ("gather shan").

@@ -46,9 +46,6 @@ void alltoallv_pairwise(Comm&, const AlltoallvArgs&, const Options&, Stats&);
 void alltoallv_bruck(Comm&, const AlltoallvArgs&, const Options&, Stats&);
 void alltoallv_mpi(Comm&, const AlltoallvArgs&, const Options&, Stats&);
 
-// shan's path on one node of at least two ranks (alltoallv_shan_channels.cc):
-// whether it runs (alike on every rank: the layout alone decides), and the path.
-bool alltoallv_channels_fit(const NodeContext& ctx);
 void alltoallv_shan_channels(Comm& comm, NodeContext& ctx, const AlltoallvArgs& args,
                              double timeout, Stats& stats);
 

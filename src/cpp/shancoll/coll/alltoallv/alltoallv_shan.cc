@@ -46,6 +46,7 @@
 #include "shancoll/cost.h"
 #include "shancoll/pattern/alltoall.h"
 #include "shancoll/shm/flags.h"
+#include "shancoll/shm/pair_channels.h"
 #include "shancoll/shm/peer_memory.h"
 #include "shancoll/transport/p2p.h"
 
@@ -238,7 +239,7 @@ void single_copy(Call& c) {
 
 void alltoallv_shan(Comm& comm, const AlltoallvArgs& args, const Options& options, Stats& stats) {
   NodeContext& ctx = comm.nodes(options.ranks_per_node);
-  if (options.single_copy != 1 && alltoallv_channels_fit(ctx))
+  if (options.single_copy != 1 && pair_channels_fit(ctx))
     return alltoallv_shan_channels(comm, ctx, args, options.wait_timeout(), stats);
   ShanState& s = set_up(ctx);
   Call c{comm, ctx, ctx.topo, args, s, stats, options.wait_timeout()};

@@ -27,10 +27,6 @@
 
 namespace shancoll {
 
-bool alltoallv_channels_fit(const NodeContext& ctx) {
-  return ctx.topo.node_count == 1 && ctx.topo.local_size() > 1;
-}
-
 void alltoallv_shan_channels(Comm& comm, NodeContext& ctx, const AlltoallvArgs& args,
                              double timeout, Stats& stats) {
   const Topology& t = ctx.topo;

@@ -39,9 +39,6 @@ void gatherv_shan(Comm&, const GathervArgs&, const Options&, Stats&);
 void gatherv_binomial(Comm&, const GathervArgs&, const Options&, Stats&);
 void gatherv_mpi(Comm&, const GathervArgs&, const Options&, Stats&);
 
-// shan's path on one node of at least two ranks (gather_shan_channels.cc):
-// whether it runs (alike on every rank: the layout alone decides), and the path.
-bool gather_channels_fit(const NodeContext& ctx);
 void gatherv_shan_channels(Comm& comm, NodeContext& ctx, const GathervArgs& args, double timeout,
                            Stats& stats);
 

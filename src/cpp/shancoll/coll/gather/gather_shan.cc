@@ -41,6 +41,7 @@
 #include "shancoll/coll/rooted_tree.h"
 #include "shancoll/pattern/binomial.h"
 #include "shancoll/shm/flags.h"
+#include "shancoll/shm/pair_channels.h"
 #include "shancoll/shm/peer_memory.h"
 
 namespace shancoll {
@@ -182,7 +183,7 @@ void gatherv_shan(Comm& comm, const GathervArgs& args, const Options& opt, Stats
   NodeContext& ctx = comm.nodes(opt.ranks_per_node);
   const Topology& t = ctx.topo;
   const double timeout = opt.wait_timeout();
-  if (opt.single_copy != 1 && gather_channels_fit(ctx))
+  if (opt.single_copy != 1 && pair_channels_fit(ctx))
     return gatherv_shan_channels(comm, ctx, args, timeout, stats);
   TreeMembers& m = node_members(ctx, args.root);
   const bool shared = t.local_size() > 1;

@@ -22,10 +22,6 @@
 
 namespace shancoll {
 
-bool gather_channels_fit(const NodeContext& ctx) {
-  return ctx.topo.node_count == 1 && ctx.topo.local_size() > 1;
-}
-
 void gatherv_shan_channels(Comm& comm, NodeContext& ctx, const GathervArgs& args, double timeout,
                            Stats& stats) {
   const Topology& t = ctx.topo;

@@ -67,8 +67,7 @@ void combine_chunk(PairChannels& ch, const ReduceScatterArgs& args, const std::b
 }  // namespace
 
 bool reduce_scatter_channels_fit(const NodeContext& ctx, const ReduceScatterArgs& args) {
-  return ctx.topo.node_count == 1 && ctx.topo.local_size() > 1 &&
-         static_cast<std::int64_t>(kCacheLine) % args.esize() == 0;
+  return pair_channels_fit(ctx) && static_cast<std::int64_t>(kCacheLine) % args.esize() == 0;
 }
 
 void reduce_scatter_shan_channels(Comm& comm, NodeContext& ctx, const ReduceScatterArgs& args,

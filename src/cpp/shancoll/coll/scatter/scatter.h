@@ -38,9 +38,6 @@ void scatterv_shan(Comm&, const ScattervArgs&, const Options&, Stats&);
 void scatterv_binomial(Comm&, const ScattervArgs&, const Options&, Stats&);
 void scatterv_mpi(Comm&, const ScattervArgs&, const Options&, Stats&);
 
-// shan's path on one node of at least two ranks (scatter_shan_channels.cc):
-// whether it runs (alike on every rank: the layout alone decides), and the path.
-bool scatter_channels_fit(const NodeContext& ctx);
 void scatterv_shan_channels(Comm& comm, NodeContext& ctx, const ScattervArgs& args, double timeout,
                             Stats& stats);
 

@@ -35,6 +35,7 @@
 #include "shancoll/coll/scatter/scatter.h"
 #include "shancoll/pattern/binomial.h"
 #include "shancoll/shm/flags.h"
+#include "shancoll/shm/pair_channels.h"
 #include "shancoll/shm/peer_memory.h"
 
 namespace shancoll {
@@ -160,7 +161,7 @@ void scatterv_shan(Comm& comm, const ScattervArgs& args, const Options& opt, Sta
   NodeContext& ctx = comm.nodes(opt.ranks_per_node);
   const Topology& t = ctx.topo;
   const double timeout = opt.wait_timeout();
-  if (opt.single_copy != 1 && scatter_channels_fit(ctx))
+  if (opt.single_copy != 1 && pair_channels_fit(ctx))
     return scatterv_shan_channels(comm, ctx, args, timeout, stats);
   TreeMembers& m = node_members(ctx, args.root);
   const bool shared = t.local_size() > 1;

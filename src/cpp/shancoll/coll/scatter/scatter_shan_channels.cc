@@ -21,10 +21,6 @@
 
 namespace shancoll {
 
-bool scatter_channels_fit(const NodeContext& ctx) {
-  return ctx.topo.node_count == 1 && ctx.topo.local_size() > 1;
-}
-
 void scatterv_shan_channels(Comm& comm, NodeContext& ctx, const ScattervArgs& args, double timeout,
                             Stats& stats) {
   const Topology& t = ctx.topo;
