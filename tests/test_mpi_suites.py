@@ -229,6 +229,15 @@ def tail(text: str, lines: int = 40) -> str:
     return "\n".join(text.splitlines()[-lines:])
 
 
+def keep_log(what: str, out: str) -> Path:
+    """Every rank's whole output, kept under build/test-logs (the failure shows its tail)."""
+    logs = REPO / "build" / "test-logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    path = logs / (re.sub(r"[^\w.-]+", "_", what).strip("_") + ".log")
+    path.write_text(out)
+    return path
+
+
 def kill_group(proc: subprocess.Popen) -> str:
     """Stops mpiexec and every rank (its process group); returns what they printed."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
@@ -244,13 +253,20 @@ def kill_group(proc: subprocess.Popen) -> str:
     return ""
 
 
+# Lines that say why a rank died or a test failed (Python, glibc's heap checks, pytest).
+FATAL = re.compile(r"Fatal Python error|^(FAILED|E   )|malloc\(\)|free\(\)|corrupted|double free")
+
+
 def hang_summary(text: str) -> str:
-    """The test that was running and the project frames of faulthandler's stack dumps."""
+    """The test that was running, fatal errors and failed asserts, and the project frames of
+    faulthandler's stack dumps."""
     lines = text.splitlines()
     running = [ln for ln in lines if "::" in ln and not ln.rstrip().endswith("]")]
     out = []
     if running:
         out.append(f"last test started (rank 0): {running[-1].strip()}")
+    fatal = [ln.strip() for ln in lines if FATAL.search(ln)]
+    out.extend(dict.fromkeys(fatal[:20]))
     frames = []
     for ln in lines:
         s = ln.strip()
@@ -301,17 +317,20 @@ def run_suite(what: str, cmd: list[str], env: dict[str, str]) -> None:
         hung = True
         out = kill_group(proc)
     if hung:
+        log = keep_log(what, out)
         pytest.fail(
             f"MPI suite {what} hung: killed after {SUITE_TIMEOUT:.0f} s.\n"
             f"command: {' '.join(cmd)}\n"
-            f"{hang_summary(out)}\n--- last output ---\n{tail(out)}",
+            f"{hang_summary(out)}\nfull output: {log}\n--- last output ---\n{tail(out)}",
             pytrace=False,
         )
     elapsed = time.monotonic() - start
+    log = keep_log(what, out)
     if proc.returncode != 0:
         pytest.fail(
             f"MPI suite {what} failed (exit {proc.returncode}, {elapsed:.0f} s).\n"
-            f"command: {' '.join(cmd)}\n--- last output ---\n{tail(out)}",
+            f"command: {' '.join(cmd)}\n"
+            f"{hang_summary(out)}\nfull output: {log}\n--- last output ---\n{tail(out)}",
             pytrace=False,
         )
     print(f"{what}: passed in {elapsed:.1f} s")

@@ -176,3 +176,29 @@ def test_one_rank_s_bad_argument_is_every_rank_s_error(comm, door):
     raises_all(comm, ValueError, _one_bad_rank_calls(comm)[door], match=f"rank {bad} refused")
     _request_calls(comm, 2, 0)[door]().wait(timeout=30)
     comm.Barrier()
+
+
+def test_timed_out_comparison_writes_no_freed_memory(comm):
+    """A checked call that times out on one rank leaves its comparison (a nonblocking
+    collective of the MPI library, which cannot be cancelled) posted; once the other
+    ranks arrive, MPI completes it. It must write into memory shancoll kept for it:
+    before, it wrote into the comparison's freed vector, which the next allocation of
+    its size had taken (seen as an abort in malloc, tests later, at 3 ranks)."""
+    c = comm.Dup()  # left out of step: never freed, never reused
+    x = np.ones(4)
+    run_all(comm, shancoll.allreduce, c, x, np.zeros(4), check=True)  # set-up done
+    kept = []
+    if comm.rank == 0:
+        with pytest.raises(TimeoutError, match="call descriptions"):
+            shancoll.allreduce(c, x, np.zeros(4), check=True, timeout=0.3)
+        # The comparison's memory was (size + 0 or 1) * 9 int64: take every block of
+        # those sizes glibc has free, as numpy arrays of a known pattern.
+        for n in (9 * comm.size, 9 * (comm.size + 1)):
+            kept += [np.full(n, -7, dtype=np.int64) for _ in range(300)]
+    comm.Barrier()
+    if comm.rank != 0:  # completes rank 0's comparison, then times out waiting for it
+        with pytest.raises(TimeoutError):
+            shancoll.allreduce(c, x, np.zeros(4), check=True, timeout=0.3)
+    comm.Barrier()  # rank 0's progress: MPI finishes the comparison here
+    ok = all((a == -7).all() for a in kept)
+    assert_all(comm, ok, "a timed-out comparison wrote into memory freed and reused since")

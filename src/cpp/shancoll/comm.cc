@@ -81,18 +81,18 @@ void Comm::set_up(MPI_Comm comm) {
 // forever (measured: a job whose collective timed out on one rank hung in
 // MPI_Finalize, caught or not; so did comm.Free() after it).
 bool Comm::healthy_everywhere() {
-  auto* healthy = new int(broken_ ? 0 : 1);  // leaked if the wait fails: MPI may still write it
+  CollectiveBuffer<int> healthy(1);
+  healthy[0] = broken_ ? 0 : 1;
   MPI_Request req = MPI_REQUEST_NULL;
-  if (PMPI_Iallreduce(MPI_IN_PLACE, healthy, 1, MPI_INT, MPI_MIN, comm_, &req) != MPI_SUCCESS)
+  if (PMPI_Iallreduce(MPI_IN_PLACE, healthy.data(), 1, MPI_INT, MPI_MIN, comm_, &req) !=
+      MPI_SUCCESS)
     return false;
   try {
-    wait_request(req, "every rank to free the communicator", call_timeout_);
+    healthy.wait(req, "every rank to free the communicator", call_timeout_);
   } catch (const std::exception&) {
     return false;
   }
-  const bool all = *healthy == 1;
-  delete healthy;
-  return all;
+  return healthy[0] == 1;
 }
 
 std::unique_ptr<Comm> Comm::of_sub(MPI_Comm comm, double timeout) {

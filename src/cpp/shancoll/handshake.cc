@@ -24,7 +24,7 @@ std::string who(MPI_Comm comm) {
 void barrier(MPI_Comm comm, const std::string& what, double timeout) {
   MPI_Request req = MPI_REQUEST_NULL;
   check_mpi(PMPI_Ibarrier(comm, &req), "MPI_Ibarrier (shancoll's set-up handshake)");
-  wait_request(req, what.c_str(), timeout);
+  wait_collective(req, what.c_str(), timeout);
 }
 
 }  // namespace

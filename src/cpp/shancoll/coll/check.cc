@@ -32,15 +32,15 @@ const char* const kFieldNames[kFields] = {"collective", "algorithm",    "root",
 [[noreturn]] void refuse_everywhere(Comm& comm, const CallShape& mine, int refuser,
                                     double timeout) {
   constexpr int kLength = 480;
-  char text[kLength] = {};
+  CollectiveBuffer<char> text(kLength);
   if (comm.rank() == refuser)
-    mine.refusal.copy(text, std::min<std::size_t>(mine.refusal.size(), kLength - 1));
+    mine.refusal.copy(text.data(), std::min<std::size_t>(mine.refusal.size(), kLength - 1));
   MPI_Request req = MPI_REQUEST_NULL;
-  check_mpi(PMPI_Ibcast(text, kLength, MPI_CHAR, refuser, comm.mpi(), &req),
+  check_mpi(PMPI_Ibcast(text.data(), kLength, MPI_CHAR, refuser, comm.mpi(), &req),
             "MPI_Ibcast (checked mode)");
-  wait_request(req, "the refusing rank's reason (checked mode)", timeout);
+  text.wait(req, "the refusing rank's reason (checked mode)", timeout);
   throw ArgumentError("check: rank " + std::to_string(refuser) + " refused " +
-                      std::string(mine.collective) + ": " + text);
+                      std::string(mine.collective) + ": " + text.data());
 }
 
 // A hash as a non-negative field (-1 means "not part of this collective").
@@ -96,15 +96,19 @@ void check_agreement(Comm& comm, const CallShape& mine, double timeout) {
                                   mine.send_bytes,
                                   mine.refusal.empty() ? 0 : 1};
   const int size = comm.size();
-  std::vector<std::int64_t> all(static_cast<std::size_t>(size) * kFields);
+  // Mine, then every rank's: the collective's memory (CollectiveBuffer).
+  CollectiveBuffer<std::int64_t> buffer(static_cast<std::size_t>(size + 1) * kFields);
+  std::copy(fields, fields + kFields, buffer.data());
   MPI_Request req = MPI_REQUEST_NULL;
-  check_mpi(PMPI_Iallgather(fields, kFields, MPI_INT64_T, all.data(), kFields, MPI_INT64_T,
-                            comm.mpi(), &req),
+  check_mpi(PMPI_Iallgather(buffer.data(), kFields, MPI_INT64_T, buffer.data() + kFields, kFields,
+                            MPI_INT64_T, comm.mpi(), &req),
             "MPI_Iallgather (checked mode)");
-  wait_request(req,
-               "the other ranks' call descriptions (checked mode, or a request's comparison of "
-               "refusals at _init or at a communicator's first call)",
-               timeout);
+  buffer.wait(req,
+              "the other ranks' call descriptions (checked mode, or a request's comparison of "
+              "refusals at _init or at a communicator's first call)",
+              timeout);
+  const std::vector<std::int64_t> all(buffer.data() + kFields,
+                                      buffer.data() + static_cast<std::size_t>(size + 1) * kFields);
   int refusing = 0;
   for (int r = 0; r < size; ++r)
     refusing += all[static_cast<std::size_t>(r) * kFields + kRefused] != 0;

@@ -46,7 +46,12 @@ void wait_exchange(MPI_Request (&reqs)[2], int dest, int source, const char* wha
         },
         what, timeout);
   } catch (const TimeoutError& e) {
-    throw TimeoutError(e.what() + describe_exchange(reqs, dest, source));
+    const std::string pending = describe_exchange(reqs, dest, source);
+    cancel_pending(reqs, 2);
+    throw TimeoutError(e.what() + pending);
+  } catch (...) {
+    cancel_pending(reqs, 2);
+    throw;
   }
 }
 
@@ -113,6 +118,11 @@ void count_message(const Topology& topo, int peer, std::int64_t bytes, Stats& st
 }
 
 void wait_request(MPI_Request& req, const char* what, double timeout) {
+  PendingRequests guard(&req, 1);
+  wait_collective(req, what, timeout);  // the same wait; the guard makes it point-to-point's
+}
+
+void wait_collective(MPI_Request& req, const char* what, double timeout) {
   wait_until(
       [&] {
         int done = 0;
@@ -120,6 +130,15 @@ void wait_request(MPI_Request& req, const char* what, double timeout) {
         return done != 0;
       },
       what, timeout);
+}
+
+void cancel_pending(MPI_Request* reqs, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    MPI_Request& r = reqs[i];
+    if (r == MPI_REQUEST_NULL) continue;
+    MPI_Cancel(&r);
+    MPI_Request_free(&r);
+  }
 }
 
 }  // namespace shancoll

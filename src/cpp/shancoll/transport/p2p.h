@@ -33,10 +33,76 @@ void sendrecv(const std::byte* sbuf, std::int64_t sbytes, int dest, std::byte* r
 // it costs one MPI_Iprobe.
 void free_drained(MPI_Comm& comm);
 
+// A failed call's requests must not outlive it: a receive still posted when
+// a wait gives up (a TimeoutError, a refusal) would be matched by a later
+// message, a late peer's or the next call's on the same communicator, and
+// written into memory its caller has since reused or freed (seen: heap
+// corruption in a later test, after timed-out calls). Every pending request
+// among `reqs` is cancelled and freed: an unmatched receive is then gone at
+// once (MPICH and Open MPI remove it from the posted queue in MPI_Cancel);
+// an unmatched send cannot be cancelled portably and completes, or not, on
+// its own. Null ones are skipped, so on success this is n null checks.
+void cancel_pending(MPI_Request* reqs, std::size_t n);
+
+// Cancels (cancel_pending) what is still pending of `n` requests at `reqs`
+// when it goes out of scope: for a call that posts several and waits on
+// them one at a time, so that a failure in any wait leaves none posted.
+class PendingRequests {
+ public:
+  PendingRequests(MPI_Request* reqs, std::size_t n) : reqs_(reqs), n_(n) {}
+  ~PendingRequests() { cancel_pending(reqs_, n_); }
+  PendingRequests(const PendingRequests&) = delete;
+  PendingRequests& operator=(const PendingRequests&) = delete;
+
+ private:
+  MPI_Request* reqs_;
+  std::size_t n_;
+};
+
 // Non-blocking send/receive of a byte range (MPI-4 large counts; else at
 // most INT_MAX bytes, larger ones refused with ArgumentError).
-// Blocks until `req` completes, through wait_until (TimeoutError naming `what`).
+// Blocks until the point-to-point request `req` completes, through
+// wait_until (TimeoutError naming `what`, after cancelling `req`).
 void wait_request(MPI_Request& req, const char* what, double timeout);
+
+// Blocks until a nonblocking collective of the MPI library completes (set-up
+// barriers, checked mode's comparisons): never cancelled, as MPI forbids
+// MPI_Cancel on one. What it writes lives in a CollectiveBuffer.
+void wait_collective(MPI_Request& req, const char* what, double timeout);
+
+// Memory that a nonblocking collective of the MPI library writes or reads,
+// kept alive when its wait fails: the collective cannot be cancelled, so a
+// late rank may complete it long after the call gave up (seen: a checked
+// mode comparison that timed out was completed by a later call's messages,
+// into the freed vector, and a later test aborted in malloc). On failure the
+// memory is leaked (bytes, on a communicator that refuses later calls).
+template <class T>
+class CollectiveBuffer {
+ public:
+  explicit CollectiveBuffer(std::size_t n) : data_(new T[n]()) {}
+  ~CollectiveBuffer() {
+    if (!abandoned_) delete[] data_;
+  }
+  CollectiveBuffer(const CollectiveBuffer&) = delete;
+  CollectiveBuffer& operator=(const CollectiveBuffer&) = delete;
+  T* data() { return data_; }
+  T& operator[](std::size_t i) { return data_[i]; }
+  // wait_collective; on any failure the memory is left to the collective.
+  void wait(MPI_Request& req, const char* what, double timeout) {
+    try {
+      wait_collective(req, what, timeout);
+    } catch (...) {
+      abandoned_ = true;
+      throw;
+    }
+  }
+  // Leaves the memory to a collective that another buffer's wait gave up on.
+  void abandon() { abandoned_ = true; }
+
+ private:
+  T* data_;
+  bool abandoned_ = false;
+};
 
 void isend_bytes(const std::byte* buf, std::int64_t bytes, int peer, int tag, MPI_Comm comm,
                  MPI_Request* req);

@@ -67,6 +67,14 @@ class Ring {
               std::max<std::int64_t>(1, kChunkBytes / esize(args))},
         tmp_(comm.scratch(static_cast<std::size_t>((args.count / plan_.size + 1) * plan_.esize))) {}
 
+  // A failed step leaves chunks posted: none may outlive the call.
+  ~Ring() {
+    for (auto& sends : sends_) cancel_pending(sends.data(), sends.size());
+    cancel_pending(recvs_.data(), recvs_.size());
+  }
+  Ring(const Ring&) = delete;
+  Ring& operator=(const Ring&) = delete;
+
   void run() {
     const int steps = 2 * (plan_.size - 1);
     for (int c = 0; c < plan_.chunks(plan_.send_block(0)); ++c) send_chunk(0, c);

@@ -48,23 +48,28 @@ void check_layout(const Comm& comm, const AlltoallvArgs& a) {
 // disagreement), so that every rank refuses alike.
 void check_pairs(Comm& comm, const AlltoallvArgs& a, double timeout) {
   const int p = comm.size();
-  std::vector<std::int64_t> sent(static_cast<std::size_t>(p));
+  const std::size_t n = static_cast<std::size_t>(p);
+  // Mine, then what every rank sends me: the collective's memory.
+  CollectiveBuffer<std::int64_t> counts(2 * n);
   const std::vector<std::int64_t>& mine = a.send ? a.send_counts : a.recv_counts;  // in place
+  std::copy(mine.begin(), mine.end(), counts.data());
+  std::int64_t* sent = counts.data() + n;
   MPI_Request req = MPI_REQUEST_NULL;
+  check_mpi(PMPI_Ialltoall(counts.data(), 1, MPI_INT64_T, sent, 1, MPI_INT64_T, comm.mpi(), &req),
+            "MPI_Ialltoall (checked mode)");
+  counts.wait(req, "the other ranks' send counts (checked mode)", timeout);
+  CollectiveBuffer<long long> first(1);  // receiver * P + sender of the first disagreement
+  first[0] = LLONG_MAX;
+  for (int i = 0; i < p && first[0] == LLONG_MAX; ++i)
+    if (sent[i] != a.recv_counts[static_cast<std::size_t>(i)])
+      first[0] = static_cast<long long>(comm.rank()) * p + i;
   check_mpi(
-      PMPI_Ialltoall(mine.data(), 1, MPI_INT64_T, sent.data(), 1, MPI_INT64_T, comm.mpi(), &req),
-      "MPI_Ialltoall (checked mode)");
-  wait_request(req, "the other ranks' send counts (checked mode)", timeout);
-  long long first = LLONG_MAX;  // receiver * P + sender of the first disagreement
-  for (int i = 0; i < p && first == LLONG_MAX; ++i)
-    if (sent[static_cast<std::size_t>(i)] != a.recv_counts[static_cast<std::size_t>(i)])
-      first = static_cast<long long>(comm.rank()) * p + i;
-  check_mpi(PMPI_Iallreduce(MPI_IN_PLACE, &first, 1, MPI_LONG_LONG, MPI_MIN, comm.mpi(), &req),
-            "MPI_Iallreduce (checked mode)");
-  wait_request(req, "the other ranks' count checks (checked mode)", timeout);
-  if (first != LLONG_MAX)
-    throw ArgumentError("check: rank " + std::to_string(first % p) + " sends rank " +
-                        std::to_string(first / p) +
+      PMPI_Iallreduce(MPI_IN_PLACE, first.data(), 1, MPI_LONG_LONG, MPI_MIN, comm.mpi(), &req),
+      "MPI_Iallreduce (checked mode)");
+  first.wait(req, "the other ranks' count checks (checked mode)", timeout);
+  if (first[0] != LLONG_MAX)
+    throw ArgumentError("check: rank " + std::to_string(first[0] % p) + " sends rank " +
+                        std::to_string(first[0] / p) +
                         " a block of another size than that rank's recvcounts expect");
 }
 

@@ -17,11 +17,13 @@
 // every other process nothing.
 //
 // Preconditions: as for segmented; any counts (allgather: regular).
+#include <algorithm>
 #include <climits>
 #include <numeric>
 
 #include "shancoll/coll/intergroup/intergroup.h"
 #include "shancoll/error.h"
+#include "shancoll/transport/p2p.h"
 
 namespace shancoll {
 namespace {
@@ -32,29 +34,33 @@ constexpr int kRoot = 0;
 std::vector<std::int64_t> gather_counts(InterComm& ic, const InterAllgathervArgs& args,
                                         double timeout) {
   const int n = ic.size();
-  std::vector<std::int64_t> counts(ic.rank() == kRoot ? n : 0, args.send_bytes);
-  if (args.regular) return counts;
+  if (args.regular) return std::vector<std::int64_t>(ic.rank() == kRoot ? n : 0, args.send_bytes);
+  CollectiveBuffer<std::int64_t> io(static_cast<std::size_t>(n) + 1);  // mine, then the root's
+  io[0] = args.send_bytes;
   MPI_Request req;
-  check_mpi(MPI_Igather(&args.send_bytes, 1, MPI_INT64_T, counts.data(), 1, MPI_INT64_T, kRoot,
+  check_mpi(MPI_Igather(io.data(), 1, MPI_INT64_T, io.data() + 1, 1, MPI_INT64_T, kRoot,
                         ic.local().mpi(), &req),
             "MPI_Igather");
-  wait_request(req, "the gather of the group's block sizes", timeout);
-  return counts;
+  io.wait(req, "the gather of the group's block sizes", timeout);
+  if (ic.rank() != kRoot) return {};
+  return std::vector<std::int64_t>(io.data() + 1, io.data() + 1 + n);
 }
 
 // The local full message, gathered at the root into `full` (packed).
 void gather_blocks(InterComm& ic, const InterAllgathervArgs& args,
                    const std::vector<std::int64_t>& counts, std::byte* full, double timeout) {
   MPI_Request req;
+  // The counts and displacements, read by MPI until the gather completes.
 #if MPI_VERSION >= 4
-  std::vector<MPI_Count> c(counts.begin(), counts.end());
-  std::vector<MPI_Aint> d(counts.size());
-  if (!counts.empty()) std::exclusive_scan(counts.begin(), counts.end(), d.begin(), MPI_Aint{0});
+  CollectiveBuffer<MPI_Count> c(counts.size());
+  CollectiveBuffer<MPI_Aint> d(counts.size());
+  std::copy(counts.begin(), counts.end(), c.data());
+  if (!counts.empty()) std::exclusive_scan(counts.begin(), counts.end(), d.data(), MPI_Aint{0});
   check_mpi(MPI_Igatherv_c(args.send, args.send_bytes, MPI_BYTE, full, c.data(), d.data(), MPI_BYTE,
                            kRoot, ic.local().mpi(), &req),
             "MPI_Igatherv_c");
 #else
-  std::vector<int> c(counts.size()), d(counts.size());
+  CollectiveBuffer<int> c(counts.size()), d(counts.size());
   std::int64_t at = 0;
   for (std::size_t i = 0; i < counts.size(); ++i) {
     if (counts[i] > INT_MAX || at > INT_MAX) {
@@ -66,7 +72,14 @@ void gather_blocks(InterComm& ic, const InterAllgathervArgs& args,
                          d.data(), MPI_BYTE, kRoot, ic.local().mpi(), &req),
             "MPI_Igatherv");
 #endif
-  wait_request(req, "the gather at the group's root", timeout);
+  // `full` is the call's receive buffer or the communicator's scratch, which
+  // a failed call leaves to the collective (the communicator then refuses).
+  try {
+    c.wait(req, "the gather at the group's root", timeout);
+  } catch (...) {
+    d.abandon();
+    throw;
+  }
 }
 
 void broadcast(InterComm& ic, std::byte* data, std::int64_t bytes, double timeout) {
@@ -79,7 +92,8 @@ void broadcast(InterComm& ic, std::byte* data, std::int64_t bytes, double timeou
   check_mpi(MPI_Ibcast(data, static_cast<int>(bytes), MPI_BYTE, kRoot, ic.local().mpi(), &req),
             "MPI_Ibcast");
 #endif
-  wait_request(req, "the broadcast from the group's root", timeout);
+  // Into the caller's buffer, as the MPI library's own collective would.
+  wait_collective(req, "the broadcast from the group's root", timeout);
 }
 
 }  // namespace

@@ -27,6 +27,7 @@
 #include "shancoll/coll/intergroup/intergroup.h"
 #include "shancoll/error.h"
 #include "shancoll/pattern/intergroup.h"
+#include "shancoll/transport/p2p.h"
 
 namespace shancoll {
 namespace {
@@ -39,16 +40,19 @@ struct LocalLayout {
 };
 
 LocalLayout local_layout(InterComm& ic, std::int64_t mine, double timeout) {
-  LocalLayout out;
+  CollectiveBuffer<std::int64_t> io(3);  // mine, the total, the prefix
+  io[0] = mine;
   MPI_Comm local = ic.local().mpi();
   MPI_Request reqs[2];
-  check_mpi(PMPI_Iallreduce(&mine, &out.total, 1, MPI_INT64_T, MPI_SUM, local, &reqs[0]),
+  check_mpi(PMPI_Iallreduce(io.data(), io.data() + 1, 1, MPI_INT64_T, MPI_SUM, local, &reqs[0]),
             "MPI_Iallreduce");
-  check_mpi(MPI_Iexscan(&mine, &out.first, 1, MPI_INT64_T, MPI_SUM, local, &reqs[1]),
+  check_mpi(MPI_Iexscan(io.data(), io.data() + 2, 1, MPI_INT64_T, MPI_SUM, local, &reqs[1]),
             "MPI_Iexscan");
-  wait_request(reqs[0], "the allreduce of the group's total bytes", timeout);
-  wait_request(reqs[1], "the exscan of the group's byte prefix", timeout);
-  if (ic.rank() == 0) out.first = 0;  // exscan leaves rank 0's result undefined
+  io.wait(reqs[0], "the allreduce of the group's total bytes", timeout);
+  io.wait(reqs[1], "the exscan of the group's byte prefix", timeout);
+  LocalLayout out;
+  out.total = io[1];
+  out.first = ic.rank() == 0 ? 0 : io[2];  // exscan leaves rank 0's result undefined
   return out;
 }
 
