@@ -183,14 +183,18 @@ def test_timed_out_comparison_writes_no_freed_memory(comm):
     collective of the MPI library, which cannot be cancelled) posted; once the other
     ranks arrive, MPI completes it. It must write into memory shancoll kept for it:
     before, it wrote into the comparison's freed vector, which the next allocation of
-    its size had taken (seen as an abort in malloc, tests later, at 3 ranks)."""
+    its size had taken (seen as an abort in malloc, tests later, at 3 ranks).
+    Algorithm ring: its waits have deadlines (the `mpi` route, which `auto` takes
+    on real nodes, is the library's blocking call and waits for rank 0 as MPI
+    does)."""
     c = comm.Dup()  # left out of step: never freed, never reused
     x = np.ones(4)
-    run_all(comm, shancoll.allreduce, c, x, np.zeros(4), check=True)  # set-up done
+    opts = dict(algorithm="ring", check=True)
+    run_all(comm, shancoll.allreduce, c, x, np.zeros(4), **opts)  # set-up done
     kept = []
     if comm.rank == 0:
         with pytest.raises(TimeoutError, match="call descriptions"):
-            shancoll.allreduce(c, x, np.zeros(4), check=True, timeout=0.3)
+            shancoll.allreduce(c, x, np.zeros(4), timeout=0.3, **opts)
         # The comparison's memory was (size + 0 or 1) * 9 int64: take every block of
         # those sizes glibc has free, as numpy arrays of a known pattern.
         for n in (9 * comm.size, 9 * (comm.size + 1)):
@@ -198,7 +202,7 @@ def test_timed_out_comparison_writes_no_freed_memory(comm):
     comm.Barrier()
     if comm.rank != 0:  # completes rank 0's comparison, then times out waiting for it
         with pytest.raises(TimeoutError):
-            shancoll.allreduce(c, x, np.zeros(4), check=True, timeout=0.3)
+            shancoll.allreduce(c, x, np.zeros(4), timeout=0.3, **opts)
     comm.Barrier()  # rank 0's progress: MPI finishes the comparison here
     ok = all((a == -7).all() for a in kept)
     assert_all(comm, ok, "a timed-out comparison wrote into memory freed and reused since")
