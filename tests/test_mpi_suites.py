@@ -257,7 +257,7 @@ def kill_group(proc: subprocess.Popen) -> str:
 FATAL = re.compile(r"Fatal Python error|^(FAILED|E   )|malloc\(\)|free\(\)|corrupted|double free")
 
 
-def hang_summary(text: str) -> str:
+def failure_summary(text: str) -> str:
     """The test that was running, fatal errors and failed asserts, and the project frames of
     faulthandler's stack dumps."""
     lines = text.splitlines()
@@ -316,21 +316,14 @@ def run_suite(what: str, cmd: list[str], env: dict[str, str]) -> None:
     except subprocess.TimeoutExpired:
         hung = True
         out = kill_group(proc)
-    if hung:
-        log = keep_log(what, out)
-        pytest.fail(
-            f"MPI suite {what} hung: killed after {SUITE_TIMEOUT:.0f} s.\n"
-            f"command: {' '.join(cmd)}\n"
-            f"{hang_summary(out)}\nfull output: {log}\n--- last output ---\n{tail(out)}",
-            pytrace=False,
-        )
     elapsed = time.monotonic() - start
     log = keep_log(what, out)
-    if proc.returncode != 0:
+    if hung or proc.returncode != 0:
+        why = (f"hung: killed after {SUITE_TIMEOUT:.0f} s" if hung
+               else f"failed (exit {proc.returncode}, {elapsed:.0f} s)")  # fmt: skip
         pytest.fail(
-            f"MPI suite {what} failed (exit {proc.returncode}, {elapsed:.0f} s).\n"
-            f"command: {' '.join(cmd)}\n"
-            f"{hang_summary(out)}\nfull output: {log}\n--- last output ---\n{tail(out)}",
+            f"MPI suite {what} {why}.\ncommand: {' '.join(cmd)}\n"
+            f"{failure_summary(out)}\nfull output: {log}\n--- last output ---\n{tail(out)}",
             pytrace=False,
         )
     print(f"{what}: passed in {elapsed:.1f} s")
