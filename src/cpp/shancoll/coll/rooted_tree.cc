@@ -80,9 +80,8 @@ void TreeGather::post_headers() {
 }
 
 std::int64_t TreeGather::wait_headers() {
-  PendingRequests guard(m_.requests.data(), m_.children.size());
-  for (std::size_t i = 0; i < m_.children.size(); ++i)
-    wait_request(m_.requests[i], "gather: the counts of a subtree", timeout_);
+  wait_requests(m_.requests.data(), m_.children.size(), "gather: the counts of a subtree",
+                timeout_);
   std::int64_t bytes = 0;
   for (std::size_t k = static_cast<std::size_t>(m_.own_ranks()); k < m_.header.size(); ++k)
     bytes += m_.header[k];
@@ -99,9 +98,7 @@ void TreeGather::receive(std::byte* into) {
     irecv_bytes(into + at, bytes, m_.rep[c], kGatherDataTag, comm_.mpi(), &m_.requests[n + i]);
     at += bytes;
   }
-  PendingRequests guard(&m_.requests[n], n);
-  for (std::size_t i = 0; i < n; ++i)
-    wait_request(m_.requests[n + i], "gather: the blocks of a subtree", timeout_);
+  wait_requests(&m_.requests[n], n, "gather: the blocks of a subtree", timeout_);
 }
 
 void TreeGather::send_up(const std::byte* data, std::int64_t bytes) {
@@ -111,9 +108,7 @@ void TreeGather::send_up(const std::byte* data, std::int64_t bytes) {
               8 * static_cast<std::int64_t>(m_.header.size()), parent, kGatherHeaderTag,
               comm_.mpi(), &sends[0]);
   isend_bytes(data, bytes, parent, kGatherDataTag, comm_.mpi(), &sends[1]);
-  PendingRequests guard(sends, 2);
-  wait_request(sends[0], "gather: the counts to the parent", timeout_);
-  wait_request(sends[1], "gather: the blocks to the parent", timeout_);
+  wait_requests(sends, 2, "gather: the counts and blocks to the parent", timeout_);
   count_message(topo_, parent, bytes, stats_);
 }
 
@@ -165,9 +160,8 @@ void TreeScatter::send_down(const std::byte* children_data) {
 }
 
 void TreeScatter::wait_sends() {
-  PendingRequests guard(m_.requests.data(), static_cast<std::size_t>(posted_));
-  for (int i = 0; i < posted_; ++i)
-    wait_request(m_.requests[i], "scatter: a subtree's blocks to a child", timeout_);
+  wait_requests(m_.requests.data(), static_cast<std::size_t>(posted_),
+                "scatter: a subtree's blocks to a child", timeout_);
   posted_ = 0;
 }
 

@@ -118,8 +118,16 @@ void count_message(const Topology& topo, int peer, std::int64_t bytes, Stats& st
 }
 
 void wait_request(MPI_Request& req, const char* what, double timeout) {
-  PendingRequests guard(&req, 1);
-  wait_collective(req, what, timeout);  // the same wait; the guard makes it point-to-point's
+  wait_requests(&req, 1, what, timeout);
+}
+
+void wait_requests(MPI_Request* reqs, std::size_t n, const char* what, double timeout) {
+  try {
+    for (std::size_t i = 0; i < n; ++i) wait_collective(reqs[i], what, timeout);  // the same wait
+  } catch (...) {
+    cancel_pending(reqs, n);
+    throw;
+  }
 }
 
 void wait_collective(MPI_Request& req, const char* what, double timeout) {

@@ -44,26 +44,14 @@ void free_drained(MPI_Comm& comm);
 // its own. Null ones are skipped, so on success this is n null checks.
 void cancel_pending(MPI_Request* reqs, std::size_t n);
 
-// Cancels (cancel_pending) what is still pending of `n` requests at `reqs`
-// when it goes out of scope: for a call that posts several and waits on
-// them one at a time, so that a failure in any wait leaves none posted.
-class PendingRequests {
- public:
-  PendingRequests(MPI_Request* reqs, std::size_t n) : reqs_(reqs), n_(n) {}
-  ~PendingRequests() { cancel_pending(reqs_, n_); }
-  PendingRequests(const PendingRequests&) = delete;
-  PendingRequests& operator=(const PendingRequests&) = delete;
-
- private:
-  MPI_Request* reqs_;
-  std::size_t n_;
-};
-
 // Non-blocking send/receive of a byte range (MPI-4 large counts; else at
 // most INT_MAX bytes, larger ones refused with ArgumentError).
 // Blocks until the point-to-point request `req` completes, through
 // wait_until (TimeoutError naming `what`, after cancelling `req`).
 void wait_request(MPI_Request& req, const char* what, double timeout);
+// The same for `n` requests posted together, waited on in turn: a failure
+// in any wait cancels every one still pending.
+void wait_requests(MPI_Request* reqs, std::size_t n, const char* what, double timeout);
 
 // Blocks until a nonblocking collective of the MPI library completes (set-up
 // barriers, checked mode's comparisons): never cancelled, as MPI forbids

@@ -184,9 +184,8 @@ void exchange(Call& c, std::byte* data) {
       count_message(t, to_rank, out, c.stats);
     }
   }
-  PendingRequests guard(c.s.requests.data(), static_cast<std::size_t>(posted));
-  for (int i = 0; i < posted; ++i)
-    wait_request(c.s.requests[i], "alltoall 'shan': a message between nodes", c.timeout);
+  wait_requests(c.s.requests.data(), static_cast<std::size_t>(posted),
+                "alltoall 'shan': a message between nodes", c.timeout);
 }
 
 void copy_out(Call& c, const std::byte* data) {
