@@ -68,11 +68,13 @@ side_build() {
 }
 
 # --------------------------------------------------------------------------
-step "1/8 System packages (libhwloc-dev, pkg-config; gfortran, libmpich-dev)"
+step "1/8 System packages (libhwloc-dev, pkg-config; gfortran, libmpich-dev; valgrind)"
 # --------------------------------------------------------------------------
 # hwloc is optional (topology); gfortran and Debian's MPICH (mpif90) build the
-# Fortran example (step 5), whose test fails in CI when they are missing.
-apt_pkgs=(libhwloc-dev pkg-config gfortran libmpich-dev)
+# Fortran example (step 5), whose test fails in CI when they are missing;
+# valgrind counts the PMPI library's calls (tests/test_pmpi.py) and
+# instructions per call (benchmarks/c/callgrind_calls.sh).
+apt_pkgs=(libhwloc-dev pkg-config gfortran libmpich-dev valgrind)
 missing=()
 if command -v dpkg-query >/dev/null 2>&1; then
   for p in "${apt_pkgs[@]}"; do

@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -130,6 +131,15 @@ def test_preload_routes_and_falls_back(ranks, ranks_per_node):
         assert _lines(output, collective + "_c", "routed to shancoll"), collective
     assert _lines(output, "MPI_Alltoall", "fallback: comm: an inter-communicator")
     _check_summary(output)
+
+
+@pytest.mark.parametrize(("ranks", "ranks_per_node"), [(2, None), (3, "2")], ids=["2", "3-vnodes2"])
+def test_preload_with_nothing_logged(ranks, ranks_per_node):
+    """pmpi_check quiet: repeated calls take the routes to shancoll, which a
+    verbose or summing run never takes (capi/pmpi_route.h)."""
+    extra = {"SHANCOLL_RANKS_PER_NODE": ranks_per_node} if ranks_per_node else {}
+    output = _run(ranks, SHANCOLL_PMPI_VERBOSE="0", **extra)
+    assert "shancoll_pmpi:" not in output, output[-3000:]
 
 
 @pytest.mark.parametrize("ranks,ranks_per_node", [(2, 0), (3, 2), (4, 1)])
@@ -534,6 +544,59 @@ def test_core_calls_interposed_collectives_by_pmpi_names():
     ]
     assert not offenders, offenders
 
+
+# The interposed functions whose repeated call takes the route to shancoll
+# (capi/pmpi_route.h), with the C API function the long way goes through.
+ROUTED_TO_SHANCOLL = {
+    "bcast": ("MPI_Bcast", "shancoll_bcast_c"),
+    "reduce": ("MPI_Reduce", "shancoll_reduce_c"),
+    "allreduce": ("MPI_Allreduce", "shancoll_allreduce_c"),
+    "barrier": ("MPI_Barrier", "shancoll_barrier"),
+}
+
+
+def _calls_made(annotated: str, caller: str, callee: str) -> int:
+    """How many times `caller` called `callee`, from callgrind_annotate --tree=calling."""
+    calls = 0
+    in_caller = False
+    for line in annotated.splitlines():
+        if "*  " in line:
+            in_caller = re.search(rf":{caller} \[", line) is not None
+        elif in_caller and ">" in line:
+            found = re.search(rf":{re.escape(callee)}(?:\(.*\))? \(([\d,]+)x\)", line)
+            calls += int(found.group(1).replace(",", "")) if found else 0
+    return calls
+
+
+@pytest.mark.parametrize("collective", sorted(ROUTED_TO_SHANCOLL))
+def test_a_repeated_small_call_goes_from_the_route_to_shancoll(collective, tmp_path):
+    """Counted by callgrind: of 64 + 200 calls (benchmarks/c/calls.c), only the
+    first goes through the C API function; the others go from the PMPI
+    library's route straight to the door's plan (capi::repeat_<coll>; the
+    installed library's internal names are stripped, its C API's are not).
+    Their results: tests/c/pmpi_check.c's repeated()."""
+    if not (shutil.which("valgrind") and shutil.which("callgrind_annotate")):
+        missing("valgrind is not installed (make setup as root installs it)")
+    venv_bin = Path(sys.executable).parent
+    calls = tmp_path / "calls"
+    source = Path(__file__).resolve().parents[1] / "benchmarks" / "c" / "calls.c"
+    subprocess.run([str(venv_bin / "mpicc"), "-O2", "-o", str(calls), str(source)], check=True)
+    out = tmp_path / "callgrind.out"
+    env = dict(os.environ, LD_PRELOAD=str(_installed("lib/libshancoll_pmpi.so")))
+    grind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "-q"]
+    run = subprocess.run(
+        [str(venv_bin / "mpiexec"), "-n", "1", *grind, str(calls), "200", collective],
+        capture_output=True, text=True, timeout=TIMEOUT, env=env, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    annotated = subprocess.run(
+        ["callgrind_annotate", "--tree=calling", "--threshold=100", str(out)],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    entry, c_api = ROUTED_TO_SHANCOLL[collective]
+    assert _calls_made(annotated, collective, entry) == 264, annotated
+    long_way = sum(_calls_made(annotated, entry, f) for f in {c_api, c_api.removesuffix("_c")})
+    assert long_way == 1, (entry, long_way)
 
 def test_osu_style_benchmark_under_preload():
     """benchmarks/c/osu_style.c, a plain MPI program, runs under the preload (smoke test)."""

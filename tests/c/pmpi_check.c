@@ -12,8 +12,8 @@
  * several datatypes
  * (one a derived vector type, one a pair type: both must fall back), the
  * predefined ops, a commutative and a non-commutative user op, MPI_IN_PLACE,
- * every root, an inter-communicator (falls back). Values are small integers, so floating-point sums
- * are exact in any order and results compare bitwise.
+ * every root, an inter-communicator (falls back), a loop of repeated calls. Values are small
+ * integers, so floating-point sums are exact in any order and results compare bitwise.
  *
  * Usage: pmpi_check [--thread-multiple]
  * Output: one line per mismatch, then "pmpi_check: N checks, M failed" on
@@ -626,6 +626,31 @@ static void nonblocking(void) {
   expect_same(r_got, r_want, sizeof r_got, "MPI_Ireduce_scatter_block");
 }
 
+/* A loop of calls of one shape, as applications make: from the second on,
+ * the PMPI library's route takes them to shancoll's plan (capi/pmpi_route.h).
+ * New data and the other of two buffers on each call, a root that moves
+ * every 8 calls and, every 7, a call of another shape in between. */
+static void repeated(void) {
+  enum { kCalls = 40, kCount = 5 };
+  double in[2][kCount], got[2][kCount], want[kCount];
+  for (int i = 0; i < kCalls; ++i) {
+    const int b = i % 2, root = (i / 8) % g_size;
+    for (int k = 0; k < kCount; ++k) in[b][k] = g_rank * 100 + i * 10 + k;
+    MPI_Allreduce(in[b], got[b], kCount, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    PMPI_Allreduce(in[b], want, kCount, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    expect_same(got[b], want, sizeof want, "repeated allreduce");
+    memcpy(got[b], in[b], sizeof want), memcpy(want, in[b], sizeof want);
+    MPI_Bcast(got[b], kCount, MPI_DOUBLE, root, MPI_COMM_WORLD);
+    PMPI_Bcast(want, kCount, MPI_DOUBLE, root, MPI_COMM_WORLD);
+    expect_same(got[b], want, sizeof want, "repeated bcast");
+    memset(got[b], 0, sizeof want), memset(want, 0, sizeof want);
+    MPI_Reduce(in[b], got[b], kCount, MPI_DOUBLE, MPI_MAX, root, MPI_COMM_WORLD);
+    PMPI_Reduce(in[b], want, kCount, MPI_DOUBLE, MPI_MAX, root, MPI_COMM_WORLD);
+    expect_same(got[b], want, sizeof want, "repeated reduce");
+    if (i % 7 == 6) check_allreduce(1, MPI_DOUBLE, MPI_SUM, 0, "allreduce between repeats");
+  }
+}
+
 int main(int argc, char** argv) {
   /* --thread-multiple: every check at MPI_THREAD_MULTIPLE, routed as at SINGLE. */
   const int multiple = argc > 1 && strcmp(argv[1], "--thread-multiple") == 0;
@@ -643,6 +668,7 @@ int main(int argc, char** argv) {
   MPI_Op_create(pair_sum, 1, &pair_sum_op);
 
   reductions(abs_max_op, first_op, pair_sum_op);
+  repeated();
   iallreduce(abs_max_op, first_op, pair_sum_op);
   scans(abs_max_op, first_op, pair_sum_op);
   reduce_scatters(abs_max_op, first_op, pair_sum_op);

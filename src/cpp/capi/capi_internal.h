@@ -6,6 +6,10 @@
 
 #include "shancoll.h"
 
+namespace shancoll {
+class Comm;
+}
+
 namespace shancoll::capi {
 
 // True while this thread runs inside a shancoll C API call. The PMPI library
@@ -23,6 +27,20 @@ bool refused(int code);
 // "reduce tree: ...; bcast tree: ..."; "" for the other algorithms. For the
 // PMPI library's verbose lines (formatted only when asked).
 std::string last_trees();
+
+// A repeated call the PMPI library routes to shancoll (pmpi_route.h): the
+// door's repeat path (coll/door.h, RepeatPlan) on `comm`, the Comm of `user`,
+// without the C API function's checks and conversions, which a call of the
+// same arguments passed before. False when the door has no plan for the
+// call (nothing was done: take the C API function); else true, and `rc` is
+// what the C API function would have returned.
+bool repeat_bcast(Comm& comm, MPI_Comm user, void* buffer, MPI_Count count, MPI_Datatype datatype,
+                  int root, int& rc);
+bool repeat_reduce(Comm& comm, MPI_Comm user, const void* sendbuf, void* recvbuf, MPI_Count count,
+                   MPI_Datatype datatype, MPI_Op op, int root, int& rc);
+bool repeat_allreduce(Comm& comm, MPI_Comm user, const void* sendbuf, void* recvbuf,
+                      MPI_Count count, MPI_Datatype datatype, MPI_Op op, int& rc);
+bool repeat_barrier(Comm& comm, MPI_Comm user, int& rc);
 
 // A split-phase request's progress, for a deadline kept by its caller: the
 // rounds of shancoll's schedule done so far, and the call's timeout; false

@@ -5,13 +5,15 @@
 #include <mpi.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <optional>
+#include <type_traits>
 
 #include "capi_internal.h"
-#include "pmpi_library_route.h"
+#include "pmpi_route.h"
 #include "shancoll.h"
 
 namespace shancoll::pmpi {
@@ -133,7 +135,7 @@ int logged_library_call(const char* collective, MPI_Comm comm, Bytes&& bytes,
 }
 
 // What interpose() needs to route a call straight to the MPI library's own
-// call when shancoll's choice for it is `mpi` (pmpi_library_route.h):
+// call when shancoll's choice for it is `mpi` (pmpi_route.h):
 // the function's route and the collective whose options decide.
 struct Route {
   Entry entry;
@@ -204,21 +206,43 @@ auto alltoallv_key(const void* sendbuf, const Count* sendcounts, const Disp* sdi
   };
 }
 
-// Routes one call: the MPI library's own call when a call of the same
-// arguments was left to it before (the route), else shancoll when it
-// accepts the arguments (and offered to leave an `mpi` choice to this
-// function), else the MPI library. `bytes()` is only evaluated for the
-// summary; `key(comm's Comm)` is the call's route key.
-template <class MakeKey, class Bytes, class Shancoll, class Library>
+// What an entry without a route to shancoll passes as interpose's `repeat`.
+inline constexpr std::nullptr_t kNoRepeat = nullptr;
+
+// After shancoll's call failed with `rc`: the MPI library's call when it was
+// refused before any communication, else the communicator's error handler.
+template <class Library>
+int after_failure(const char* collective, MPI_Comm comm, int rc, Library&& library_call) {
+  if (!capi::refused(rc)) return failed(collective, comm, rc);
+  report_refusal(collective, comm, shancoll_last_error());
+  return library_call();
+}
+
+// Routes one call: where a call of the same arguments went before (the
+// route: the MPI library's own call, or, with `repeat`, shancoll's plan),
+// else shancoll when it accepts the arguments (and offered to leave an `mpi`
+// choice to this function), else the MPI library. `bytes()` is only
+// evaluated for the summary; `key(comm's Comm)` is the call's route key;
+// `repeat(Comm&, int& rc)` (capi::repeat_<coll>, or kNoRepeat) runs a
+// repeated call on the door's plan, false when the door has none.
+template <class MakeKey, class Bytes, class Shancoll, class Library, class Repeat>
 int interpose(const char* collective, Route route, MPI_Comm comm, MakeKey&& key, Bytes&& bytes,
-              Shancoll&& shancoll_call, Library&& library_call) {
+              Shancoll&& shancoll_call, Library&& library_call, Repeat&& repeat) {
+  constexpr bool repeats = !std::is_null_pointer_v<std::decay_t<Repeat>>;
   // The route first: a call from inside shancoll (no recursion) would go
   // to the library too.
-  if (routed_to_library(route.entry, comm, key)) {
+  Comm* known = Comm::find(comm);
+  const CallRoute* routed = route_of(route.entry, known, key);
+  if (routed && routed->target() == Target::library) {
     if (quiet()) return library_call();  // the usual case: nothing to report
     return logged_library_call(collective, comm, bytes, library_call, summary());
   }
   if (capi::inside()) return library_call();  // no recursion, no output
+  if constexpr (repeats) {
+    int rc = MPI_SUCCESS;
+    if (routed && quiet() && repeat(*known, rc))
+      return rc == MPI_SUCCESS ? rc : after_failure(collective, comm, rc, library_call);
+  }
   const bool timed = summary();
   const double start = timed ? PMPI_Wtime() : 0;
   const char* algorithm = kLibrary;
@@ -229,12 +253,14 @@ int interpose(const char* collective, Route route, MPI_Comm comm, MakeKey&& key,
   } else if (const std::uint64_t generation = selection_generation();
              left_to_library(shancoll_call, rc)) {
     // The library's call here, on the user's communicator; from now on, the route.
-    remember_route(route.entry, route.collective, comm, generation, key);
+    remember_route(route.entry, route.collective, comm, generation, Target::library, key);
     rc = library_call();  // an MPI error went to the communicator's handler, as without us
     if (!timed && !verbose()) return rc;
     algorithm = "mpi";
     report(collective, comm, "", kLibraryChoice);
   } else if (rc == MPI_SUCCESS) {
+    if constexpr (repeats)
+      remember_route(route.entry, route.collective, comm, generation, Target::shancoll, key);
     if (!timed && !verbose()) return rc;  // the usual case: nothing to report
     algorithm = shancoll_last_algorithm();
     report_routed(collective, comm);

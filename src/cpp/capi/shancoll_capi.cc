@@ -858,7 +858,71 @@ void scatter_call(Collective which, const void* sendbuf, const Count* counts, co
   scatter_bytes(which, mine, p.root ? &side : nullptr, root, comm, algorithm, options);
 }
 
+// `door_repeat()` (a door's <coll>_repeat) as a C API call: true when it
+// ran the call or failed in it, with `rc` set as guarded() sets it.
+template <class DoorRepeat>
+bool repeat(Comm& comm, int& rc, DoorRepeat&& door_repeat) {
+  bool taken = false;
+  rc = guarded([&] {
+    taken = door_repeat();
+    if (taken) record(comm);
+  });
+  return taken || rc != MPI_SUCCESS;
+}
+
+// A reduction's call of the C API's conversions (allreduce_call, reduce's).
+template <class Call>
+Call reduction_call(MPI_Comm comm, const void* sendbuf, void* recvbuf, MPI_Count count,
+                    MPI_Datatype datatype, MPI_Op op) {
+  Call call;
+  call.comm = comm;
+  call.send = sendbuf == MPI_IN_PLACE ? nullptr : sendbuf;
+  call.recv = recvbuf;
+  call.count = count;
+  call.type = reduction_type(datatype);
+  call.datatype = datatype;
+  call.op = op;
+  return call;
+}
+
 }  // namespace
+
+bool repeat_bcast(Comm& comm, MPI_Comm user, void* buffer, MPI_Count count, MPI_Datatype datatype,
+                  int root, int& rc) {
+  return repeat(comm, rc, [&] {
+    BcastCall call;
+    call.comm = user;
+    call.buf = buffer;
+    call.bytes = count * plain_size(datatype, "datatype");
+    call.root = root;
+    return bcast_repeat(comm, call);
+  });
+}
+
+bool repeat_reduce(Comm& comm, MPI_Comm user, const void* sendbuf, void* recvbuf, MPI_Count count,
+                   MPI_Datatype datatype, MPI_Op op, int root, int& rc) {
+  return repeat(comm, rc, [&] {
+    ReduceCall call = reduction_call<ReduceCall>(user, sendbuf, recvbuf, count, datatype, op);
+    call.root = root;
+    return reduce_repeat(comm, call);
+  });
+}
+
+bool repeat_allreduce(Comm& comm, MPI_Comm user, const void* sendbuf, void* recvbuf,
+                      MPI_Count count, MPI_Datatype datatype, MPI_Op op, int& rc) {
+  return repeat(comm, rc, [&] {
+    return allreduce_repeat(
+        comm, reduction_call<AllreduceCall>(user, sendbuf, recvbuf, count, datatype, op));
+  });
+}
+
+bool repeat_barrier(Comm& comm, MPI_Comm user, int& rc) {
+  return repeat(comm, rc, [&] {
+    BarrierCall call;
+    call.comm = user;
+    return barrier_repeat(comm, call);
+  });
+}
 
 bool inside() { return t_state.inside; }
 

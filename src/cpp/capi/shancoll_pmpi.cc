@@ -232,6 +232,7 @@ std::int64_t own_bytes(const void* buf, MPI_Count count, MPI_Datatype type, MPI_
 
 using shancoll::Collective;
 using shancoll::Comm;
+namespace capi = shancoll::capi;
 using shancoll::pmpi::allgatherv_library;
 using shancoll::pmpi::alltoallv_key;
 using shancoll::pmpi::bytes_of;
@@ -240,6 +241,7 @@ using shancoll::pmpi::Entry;
 using shancoll::pmpi::gathered_bytes;
 using shancoll::pmpi::interpose;
 using shancoll::pmpi::key_of;
+using shancoll::pmpi::kNoRepeat;
 using shancoll::pmpi::layout_key;
 using shancoll::pmpi::my_block_bytes;
 using shancoll::pmpi::own_bytes;
@@ -260,7 +262,8 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
       },
       [&] {
         return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-      });
+      },
+      kNoRepeat);
 }
 
 int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -284,7 +287,8 @@ int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
               return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                      recvtype, comm);
             });
-      });
+      },
+      kNoRepeat);
 }
 
 int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
@@ -295,7 +299,10 @@ int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype da
       [&] {
         return shancoll_allreduce(sendbuf, recvbuf, count, datatype, op, comm, nullptr, nullptr);
       },
-      [&] { return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm); });
+      [&] { return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm); },
+      [&](Comm& c, int& rc) {
+        return capi::repeat_allreduce(c, comm, sendbuf, recvbuf, count, datatype, op, rc);
+      });
 }
 
 int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -310,7 +317,8 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
       },
       [&] {
         return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-      });
+      },
+      kNoRepeat);
 }
 
 int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
@@ -327,14 +335,16 @@ int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls
       [&] {
         return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                               recvtype, comm);
-      });
+      },
+      kNoRepeat);
 }
 
 int MPI_Barrier(MPI_Comm comm) {
   return interpose(
       "MPI_Barrier", {Entry::barrier, Collective::barrier}, comm,
       [](const Comm&) { return RouteKey{}; }, [] { return std::int64_t{0}; },
-      [&] { return shancoll_barrier(comm, nullptr, nullptr); }, [&] { return PMPI_Barrier(comm); });
+      [&] { return shancoll_barrier(comm, nullptr, nullptr); }, [&] { return PMPI_Barrier(comm); },
+      [&](Comm& c, int& rc) { return capi::repeat_barrier(c, comm, rc); });
 }
 
 int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
@@ -342,7 +352,10 @@ int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
       "MPI_Bcast", {Entry::bcast, Collective::bcast}, comm,
       key_of(count, datatype, MPI_OP_NULL, buffer, root), [&] { return bytes_of(count, datatype); },
       [&] { return shancoll_bcast(buffer, count, datatype, root, comm, nullptr, nullptr); },
-      [&] { return PMPI_Bcast(buffer, count, datatype, root, comm); });
+      [&] { return PMPI_Bcast(buffer, count, datatype, root, comm); },
+      [&](Comm& c, int& rc) {
+        return capi::repeat_bcast(c, comm, buffer, count, datatype, root, rc);
+      });
 }
 
 int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
@@ -353,7 +366,10 @@ int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datat
       [&] {
         return shancoll_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, nullptr, nullptr);
       },
-      [&] { return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm); });
+      [&] { return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm); },
+      [&](Comm& c, int& rc) {
+        return capi::repeat_reduce(c, comm, sendbuf, recvbuf, count, datatype, op, root, rc);
+      });
 }
 
 // MPI_Scan and MPI_Exscan are interposed too (their _c variants below).
@@ -363,7 +379,7 @@ int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatyp
       "MPI_Scan", {Entry::scan, Collective::scan}, comm, key_of(count, datatype, op, sendbuf),
       [&] { return bytes_of(count, datatype); },
       [&] { return shancoll_scan(sendbuf, recvbuf, count, datatype, op, comm, nullptr, nullptr); },
-      [&] { return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm); });
+      [&] { return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm); }, kNoRepeat);
 }
 
 int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
@@ -374,7 +390,7 @@ int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datat
       [&] {
         return shancoll_exscan(sendbuf, recvbuf, count, datatype, op, comm, nullptr, nullptr);
       },
-      [&] { return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm); });
+      [&] { return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm); }, kNoRepeat);
 }
 
 // MPI_Reduce_scatter_block and MPI_Reduce_scatter (their _c variants below).
@@ -387,7 +403,8 @@ int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
         return shancoll_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm,
                                              nullptr, nullptr);
       },
-      [&] { return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm); });
+      [&] { return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm); },
+      kNoRepeat);
 }
 
 int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
@@ -404,7 +421,8 @@ int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[
         return shancoll_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, nullptr,
                                        nullptr);
       },
-      [&] { return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm); });
+      [&] { return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm); },
+      kNoRepeat);
 }
 
 int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -419,7 +437,8 @@ int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
       },
       [&] {
         return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-      });
+      },
+      kNoRepeat);
 }
 
 int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -439,7 +458,8 @@ int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
       [&] {
         return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
                             root, comm);
-      });
+      },
+      kNoRepeat);
 }
 
 int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -454,7 +474,8 @@ int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
       },
       [&] {
         return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-      });
+      },
+      kNoRepeat);
 }
 
 int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
@@ -474,7 +495,8 @@ int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[]
       [&] {
         return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
                              root, comm);
-      });
+      },
+      kNoRepeat);
 }
 
 // The large-count variants (MPI-4): mpi4py 4 and other MPI-4 codes call these.
@@ -492,7 +514,8 @@ int MPI_Allgather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendt
       },
       [&] {
         return PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-      });
+      },
+      kNoRepeat);
 }
 
 int MPI_Allgatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -516,7 +539,8 @@ int MPI_Allgatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype send
               return PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                        recvtype, comm);
             });
-      });
+      },
+      kNoRepeat);
 }
 
 int MPI_Alltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -531,7 +555,8 @@ int MPI_Alltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendty
       },
       [&] {
         return PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-      });
+      },
+      kNoRepeat);
 }
 
 int MPI_Alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
@@ -548,7 +573,8 @@ int MPI_Alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI
       [&] {
         return PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                 rdispls, recvtype, comm);
-      });
+      },
+      kNoRepeat);
 }
 
 int MPI_Allreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
@@ -559,7 +585,10 @@ int MPI_Allreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Dat
       [&] {
         return shancoll_allreduce_c(sendbuf, recvbuf, count, datatype, op, comm, nullptr, nullptr);
       },
-      [&] { return PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm); });
+      [&] { return PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm); },
+      [&](Comm& c, int& rc) {
+        return capi::repeat_allreduce(c, comm, sendbuf, recvbuf, count, datatype, op, rc);
+      });
 }
 
 int MPI_Bcast_c(void* buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm) {
@@ -567,7 +596,10 @@ int MPI_Bcast_c(void* buffer, MPI_Count count, MPI_Datatype datatype, int root, 
       "MPI_Bcast_c", {Entry::bcast_c, Collective::bcast}, comm,
       key_of(count, datatype, MPI_OP_NULL, buffer, root), [&] { return bytes_of(count, datatype); },
       [&] { return shancoll_bcast_c(buffer, count, datatype, root, comm, nullptr, nullptr); },
-      [&] { return PMPI_Bcast_c(buffer, count, datatype, root, comm); });
+      [&] { return PMPI_Bcast_c(buffer, count, datatype, root, comm); },
+      [&](Comm& c, int& rc) {
+        return capi::repeat_bcast(c, comm, buffer, count, datatype, root, rc);
+      });
 }
 
 int MPI_Reduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
@@ -579,7 +611,10 @@ int MPI_Reduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Dataty
         return shancoll_reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, nullptr,
                                  nullptr);
       },
-      [&] { return PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm); });
+      [&] { return PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm); },
+      [&](Comm& c, int& rc) {
+        return capi::repeat_reduce(c, comm, sendbuf, recvbuf, count, datatype, op, root, rc);
+      });
 }
 
 int MPI_Scan_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
@@ -590,7 +625,7 @@ int MPI_Scan_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype
       [&] {
         return shancoll_scan_c(sendbuf, recvbuf, count, datatype, op, comm, nullptr, nullptr);
       },
-      [&] { return PMPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm); });
+      [&] { return PMPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm); }, kNoRepeat);
 }
 
 int MPI_Exscan_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
@@ -601,7 +636,7 @@ int MPI_Exscan_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Dataty
       [&] {
         return shancoll_exscan_c(sendbuf, recvbuf, count, datatype, op, comm, nullptr, nullptr);
       },
-      [&] { return PMPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm); });
+      [&] { return PMPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm); }, kNoRepeat);
 }
 
 int MPI_Reduce_scatter_block_c(const void* sendbuf, void* recvbuf, MPI_Count recvcount,
@@ -614,7 +649,8 @@ int MPI_Reduce_scatter_block_c(const void* sendbuf, void* recvbuf, MPI_Count rec
         return shancoll_reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm,
                                                nullptr, nullptr);
       },
-      [&] { return PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm); });
+      [&] { return PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm); },
+      kNoRepeat);
 }
 
 int MPI_Reduce_scatter_c(const void* sendbuf, void* recvbuf, const MPI_Count recvcounts[],
@@ -631,7 +667,8 @@ int MPI_Reduce_scatter_c(const void* sendbuf, void* recvbuf, const MPI_Count rec
         return shancoll_reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, nullptr,
                                          nullptr);
       },
-      [&] { return PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm); });
+      [&] { return PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm); },
+      kNoRepeat);
 }
 
 int MPI_Gather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -647,7 +684,8 @@ int MPI_Gather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype
       [&] {
         return PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                              comm);
-      });
+      },
+      kNoRepeat);
 }
 
 int MPI_Gatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -667,7 +705,8 @@ int MPI_Gatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
       [&] {
         return PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
                               root, comm);
-      });
+      },
+      kNoRepeat);
 }
 
 int MPI_Scatter_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -683,7 +722,8 @@ int MPI_Scatter_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
       [&] {
         return PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                               comm);
-      });
+      },
+      kNoRepeat);
 }
 
 int MPI_Scatterv_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
@@ -703,7 +743,8 @@ int MPI_Scatterv_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI_
       [&] {
         return PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
                                root, comm);
-      });
+      },
+      kNoRepeat);
 }
 
 #endif  // MPI_VERSION >= 4

@@ -158,19 +158,27 @@ inline bool plannable(std::string_view algorithm, const CallOptions* options) {
   return !options && (algorithm.empty() || algorithm == "auto");
 }
 
-// The plan of collective A on `user` when `key` repeats it, with its Comm;
-// none on a communicator not set up yet or broken (a broken one refuses the
-// call the long way, with its message).
+// The plan of collective A on `comm` when `key` repeats it; none for a call
+// with options or an algorithm named, or on a broken communicator (a broken
+// one refuses the call the long way, with its message).
 template <class A>
-RepeatPlan<A>* repeat_plan(MPI_Comm user, std::string_view algorithm, const CallOptions* options,
-                           const RepeatKey& key, Comm*& comm) {
-  if (!plannable(algorithm, options)) return nullptr;
-  comm = Comm::find(user);
-  if (!comm || comm->broken()) return nullptr;
-  RepeatPlan<A>& plan = comm->state<RepeatPlan<A>>();
+RepeatPlan<A>* repeat_plan(Comm& comm, std::string_view algorithm, const CallOptions* options,
+                           const RepeatKey& key) {
+  if (!plannable(algorithm, options) || comm.broken()) return nullptr;
+  RepeatPlan<A>& plan = comm.state<RepeatPlan<A>>();
   if (!plan.matches(key)) return nullptr;
-  comm->set_call_timeout(plan.options.timeout);  // as Comm::of
+  comm.set_call_timeout(plan.options.timeout);  // as Comm::of
   return &plan;
+}
+
+// A door's first step: `repeat(comm)` (its <coll>_repeat, which runs the
+// call on its plan and returns true, or does nothing and returns false) on
+// the Comm of `call`'s communicator, if set up; that Comm when it ran.
+template <class Call, class Repeat>
+Comm* repeated(const Call& call, Repeat&& repeat) {
+  if (!plannable(call.algorithm, call.options)) return nullptr;
+  Comm* comm = Comm::find(call.comm);
+  return comm && repeat(*comm) ? comm : nullptr;
 }
 
 // The PMPI library's offer to run the MPI library's own call itself: set

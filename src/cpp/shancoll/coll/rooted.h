@@ -105,6 +105,13 @@ struct ReduceCall {
 Comm& bcast(const BcastCall& call);
 Comm& reduce(const ReduceCall& call);
 
+// The doors' repeat paths alone (door.h, RepeatPlan), on the call's Comm:
+// true when the call repeats the door's last plannable call there (it ran,
+// or threw as the door does), false when it does not (nothing was done).
+// What the PMPI library's route to shancoll calls (capi/pmpi_route.h).
+bool bcast_repeat(Comm& comm, const BcastCall& call);
+bool reduce_repeat(Comm& comm, const ReduceCall& call);
+
 // Tags on comm.mpi() (a private dup; allreduce schedules use 0x6000 and up).
 constexpr int kBcastTag = 0x5b10;
 constexpr int kReduceTag = 0x5b11;

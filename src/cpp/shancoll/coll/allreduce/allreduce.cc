@@ -114,19 +114,22 @@ int default_ports(const char* algorithm, int size) {
   return 1;
 }
 
+bool allreduce_repeat(Comm& comm, const AllreduceCall& call) {
+  auto* plan = repeat_plan<AllreduceAlgorithm>(comm, call.algorithm, call.options,
+                                               {call.count, -1, call.type, call.datatype, call.op});
+  if (!plan) return false;
+  check_buffers(call);
+  const AllreduceArgs args = args_of(call, *plan->reducer, default_options(Collective::allreduce));
+  const AllreduceAlgorithm& algo = *plan->algorithm;
+  run_recorded(comm, "allreduce", algo.name,
+               [&](Stats& s) { algo.fn(comm, args, plan->options, s); });
+  return true;
+}
+
 Comm& allreduce(const AllreduceCall& call) {
-  const RepeatKey key{call.count, -1, call.type, call.datatype, call.op};
-  Comm* known = nullptr;
-  if (auto* plan =
-          repeat_plan<AllreduceAlgorithm>(call.comm, call.algorithm, call.options, key, known)) {
-    check_buffers(call);
-    const AllreduceArgs args =
-        args_of(call, *plan->reducer, default_options(Collective::allreduce));
-    const AllreduceAlgorithm& algo = *plan->algorithm;
-    run_recorded(*known, "allreduce", algo.name,
-                 [&](Stats& s) { algo.fn(*known, args, plan->options, s); });
+  if (Comm* known = repeated(call, [&](Comm& c) { return allreduce_repeat(c, call); }))
     return *known;
-  }
+  const RepeatKey key{call.count, -1, call.type, call.datatype, call.op};
   const CallOptions& co = options_or_defaults(call.options, Collective::allreduce);
   const std::string_view name = requested(call.algorithm, environment().allreduce);
   verify_agreement(call.comm, co, shape_of(call, "allreduce", name));

@@ -134,6 +134,8 @@ struct AllreduceCall {
 class Request;
 
 Comm& allreduce(const AllreduceCall& call);
+// The door's repeat path alone (as bcast_repeat, coll/rooted.h).
+bool allreduce_repeat(Comm& comm, const AllreduceCall& call);
 // A split-phase allreduce, started (the request's test()/wait() finish it),
 // or, persistent (allreduce_init), a request ready for start(): the
 // schedule, the scratch or the MPI library's persistent request made once.

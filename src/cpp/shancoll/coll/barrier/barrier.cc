@@ -19,15 +19,16 @@ const BarrierAlgorithm& auto_barrier(Comm& comm, Options& o, const CallOptions* 
 
 }  // namespace
 
+bool barrier_repeat(Comm& comm, const BarrierCall& call) {
+  auto* plan = repeat_plan<BarrierAlgorithm>(comm, call.algorithm, call.options, {});
+  if (!plan) return false;
+  const BarrierAlgorithm& algo = *plan->algorithm;
+  run_recorded(comm, "barrier", algo.name, [&](Stats& s) { algo.fn(comm, plan->options, s); });
+  return true;
+}
+
 Comm& barrier(const BarrierCall& call) {
-  Comm* known = nullptr;
-  if (auto* plan =
-          repeat_plan<BarrierAlgorithm>(call.comm, call.algorithm, call.options, {}, known)) {
-    const BarrierAlgorithm& algo = *plan->algorithm;
-    run_recorded(*known, "barrier", algo.name,
-                 [&](Stats& s) { algo.fn(*known, plan->options, s); });
-    return *known;
-  }
+  if (Comm* known = repeated(call, [&](Comm& c) { return barrier_repeat(c, call); })) return *known;
   const CallOptions& co = options_or_defaults(call.options, Collective::barrier);
   const std::string_view name = requested(call.algorithm, environment().barrier);
   CallShape shape;

@@ -65,6 +65,8 @@ struct BarrierCall {
 };
 
 Comm& barrier(const BarrierCall& call);
+// The door's repeat path alone (as bcast_repeat, coll/rooted.h).
+bool barrier_repeat(Comm& comm, const BarrierCall& call);
 
 // Tags on comm.mpi() (a private dup): kBarrierTag + round.
 constexpr int kBarrierTag = 0x5b40;

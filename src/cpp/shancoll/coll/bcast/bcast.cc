@@ -19,18 +19,20 @@ const BcastAlgorithm& auto_bcast(Comm& comm, std::int64_t bytes, Options& o,
 
 }  // namespace
 
+bool bcast_repeat(Comm& comm, const BcastCall& call) {
+  auto* plan = repeat_plan<BcastAlgorithm>(comm, call.algorithm, call.options,
+                                           RepeatKey{call.bytes, call.root});
+  if (!plan) return false;
+  if (!call.buf && call.bytes > 0) throw ArgumentError("buf: NULL");
+  const BcastArgs args{static_cast<std::byte*>(call.buf), call.bytes, call.root};
+  const BcastAlgorithm& algo = *plan->algorithm;
+  run_recorded(comm, "bcast", algo.name, [&](Stats& s) { algo.fn(comm, args, plan->options, s); });
+  return true;
+}
+
 Comm& bcast(const BcastCall& call) {
+  if (Comm* known = repeated(call, [&](Comm& c) { return bcast_repeat(c, call); })) return *known;
   const RepeatKey key{call.bytes, call.root};
-  Comm* known = nullptr;
-  if (auto* plan =
-          repeat_plan<BcastAlgorithm>(call.comm, call.algorithm, call.options, key, known)) {
-    if (!call.buf && call.bytes > 0) throw ArgumentError("buf: NULL");
-    const BcastArgs args{static_cast<std::byte*>(call.buf), call.bytes, call.root};
-    const BcastAlgorithm& algo = *plan->algorithm;
-    run_recorded(*known, "bcast", algo.name,
-                 [&](Stats& s) { algo.fn(*known, args, plan->options, s); });
-    return *known;
-  }
   const CallOptions& co = options_or_defaults(call.options, Collective::bcast);
   const std::string_view name = requested(call.algorithm, environment().bcast);
   CallShape shape;

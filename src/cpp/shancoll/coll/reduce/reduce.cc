@@ -46,20 +46,26 @@ ReduceArgs args_of(const ReduceCall& call, const Comm& comm, const Reducer& redu
   return args;
 }
 
+RepeatKey repeat_key_of(const ReduceCall& call) {
+  return {call.count, call.root, call.type, call.datatype, call.op};
+}
+
 }  // namespace
 
+bool reduce_repeat(Comm& comm, const ReduceCall& call) {
+  auto* plan =
+      repeat_plan<ReduceAlgorithm>(comm, call.algorithm, call.options, repeat_key_of(call));
+  if (!plan) return false;
+  check_buffers(call, comm);
+  const ReduceArgs args = args_of(call, comm, *plan->reducer);
+  const ReduceAlgorithm& algo = *plan->algorithm;
+  run_recorded(comm, "reduce", algo.name, [&](Stats& s) { algo.fn(comm, args, plan->options, s); });
+  return true;
+}
+
 Comm& reduce(const ReduceCall& call) {
-  const RepeatKey key{call.count, call.root, call.type, call.datatype, call.op};
-  Comm* known = nullptr;
-  if (auto* plan =
-          repeat_plan<ReduceAlgorithm>(call.comm, call.algorithm, call.options, key, known)) {
-    check_buffers(call, *known);
-    const ReduceArgs args = args_of(call, *known, *plan->reducer);
-    const ReduceAlgorithm& algo = *plan->algorithm;
-    run_recorded(*known, "reduce", algo.name,
-                 [&](Stats& s) { algo.fn(*known, args, plan->options, s); });
-    return *known;
-  }
+  if (Comm* known = repeated(call, [&](Comm& c) { return reduce_repeat(c, call); })) return *known;
+  const RepeatKey key = repeat_key_of(call);
   const CallOptions& co = options_or_defaults(call.options, Collective::reduce);
   const std::string_view name = requested(call.algorithm, environment().reduce);
   CallShape shape;

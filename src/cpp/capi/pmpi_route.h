@@ -1,28 +1,42 @@
-// The PMPI library's direct route to the MPI library's own call: when
-// shancoll's choice for a call is `mpi` (a rule table sends its size to the
-// library, SHANCOLL_<COLL>=mpi), the entry calls PMPI_<Coll> on the user's
-// communicator with the user's arguments, as if shancoll were not there.
+// The PMPI library's routes: a repeated call goes straight to where the
+// same call went last time, the MPI library's own call or shancoll's plan.
 //
-// The first call of a shape goes through the door, which chooses; it offers
-// the door to run the library's call itself (coll/door.h, LibraryOffer), and
-// when the door chose `mpi` it calls the library and remembers the call's
-// arguments as its route. A repeated call with the same arguments (and the
-// same selection generation: set_rules and reload_environment move it) goes
-// straight to the library: Comm::find (the thread's last communicator), one
-// slot read and the arguments compared, about 40 instructions over
-// PMPI_<Coll> (docs/performance.md, "The library's own call").
+// To the library: when shancoll's choice for a call is `mpi` (a rule table
+// sends its size to the library, SHANCOLL_<COLL>=mpi), the entry calls
+// PMPI_<Coll> on the user's communicator with the user's arguments, as if
+// shancoll were not there. The first call of a shape goes through the door,
+// which chooses; it offers the door to run the library's call itself
+// (coll/door.h, LibraryOffer), and when the door chose `mpi` it calls the
+// library and remembers the call's arguments as its route. A repeated call
+// with the same arguments (and the same selection generation: set_rules and
+// reload_environment move it) goes straight to the library: Comm::find (the
+// thread's last communicator), one slot read and the arguments compared,
+// about 40 instructions over PMPI_<Coll> (docs/performance.md, "The
+// library's own call").
 //
-// Why the ranks agree: a route is remembered only where the door chose `mpi`
-// with its plain options, and the door's choice is a function of what the
-// route's key holds (the counts, datatypes, op, root, in place and, for the
-// v-collectives, the counts and displacements the rank reads) on a given
-// communicator and generation. So a rank that takes the route would have
-// chosen `mpi` through the door too, and a rank whose route missed (an
-// argument the MPI standard calls insignificant there changed) goes through
-// the door, which chooses `mpi` again and leaves the call to this file:
-// every rank calls the library on the user's communicator. Not remembered:
-// checked mode (its agreement check runs every call), user-defined ops (a
-// freed op's handle may come back as another op), calls that fell back.
+// To shancoll (bcast, reduce, allreduce, barrier: the small-message
+// collectives, whose call path is most of their time): after a call
+// shancoll ran, the entry remembers its arguments, and a repeated call goes
+// from the route to the door's repeat path (the door's RepeatPlan, through
+// capi::repeat_<coll>), without the C API function's checks and
+// conversions, which the same arguments passed before. The door's plan
+// decides: when it does not match (another entry of the collective changed
+// it), nothing is done and the call goes the long way. Only when nothing is
+// logged or summed (quiet()).
+//
+// Why the ranks agree: a route is remembered only where the door ran the
+// call with its plain options, and the door's choice is a function of what
+// the route's key holds (the counts, datatypes, op, root, in place and, for
+// the v-collectives, the counts and displacements the rank reads) on a
+// given communicator and generation. So a rank that takes the route to the
+// library would have chosen `mpi` through the door too, and a rank whose
+// route missed (an argument the MPI standard calls insignificant there
+// changed) goes through the door, which chooses `mpi` again and leaves the
+// call to this file: every rank calls the library on the user's
+// communicator. A route to shancoll ends in the door's own plan. Not
+// remembered: checked mode (its agreement check runs every call),
+// user-defined ops (a freed op's handle may come back as another op), calls
+// that fell back.
 //
 // The routes live in the Comm (Comm::state), so they go with it when the
 // communicator is freed; one per interposed function, the last shape only.
@@ -111,9 +125,13 @@ struct RouteKey {
   }
 };
 
+// Where a route sends its calls.
+enum class Target : unsigned char { library, shancoll };
+
 // One interposed function's remembered call on one communicator.
-class LibraryRoute {
+class CallRoute {
  public:
+  Target target() const { return target_; }
   bool matches(const RouteKey& k) const {
     if (generation_ != selection_generation() || k.counts[0] != key_.counts[0] ||
         k.counts[1] != key_.counts[1] || k.types[0] != key_.types[0] ||
@@ -129,8 +147,9 @@ class LibraryRoute {
   }
   // The arrays' copies keep their capacity: a communicator's arrays have one
   // size, so a new shape allocates nothing after the first.
-  void remember(const RouteKey& k, std::uint64_t generation) {
+  void remember(const RouteKey& k, std::uint64_t generation, Target target) {
     key_ = k;
+    target_ = target;
     for (int i = 0; i < k.array_count; ++i) {
       const auto* data = static_cast<const std::byte*>(k.arrays[i].data);
       arrays_[i].assign(data, data + k.arrays[i].bytes);
@@ -142,38 +161,39 @@ class LibraryRoute {
 
  private:
   std::uint64_t generation_ = 0;  // selection_generation() when remembered; 0: none
+  Target target_ = Target::library;
   RouteKey key_;
   std::vector<std::byte> arrays_[RouteKey::kArrays];
 };
 
-struct LibraryRoutes : LayoutState {
-  LibraryRoute of[static_cast<unsigned>(Entry::count)];
+struct CallRoutes : LayoutState {
+  CallRoute of[static_cast<unsigned>(Entry::count)];
 };
 
-// This function's route on `comm` when `key` (made by make_key(comm's Comm))
-// repeats it; null otherwise, and on a communicator shancoll has not set up.
+// This function's route on `comm` (null: not set up) when `key` (made by
+// make_key(*comm)) repeats it; null otherwise.
 template <class MakeKey>
-bool routed_to_library(Entry e, MPI_Comm comm, MakeKey&& make_key) {
-  Comm* c = Comm::find(comm);
-  if (!c) return false;
-  return c->state<LibraryRoutes>().of[static_cast<unsigned>(e)].matches(make_key(*c));
+const CallRoute* route_of(Entry e, Comm* comm, MakeKey&& make_key) {
+  if (!comm) return nullptr;
+  const CallRoute& route = comm->state<CallRoutes>().of[static_cast<unsigned>(e)];
+  return route.matches(make_key(*comm)) ? &route : nullptr;
 }
 
-// After a call the door left to the library (LibraryOffer taken): remembers
-// it as the route of `e` on `comm`, unless checked mode or a user op make
-// every call go through the door.
+// After a call the door left to the library (LibraryOffer taken) or
+// shancoll ran: remembers it as the route of `e` on `comm`, unless checked
+// mode or a user op make every call go through the door.
 template <class MakeKey>
-void remember_route(Entry e, Collective c, MPI_Comm comm, std::uint64_t generation,
+void remember_route(Entry e, Collective c, MPI_Comm comm, std::uint64_t generation, Target target,
                     MakeKey&& make_key) {
   Comm* found = Comm::find(comm);
   if (!found) return;
-  LibraryRoute& route = found->state<LibraryRoutes>().of[static_cast<unsigned>(e)];
+  CallRoute& route = found->state<CallRoutes>().of[static_cast<unsigned>(e)];
   const RouteKey key = make_key(*found);
   if (default_options(c).check || (key.op != MPI_OP_NULL && predefined_op_index(key.op) < 0)) {
     route.forget();
     return;
   }
-  route.remember(key, generation);
+  route.remember(key, generation, target);
 }
 
 }  // namespace shancoll::pmpi
