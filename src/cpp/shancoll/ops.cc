@@ -2,7 +2,6 @@
 
 #include <cstring>
 #include <iterator>
-#include <vector>
 
 #include "shancoll/cost.h"
 #include "shancoll/error.h"
@@ -19,29 +18,28 @@ struct TypeInfo {
   const char* name;
 };
 
-const std::vector<TypeInfo>& type_table() {
-  static const std::vector<TypeInfo> table = {
-      {DType::kBool, 'b', 1, MPI_C_BOOL, "bool"},
-      {DType::kInt8, 'i', 1, MPI_INT8_T, "int8"},
-      {DType::kUint8, 'u', 1, MPI_UINT8_T, "uint8"},
-      {DType::kInt16, 'i', 2, MPI_INT16_T, "int16"},
-      {DType::kUint16, 'u', 2, MPI_UINT16_T, "uint16"},
-      {DType::kInt32, 'i', 4, MPI_INT32_T, "int32"},
-      {DType::kUint32, 'u', 4, MPI_UINT32_T, "uint32"},
-      {DType::kInt64, 'i', 8, MPI_INT64_T, "int64"},
-      {DType::kUint64, 'u', 8, MPI_UINT64_T, "uint64"},
-      {DType::kFloat32, 'f', 4, MPI_FLOAT, "float32"},
-      {DType::kFloat64, 'f', 8, MPI_DOUBLE, "float64"},
-      {DType::kLongDouble, 'f', sizeof(long double), MPI_LONG_DOUBLE, "longdouble"},
-      {DType::kComplex64, 'c', 8, MPI_C_FLOAT_COMPLEX, "complex64"},
-      {DType::kComplex128, 'c', 16, MPI_C_DOUBLE_COMPLEX, "complex128"},
-      {DType::kComplexLongDouble, 'c', 2 * sizeof(long double), MPI_C_LONG_DOUBLE_COMPLEX,
-       "clongdouble"},
-  };
-  return table;
-}
+// A plain array, constant-initialised: a reduction reads its element size
+// here on every call, so no function-local static's guard, no vector.
+const TypeInfo kTypeTable[] = {
+    {DType::kBool, 'b', 1, MPI_C_BOOL, "bool"},
+    {DType::kInt8, 'i', 1, MPI_INT8_T, "int8"},
+    {DType::kUint8, 'u', 1, MPI_UINT8_T, "uint8"},
+    {DType::kInt16, 'i', 2, MPI_INT16_T, "int16"},
+    {DType::kUint16, 'u', 2, MPI_UINT16_T, "uint16"},
+    {DType::kInt32, 'i', 4, MPI_INT32_T, "int32"},
+    {DType::kUint32, 'u', 4, MPI_UINT32_T, "uint32"},
+    {DType::kInt64, 'i', 8, MPI_INT64_T, "int64"},
+    {DType::kUint64, 'u', 8, MPI_UINT64_T, "uint64"},
+    {DType::kFloat32, 'f', 4, MPI_FLOAT, "float32"},
+    {DType::kFloat64, 'f', 8, MPI_DOUBLE, "float64"},
+    {DType::kLongDouble, 'f', sizeof(long double), MPI_LONG_DOUBLE, "longdouble"},
+    {DType::kComplex64, 'c', 8, MPI_C_FLOAT_COMPLEX, "complex64"},
+    {DType::kComplex128, 'c', 16, MPI_C_DOUBLE_COMPLEX, "complex128"},
+    {DType::kComplexLongDouble, 'c', 2 * sizeof(long double), MPI_C_LONG_DOUBLE_COMPLEX,
+     "clongdouble"},
+};
 
-const TypeInfo& info(DType t) { return type_table()[static_cast<std::size_t>(t)]; }
+const TypeInfo& info(DType t) { return kTypeTable[static_cast<std::size_t>(t)]; }
 
 bool is_predefined_reduction(MPI_Op op) {
   for (MPI_Op p : {MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX, MPI_LAND, MPI_LOR, MPI_LXOR, MPI_BAND,
@@ -62,7 +60,7 @@ int predefined_op_index(MPI_Op op) {
 }
 
 DType dtype_from_numpy(char kind, int itemsize, const char* what) {
-  for (const TypeInfo& t : type_table())
+  for (const TypeInfo& t : kTypeTable)
     if (t.kind == kind && t.size == itemsize) return t.type;
   throw ArgumentError(std::string(what) + ": no MPI reduction for NumPy kind '" +
                       std::string(1, kind) + "' of " + std::to_string(itemsize) +

@@ -450,6 +450,63 @@ bool rg_bcast_inline_repeat(NodeContext& ctx, std::byte* buf, std::int64_t bytes
   return true;
 }
 
+// The repeat of an inlined reduce, one chunk: reduce_slot, reduce_chunk and
+// reduce_publish on the region's plan, in the same order and on the same
+// counters, so that the next call may take either path. Not taken (and
+// nothing changed) when a writer would have to wait for its parent to free
+// the slot's line (once per kInlineSlots calls: RgPhase's wait_consumed does
+// it). The root combines straight into `result` (data_copy, the default).
+bool rg_reduce_inline_repeat(NodeContext& ctx, const std::byte* send, std::byte* result,
+                             std::int64_t count, const Reducer& reducer, int local_root,
+                             const ReleaseGatherOptions& o, double timeout, Stats& stats,
+                             bool& differ) {
+  if (&o != &release_gather_defaults() || !o.data_copy) return false;
+  ReleaseGatherState& st = ctx.state<ReleaseGatherState>();
+  RgRegion& region = st.reduce;
+  const RgPlan& plan = region.plan;
+  const std::size_t elem = reducer.elem_size();
+  const auto n = static_cast<std::size_t>(count) * elem;
+  if (!plan.valid || plan.root != local_root || plan.bytes != static_cast<std::int64_t>(n) ||
+      plan.elem != elem || !region.config.inline_data)
+    return false;
+  const int me = ctx.topo.local_rank;
+  const bool root = me == local_root;
+  const auto slot = static_cast<std::size_t>(region.next % kInlineSlots);
+  if (!root && region.last_use[slot] > region.consumed) return false;
+  ++region.next;
+  const std::uint64_t g = ++st.gather_state;
+  region.last_use[slot] = g;
+  const std::size_t local_size = static_cast<std::size_t>(ctx.topo.local_size());
+  std::byte* base = st.segment->base();
+  auto line = [&](int r) {  // inline_line(r, slot)
+    return base +
+           kCacheLine * (3 * local_size + kInlineSlots * static_cast<std::size_t>(r + 1) + slot);
+  };
+  std::byte* dst = root ? result : line(me) + kFlagBytes;
+  const std::byte* left = send;  // the first combine reads my input, later ones dst
+  differ = false;
+  for (int c : region.tree.node.children) {
+    std::byte* child = line(c);
+    wait_flag_reaches(child, inline_flag(g, 0), "release_gather: a child's gather", timeout);
+    differ = differ || inline_size(acquire_load(child)) != n;
+    reducer.combine(dst, left, child + kFlagBytes, count, nullptr);
+    left = dst;
+    stats.intra_messages += 1;
+    stats.intra_bytes += static_cast<std::int64_t>(n);
+  }
+  if (left != dst && n > 0) {  // a leaf: a plain copy
+    std::memcpy(dst, send, n);
+    stats.intra_messages += 1;
+    stats.intra_bytes += static_cast<std::int64_t>(n);
+  }
+  if (!root) release_store(line(me), inline_flag(g, differ ? kRefusedSize : n));
+  release_store(base + kCacheLine * (local_size + static_cast<std::size_t>(me)), g);
+  stats.reduce_tree = plan.used;
+  stats.rounds += 1;
+  stats.block_count += 1;
+  return true;
+}
+
 void RgPhase::bcast_gather(bool last) {
   const std::uint64_t g = ++st_.gather_state;
   // A root with slots skips the wait: wait_consumed() catches up when it

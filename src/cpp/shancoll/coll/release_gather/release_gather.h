@@ -297,6 +297,12 @@ bool rg_bcast_inline_repeat(NodeContext& ctx, std::byte* buf, std::int64_t bytes
                             const ReleaseGatherOptions& o, double timeout, Stats& stats,
                             bool& differ);
 
+// The same for a reduce (rg_reduce_on_node).
+bool rg_reduce_inline_repeat(NodeContext& ctx, const std::byte* send, std::byte* result,
+                             std::int64_t count, const Reducer& reducer, int local_root,
+                             const ReleaseGatherOptions& o, double timeout, Stats& stats,
+                             bool& differ);
+
 // Reduce by single copy on a node of exactly two ranks, from a size on
 // (release_gather_single_copy.cc); `result` as for rg_reduce_on_node, or,
 // `everywhere`, on both ranks (allreduce: no bcast phase needed).

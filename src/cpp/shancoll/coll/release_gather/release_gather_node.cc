@@ -36,7 +36,9 @@
 //           only when its parent has not yet consumed the slot's previous chunk.
 //           Inlined (m <= 56): one line transfer per tree edge (the child's
 //           chunk beside its flag), d in a row; a child reads its parent's
-//           gather line once per 8 calls.
+//           gather line once per 8 calls. A repeat of the last call goes
+//           from the region's plan to the lines (rg_reduce_inline_repeat),
+//           no RgPhase, as bcast's.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -143,6 +145,11 @@ bool rg_reduce_on_node(NodeContext& ctx, const std::byte* send, std::byte* resul
     rg_reduce_pair(ctx, send, result, count, reducer, local_root, false, timeout, stats);
     return false;  // the pair compares its sizes itself
   }
+  bool differ = false;
+  if (bytes <= static_cast<std::int64_t>(kInlineBytes) &&
+      rg_reduce_inline_repeat(ctx, send, result, count, reducer, local_root, o, timeout, stats,
+                              differ))
+    return differ;
   RgPhase phase(ctx, o, true, local_root, bytes, elem, timeout, stats);
   const std::int64_t chunk = phase.chunk_bytes() / static_cast<std::int64_t>(elem);
   for (std::int64_t first = 0; first < count; first += chunk) {
