@@ -368,14 +368,12 @@ void allgatherv_bytes(Collective which, const void* sendbuf, MPI_Count sendcount
                  [&](bool persistent) { return request_of(call, persistent); });
 }
 
-// An allreduce's call, checked; `storage` holds its options.
-AllreduceCall allreduce_call(Collective which, const void* sendbuf, void* recvbuf, MPI_Count count,
-                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const char* algorithm,
-                             const char* options, OptionsStorage& storage) {
-  check_intracomm(comm);
-  check_count(count, "count");
-  if (!recvbuf && count > 0) refuse(MPI_ERR_BUFFER, "recvbuf: NULL");
-  AllreduceCall call;
+// A reduction's call (allreduce, reduce, scan, exscan): the buffers, the
+// element type and the op as the doors take them.
+template <class Call>
+Call reduction_call(MPI_Comm comm, const void* sendbuf, void* recvbuf, MPI_Count count,
+                    MPI_Datatype datatype, MPI_Op op) {
+  Call call;
   call.comm = comm;
   call.send = sendbuf == MPI_IN_PLACE ? nullptr : sendbuf;
   call.recv = recvbuf;
@@ -383,6 +381,17 @@ AllreduceCall allreduce_call(Collective which, const void* sendbuf, void* recvbu
   call.type = reduction_type(datatype);
   call.datatype = datatype;
   call.op = op;
+  return call;
+}
+
+// An allreduce's call, checked; `storage` holds its options.
+AllreduceCall allreduce_call(Collective which, const void* sendbuf, void* recvbuf, MPI_Count count,
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const char* algorithm,
+                             const char* options, OptionsStorage& storage) {
+  check_intracomm(comm);
+  check_count(count, "count");
+  if (!recvbuf && count > 0) refuse(MPI_ERR_BUFFER, "recvbuf: NULL");
+  AllreduceCall call = reduction_call<AllreduceCall>(comm, sendbuf, recvbuf, count, datatype, op);
   call.algorithm = algorithm ? algorithm : "";
   call.options = call_options(which, options, storage);
   return call;
@@ -396,14 +405,7 @@ void run_scan(bool exclusive, const void* sendbuf, void* recvbuf, MPI_Count coun
   check_count(count, "count");
   if (!recvbuf && count > 0) refuse(MPI_ERR_BUFFER, "recvbuf: NULL");
   OptionsStorage storage;
-  ScanCall call;
-  call.comm = comm;
-  call.send = sendbuf == MPI_IN_PLACE ? nullptr : sendbuf;
-  call.recv = recvbuf;
-  call.count = count;
-  call.type = reduction_type(datatype);
-  call.datatype = datatype;
-  call.op = op;
+  ScanCall call = reduction_call<ScanCall>(comm, sendbuf, recvbuf, count, datatype, op);
   call.algorithm = algorithm ? algorithm : "";
   call.options = call_options(exclusive ? Collective::exscan : Collective::scan, options, storage);
   run_or_request([&] { record(exclusive ? exscan(call) : scan(call)); },
@@ -868,21 +870,6 @@ bool repeat(Comm& comm, int& rc, DoorRepeat&& door_repeat) {
     if (taken) record(comm);
   });
   return taken || rc != MPI_SUCCESS;
-}
-
-// A reduction's call of the C API's conversions (allreduce_call, reduce's).
-template <class Call>
-Call reduction_call(MPI_Comm comm, const void* sendbuf, void* recvbuf, MPI_Count count,
-                    MPI_Datatype datatype, MPI_Op op) {
-  Call call;
-  call.comm = comm;
-  call.send = sendbuf == MPI_IN_PLACE ? nullptr : sendbuf;
-  call.recv = recvbuf;
-  call.count = count;
-  call.type = reduction_type(datatype);
-  call.datatype = datatype;
-  call.op = op;
-  return call;
 }
 
 }  // namespace
@@ -1445,14 +1432,7 @@ int shancoll_reduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_D
       refuse(MPI_ERR_BUFFER, "sendbuf: MPI_IN_PLACE is only valid at the root");
     if (rank == root && !recvbuf && count > 0) refuse(MPI_ERR_BUFFER, "recvbuf: NULL at the root");
     OptionsStorage storage;
-    ReduceCall call;
-    call.comm = comm;
-    call.send = sendbuf == MPI_IN_PLACE ? nullptr : sendbuf;
-    call.recv = recvbuf;
-    call.count = count;
-    call.type = reduction_type(datatype);
-    call.datatype = datatype;
-    call.op = op;
+    ReduceCall call = reduction_call<ReduceCall>(comm, sendbuf, recvbuf, count, datatype, op);
     call.root = root;
     call.algorithm = algorithm ? algorithm : "";
     call.options = call_options(Collective::reduce, options, storage);
