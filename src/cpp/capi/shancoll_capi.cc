@@ -384,6 +384,17 @@ Call reduction_call(MPI_Comm comm, const void* sendbuf, void* recvbuf, MPI_Count
   return call;
 }
 
+// A bcast's call: the buffer, its bytes and the root as the door takes them.
+BcastCall bcast_call(MPI_Comm comm, void* buffer, MPI_Count count, MPI_Datatype datatype,
+                     int root) {
+  BcastCall call;
+  call.comm = comm;
+  call.buf = buffer;
+  call.bytes = count * plain_size(datatype, "datatype");
+  call.root = root;
+  return call;
+}
+
 // An allreduce's call, checked; `storage` holds its options.
 AllreduceCall allreduce_call(Collective which, const void* sendbuf, void* recvbuf, MPI_Count count,
                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const char* algorithm,
@@ -877,12 +888,7 @@ bool repeat(Comm& comm, int& rc, DoorRepeat&& door_repeat) {
 bool repeat_bcast(Comm& comm, MPI_Comm user, void* buffer, MPI_Count count, MPI_Datatype datatype,
                   int root, int& rc) {
   return repeat(comm, rc, [&] {
-    BcastCall call;
-    call.comm = user;
-    call.buf = buffer;
-    call.bytes = count * plain_size(datatype, "datatype");
-    call.root = root;
-    return bcast_repeat(comm, call);
+    return bcast_repeat(comm, bcast_call(user, buffer, count, datatype, root));
   });
 }
 
@@ -1408,12 +1414,8 @@ int shancoll_bcast_c(void* buffer, MPI_Count count, MPI_Datatype datatype, int r
     check_intracomm(comm);
     check_count(count, "count");
     OptionsStorage storage;
-    BcastCall call;
-    call.comm = comm;
-    call.bytes = count * plain_size(datatype, "datatype");
+    BcastCall call = bcast_call(comm, buffer, count, datatype, root);
     if (!buffer && call.bytes > 0) refuse(MPI_ERR_BUFFER, "buffer: NULL");
-    call.buf = buffer;
-    call.root = root;
     call.algorithm = algorithm ? algorithm : "";
     call.options = call_options(Collective::bcast, options, storage);
     run_or_request([&] { record(bcast(call)); },

@@ -99,6 +99,11 @@ std::unique_ptr<Request> persistent_shan(Comm& comm, const AllreduceArgs& args, 
   });
 }
 
+// What the door's plan is keyed by.
+RepeatKey repeat_key_of(const AllreduceCall& call) {
+  return {call.count, -1, call.type, call.datatype, call.op};
+}
+
 }  // namespace
 
 void copy_input(const AllreduceArgs& args) {
@@ -115,8 +120,8 @@ int default_ports(const char* algorithm, int size) {
 }
 
 bool allreduce_repeat(Comm& comm, const AllreduceCall& call) {
-  auto* plan = repeat_plan<AllreduceAlgorithm>(comm, call.algorithm, call.options,
-                                               {call.count, -1, call.type, call.datatype, call.op});
+  auto* plan =
+      repeat_plan<AllreduceAlgorithm>(comm, call.algorithm, call.options, repeat_key_of(call));
   if (!plan) return false;
   check_buffers(call);
   const AllreduceArgs args = args_of(call, *plan->reducer, default_options(Collective::allreduce));
@@ -129,7 +134,7 @@ bool allreduce_repeat(Comm& comm, const AllreduceCall& call) {
 Comm& allreduce(const AllreduceCall& call) {
   if (Comm* known = repeated(call, [&](Comm& c) { return allreduce_repeat(c, call); }))
     return *known;
-  const RepeatKey key{call.count, -1, call.type, call.datatype, call.op};
+  const RepeatKey key = repeat_key_of(call);
   const CallOptions& co = options_or_defaults(call.options, Collective::allreduce);
   const std::string_view name = requested(call.algorithm, environment().allreduce);
   verify_agreement(call.comm, co, shape_of(call, "allreduce", name));

@@ -17,11 +17,13 @@ const BcastAlgorithm& auto_bcast(Comm& comm, std::int64_t bytes, Options& o,
   });
 }
 
+// What the door's plan is keyed by.
+RepeatKey repeat_key_of(const BcastCall& call) { return {call.bytes, call.root}; }
+
 }  // namespace
 
 bool bcast_repeat(Comm& comm, const BcastCall& call) {
-  auto* plan = repeat_plan<BcastAlgorithm>(comm, call.algorithm, call.options,
-                                           RepeatKey{call.bytes, call.root});
+  auto* plan = repeat_plan<BcastAlgorithm>(comm, call.algorithm, call.options, repeat_key_of(call));
   if (!plan) return false;
   if (!call.buf && call.bytes > 0) throw ArgumentError("buf: NULL");
   const BcastArgs args{static_cast<std::byte*>(call.buf), call.bytes, call.root};
@@ -32,7 +34,7 @@ bool bcast_repeat(Comm& comm, const BcastCall& call) {
 
 Comm& bcast(const BcastCall& call) {
   if (Comm* known = repeated(call, [&](Comm& c) { return bcast_repeat(c, call); })) return *known;
-  const RepeatKey key{call.bytes, call.root};
+  const RepeatKey key = repeat_key_of(call);
   const CallOptions& co = options_or_defaults(call.options, Collective::bcast);
   const std::string_view name = requested(call.algorithm, environment().bcast);
   CallShape shape;

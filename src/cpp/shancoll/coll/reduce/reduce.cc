@@ -46,6 +46,7 @@ ReduceArgs args_of(const ReduceCall& call, const Comm& comm, const Reducer& redu
   return args;
 }
 
+// What the door's plan is keyed by.
 RepeatKey repeat_key_of(const ReduceCall& call) {
   return {call.count, call.root, call.type, call.datatype, call.op};
 }

@@ -41,6 +41,18 @@ std::size_t lines_bytes(int local_size) {
   return kCacheLine * (3 * l + kInlineSlots * (1 + l));
 }
 
+// Local rank r's gather line.
+std::byte* gather_line_at(std::byte* base, std::size_t local_size, int r) {
+  return base + kCacheLine * (local_size + static_cast<std::size_t>(r));
+}
+
+// Rank r's inlined line of `slot` (r < 0: bcast's): its flag, then the data.
+// Lines apart from the buffers, so a flag never holds an old chunk's data.
+std::byte* inline_line_at(std::byte* base, std::size_t local_size, int r, std::size_t slot) {
+  return base +
+         kCacheLine * (3 * local_size + kInlineSlots * static_cast<std::size_t>(r + 1) + slot);
+}
+
 std::size_t segment_bytes(int local_size, std::size_t buffer) {
   return lines_bytes(local_size) + buffer * (1 + static_cast<std::size_t>(local_size));
 }
@@ -287,7 +299,7 @@ const pattern::TreeNode& RgPhase::tree_node() const {
 std::byte* RgPhase::release_line(int r) const { return st_.segment->base() + kCacheLine * r; }
 
 std::byte* RgPhase::gather_line(int r) const {
-  return st_.segment->base() + kCacheLine * (local_size_ + r);
+  return gather_line_at(st_.segment->base(), static_cast<std::size_t>(local_size_), r);
 }
 
 std::byte* RgPhase::post_line(int r) const {
@@ -299,11 +311,9 @@ std::byte* RgPhase::slot_of(int r, int slot) const {
   return buffers + config_->buffer_bytes * (r + 1) + config_->slot_bytes * slot;
 }
 
-// An inlined chunk's line: its flag (the step's counter), then the data.
-// Lines apart from the buffers, so a flag never holds an old chunk's data.
 std::byte* RgPhase::inline_line(int r, int slot) const {
-  std::byte* lines = st_.segment->base() + 3 * kCacheLine * local_size_;
-  return lines + kCacheLine * (kInlineSlots * (r + 1) + slot);
+  return inline_line_at(st_.segment->base(), static_cast<std::size_t>(local_size_), r,
+                        static_cast<std::size_t>(slot));
 }
 
 void RgPhase::wait_flag(const std::byte* flag, std::uint64_t value, const char* what) const {
@@ -430,7 +440,7 @@ bool rg_bcast_inline_repeat(NodeContext& ctx, std::byte* buf, std::int64_t bytes
   region.last_use[slot] = st.gather_state + 1;
   const std::size_t local_size = static_cast<std::size_t>(ctx.topo.local_size());
   std::byte* base = st.segment->base();
-  std::byte* line = base + kCacheLine * (3 * local_size + slot);  // inline_line(-1, slot)
+  std::byte* line = inline_line_at(base, local_size, -1, slot);
   const auto n = static_cast<std::size_t>(bytes);
   differ = false;
   if (root) {
@@ -441,7 +451,7 @@ bool rg_bcast_inline_repeat(NodeContext& ctx, std::byte* buf, std::int64_t bytes
     differ = inline_size(acquire_load(line)) != n;
     if (!differ) std::memcpy(buf, line + kFlagBytes, n);
   }
-  release_store(base + kCacheLine * (local_size + me), ++st.gather_state);  // gather_line(me)
+  release_store(gather_line_at(base, local_size, me), ++st.gather_state);
   stats.bcast_tree = plan.used;
   stats.intra_messages += 1;
   stats.intra_bytes += bytes;
@@ -478,29 +488,19 @@ bool rg_reduce_inline_repeat(NodeContext& ctx, const std::byte* send, std::byte*
   region.last_use[slot] = g;
   const std::size_t local_size = static_cast<std::size_t>(ctx.topo.local_size());
   std::byte* base = st.segment->base();
-  auto line = [&](int r) {  // inline_line(r, slot)
-    return base +
-           kCacheLine * (3 * local_size + kInlineSlots * static_cast<std::size_t>(r + 1) + slot);
-  };
-  std::byte* dst = root ? result : line(me) + kFlagBytes;
-  const std::byte* left = send;  // the first combine reads my input, later ones dst
+  std::byte* mine = inline_line_at(base, local_size, me, slot);
   differ = false;
-  for (int c : region.tree.node.children) {
-    std::byte* child = line(c);
-    wait_flag_reaches(child, inline_flag(g, 0), "release_gather: a child's gather", timeout);
-    differ = differ || inline_size(acquire_load(child)) != n;
-    reducer.combine(dst, left, child + kFlagBytes, count, nullptr);
-    left = dst;
-    stats.intra_messages += 1;
-    stats.intra_bytes += static_cast<std::int64_t>(n);
-  }
-  if (left != dst && n > 0) {  // a leaf: a plain copy
-    std::memcpy(dst, send, n);
-    stats.intra_messages += 1;
-    stats.intra_bytes += static_cast<std::int64_t>(n);
-  }
-  if (!root) release_store(line(me), inline_flag(g, differ ? kRefusedSize : n));
-  release_store(base + kCacheLine * (local_size + static_cast<std::size_t>(me)), g);
+  rg_reduce_chunk(
+      region.tree.node.children,
+      [&](int c) {
+        std::byte* child = inline_line_at(base, local_size, c, slot);
+        wait_flag_reaches(child, inline_flag(g, 0), "release_gather: a child's gather", timeout);
+        differ = differ || inline_size(acquire_load(child)) != n;
+        return child + kFlagBytes;
+      },
+      send, root ? result : mine + kFlagBytes, count, reducer, stats);
+  if (!root) release_store(mine, inline_flag(g, differ ? kRefusedSize : n));
+  release_store(gather_line_at(base, local_size, me), g);
   stats.reduce_tree = plan.used;
   stats.rounds += 1;
   stats.block_count += 1;
@@ -579,9 +579,9 @@ RgBarrier::RgBarrier(NodeContext& ctx, double timeout, Stats& stats)
 void RgBarrier::gather() {
   const std::uint64_t g = ++st_.gather_state;
   for (int c : st_.barrier_tree.children)
-    wait_flag_reaches(base_ + kCacheLine * (local_size_ + c), g, "release_gather: a child's gather",
-                      timeout_);
-  release_store(base_ + kCacheLine * (local_size_ + me_), g);
+    wait_flag_reaches(gather_line_at(base_, static_cast<std::size_t>(local_size_), c), g,
+                      "release_gather: a child's gather", timeout_);
+  release_store(gather_line_at(base_, static_cast<std::size_t>(local_size_), me_), g);
 }
 
 void RgBarrier::release() {

@@ -40,6 +40,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -296,6 +297,28 @@ class RgBarrier {
 bool rg_bcast_inline_repeat(NodeContext& ctx, std::byte* buf, std::int64_t bytes, int local_root,
                             const ReleaseGatherOptions& o, double timeout, Stats& stats,
                             bool& differ);
+
+// One chunk of a reduce: my input combined with my children's partial
+// results (`child_data(c)`: child c's chunk, once it is there) into `dst`
+// (my slot, or the root's recvbuf); a leaf copies its input.
+template <class ChildData>
+void rg_reduce_chunk(const std::vector<int>& children, ChildData&& child_data,
+                     const std::byte* input, std::byte* dst, std::int64_t count,
+                     const Reducer& reducer, Stats& stats) {
+  const std::int64_t bytes = count * static_cast<std::int64_t>(reducer.elem_size());
+  const std::byte* left = input;  // the first combine reads my input, later ones dst
+  for (int c : children) {
+    reducer.combine(dst, left, child_data(c), count, nullptr);
+    left = dst;
+    stats.intra_messages += 1;
+    stats.intra_bytes += bytes;
+  }
+  if (left != dst && bytes > 0) {  // a leaf: a plain copy
+    std::memcpy(dst, input, static_cast<std::size_t>(bytes));
+    stats.intra_messages += 1;
+    stats.intra_bytes += bytes;
+  }
+}
 
 // The same for a reduce (rg_reduce_on_node).
 bool rg_reduce_inline_repeat(NodeContext& ctx, const std::byte* send, std::byte* result,

@@ -109,29 +109,6 @@ void throw_sizes_differ(const NodeContext& ctx, std::int64_t bytes) {
                       " bytes; another has not): MPI requires the same on every rank");
 }
 
-namespace {
-
-// One chunk of a reduce: my input combined with my children's partial
-// results into `dst` (my slot, or the root's recvbuf).
-void reduce_chunk(RgPhase& phase, const std::byte* input, std::byte* dst, std::int64_t count,
-                  const Reducer& reducer, Stats& stats) {
-  const std::int64_t bytes = count * static_cast<std::int64_t>(reducer.elem_size());
-  const std::byte* left = input;  // the first combine reads my input, later ones dst
-  for (int c : phase.node().children) {
-    reducer.combine(dst, left, phase.reduce_child(c), count, nullptr);
-    left = dst;
-    stats.intra_messages += 1;
-    stats.intra_bytes += bytes;
-  }
-  if (left != dst && bytes > 0) {  // a leaf: a plain copy
-    std::memcpy(dst, input, static_cast<std::size_t>(bytes));
-    stats.intra_messages += 1;
-    stats.intra_bytes += bytes;
-  }
-}
-
-}  // namespace
-
 bool rg_reduce_on_node(NodeContext& ctx, const std::byte* send, std::byte* result,
                        std::int64_t count, const Reducer& reducer, int local_root,
                        const ReleaseGatherOptions& o, double timeout, Stats& stats) {
@@ -157,7 +134,9 @@ bool rg_reduce_on_node(NodeContext& ctx, const std::byte* send, std::byte* resul
     const std::size_t off = static_cast<std::size_t>(first) * elem;
     std::byte* slot = phase.reduce_slot(o.data_copy);
     std::byte* dst = slot ? slot : result + off;
-    reduce_chunk(phase, send + off, dst, n, reducer, stats);
+    rg_reduce_chunk(
+        phase.node().children, [&](int c) { return phase.reduce_child(c); }, send + off, dst, n,
+        reducer, stats);
     if (phase.root() && slot) {  // no data-copy optimisation: one more copy out
       std::memcpy(result + off, slot, static_cast<std::size_t>(n) * elem);
       stats.intra_messages += 1;
