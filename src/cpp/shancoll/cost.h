@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 
 namespace shancoll {
@@ -32,6 +33,11 @@ inline void charge_reduce(std::size_t) {}
 inline void local_copy(void* dst, const void* src, std::size_t bytes) {
   std::memcpy(dst, src, bytes);
   charge_copy(bytes);
+}
+
+// The same for a signed count (MPI's byte counts); nothing when not positive.
+inline void copy_bytes(std::byte* to, const std::byte* from, std::int64_t bytes) {
+  if (bytes > 0) local_copy(to, from, static_cast<std::size_t>(bytes));
 }
 
 }  // namespace shancoll

@@ -104,7 +104,7 @@ Rule parse_line(std::istringstream& in, const std::string& where) {
   return r;
 }
 
-struct Active {
+struct RuleState {
   std::mutex mu;
   std::string explicit_path, default_dirs;
   bool dirs_set = false;                // set_default_rules called, or the library's own found
@@ -117,8 +117,8 @@ struct Active {
   std::string found_path, found_how;
 };
 
-Active& active() {
-  static Active a;
+RuleState& active() {
+  static RuleState a;
   return a;
 }
 
@@ -180,7 +180,7 @@ std::string library_default_dirs() {
 }
 
 // The table of the default directories that holds here (caller holds the lock).
-void search_defaults(Active& a) {
+void search_defaults(RuleState& a) {
   if (!a.dirs_set) a.default_dirs = library_default_dirs(), a.dirs_set = true;
   if (a.searched_generation == selection_generation()) return;
   a.found_path = table_for(a.default_dirs, machine_fingerprint(), &a.found_how);
@@ -189,7 +189,7 @@ void search_defaults(Active& a) {
 
 // The path in force and how it was chosen (caller holds the lock; valid
 // while it does). No copy: this runs on every "auto" call.
-const char* current_path(Active& a, const char** how) {
+const char* current_path(RuleState& a, const char** how) {
   *how = "set_rules";
   if (!a.explicit_path.empty()) return a.explicit_path.c_str();
   *how = "SHANCOLL_RULES";
@@ -204,7 +204,7 @@ const char* current_path(Active& a, const char** how) {
 constexpr const char* kBuiltin = "builtin";
 
 std::shared_ptr<const std::vector<Rule>> current_rules() {
-  Active& a = active();
+  RuleState& a = active();
   std::lock_guard<std::mutex> lock(a.mu);
   const char* how = "";
   const char* path = current_path(a, &how);
@@ -266,14 +266,14 @@ const Rule* match_rule(const std::vector<Rule>& rules, const std::string& coll, 
 
 void set_rules(const std::string& path) {
   if (!path.empty() && path != kBuiltin) load(path, "set_rules");  // refuse a bad file now
-  Active& a = active();
+  RuleState& a = active();
   std::lock_guard<std::mutex> lock(a.mu);
   a.explicit_path = path;
   bump_selection_generation();
 }
 
 void set_default_rules(const std::string& dirs) {
-  Active& a = active();
+  RuleState& a = active();
   std::lock_guard<std::mutex> lock(a.mu);
   a.default_dirs = dirs;
   a.dirs_set = true;
@@ -281,7 +281,7 @@ void set_default_rules(const std::string& dirs) {
 }
 
 std::string active_rules_path() {
-  Active& a = active();
+  RuleState& a = active();
   std::lock_guard<std::mutex> lock(a.mu);
   const char* how = "";
   const std::string path = current_path(a, &how);
@@ -289,7 +289,7 @@ std::string active_rules_path() {
 }
 
 RulesInfo rules_info() {
-  Active& a = active();
+  RuleState& a = active();
   std::lock_guard<std::mutex> lock(a.mu);
   const char* how = "";
   std::string path = current_path(a, &how);

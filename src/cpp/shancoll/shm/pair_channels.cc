@@ -14,7 +14,7 @@ namespace {
 // measured there on the AMD EPYC VM); a pair's slots (256 KiB) stay in the
 // writer's L2 call after call.
 constexpr std::int64_t kSlotBytes = 64 << 10;
-constexpr std::uint64_t kSlots = 4;
+constexpr std::uint64_t kChannelSlots = 4;
 constexpr std::int64_t kDepth = 4;
 constexpr std::int64_t kMinChunk = 16 << 10;
 
@@ -32,7 +32,7 @@ std::int64_t chunks_of(std::int64_t bytes, std::int64_t chunk) {
 }
 
 // Per pair: S ready lines and the reader's acknowledgement line.
-constexpr std::size_t kLinesPerPair = kSlots + 1;
+constexpr std::size_t kLinesPerPair = kChannelSlots + 1;
 
 std::size_t pair_index(int n, int writer, int reader) {
   return static_cast<std::size_t>(writer) * static_cast<std::size_t>(n) +
@@ -70,7 +70,7 @@ PairChannels::PairChannels(NodeContext& ctx, double timeout, const char* who)
     const MPI_Comm node = ctx.topo.node_comm;
     s_.segment = std::make_unique<NodeSegment>(node, node, ctx.call_timeout);
     const std::size_t pairs = static_cast<std::size_t>(n_) * static_cast<std::size_t>(n_);
-    s_.segment->reserve(lines_bytes(n_) + pairs * kSlots * kSlotBytes);
+    s_.segment->reserve(lines_bytes(n_) + pairs * kChannelSlots * kSlotBytes);
     s_.written.assign(static_cast<std::size_t>(n_), 0);
     s_.seen.assign(static_cast<std::size_t>(n_), 0);
     s_.taken.assign(static_cast<std::size_t>(n_), 0);
@@ -86,17 +86,17 @@ std::vector<ChannelReader>& PairChannels::readers() { return s_.readers; }
 std::vector<const std::byte*>& PairChannels::chunk_pointers() { return s_.pointers; }
 
 std::byte* PairChannels::ready(int writer, int reader, std::uint64_t g) const {
-  return base_ + kCacheLine * (kLinesPerPair * pair_index(n_, writer, reader) + g % kSlots);
+  return base_ + kCacheLine * (kLinesPerPair * pair_index(n_, writer, reader) + g % kChannelSlots);
 }
 
 std::byte* PairChannels::done(int writer, int reader) const {
-  return base_ + kCacheLine * (kLinesPerPair * pair_index(n_, writer, reader) + kSlots);
+  return base_ + kCacheLine * (kLinesPerPair * pair_index(n_, writer, reader) + kChannelSlots);
 }
 
 std::byte* PairChannels::slot(int writer, int reader, std::uint64_t g) const {
   return base_ + lines_bytes(n_) +
          static_cast<std::size_t>(kSlotBytes) *
-             (kSlots * pair_index(n_, writer, reader) + g % kSlots);
+             (kChannelSlots * pair_index(n_, writer, reader) + g % kChannelSlots);
 }
 
 ChannelWriter::ChannelWriter(PairChannels& ch, int to, const std::byte* src, std::int64_t bytes)
@@ -114,9 +114,9 @@ void ChannelWriter::write(std::int64_t k) {
   PairChannels& ch = *ch_;
   const std::uint64_t g = first_ + static_cast<std::uint64_t>(k);
   std::uint64_t& seen = ch.s_.seen[static_cast<std::size_t>(to_)];
-  if (g > kSlots && seen < g - kSlots) {  // the slot's previous chunk, taken?
+  if (g > kChannelSlots && seen < g - kChannelSlots) {  // the slot's previous chunk, taken?
     const std::byte* done = ch.done(ch.me_, to_);
-    wait_until([&] { return acquire_load(done) >= g - kSlots; },
+    wait_until([&] { return acquire_load(done) >= g - kChannelSlots; },
                [&] {
                  return std::string(ch.who_) + ": local rank " + std::to_string(to_) +
                         " taking a chunk of my block (pair channel)";

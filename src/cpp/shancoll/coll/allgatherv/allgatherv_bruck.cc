@@ -38,11 +38,7 @@
 namespace shancoll {
 namespace {
 
-constexpr int kTag = 0x5a12;  // comm.mpi() is a private dup: the tag is ours alone
-
-void copy_bytes(std::byte* to, const std::byte* from, std::int64_t bytes) {
-  if (bytes > 0) local_copy(to, from, static_cast<std::size_t>(bytes));
-}
+constexpr int kBruckTag = 0x5a12;  // comm.mpi() is a private dup: the tag is ours alone
 
 }  // namespace
 
@@ -74,7 +70,7 @@ const std::byte* allgatherv_bruck(Comm& comm, const AllgathervArgs& args, const 
     const int n = pattern::bruck_block_count(p, step);
     const int to = pattern::bruck_send_to(r, p, step);
     sendrecv(tmp, offset[n], to, tmp + offset[d], offset[d + n] - offset[d],
-             pattern::bruck_recv_from(r, p, step), kTag, comm.mpi(),
+             pattern::bruck_recv_from(r, p, step), kBruckTag, comm.mpi(),
              "allgatherv 'bruck': a round's blocks", timeout);
     count_message(topo, to, offset[n], stats);
   }

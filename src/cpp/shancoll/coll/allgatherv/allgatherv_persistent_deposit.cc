@@ -32,7 +32,7 @@
 namespace shancoll {
 namespace {
 
-constexpr int kSlots = 2;  // per rank: runs n and n + 1 in flight
+constexpr int kAllgathervDepositSlots = 2;  // per rank: runs n and n + 1 in flight
 
 // The largest block it takes: at 4 MiB per rank (a 16 MiB segment beside
 // the buffers, past what the 32 MiB L3 of the Zen 3 VM holds for two ranks)
@@ -50,7 +50,7 @@ class DepositAllgathervEngine final : public Engine {
       : me_(topo.local_rank),
         size_(topo.local_size()),
         args_(args),
-        areas_(topo, kSlots, largest_block(args), timeout) {}
+        areas_(topo, kAllgathervDepositSlots, largest_block(args), timeout) {}
 
   void start() override {
     ++run_;

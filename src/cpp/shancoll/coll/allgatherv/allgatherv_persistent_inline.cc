@@ -32,7 +32,7 @@
 namespace shancoll {
 namespace {
 
-constexpr int kSlots = 2;  // per rank: runs n and n + 1 in flight
+constexpr int kAllgathervInlineSlots = 2;  // per rank: runs n and n + 1 in flight
 
 class InlineAllgathervEngine final : public Engine {
  public:
@@ -40,7 +40,7 @@ class InlineAllgathervEngine final : public Engine {
       : me_(topo.local_rank),
         size_(topo.local_size()),
         args_(args),
-        lines_(topo, kSlots, timeout) {}
+        lines_(topo, kAllgathervInlineSlots, timeout) {}
 
   void start() override {
     ++run_;

@@ -47,11 +47,7 @@
 namespace shancoll {
 namespace {
 
-constexpr int kTag = 0x5a13;  // comm.mpi() is a private dup: the tag is ours alone
-
-void copy_bytes(std::byte* to, const std::byte* from, std::int64_t bytes) {
-  if (bytes > 0) local_copy(to, from, static_cast<std::size_t>(bytes));
-}
+constexpr int kRecursiveDoublingTag = 0x5a13;  // comm.mpi() is a private dup: the tag is ours alone
 
 // The blocks packed in rank order: block i at work + offset[i].
 struct Packed {
@@ -108,13 +104,15 @@ void fold(Comm& comm, const pattern::RecursiveDoubling& rd, const Packed& pk, co
   const int partner = rd.fold_partner();
   if (rd.is_extra()) {
     const pattern::BlockRange mine{rd.rank, 1};
-    sendrecv(pk.work + pk.begin(mine), pk.bytes(mine), partner, nullptr, 0, MPI_PROC_NULL, kTag,
-             comm.mpi(), "allgatherv 'recursive_doubling': the fold into a partner", timeout);
+    sendrecv(pk.work + pk.begin(mine), pk.bytes(mine), partner, nullptr, 0, MPI_PROC_NULL,
+             kRecursiveDoublingTag, comm.mpi(),
+             "allgatherv 'recursive_doubling': the fold into a partner", timeout);
     count_message(topo, partner, pk.bytes(mine), stats);
   } else {
     const pattern::BlockRange theirs{partner, 1};
-    sendrecv(nullptr, 0, MPI_PROC_NULL, pk.work + pk.begin(theirs), pk.bytes(theirs), partner, kTag,
-             comm.mpi(), "allgatherv 'recursive_doubling': the fold into a partner", timeout);
+    sendrecv(nullptr, 0, MPI_PROC_NULL, pk.work + pk.begin(theirs), pk.bytes(theirs), partner,
+             kRecursiveDoublingTag, comm.mpi(),
+             "allgatherv 'recursive_doubling': the fold into a partner", timeout);
   }
 }
 
@@ -125,7 +123,8 @@ void exchange(Comm& comm, const pattern::RecursiveDoubling& rd, const Packed& pk
     const pattern::BlockRange out = rd.send_blocks(step), in = rd.recv_blocks(step);
     const int peer = rd.peer(step);
     sendrecv(pk.work + pk.begin(out), pk.bytes(out), peer, pk.work + pk.begin(in), pk.bytes(in),
-             peer, kTag, comm.mpi(), "allgatherv 'recursive_doubling': an exchange", timeout);
+             peer, kRecursiveDoublingTag, comm.mpi(),
+             "allgatherv 'recursive_doubling': an exchange", timeout);
     count_message(topo, peer, pk.bytes(out), stats);
   }
 }
@@ -139,10 +138,12 @@ void unfold(Comm& comm, const pattern::RecursiveDoubling& rd, const Packed& pk,
   for (const auto& part : parts) {
     std::byte* at = pk.work + pk.begin(part);
     if (rd.is_extra()) {
-      sendrecv(nullptr, 0, MPI_PROC_NULL, at, pk.bytes(part), rd.fold_partner(), kTag, comm.mpi(),
+      sendrecv(nullptr, 0, MPI_PROC_NULL, at, pk.bytes(part), rd.fold_partner(),
+               kRecursiveDoublingTag, comm.mpi(),
                "allgatherv 'recursive_doubling': the unfold to a partner", timeout);
     } else {
-      sendrecv(at, pk.bytes(part), rd.fold_partner(), nullptr, 0, MPI_PROC_NULL, kTag, comm.mpi(),
+      sendrecv(at, pk.bytes(part), rd.fold_partner(), nullptr, 0, MPI_PROC_NULL,
+               kRecursiveDoublingTag, comm.mpi(),
                "allgatherv 'recursive_doubling': the unfold to a partner", timeout);
       count_message(topo, rd.fold_partner(), pk.bytes(part), stats);
     }

@@ -31,7 +31,7 @@
 namespace shancoll {
 namespace {
 
-constexpr int kTag = 0x5a11;  // comm.mpi() is a private dup: the tag is ours alone
+constexpr int kRingTag = 0x5a11;  // comm.mpi() is a private dup: the tag is ours alone
 
 }  // namespace
 
@@ -52,7 +52,7 @@ const std::byte* allgatherv_ring(Comm& comm, const AllgathervArgs& args, const O
     const int sb = pattern::ring_send_block(r, p, step);
     const int rb = pattern::ring_recv_block(r, p, step);
     sendrecv(args.recv + args.displs[sb], args.counts[sb], next, args.recv + args.displs[rb],
-             args.counts[rb], prev, kTag, comm.mpi(), "allgatherv 'ring': a round's blocks",
+             args.counts[rb], prev, kRingTag, comm.mpi(), "allgatherv 'ring': a round's blocks",
              timeout);
     count_message(topo, next, args.counts[sb], stats);
   }

@@ -49,19 +49,19 @@ namespace shancoll {
 namespace {
 
 // Chunks: a quarter of the largest block, within [kMinChunk, kSlotBytes];
-// kSlots slots of kSlotBytes per rank (256 KiB: a quarter of this machine's
+// kChunkRingSlots slots of kSlotBytes per rank (256 KiB: a quarter of this machine's
 // L2). Measured on the AMD EPYC VM, 2 ranks (docs/performance.md, "Allgather
 // through a ring of chunks"): chunks of at least 16 KiB beat 4 KiB ones up to
 // 32 KiB per rank (8 KiB 0.47 against 0.60 us, 32 KiB 1.50 against 1.55);
 // from 64 KiB chunks of 16-64 KiB, 4 or 8 slots, were alike within the spread.
 constexpr std::int64_t kSlotBytes = 64 << 10;
-constexpr int kSlots = 4;
+constexpr int kChunkRingSlots = 4;
 constexpr std::int64_t kDepth = 4;
 constexpr std::int64_t kMinChunk = 16 << 10;
 // Readers take chunk k - kLead while the writers put in chunk k, so the
 // flag they wait for is usually up already.
 constexpr std::int64_t kLead = 1;
-static_assert(kSlots > kLead);
+static_assert(kChunkRingSlots > kLead);
 // From this many bytes of result, the copies into recvbuf go around the
 // cache (stream_copy.h): the result (with this rank's own block read twice)
 // no longer fits beside the slots in half the 32 MiB L3. Measured, 8 MiB per
@@ -77,15 +77,15 @@ struct RingLayout {
   int n;
   std::byte* ready(int w, int s) const { return base + kCacheLine * line_index(w, s); }
   std::byte* done(int w, int reader) const {
-    return base + kCacheLine * line_index(w, kSlots + reader);
+    return base + kCacheLine * line_index(w, kChunkRingSlots + reader);
   }
   std::byte* slot(int w, int s) const {
     const std::size_t lines = kCacheLine * line_index(n, 0);
-    return base + lines + static_cast<std::size_t>(kSlotBytes) * (w * kSlots + s);
+    return base + lines + static_cast<std::size_t>(kSlotBytes) * (w * kChunkRingSlots + s);
   }
   std::size_t bytes() const { return slot(n, 0) - base; }
   std::size_t line_index(int w, int k) const {
-    return static_cast<std::size_t>(w) * (kSlots + n) + k;
+    return static_cast<std::size_t>(w) * (kChunkRingSlots + n) + k;
   }
 };
 
@@ -137,12 +137,12 @@ std::int64_t chunks_of(std::int64_t bytes, std::int64_t chunk) {
 // does not show it already (about once per S chunks on a repeated call).
 void wait_slot_free(const RingLayout& l, const Topology& t, ChunkRingState& st, std::uint64_t g,
                     double timeout) {
-  if (g <= kSlots || st.known_taken >= g - kSlots) return;
+  if (g <= kChunkRingSlots || st.known_taken >= g - kChunkRingSlots) return;
   const int me = t.local_rank;
   std::uint64_t least = ~std::uint64_t{0};
   for (int r = 0; r < t.local_size(); ++r) {
     if (r == me) continue;
-    wait_flag_reaches(l.done(me, r), g - kSlots,
+    wait_flag_reaches(l.done(me, r), g - kChunkRingSlots,
                       "another local rank reading a chunk (shan allgatherv)", timeout);
     least = std::min(least, acquire_load(l.done(me, r)));
   }
@@ -154,7 +154,7 @@ void write_chunk(const RingLayout& l, const Topology& t, ChunkRingState& st, std
                  const std::byte* src, std::int64_t n, const ReadyLine& header, double timeout) {
   const std::uint64_t g = st.written + 1 + static_cast<std::uint64_t>(k);
   wait_slot_free(l, t, st, g, timeout);
-  const int s = static_cast<int>(g % kSlots);
+  const int s = static_cast<int>(g % kChunkRingSlots);
   local_copy(l.slot(t.local_rank, s), src, static_cast<std::size_t>(n));
   auto* line = reinterpret_cast<ReadyLine*>(l.ready(t.local_rank, s));
   line->bytes = header.bytes;
@@ -167,7 +167,7 @@ void write_chunk(const RingLayout& l, const Topology& t, ChunkRingState& st, std
 const ReadyLine& read_chunk(const RingLayout& l, const Topology& t, int w, std::uint64_t g,
                             std::byte* dst, std::int64_t n,
                             void (*copy)(void*, const void*, std::size_t), double timeout) {
-  const int s = static_cast<int>(g % kSlots);
+  const int s = static_cast<int>(g % kChunkRingSlots);
   const auto& line = *reinterpret_cast<const ReadyLine*>(l.ready(w, s));
   wait_flag_reaches(&line.flag, g, "a chunk of another local rank (shan allgatherv)", timeout);
   if (dst && n > 0) copy(dst, l.slot(w, s), static_cast<std::size_t>(n));
@@ -180,7 +180,7 @@ const ReadyLine& read_chunk(const RingLayout& l, const Topology& t, int w, std::
 Writer read_first_chunk(const RingLayout& l, const Topology& t, int w, std::uint64_t g,
                         std::uint64_t counts_hash, std::byte* dst,
                         void (*copy)(void*, const void*, std::size_t), double timeout) {
-  const int s = static_cast<int>(g % kSlots);
+  const int s = static_cast<int>(g % kChunkRingSlots);
   const auto& line = *reinterpret_cast<const ReadyLine*>(l.ready(w, s));
   wait_flag_reaches(&line.flag, g, "another local rank's block (shan allgatherv)", timeout);
   const Writer wr{g, line.bytes, line.chunk, line.counts_hash == counts_hash};

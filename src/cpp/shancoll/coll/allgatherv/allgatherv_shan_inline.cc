@@ -38,8 +38,8 @@
 namespace shancoll {
 namespace {
 
-constexpr int kSlots = 2;          // per rank: calls c and c + 1 in flight
-constexpr int kLinesPerBlock = 6;  // so blocks of at most 336 bytes
+constexpr int kShanInlineSlots = 2;  // per rank: calls c and c + 1 in flight
+constexpr int kLinesPerBlock = 6;    // so blocks of at most 336 bytes
 constexpr std::int64_t kMaxBlock = kLinesPerBlock * static_cast<std::int64_t>(kInlineBytes);
 // Flag bits: the call from bit 22, a 16-bit hash of recvcounts, the size.
 constexpr int kCallShift = 22, kHashShift = 6;
@@ -58,7 +58,8 @@ struct ShanInlineState : LayoutState {
 
 // Line k of local rank `local`'s block of `call`.
 std::byte* line_of(const NodeSegment& s, int local, std::uint64_t call, int k) {
-  const std::size_t slot = kSlots * static_cast<std::size_t>(local) + call % kSlots;
+  const std::size_t slot =
+      kShanInlineSlots * static_cast<std::size_t>(local) + call % kShanInlineSlots;
   return s.base() + kCacheLine * (slot * kLinesPerBlock + static_cast<std::size_t>(k));
 }
 
@@ -111,7 +112,7 @@ const std::byte* shan_inline(Comm& comm, NodeContext& ctx, const AllgathervArgs&
   ShanInlineState& st = ctx.state<ShanInlineState>();
   if (!st.segment) {  // collective over the node: every local rank is here
     st.segment = std::make_unique<NodeSegment>(t.node_comm, t.node_comm, ctx.call_timeout);
-    st.segment->reserve(kCacheLine * kSlots * kLinesPerBlock *
+    st.segment->reserve(kCacheLine * kShanInlineSlots * kLinesPerBlock *
                         static_cast<std::size_t>(t.local_size()));
   }
   const std::uint64_t call = ++st.calls;

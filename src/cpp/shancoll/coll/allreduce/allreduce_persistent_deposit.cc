@@ -31,7 +31,7 @@
 namespace shancoll {
 namespace {
 
-constexpr int kSlots = 2;  // per rank: runs n and n + 1 in flight
+constexpr int kAllreduceDepositSlots = 2;  // per rank: runs n and n + 1 in flight
 
 class DepositAllreduceEngine final : public Engine {
  public:
@@ -41,7 +41,7 @@ class DepositAllreduceEngine final : public Engine {
         reducer_(*args.reducer),
         args_(args),
         bytes_(static_cast<std::size_t>(args.bytes())),
-        areas_(topo, kSlots, bytes_, timeout),
+        areas_(topo, kAllreduceDepositSlots, bytes_, timeout),
         spare_(kDepositChunk),
         inputs_(static_cast<std::size_t>(size_)) {
     args_.reducer = &reducer_;

@@ -23,7 +23,7 @@
 namespace shancoll {
 namespace {
 
-constexpr int kSlots = 2;  // per rank: runs n and n + 1 in flight
+constexpr int kAllreduceInlineSlots = 2;  // per rank: runs n and n + 1 in flight
 
 }  // namespace
 
@@ -37,7 +37,7 @@ InlineAllreduceEngine::InlineAllreduceEngine(const Topology& topo, const Allredu
       reducer_(*args.reducer),
       args_(args),
       bytes_(static_cast<std::size_t>(args.bytes())),
-      lines_(topo, kSlots, timeout) {
+      lines_(topo, kAllreduceInlineSlots, timeout) {
   args_.reducer = &reducer_;
 }
 

@@ -10,7 +10,7 @@
 //   allgather       steps t = 0 .. P-2: send block r+1-t, receive block r-t
 //                   straight into the receive buffer.
 // Pipelining: the block sent in step s+1 is the block received in step s,
-// so each chunk (kChunkBytes) is forwarded as soon as it has arrived and been
+// so each chunk (kRingChunkBytes) is forwarded as soon as it has arrived and been
 // combined, while the rest of the block is still on its way.
 //
 // Cost model (alpha, beta, gamma as in allreduce_dissemination.cc, m bytes):
@@ -34,7 +34,7 @@ namespace shancoll {
 namespace {
 
 constexpr int kRingTag = 0x5a20;  // comm.mpi() is a private dup; allreduce schedules use 0x6000+
-constexpr std::int64_t kChunkBytes = 256 << 10;
+constexpr std::int64_t kRingChunkBytes = 256 << 10;
 
 struct RingPlan {
   int size, rank;
@@ -64,7 +64,7 @@ class Ring {
         topo_(topo),
         stats_(stats),
         plan_{comm.size(), comm.rank(), args.count, esize(args),
-              std::max<std::int64_t>(1, kChunkBytes / esize(args))},
+              std::max<std::int64_t>(1, kRingChunkBytes / esize(args))},
         tmp_(comm.scratch(static_cast<std::size_t>((args.count / plan_.size + 1) * plan_.esize))) {}
 
   // A failed step leaves chunks posted: none may outlive the call.

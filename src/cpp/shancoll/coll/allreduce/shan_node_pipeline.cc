@@ -52,8 +52,8 @@
 namespace shancoll {
 namespace {
 
-constexpr std::size_t kChunkBytes = 64 << 10;  // fits L2 with its three passes
-constexpr std::uint64_t kSlots = 4;            // chunks in flight per rank
+constexpr std::size_t kPipelineChunkBytes = 64 << 10;  // fits L2 with its three passes
+constexpr std::uint64_t kPipelineSlots = 4;            // chunks in flight per rank
 // From this size on the result is written around the cache (stream_copy.h):
 // it exceeds a core's L2 (2 MiB here), so it would not stay there anyway.
 constexpr std::int64_t kStreamMinBytes = 2 << 20;
@@ -69,7 +69,7 @@ constexpr std::int64_t kWholeMaxCombined = 4 << 10;
 // 1.96-2.44) against 1.68-1.87 us spread (Intel MPI 2.23-2.52), three runs
 // each: the writer then seldom takes back lines the peer holds.
 constexpr std::size_t kWholeSpacing = kWholeMaxCombined / 2;  // n >= 2 ranks: m <= this
-constexpr std::size_t kWholePlaces = kChunkBytes / kWholeSpacing;
+constexpr std::size_t kWholePlaces = kPipelineChunkBytes / kWholeSpacing;
 
 enum Flag { kReady, kReduced, kFlags };
 // A message of at most kInlineBytes travels beside its ready flag, in one of
@@ -91,8 +91,8 @@ struct Pipeline {
     return base + (kFlags * n + local * kInlineLines + g % kInlineLines) * kCacheLine;
   }
   std::byte* slot(int local, std::uint64_t g) const {
-    const std::size_t index = static_cast<std::size_t>(local) * kSlots + g % kSlots;
-    return base + lines_bytes(n) + index * kChunkBytes;
+    const std::size_t index = static_cast<std::size_t>(local) * kPipelineSlots + g % kPipelineSlots;
+    return base + lines_bytes(n) + index * kPipelineChunkBytes;
   }
   static std::size_t lines_bytes(int n) { return (kFlags + kInlineLines) * n * kCacheLine; }
   void wait_all(Flag f, std::uint64_t value, const char* what) const {
@@ -154,7 +154,7 @@ void run_chunk(const Pipeline& p, std::uint64_t g, std::int64_t first, std::int6
 // combine work, a few KiB.
 void run_whole(const Pipeline& p, std::uint64_t g, std::int64_t e, Stats& stats) {
   const std::size_t bytes = static_cast<std::size_t>(e) * p.esize;
-  auto at = [&](int j) { return p.slot(j, g) + g / kSlots % kWholePlaces * kWholeSpacing; };
+  auto at = [&](int j) { return p.slot(j, g) + g / kPipelineSlots % kWholePlaces * kWholeSpacing; };
   local_copy(at(p.me), p.args.send ? p.args.send : p.args.recv, bytes);
   release_store(p.flag(kReady, p.me), g + 1);  // after the data (flags.h)
   p.wait_all(kReady, g + 1, "shan allreduce: inputs");
@@ -210,14 +210,14 @@ void shan_node_pipeline(NodeContext& ctx, const AllreduceArgs& args, double time
   if (!s.segment) {  // collective over the node, on its first use only
     s.segment = std::make_unique<NodeSegment>(t.node_comm, t.node_comm, ctx.call_timeout);
     s.segment->reserve(Pipeline::lines_bytes(t.local_size()) +
-                       t.local_size() * kSlots * kChunkBytes);
+                       t.local_size() * kPipelineSlots * kPipelineChunkBytes);
   }
   const bool large = args.bytes() >= kStreamMinBytes;
   const Pipeline p{args,
                    t.local_size(),
                    t.local_rank,
                    s.segment->base(),
-                   std::max<std::int64_t>(1, kChunkBytes / esize),
+                   std::max<std::int64_t>(1, kPipelineChunkBytes / esize),
                    esize,
                    timeout,
                    large ? stream_copy : local_copy};

@@ -22,12 +22,14 @@
 namespace shancoll {
 namespace {
 
-constexpr int kSlots = 2;  // per rank: runs n and n + 1 in flight
+constexpr int kBarrierInlineSlots = 2;  // per rank: runs n and n + 1 in flight
 
 class InlineBarrierEngine final : public Engine {
  public:
   InlineBarrierEngine(const Topology& topo, const double& timeout)
-      : me_(topo.local_rank), size_(topo.local_size()), lines_(topo, kSlots, timeout) {}
+      : me_(topo.local_rank),
+        size_(topo.local_size()),
+        lines_(topo, kBarrierInlineSlots, timeout) {}
 
   void start() override {
     ++run_;

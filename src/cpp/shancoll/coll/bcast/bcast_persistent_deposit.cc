@@ -29,7 +29,7 @@
 namespace shancoll {
 namespace {
 
-constexpr int kSlots = 2;  // the root's runs k and k + 1 in flight
+constexpr int kBcastDepositSlots = 2;  // the root's runs k and k + 1 in flight
 
 class DepositBcastEngine final : public Engine {
  public:
@@ -39,7 +39,7 @@ class DepositBcastEngine final : public Engine {
         size_(topo.local_size()),
         buf_(static_cast<std::byte*>(call.buf)),
         bytes_(static_cast<std::size_t>(call.bytes)),
-        areas_(topo, kSlots, bytes_, timeout) {}
+        areas_(topo, kBcastDepositSlots, bytes_, timeout) {}
 
   void start() override {
     ++run_;
@@ -48,7 +48,7 @@ class DepositBcastEngine final : public Engine {
   }
 
   bool test() override {
-    if (me_ == root_) return readers_done(run_ + 1 - kSlots);
+    if (me_ == root_) return readers_done(run_ + 1 - kBcastDepositSlots);
     for (; chunk_ < deposit_chunks(bytes_); ++chunk_) {
       const std::byte* data = areas_.chunk(root_, run_, chunk_, bytes_, "count");
       if (!data) return false;

@@ -1,32 +1,32 @@
 // release_gather as a persistent bcast on one node, at most 56 bytes (the
 // seed's data inlining, made persistent): the request gets, at _init, its
-// own lines in a node segment of its own (shm/inline_lines.h), kSlots data
+// own lines in a node segment of its own (shm/inline_lines.h), kBcastInlineSlots data
 // lines per local rank used in turn and a counter line. The root's start
 // writes its data beside a flag holding the run's number in its line of the
-// run (run mod kSlots); a reader's test polls that line, copies the data out
+// run (run mod kBcastInlineSlots); a reader's test polls that line, copies the data out
 // and stores the run in its counter line ("completed").
 //
 // When may the root write a slot again? Unlike allreduce, the root's run
 // needs nothing from the readers, so without a rule it could start run
-// k + kSlots and overwrite run k's line before a slow reader read it. The
+// k + kBcastInlineSlots and overwrite run k's line before a slow reader read it. The
 // rule: the root's completion of run k waits until every reader has
-// completed run k + 1 - kSlots (slot_free_after), the run whose slot the
+// completed run k + 1 - kBcastInlineSlots (slot_free_after), the run whose slot the
 // root's next start, k + 1, writes. A reader completes run j only after
 // reading it (its counter is a release store after the copy, read with an
 // acquire load), so no line is overwritten before every reader read it.
 // Sound under MPI's rules: a correct program assumes nothing about whether
 // a collective synchronizes, so the root's completion of run k may wait for
 // each reader's start of run k, which a reader makes only after completing
-// run k - 1 >= k + 1 - kSlots; and a reader completes a run from the root's
+// run k - 1 >= k + 1 - kBcastInlineSlots; and a reader completes a run from the root's
 // line alone, with no progress of the root after its start (what the PMPI
 // library's routing asks: the root may sit in an MPI call shancoll does not
-// see). The reader's slot of run k holds run k - kSlots or run k, never a
+// see). The reader's slot of run k holds run k - kBcastInlineSlots or run k, never a
 // later run, so "the flag reached run k" means "run k's data".
 //
 // Amortised: the root keeps the readers' counters as last read and reads a
 // reader's counter line only when its cached value is older than the run
 // needed (PeerCompletions); with readers that keep up, one line transfer
-// per reader every kSlots - 1 = 7 runs, as the blocking release_gather's
+// per reader every kBcastInlineSlots - 1 = 7 runs, as the blocking release_gather's
 // inline bcast reads its gather flags once per 8 calls.
 //
 // Cost per run (n local ranks): the root one line store (and, every 7 runs,
@@ -41,7 +41,7 @@
 namespace shancoll {
 namespace {
 
-constexpr int kSlots = 8;  // per rank: the root up to 7 runs ahead of its slowest reader
+constexpr int kBcastInlineSlots = 8;  // per rank: the root up to 7 runs ahead of its slowest reader
 
 std::vector<int> readers_of(const Topology& topo, int root) {
   std::vector<int> readers;
@@ -59,7 +59,7 @@ class InlineBcastEngine final : public Engine {
         size_(topo.local_size()),
         buf_(static_cast<std::byte*>(call.buf)),
         bytes_(static_cast<std::size_t>(call.bytes)),
-        lines_(topo, kSlots, timeout),
+        lines_(topo, kBcastInlineSlots, timeout),
         readers_(readers_of(topo, root_)) {}
 
   void start() override {
@@ -68,7 +68,7 @@ class InlineBcastEngine final : public Engine {
   }
 
   bool test() override {
-    if (me_ == root_) return readers_.reached(lines_, slot_free_after(run_, kSlots));
+    if (me_ == root_) return readers_.reached(lines_, slot_free_after(run_, kBcastInlineSlots));
     const std::byte* data = lines_.read(root_, run_, bytes_, "count");
     if (!data) return false;
     if (bytes_ > 0) std::memcpy(buf_, data, bytes_);

@@ -14,16 +14,16 @@
 namespace shancoll {
 namespace {
 
-constexpr int kTag = 0x5b12;
+constexpr int kBcastRgTag = 0x5b12;
 
 void bcast_between_nodes(Comm& comm, NodeContext& ctx, const BcastArgs& args, double timeout,
                          Stats& stats) {
   const Topology& t = ctx.topo;
   const pattern::TreeNode& node = node_tree(ctx, args.root);
   if (node.parent >= 0)
-    recv_bytes_waiting(args.buf, args.bytes, node.parent, kTag, comm.mpi(), timeout);
+    recv_bytes_waiting(args.buf, args.bytes, node.parent, kBcastRgTag, comm.mpi(), timeout);
   for (int c : node.children) {
-    send_bytes_waiting(args.buf, args.bytes, c, kTag, comm.mpi(), timeout);
+    send_bytes_waiting(args.buf, args.bytes, c, kBcastRgTag, comm.mpi(), timeout);
     count_message(t, c, args.bytes, stats);
   }
   stats.rounds += pattern::tree_depth(t.node_count, 2);

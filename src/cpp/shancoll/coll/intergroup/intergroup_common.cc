@@ -10,7 +10,7 @@
 namespace shancoll {
 namespace {
 
-constexpr int kTag = 0x1a6;  // the InterComm's dup is private: the tag is ours alone
+constexpr int kIntergroupTag = 0x1a6;  // the InterComm's dup is private: the tag is ours alone
 
 #if MPI_VERSION < 4
 int small_count(std::int64_t bytes) {
@@ -69,9 +69,10 @@ void Exchange::send(const std::byte* data, std::int64_t bytes, int peer) {
   if (bytes == 0) return;
   MPI_Request req;
 #if MPI_VERSION >= 4
-  check_mpi(MPI_Isend_c(data, bytes, MPI_BYTE, peer, kTag, ic_.mpi(), &req), "MPI_Isend_c");
+  check_mpi(MPI_Isend_c(data, bytes, MPI_BYTE, peer, kIntergroupTag, ic_.mpi(), &req),
+            "MPI_Isend_c");
 #else
-  check_mpi(MPI_Isend(data, small_count(bytes), MPI_BYTE, peer, kTag, ic_.mpi(), &req),
+  check_mpi(MPI_Isend(data, small_count(bytes), MPI_BYTE, peer, kIntergroupTag, ic_.mpi(), &req),
             "MPI_Isend");
 #endif
   sends_.push_back(req);
@@ -82,9 +83,10 @@ void Exchange::recv(std::byte* data, std::int64_t bytes, int peer) {
   if (bytes == 0) return;
   MPI_Request req;
 #if MPI_VERSION >= 4
-  check_mpi(MPI_Irecv_c(data, bytes, MPI_BYTE, peer, kTag, ic_.mpi(), &req), "MPI_Irecv_c");
+  check_mpi(MPI_Irecv_c(data, bytes, MPI_BYTE, peer, kIntergroupTag, ic_.mpi(), &req),
+            "MPI_Irecv_c");
 #else
-  check_mpi(MPI_Irecv(data, small_count(bytes), MPI_BYTE, peer, kTag, ic_.mpi(), &req),
+  check_mpi(MPI_Irecv(data, small_count(bytes), MPI_BYTE, peer, kIntergroupTag, ic_.mpi(), &req),
             "MPI_Irecv");
 #endif
   wait_request(req, "a receive from the other group", timeout_);

@@ -28,21 +28,22 @@
 namespace shancoll {
 namespace {
 
-constexpr int kRoot = 0;
+constexpr int kGatherRoot = 0;
 
 // The block sizes of the local group, at the root (allgather: all equal).
 std::vector<std::int64_t> gather_counts(InterComm& ic, const InterAllgathervArgs& args,
                                         double timeout) {
   const int n = ic.size();
-  if (args.regular) return std::vector<std::int64_t>(ic.rank() == kRoot ? n : 0, args.send_bytes);
+  if (args.regular)
+    return std::vector<std::int64_t>(ic.rank() == kGatherRoot ? n : 0, args.send_bytes);
   CollectiveBuffer<std::int64_t> io(static_cast<std::size_t>(n) + 1);  // mine, then the root's
   io[0] = args.send_bytes;
   MPI_Request req;
-  check_mpi(MPI_Igather(io.data(), 1, MPI_INT64_T, io.data() + 1, 1, MPI_INT64_T, kRoot,
+  check_mpi(MPI_Igather(io.data(), 1, MPI_INT64_T, io.data() + 1, 1, MPI_INT64_T, kGatherRoot,
                         ic.local().mpi(), &req),
             "MPI_Igather");
   io.wait(req, "the gather of the group's block sizes", timeout);
-  if (ic.rank() != kRoot) return {};
+  if (ic.rank() != kGatherRoot) return {};
   return std::vector<std::int64_t>(io.data() + 1, io.data() + 1 + n);
 }
 
@@ -57,7 +58,7 @@ void gather_blocks(InterComm& ic, const InterAllgathervArgs& args,
   std::copy(counts.begin(), counts.end(), c.data());
   if (!counts.empty()) std::exclusive_scan(counts.begin(), counts.end(), d.data(), MPI_Aint{0});
   check_mpi(MPI_Igatherv_c(args.send, args.send_bytes, MPI_BYTE, full, c.data(), d.data(), MPI_BYTE,
-                           kRoot, ic.local().mpi(), &req),
+                           kGatherRoot, ic.local().mpi(), &req),
             "MPI_Igatherv_c");
 #else
   CollectiveBuffer<int> c(counts.size()), d(counts.size());
@@ -69,7 +70,7 @@ void gather_blocks(InterComm& ic, const InterAllgathervArgs& args,
     c[i] = static_cast<int>(counts[i]), d[i] = static_cast<int>(at), at += counts[i];
   }
   check_mpi(MPI_Igatherv(args.send, static_cast<int>(args.send_bytes), MPI_BYTE, full, c.data(),
-                         d.data(), MPI_BYTE, kRoot, ic.local().mpi(), &req),
+                         d.data(), MPI_BYTE, kGatherRoot, ic.local().mpi(), &req),
             "MPI_Igatherv");
 #endif
   // `full` is the call's receive buffer or the communicator's scratch, which
@@ -86,11 +87,13 @@ void broadcast(InterComm& ic, std::byte* data, std::int64_t bytes, double timeou
   if (bytes == 0) return;
   MPI_Request req;
 #if MPI_VERSION >= 4
-  check_mpi(MPI_Ibcast_c(data, bytes, MPI_BYTE, kRoot, ic.local().mpi(), &req), "MPI_Ibcast_c");
+  check_mpi(MPI_Ibcast_c(data, bytes, MPI_BYTE, kGatherRoot, ic.local().mpi(), &req),
+            "MPI_Ibcast_c");
 #else
   if (bytes > INT_MAX) throw ArgumentError("recvbuf: over 2^31-1 bytes needs an MPI-4 library");
-  check_mpi(MPI_Ibcast(data, static_cast<int>(bytes), MPI_BYTE, kRoot, ic.local().mpi(), &req),
-            "MPI_Ibcast");
+  check_mpi(
+      MPI_Ibcast(data, static_cast<int>(bytes), MPI_BYTE, kGatherRoot, ic.local().mpi(), &req),
+      "MPI_Ibcast");
 #endif
   // Into the caller's buffer, as the MPI library's own collective would.
   wait_collective(req, "the broadcast from the group's root", timeout);
@@ -101,7 +104,7 @@ void broadcast(InterComm& ic, std::byte* data, std::int64_t bytes, double timeou
 void intergroup_root_gather(InterComm& ic, const InterAllgathervArgs& args, const Options& options,
                             Stats& stats) {
   const double timeout = options.wait_timeout();
-  const bool root = ic.rank() == kRoot;
+  const bool root = ic.rank() == kGatherRoot;
   const std::vector<std::int64_t> counts = gather_counts(ic, args, timeout);
   const std::int64_t local_total = std::accumulate(counts.begin(), counts.end(), std::int64_t{0});
   const std::int64_t remote_total = args.remote_total();
@@ -113,8 +116,8 @@ void intergroup_root_gather(InterComm& ic, const InterAllgathervArgs& args, cons
   const RemoteMessage remote(ic, args);
   if (root) {
     Exchange x(ic, options, stats);
-    x.send(full, local_total, kRoot);
-    x.recv(remote.at(0), remote_total, kRoot);
+    x.send(full, local_total, kGatherRoot);
+    x.recv(remote.at(0), remote_total, kGatherRoot);
     x.wait_sends();
     stats.rounds = 1;
   }

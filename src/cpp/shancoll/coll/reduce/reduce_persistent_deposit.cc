@@ -31,7 +31,7 @@
 namespace shancoll {
 namespace {
 
-constexpr int kSlots = 2;  // a non-root's runs k and k + 1 in flight
+constexpr int kReduceDepositSlots = 2;  // a non-root's runs k and k + 1 in flight
 
 class DepositReduceEngine final : public Engine {
  public:
@@ -43,7 +43,7 @@ class DepositReduceEngine final : public Engine {
         send_(static_cast<const std::byte*>(call.send)),
         recv_(static_cast<std::byte*>(call.recv)),
         bytes_(static_cast<std::size_t>(call.count) * reducer_.elem_size()),
-        areas_(topo, kSlots, bytes_, timeout),
+        areas_(topo, kReduceDepositSlots, bytes_, timeout),
         inputs_(static_cast<std::size_t>(size_)) {}
 
   void start() override {
@@ -60,7 +60,7 @@ class DepositReduceEngine final : public Engine {
   }
 
   bool test() override {
-    if (me_ != root_) return areas_.completed_by(root_) + kSlots >= run_ + 1;
+    if (me_ != root_) return areas_.completed_by(root_) + kReduceDepositSlots >= run_ + 1;
     for (; chunk_ < deposit_chunks(bytes_); ++chunk_)
       if (!combine(chunk_)) return false;
     areas_.completed(me_, run_);  // after the reads: the others may write these areas again

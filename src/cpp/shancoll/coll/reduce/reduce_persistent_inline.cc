@@ -1,32 +1,32 @@
 // release_gather as a persistent reduce on one node, at most 56 bytes, a
 // predefined op on a typed kernel: the mirror of the persistent inline bcast
 // (bcast/bcast_persistent_inline.cc). At _init the request gets its own
-// lines in a node segment of its own (shm/inline_lines.h), kSlots data lines
+// lines in a node segment of its own (shm/inline_lines.h), kReduceInlineSlots data lines
 // per local rank used in turn and a counter line. Every rank's start writes
 // its input beside a flag holding the run's number in its line of the run
-// (run mod kSlots; the root's own too, so that its input survives an
+// (run mod kReduceInlineSlots; the root's own too, so that its input survives an
 // in-place result); the root's test polls the others' lines, combines all
 // of them in rank order into its recvbuf (the same expression as every
 // shancoll reduce of the node: x_0 o x_1 o ...) and stores the run in its
 // counter line ("completed").
 //
 // When may a non-root write a slot again? Its run needs nothing from the
-// root, so without a rule it could start run k + kSlots before the root read
+// root, so without a rule it could start run k + kReduceInlineSlots before the root read
 // its line of run k. The rule: a non-root's completion of run k waits until
-// the root has completed run k + 1 - kSlots (slot_free_after), the run whose
+// the root has completed run k + 1 - kReduceInlineSlots (slot_free_after), the run whose
 // slot its next start writes; the root completes a run only after reading
 // every line of it (release store of its counter after the combine, read
 // with an acquire load). Sound under MPI's rules: a correct program assumes
 // nothing about whether a collective synchronizes, so a non-root's
 // completion of run k may wait for the root's start of run k, made only
-// after the root completed run k - 1 >= k + 1 - kSlots; and the root
+// after the root completed run k - 1 >= k + 1 - kReduceInlineSlots; and the root
 // completes a run from the lines alone, with no progress of any other rank
 // after its start (what the PMPI library's routing asks). A slot of run k
-// holds run k - kSlots or run k, never a later run.
+// holds run k - kReduceInlineSlots or run k, never a later run.
 //
 // Amortised: each non-root keeps the root's counter as last read and reads
 // it only when that is older than the run needed (PeerCompletions): with a
-// root that keeps up, one line transfer every kSlots - 1 = 7 runs.
+// root that keeps up, one line transfer every kReduceInlineSlots - 1 = 7 runs.
 //
 // Cost per run (n local ranks): a non-root one line store (and a counter
 // line in every 7 runs); the root n - 1 line transfers in, all at once,
@@ -42,7 +42,7 @@
 namespace shancoll {
 namespace {
 
-constexpr int kSlots = 8;  // per rank: a non-root up to 7 runs ahead of the root
+constexpr int kReduceInlineSlots = 8;  // per rank: a non-root up to 7 runs ahead of the root
 
 std::vector<int> root_of(const Topology& topo, int root) {
   if (topo.local_rank == root) return {};  // the root waits for lines, not counters
@@ -61,7 +61,7 @@ class InlineReduceEngine final : public Engine {
         count_(call.count),
         reducer_(std::move(reducer)),
         bytes_(static_cast<std::size_t>(call.count) * reducer_.elem_size()),
-        lines_(topo, kSlots, timeout),
+        lines_(topo, kReduceInlineSlots, timeout),
         root_done_(root_of(topo, root_)) {}
 
   void start() override {
@@ -71,7 +71,7 @@ class InlineReduceEngine final : public Engine {
   }
 
   bool test() override {
-    if (me_ != root_) return root_done_.reached(lines_, slot_free_after(run_, kSlots));
+    if (me_ != root_) return root_done_.reached(lines_, slot_free_after(run_, kReduceInlineSlots));
     while (arrived_ < size_) {  // the lines of the next rank on first: no hot spot
       if (!lines_.read((me_ + arrived_) % size_, run_, bytes_, "count")) return false;
       ++arrived_;

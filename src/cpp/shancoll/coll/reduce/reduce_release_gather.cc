@@ -18,18 +18,18 @@
 namespace shancoll {
 namespace {
 
-constexpr int kTag = 0x5b13;
+constexpr int kReduceRgTag = 0x5b13;
 
 void reduce_between_nodes(Comm& comm, NodeContext& ctx, const ReduceArgs& args, std::byte* partial,
                           std::byte* tmp, double timeout, Stats& stats) {
   const Topology& t = ctx.topo;
   const pattern::TreeNode& node = node_tree(ctx, args.root);
   for (int c : node.children) {
-    recv_bytes_waiting(tmp, args.bytes(), c, kTag, comm.mpi(), timeout);
+    recv_bytes_waiting(tmp, args.bytes(), c, kReduceRgTag, comm.mpi(), timeout);
     args.reducer->combine(partial, partial, tmp, args.count, nullptr);
   }
   if (node.parent >= 0) {
-    send_bytes_waiting(partial, args.bytes(), node.parent, kTag, comm.mpi(), timeout);
+    send_bytes_waiting(partial, args.bytes(), node.parent, kReduceRgTag, comm.mpi(), timeout);
     count_message(t, node.parent, args.bytes(), stats);
   }
   stats.rounds += pattern::tree_depth(t.node_count, 2);
