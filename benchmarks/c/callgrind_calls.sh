@@ -59,7 +59,7 @@ count() {
     pmpi-init) direct=(pmpi-init) ;;
     *-init) direct=(init) ;;
   esac
-  local grind=(valgrind --tool=callgrind --callgrind-out-file="$out" -q)
+  local grind=(valgrind --tool=callgrind --callgrind-out-file="$out" -q ${CALLGRIND_ARGS:-})
   local run=("$WORK/calls" "$n" "$coll" "${direct[@]}")
   rm -f "$out"
   if [ "${RANKS:-2}" = 1 ]; then

@@ -60,7 +60,7 @@ class StateSlots {
  public:
   template <class T>
   T& get() {
-    static const std::size_t slot = next_slot();
+    const std::size_t slot = kSlot<T>;
     if (slot >= states_.size()) states_.resize(slot + 1);
     std::unique_ptr<LayoutState>& s = states_[slot];
     if (!s) s = std::make_unique<T>();
@@ -72,6 +72,11 @@ class StateSlots {
 
  private:
   static std::size_t next_slot();
+  // Set before main (no state is looked up during static initialisation):
+  // a lookup reads it without the guard a function-local static costs on
+  // every call (the small-message path looks up three states per call).
+  template <class T>
+  static inline const std::size_t kSlot = next_slot();
   std::vector<std::unique_ptr<LayoutState>> states_;
 };
 
