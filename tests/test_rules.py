@@ -328,6 +328,7 @@ def test_a_shipped_table_for_this_machine_or_the_conservative_one(monkeypatch):
 # model names do not tell the two AMD EPYC VMs apart, their caches do.
 ZEN5 = {"cpu": "AMD EPYC", "cpuid": "family 26 model 2", "caches": "L1d 48K L2 1M L3 32M"}
 ZEN3 = {"cpu": "AMD EPYC", "cpuid": "family 25 model 1", "caches": "L1d 32K L2 512K L3 32M"}
+ZEN4 = {"cpu": "AMD EPYC", "cpuid": "family 25 model 17", "caches": "L1d 32K L2 1M L3 32M"}
 XEON = {"cpu": "Intel(R) Xeon(R) Processor", "cpuid": "family 6 model 207",
         "caches": "L1d 48K L2 4M L3 105M"}  # fmt: skip
 MPICH = "MPICH Version: 5.0.2"
@@ -349,6 +350,16 @@ def test_the_table_chosen_for_a_fingerprint():
         assert shipped_table_for({**ZEN5, "mpi": mpi}) == f"amd-epyc-{library}.tsv"
     assert shipped_table_for({**XEON, "mpi": MPICH}) == "intel-xeon-mpich-5.0.2.tsv"
     assert shipped_table_for({**ZEN3, "mpi": MPICH}) == "amd-epyc-zen3-mpich-5.0.2.tsv"
+    for library, mpi in LIBRARIES.items():
+        assert shipped_table_for({**ZEN4, "mpi": mpi}) == f"amd-epyc-zen4-{library}.tsv"
+
+
+def test_a_zen4_table_holds_on_zen4_only():
+    """Zen 4 shares Zen 3's L1d and Zen 5's L2 and L3; its tables (single copy,
+    which loses on both) name its family and model."""
+    for mpi in LIBRARIES.values():
+        for other in (ZEN3, ZEN5, {**ZEN4, "cpuid": "family 25 model 1"}):
+            assert "zen4" not in shipped_table_for({**other, "mpi": mpi}), other
 
 
 def test_a_zen5_table_is_not_chosen_on_a_zen3_fingerprint():
