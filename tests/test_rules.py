@@ -487,8 +487,8 @@ def test_the_conservative_table_leaves_mid_and_large_sizes_to_mpi():
 
     shancoll.set_rules(str(Path(PACKAGE_RULES) / "conservative.tsv"))
     try:
-        for coll, fast, limit in [("allgatherv", "shan", 16384), ("allreduce", "shan", 16384),
-                                  ("bcast", "release_gather", 32768),
+        for coll, fast, limit in [("allgatherv", "shan", 8192), ("allreduce", "shan", 2048),
+                                  ("bcast", "release_gather", 2048),
                                   ("reduce", "release_gather", 32768)]:  # fmt: skip
             assert _core.choose_auto(coll, 8, 2, 1) == fast, coll
             assert _core.choose_auto(coll, limit - 1, 2, 1) == fast, coll
