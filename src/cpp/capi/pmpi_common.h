@@ -34,12 +34,14 @@ void report(const char* collective, MPI_Comm comm, const char* prefix, const cha
 // communicator and collective (as report()). Never throws.
 void report_routed(const char* collective, MPI_Comm comm);
 
-// A refusal caused by a SHANCOLL_* variable (a misspelt option in
-// SHANCOLL_BCAST_OPTIONS, say) sends every such call to the MPI library: that
-// is said on stderr once per process, verbose or not, so that it is never
-// silent. Then as report(). Never throws.
+// A refusal caused by the configuration, a SHANCOLL_* variable (a misspelt
+// option in SHANCOLL_BCAST_OPTIONS, say) or a rule table that cannot be used
+// (SHANCOLL_RULES naming a file this process cannot read: "rules: ..."),
+// sends every such call to the MPI library: that is said on stderr once per
+// process, verbose or not, so that it is never silent. Then as report().
+// Never throws.
 inline void report_refusal(const char* collective, MPI_Comm comm, const char* error) {
-  if (std::strncmp(error, "SHANCOLL_", 9) == 0) {
+  if (std::strncmp(error, "SHANCOLL_", 9) == 0 || std::strncmp(error, "rules: ", 7) == 0) {
     static std::atomic<bool> told{false};
     if (!told.exchange(true))
       std::fprintf(stderr,
