@@ -610,6 +610,7 @@ def test_a_repeated_small_call_goes_from_the_route_to_shancoll(collective, tmp_p
     long_way = sum(_calls_made(annotated, entry, f) for f in {c_api, c_api.removesuffix("_c")})
     assert long_way == 1, (entry, long_way)
 
+
 def test_osu_style_benchmark_under_preload():
     """benchmarks/c/osu_style.c, a plain MPI program, runs under the preload (smoke test)."""
     mpiexec = Path(sys.executable).parent / "mpiexec"
