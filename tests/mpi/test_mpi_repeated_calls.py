@@ -10,6 +10,7 @@ the first call of those arguments gets.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from _mpi_util import assert_all, raises_all
 from mpi4py import MPI
 
@@ -55,13 +56,16 @@ def test_allreduce_dtype_size_and_shape_changes():
     check_allreduce(COMM, np.empty((2, 3)), np.empty((3, 2)))
 
 
-def test_allreduce_dtype_reassigned_in_place():
+@pytest.mark.parametrize("op", [MPI.SUM, MPI.PROD])
+def test_allreduce_dtype_reassigned_in_place(op):
+    """The product tells integers from floats (a sum of small integers as
+    float64 denormals is their integer sum, bit for bit)."""
     a, b = np.ones(2), np.zeros(2)
-    check_allreduce(COMM, a, b)
+    check_allreduce(COMM, a, b, op=op)
     a.dtype = b.dtype = np.int64  # the same arrays, the same bytes: now integers
-    check_allreduce(COMM, a, b)
+    check_allreduce(COMM, a, b, op=op)
     a.dtype = b.dtype = np.float64
-    check_allreduce(COMM, a, b)
+    check_allreduce(COMM, a, b, op=op)
 
 
 def test_allreduce_array_resized_in_place():

@@ -212,12 +212,13 @@ std::unique_ptr<KeptCall> keepable(const Entry& e, PyObject* const* args, Py_ssi
   return k;
 }
 
-// Runs `k`'s call, then keeps it, unless it failed or another thread's
-// call kept one while this one ran without the GIL (the entry's kept call
-// is out of the entry while it runs: that thread's call took the long way).
+// Runs `k`'s call, then keeps it in place of the entry's (the last call
+// is kept), unless it failed. The entry's kept call is out of the entry
+// while it runs without the GIL: another thread's call meanwhile takes the
+// long way.
 void run_and_keep(Entry& e, std::unique_ptr<KeptCall> k, std::byte* const* buffers) {
   k->call->run(*k->comm_handle, buffers);
-  if (!e.kept) e.kept = std::move(k);
+  e.kept = std::move(k);
 }
 
 bool mpi_finalized() {
