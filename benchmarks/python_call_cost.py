@@ -9,7 +9,8 @@ Two measures, because wall time on a shared machine is noisy:
 ``instructions``
     Run without mpiexec: each case runs once in a singleton MPI process
     under ``valgrind --tool=callgrind`` with N and with 2N calls, counting
-    only inside the builtin entry (``--toggle-collect=*call_entry*``; the
+    only inside the builtin entry (``--toggle-collect=*entry_vectorcall*``, the
+    entry's vectorcall: call_entry may be inlined into it; the
     whole process's count varies by millions between runs: MPI's start-up);
     the difference divided by N is the instructions of one call (the first
     call's set-up cancels out). The Python side of the call (the caller's
@@ -17,9 +18,10 @@ Two measures, because wall time on a shared machine is noisy:
     extension with symbols: ``cmake -DCMAKE_STRIP=/bin/true build/<dir>``
     keeps pybind11 from stripping it.
 
-Cases: the plain calls of ``allreduce`` (8-byte float64 arrays), ``bcast``
-(one float64) and ``allgatherv`` (one float64 per rank, ``[out, counts]``),
-and a few buffer-spec forms of allreduce that used to take the Python path.
+Cases: the plain calls of ``allreduce`` and ``reduce`` (8-byte float64
+arrays), ``bcast`` (one float64), ``barrier`` and ``allgatherv`` (one
+float64 per rank, ``[out, counts]``), and a few buffer-spec forms of
+allreduce that used to take the Python path.
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ def _cases(comm, MPI, np, shancoll):
             comm, [a, MPI.DOUBLE], [b, MPI.DOUBLE], **mpi
         ),  # fmt: skip
         "bcast": lambda: shancoll.bcast(comm, b, **mpi),
+        "reduce": lambda: shancoll.reduce(comm, a, b, **mpi),
+        "barrier": lambda: shancoll.barrier(comm, **mpi),
         "allgatherv": lambda: shancoll.allgatherv(comm, a, [out, counts], **mpi),
     }
 
@@ -91,7 +95,7 @@ def _instructions(case: str, calls: int) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "cg.out")
         cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-               "--toggle-collect=*call_entry*",
+               "--toggle-collect=*entry_vectorcall*",
                sys.executable, __file__, "run", case, str(calls)]  # fmt: skip
         subprocess.run(cmd, check=True, capture_output=True)
         with open(out) as f:
