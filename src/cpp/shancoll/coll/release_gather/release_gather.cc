@@ -306,9 +306,22 @@ std::byte* RgPhase::post_line(int r) const {
   return st_.segment->base() + kCacheLine * (2 * local_size_ + r);
 }
 
+// Every region lays its buffers out at the stride the segment holds, not at
+// its own configuration's buffer size: a bcast's 1 MiB buffer (kHugeBcast)
+// and the reduces' 256 KiB ones laid out by their own sizes overlapped, so
+// a rank that left a 2 MiB bcast could write its next reduce's chunks into
+// the bcast slots a slower rank was still reading (only a change of the
+// same region's configuration waits for the other ranks: enter_region). Seen
+// as an intermittent wrong bcast result on one rank at 2 MiB (Intel MPI, 3
+// ranks on one node: test_bcast_and_reduce_across_the_2_mib_chunk_threshold).
+// The segment holds (local ranks + 1) buffers of every size a call
+// reserved, so the stride is at least each configuration's buffer.
 std::byte* RgPhase::slot_of(int r, int slot) const {
-  std::byte* buffers = st_.segment->base() + lines_bytes(local_size_);
-  return buffers + config_->buffer_bytes * (r + 1) + config_->slot_bytes * slot;
+  const std::size_t lines = lines_bytes(local_size_);
+  const std::size_t stride = (st_.segment->size() - lines) /
+                             static_cast<std::size_t>(local_size_ + 1) / kCacheLine * kCacheLine;
+  return st_.segment->base() + lines + stride * static_cast<std::size_t>(r + 1) +
+         config_->slot_bytes * static_cast<std::size_t>(slot);
 }
 
 std::byte* RgPhase::inline_line(int r, int slot) const {
