@@ -280,7 +280,9 @@ def _make_env(lib: str, prefix: Path | None, python: str, version: str) -> MpiEn
     tuned = tuned_settings(lib)
     return MpiEnv(
         name=lib,
-        version=" ".join(version.splitlines()[0].split()) if version else "",
+        # Open MPI's text ends its first line in a NUL (git then took the
+        # peers reports that print it for binary files): dropped with the spaces.
+        version=" ".join(version.splitlines()[0].replace("\0", " ").split()) if version else "",
         python=python,
         mpiexec=_mpiexec(lib, prefix, python),
         env={**runtime_env(lib, prefix), **tuned},
