@@ -57,6 +57,13 @@ std::size_t segment_bytes(int local_size, std::size_t buffer) {
   return lines_bytes(local_size) + buffer * (1 + static_cast<std::size_t>(local_size));
 }
 
+// The largest buffer a segment of `size` bytes holds for each of its
+// (local_size + 1) buffers (segment_bytes' inverse, in whole lines).
+std::size_t buffer_stride(std::size_t size, int local_size) {
+  return (size - lines_bytes(local_size)) / (1 + static_cast<std::size_t>(local_size)) /
+         kCacheLine * kCacheLine;
+}
+
 }  // namespace
 
 bool RgConfig::operator==(const RgConfig& o) const {
@@ -317,10 +324,8 @@ std::byte* RgPhase::post_line(int r) const {
 // The segment holds (local ranks + 1) buffers of every size a call
 // reserved, so the stride is at least each configuration's buffer.
 std::byte* RgPhase::slot_of(int r, int slot) const {
-  const std::size_t lines = lines_bytes(local_size_);
-  const std::size_t stride = (st_.segment->size() - lines) /
-                             static_cast<std::size_t>(local_size_ + 1) / kCacheLine * kCacheLine;
-  return st_.segment->base() + lines + stride * static_cast<std::size_t>(r + 1) +
+  const std::size_t stride = buffer_stride(st_.segment->size(), local_size_);
+  return st_.segment->base() + lines_bytes(local_size_) + stride * static_cast<std::size_t>(r + 1) +
          config_->slot_bytes * static_cast<std::size_t>(slot);
 }
 
