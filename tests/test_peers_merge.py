@@ -35,3 +35,19 @@ def test_pieces_merge_into_repeats_per_config(tmp_path):
     configs, runs = peers.merged([first, second, other])
     assert runs["openmpi:default"][0] == {("bcast", 8): 0.9, ("reduce", 8): 2.5}
     assert len(runs["mpich:shancoll"]) == 1  # reduce has one repeat: the fewest decide
+
+
+def test_rows_give_the_fastest_repeats_ratio_beside_the_medians(tmp_path):
+    runs = {
+        "mpich:default": [{("bcast", 8): 1.0}, {("bcast", 8): 3.0}, {("bcast", 8): 3.2}],
+        "openmpi:default": [{("bcast", 8): 2.0}, {("bcast", 8): 2.1}, {("bcast", 8): 2.2}],
+        "mpich:shancoll": [{("bcast", 8): 1.6}, {("bcast", 8): 1.0}, {("bcast", 8): 1.1}],
+    }
+    configs = [peers.Config("mpich", "default", {}, False),
+               peers.Config("openmpi", "default", {}, False),
+               peers.Config("mpich", "shancoll", {}, True)]  # fmt: skip
+    [row] = peers.report_rows(configs, runs, {})
+    ratio, key, best_peer, fastest = row[0], row[1], row[2], row[9]
+    assert key == ("bcast", 8) and best_peer == "openmpi:default"
+    assert ratio == 2.1 / 1.1  # medians: Open MPI's 2.1 against 1.1
+    assert fastest == 1.0 / 1.0  # fastest repeats: MPICH's 1.0 against 1.0
