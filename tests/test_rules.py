@@ -362,6 +362,46 @@ def test_a_zen4_table_holds_on_zen4_only():
             assert "zen4" not in shipped_table_for({**other, "mpi": mpi}), other
 
 
+def test_the_zen4_tables_of_open_mpi_and_intel_mpi_cover_every_collective():
+    """Measured on Zen 4 under each library (2026-11-29, oth-openmpi.txt,
+    oth-impi.txt): Open MPI's exscan from 32 KiB (one message at 2 ranks) and
+    Intel MPI's alltoall from 8 KiB beat shan, and the tables send them there;
+    before, the built-in rules ran shan for every collective but the five."""
+    from shancoll._rules import PACKAGE_RULES
+
+    cases = {
+        "amd-epyc-zen4-openmpi-5.0.11.tsv": [
+            ("exscan", 8 << 10, "shan"),
+            ("exscan", 64 << 10, "mpi"),
+            ("scatter", 1 << 20, "mpi"),
+            ("alltoall", 8, "mpi"),
+            ("alltoall", 64 << 10, "shan"),
+            ("gather", 1 << 20, "shan"),
+            ("reduce_scatter_block", 1 << 20, "shan"),
+        ],
+        "amd-epyc-zen4-impi-2021.18.tsv": [
+            ("alltoall", 8, "shan"),
+            ("alltoall", 64 << 10, "mpi"),
+            ("gather", 64 << 10, "shan"),
+            ("gather", 4 << 20, "mpi"),
+            ("scan", 64 << 10, "mpi"),
+            ("scan", 1 << 20, "shan"),
+            ("reduce_scatter_block", 256 << 10, "mpi"),
+        ],
+    }
+    for table, table_cases in cases.items():
+        shancoll.set_rules(PACKAGE_RULES / table)
+        try:
+            for coll, size, want in table_cases:
+                assert _core.choose_auto(coll, size, 2, 1) == want, (table, coll, size)
+        finally:
+            shancoll.set_rules(None)
+    for table in cases:
+        rows = (PACKAGE_RULES / table).read_text().splitlines()
+        colls = {r.split("\t")[0] for r in rows if r and not r.startswith(("#", "match"))}
+        assert {"gatherv", "scatterv", "reduce_scatter", "scan", "exscan"} <= colls, table
+
+
 def test_a_zen5_table_is_not_chosen_on_a_zen3_fingerprint():
     """Both VMs call their CPU "AMD EPYC"; the Zen 5 tables (48K L1d, 1M L2) were
     measured on one only."""
