@@ -26,10 +26,12 @@ constexpr unsigned kGathers =
     bit(Collective::allgather) | bit(Collective::allgatherv) | bit(Collective::intergroup);
 constexpr unsigned kAllgathers = bit(Collective::allgather) | bit(Collective::allgatherv);
 // shan's single_copy (its one-node paths: 1 takes cross-memory attach
-// where it fits instead of the shared segment or the pair channels).
+// where it fits instead of the shared segment or the pair channels; exscan
+// on one node of two ranks: its bcast's, -1 leaving it to release_gather).
 constexpr unsigned kShanSingleCopy =
     kAllgathers | bit(Collective::gather) | bit(Collective::gatherv) | bit(Collective::scatter) |
-    bit(Collective::scatterv) | bit(Collective::alltoall) | bit(Collective::alltoallv);
+    bit(Collective::scatterv) | bit(Collective::alltoall) | bit(Collective::alltoallv) |
+    bit(Collective::exscan);
 constexpr unsigned kAllreduces = bit(Collective::allreduce) | bit(Collective::iallreduce);
 // release_gather's options: bcast, reduce, and allreduce's release_gather
 // (which has no split-phase form).
