@@ -385,6 +385,7 @@ def test_the_zen4_tables_of_open_mpi_and_intel_mpi_cover_every_collective():
             ("alltoall", 64 << 10, "mpi"),
             ("gather", 64 << 10, "shan"),
             ("gather", 4 << 20, "mpi"),
+            ("scan", 8 << 10, "shan"),
             ("scan", 64 << 10, "mpi"),
             ("scan", 1 << 20, "shan"),
             ("exscan", 64 << 10, "shan"),

@@ -234,12 +234,13 @@ def test_stats(comm):
                    f"{coll} shan rpn=1: {s}")  # fmt: skip
 
 
-def test_exscan_on_one_node_of_two_ranks_moves_rank_0_s_input_once(comm):
-    """shan's exscan on a node of two ranks is a bcast from rank 0's input:
-    rank 1 copies the message at most once (the steps of more ranks copied
+def test_the_pair_paths_on_one_node_of_two_ranks(comm):
+    """shan on a node of two ranks: exscan is a bcast from rank 0's input,
+    rank 1 copying the message at most once (the steps of more ranks copied
     both inputs in and rank 1's result out: twice its bytes), inlined,
-    through the slots or by single copy (which shares the copying between the
-    two ranks); a read-only sendbuf on rank 0 is only read."""
+    through the slots or by single copy (which shares the copying between
+    the two ranks); scan with a commutative op is a reduce to rank 1. A
+    read-only sendbuf is only read."""
     if comm.size < 2:
         pytest.skip("needs two ranks")
     pair = comm.Split(0 if comm.rank < 2 else MPI.UNDEFINED, comm.rank)
@@ -248,21 +249,24 @@ def test_exscan_on_one_node_of_two_ranks_moves_rank_0_s_input_once(comm):
     def body():
         if pair == MPI.COMM_NULL:
             return
-        for n in [1, 7, 300, 5000, 40000]:
-            for single_copy in [False, True]:
-                send = exact_data(np.float64, n, pair.rank)
-                send.flags.writeable = False
-                out = np.full(n, -5.0)
-                shancoll.exscan(pair, send, out, MPI.SUM, "shan", ranks_per_node=2,
-                                single_copy=single_copy)  # fmt: skip
-                s = shancoll.last_stats(pair)
-                want = reference(pair, "exscan", send, MPI.SUM)
-                if pair.rank == 1 and not equal(out, want):
-                    failures.append(f"n={n} single_copy={single_copy}: result")
-                if pair.rank == 0 and not np.all(out == -5.0):
-                    failures.append(f"n={n} single_copy={single_copy}: rank 0's recvbuf written")
-                if pair.rank == 1 and s.intra_bytes > send.nbytes:  # single copy: a share
-                    failures.append(f"n={n} single_copy={single_copy}: {s.intra_bytes} bytes")
+        for coll in COLLECTIVES:
+            for n in [1, 7, 300, 5000, 40000]:
+                for single_copy in [False, True]:
+                    case = f"{coll} n={n} single_copy={single_copy}"
+                    send = exact_data(np.float64, n, pair.rank)
+                    send.flags.writeable = False
+                    out = np.full(n, -5.0)
+                    run(coll, pair, send, out, MPI.SUM, "shan", ranks_per_node=2,
+                        single_copy=single_copy)  # fmt: skip
+                    s = shancoll.last_stats(pair)
+                    want = reference(pair, coll, send, MPI.SUM)
+                    if compared(pair, coll) and not equal(out, want):
+                        failures.append(f"{case}: result")
+                    if not compared(pair, coll) and not np.all(out == -5.0):
+                        failures.append(f"{case}: rank 0's recvbuf written")
+                    exscan_copies = coll == "exscan" and pair.rank == 1
+                    if exscan_copies and s.intra_bytes > send.nbytes:  # single copy: a share
+                        failures.append(f"{case}: {s.intra_bytes} bytes")
 
     run_all(comm, body)
     if pair != MPI.COMM_NULL:

@@ -26,12 +26,13 @@ constexpr unsigned kGathers =
     bit(Collective::allgather) | bit(Collective::allgatherv) | bit(Collective::intergroup);
 constexpr unsigned kAllgathers = bit(Collective::allgather) | bit(Collective::allgatherv);
 // shan's single_copy (its one-node paths: 1 takes cross-memory attach
-// where it fits instead of the shared segment or the pair channels; exscan
-// on one node of two ranks: its bcast's, -1 leaving it to release_gather).
+// where it fits instead of the shared segment or the pair channels; scan and
+// exscan on one node of two ranks: their release_gather call's, -1 leaving it
+// to release_gather).
 constexpr unsigned kShanSingleCopy =
     kAllgathers | bit(Collective::gather) | bit(Collective::gatherv) | bit(Collective::scatter) |
     bit(Collective::scatterv) | bit(Collective::alltoall) | bit(Collective::alltoallv) |
-    bit(Collective::exscan);
+    bit(Collective::scan) | bit(Collective::exscan);
 constexpr unsigned kAllreduces = bit(Collective::allreduce) | bit(Collective::iallreduce);
 // release_gather's options: bcast, reduce, and allreduce's release_gather
 // (which has no split-phase form).

@@ -21,13 +21,15 @@
 // ranks (virtual nodes are; checked, else ArgumentError): local rank order
 // within a node, node order between them.
 //
-// Exscan on one node of two ranks computes nothing: rank 1's result is rank
-// 0's input, which goes to it as release_gather's bcast from rank 0 (one
-// copy through the segment's slots, pipelined, or single copy; inlined
-// beside the flag up to 56 bytes) instead of the steps above (both inputs
-// copied in, a prefix, two barriers, the copy out). Measured on the AMD EPYC
-// Zen 4 VM (docs/performance.md): Open MPI's exscan, one message at 2 ranks,
-// took 6.4 us at 64 KiB against these steps' 11.2.
+// One node of two ranks (the pair paths): exscan computes nothing, rank 1's
+// result is rank 0's input, which goes to it as release_gather's bcast from
+// rank 0 (one copy through the segment's slots, pipelined, or single copy;
+// inlined beside the flag up to 56 bytes); scan with a commutative op is
+// release_gather's reduce to rank 1, rank 0 keeping its input. Instead of
+// the steps above (both inputs copied in, a prefix, two barriers, the copy
+// out). Measured on the AMD EPYC Zen 4 VM (docs/performance.md): Open MPI's
+// exscan, one message at 2 ranks, took 6.4 us at 64 KiB against these
+// steps' 11.2; as a bcast 5.4.
 //
 // Cost model (N nodes of n ranks; m bytes; X = recursive_doubling's exscan
 // on N ranks and m/n bytes: ceil(log2 N) rounds):
@@ -134,18 +136,39 @@ void copy_out(Call& c) {
   c.stats.intra_bytes += c.args.bytes();
 }
 
+// The options of a pair path's release_gather call: the call's, with its
+// single_copy (-1 leaves release_gather's own, and its defaults, whose
+// repeated small calls skip the planning).
+const Options& pair_options(const Options& options, ReleaseGatherOptions& rg, Options& with) {
+  if (options.single_copy < 0) return options;
+  rg = release_gather_options(options);
+  rg.single_copy = options.single_copy;
+  with = options;
+  with.release_gather = &rg;
+  return with;
+}
+
 // Exscan on one node of two ranks: rank 0's input to rank 1 (header). The
 // root only reads its buffer (release_gather copies or lends it out), so
 // rank 0's input, const to the caller, may stand as the bcast's buffer.
 void exscan_pair(Comm& comm, const ScanArgs& args, const Options& options, Stats& stats) {
   const BcastArgs bcast{comm.rank() == 0 ? const_cast<std::byte*>(args.input()) : args.recv,
                         args.bytes(), 0};
-  if (options.single_copy < 0) return bcast_release_gather(comm, bcast, options, stats);
-  ReleaseGatherOptions rg = release_gather_options(options);
-  rg.single_copy = options.single_copy;
-  Options with = options;
-  with.release_gather = &rg;
-  bcast_release_gather(comm, bcast, with, stats);
+  ReleaseGatherOptions rg;
+  Options with;
+  bcast_release_gather(comm, bcast, pair_options(options, rg, with), stats);
+}
+
+// Scan on one node of two ranks, commutative op: rank 1's result is the
+// reduction of both inputs (release_gather's reduce to rank 1), rank 0's its
+// own input (a local copy, after its part of the reduce).
+void scan_pair(Comm& comm, const ScanArgs& args, const Options& options, Stats& stats) {
+  ReleaseGatherOptions rg;
+  Options with;
+  reduce_release_gather(comm, {args.send, args.recv, args.count, args.reducer, 1},
+                        pair_options(options, rg, with), stats);
+  if (comm.rank() == 0 && args.send)
+    local_copy(args.recv, args.send, static_cast<std::size_t>(args.bytes()));
 }
 
 }  // namespace
@@ -159,8 +182,10 @@ void scan_shan(Comm& comm, const ScanArgs& args, const Options& options, Stats& 
         "layout does not (use recursive_doubling or mpi)");
   stats.node_count = t.node_count;
   if (args.count == 0) return;
-  if (args.exclusive && t.node_count == 1 && t.local_size() == 2)
-    return exscan_pair(comm, args, options, stats);
+  if (t.node_count == 1 && t.local_size() == 2) {  // the pair paths (header)
+    if (args.exclusive) return exscan_pair(comm, args, options, stats);
+    if (args.reducer->commutative()) return scan_pair(comm, args, options, stats);
+  }
   const double timeout = options.wait_timeout();
   if (t.node_count > 1) ensure_fraction_comms(comm, ctx, timeout);
   ScanShanState& st = ctx.state<ScanShanState>();
