@@ -9,7 +9,9 @@ std::vector<ScanAlgorithm> scan_table() {
   return {
       {"shan", scan_shan,
        "node prefix of each fraction in the node's shared segment, in local rank order; exscan "
-       "of the node totals between nodes by recursive doubling; combined (contiguous nodes)"},
+       "of the node totals between nodes by recursive doubling; combined (contiguous nodes); "
+       "on one node of two ranks release_gather's bcast (exscan) or reduce (scan, commutative "
+       "ops)"},
       {"recursive_doubling", scan_recursive_doubling,
        "point-to-point recursive doubling, ceil(log2 P) rounds, rank order kept"},
       {"mpi", scan_mpi, "the MPI library's own MPI_Scan / MPI_Exscan"},
