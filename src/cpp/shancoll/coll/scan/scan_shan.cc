@@ -27,9 +27,14 @@
 // inlined beside the flag up to 56 bytes); scan with a commutative op is
 // release_gather's reduce to rank 1, rank 0 keeping its input. Instead of
 // the steps above (both inputs copied in, a prefix, two barriers, the copy
-// out). Measured on the AMD EPYC Zen 4 VM (docs/performance.md): Open MPI's
-// exscan, one message at 2 ranks, took 6.4 us at 64 KiB against these
-// steps' 11.2; as a bcast 5.4.
+// out). Their cost is release_gather_node.cc's at 2 ranks: exscan m bytes
+// copied in by rank 0 and out by rank 1 in pipelined chunks (or shared
+// between them by single copy), no barrier; scan the reduce's, then rank 0's
+// local copy of m. Measured on the AMD EPYC Zen 4 VM (docs/performance.md):
+// Open MPI's exscan, one message at 2 ranks, took 6.4 us at 64 KiB against
+// these steps' 11.2, the bcast 5.4; the reduce beat the steps at every size
+// but 0.5-1 MiB, where rank 0's copy after its share of the reduce made it
+// 15-40% slower.
 //
 // Cost model (N nodes of n ranks; m bytes; X = recursive_doubling's exscan
 // on N ranks and m/n bytes: ceil(log2 N) rounds):
