@@ -27,8 +27,7 @@ constexpr unsigned kGathers =
 constexpr unsigned kAllgathers = bit(Collective::allgather) | bit(Collective::allgatherv);
 // shan's single_copy (its one-node paths: 1 takes cross-memory attach
 // where it fits instead of the shared segment or the pair channels; scan and
-// exscan on one node of two ranks: their release_gather call's, -1 leaving it
-// to release_gather).
+// exscan: release_gather's, kRunsReleaseGather).
 constexpr unsigned kShanSingleCopy =
     kAllgathers | bit(Collective::gather) | bit(Collective::gatherv) | bit(Collective::scatter) |
     bit(Collective::scatterv) | bit(Collective::alltoall) | bit(Collective::alltoallv) |
@@ -38,6 +37,11 @@ constexpr unsigned kAllreduces = bit(Collective::allreduce) | bit(Collective::ia
 // (which has no split-phase form).
 constexpr unsigned kReleaseGather =
     bit(Collective::allreduce) | bit(Collective::bcast) | bit(Collective::reduce);
+// Collectives whose calls may run release_gather: its own, and shan's scan
+// and exscan on one node of two ranks (a reduce and a bcast), whose
+// single_copy is release_gather's.
+constexpr unsigned kRunsReleaseGather =
+    kReleaseGather | bit(Collective::scan) | bit(Collective::exscan);
 
 // A value checked against its kind (and the row's lowest value).
 struct Checked {
@@ -163,10 +167,10 @@ const std::vector<Row>& table() {
 #undef SHANCOLL_SETTER
 
 // A key that only release_gather reads for this collective (an allgather's
-// single_copy is shan's).
+// single_copy is shan's; a scan's goes to the release_gather it runs).
 bool is_release_gather_key(const Row& row, Collective collective) {
   return ((row.collectives & ~kShanSingleCopy) == kReleaseGather &&
-          (bit(collective) & kReleaseGather)) ||
+          (bit(collective) & kRunsReleaseGather)) ||
          std::string_view(row.name) == "inter_algorithm";
 }
 

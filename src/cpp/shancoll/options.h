@@ -20,9 +20,9 @@ struct Options {
   // allgather(v) shan, one node of two ranks: blocks straight between the
   // ranks' buffers (-1: by size, 0: off, 1: on); gather(v), scatter(v),
   // alltoall(v) shan on one node: 1 takes the segment path with cross-memory
-  // attach for large blocks instead of the pair channels; scan and exscan
-  // shan on one node of two ranks: their release_gather call's (-1: by
-  // size); release_gather's is its own.
+  // attach for large blocks instead of the pair channels; release_gather's
+  // is its own (also for scan and exscan, whose shan runs it on one node of
+  // two ranks).
   int single_copy = -1;
   const ReleaseGatherOptions* release_gather = nullptr;  // nullptr: the defaults
 

@@ -59,7 +59,6 @@
 #include <memory>
 
 #include "shancoll/coll/allreduce/shan_fractions.h"
-#include "shancoll/coll/release_gather/release_gather.h"
 #include "shancoll/coll/rooted.h"
 #include "shancoll/coll/scan/scan.h"
 #include "shancoll/cost.h"
@@ -141,37 +140,20 @@ void copy_out(Call& c) {
   c.stats.intra_bytes += c.args.bytes();
 }
 
-// The options of a pair path's release_gather call: the call's, with its
-// single_copy (-1 leaves release_gather's own, and its defaults, whose
-// repeated small calls skip the planning).
-const Options& pair_options(const Options& options, ReleaseGatherOptions& rg, Options& with) {
-  if (options.single_copy < 0) return options;
-  rg = release_gather_options(options);
-  rg.single_copy = options.single_copy;
-  with = options;
-  with.release_gather = &rg;
-  return with;
-}
-
 // Exscan on one node of two ranks: rank 0's input to rank 1 (header). The
 // root only reads its buffer (release_gather copies or lends it out), so
 // rank 0's input, const to the caller, may stand as the bcast's buffer.
 void exscan_pair(Comm& comm, const ScanArgs& args, const Options& options, Stats& stats) {
   const BcastArgs bcast{comm.rank() == 0 ? const_cast<std::byte*>(args.input()) : args.recv,
                         args.bytes(), 0};
-  ReleaseGatherOptions rg;
-  Options with;
-  bcast_release_gather(comm, bcast, pair_options(options, rg, with), stats);
+  bcast_release_gather(comm, bcast, options, stats);
 }
 
 // Scan on one node of two ranks, commutative op: rank 1's result is the
 // reduction of both inputs (release_gather's reduce to rank 1), rank 0's its
 // own input (a local copy, after its part of the reduce).
 void scan_pair(Comm& comm, const ScanArgs& args, const Options& options, Stats& stats) {
-  ReleaseGatherOptions rg;
-  Options with;
-  reduce_release_gather(comm, {args.send, args.recv, args.count, args.reducer, 1},
-                        pair_options(options, rg, with), stats);
+  reduce_release_gather(comm, {args.send, args.recv, args.count, args.reducer, 1}, options, stats);
   if (comm.rank() == 0 && args.send)
     local_copy(args.recv, args.send, static_cast<std::size_t>(args.bytes()));
 }
