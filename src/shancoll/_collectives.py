@@ -82,6 +82,8 @@ def allgatherv(
     ranks_per_node: int | None = None,
     timeout: float | None = None,
     intra_algorithm: str = "auto",
+    single_copy: bool | None = None,
+    ring_window: int | None = None,
 ) -> None:
     """Gathers every rank's contribution into every rank's ``recvbuf`` (``MPI_Allgatherv``).
 
@@ -170,6 +172,20 @@ def allgatherv(
         ``"auto"``); ``block_size``, ``transport`` and ``ranks_per_node``
         apply to that phase. Anything but ``"auto"`` on an
         intra-communicator is an error.
+    single_copy : bool or None
+        ``shan`` on one node of two ranks with a private ``recvbuf``: True
+        moves each block straight between the two ranks' buffers by
+        cross-memory attach (``process_vm_readv``/``writev``), False through
+        the node's shared memory (the ring below). None: by size, from
+        64 KiB in all where the node allows it, unless a rule of ``auto``
+        says otherwise (``SHANCOLL_SINGLE_COPY``).
+    ring_window : int or None
+        ``shan`` on one node with a private ``recvbuf`` and no single copy:
+        the bytes of each rank's ring of chunks in the node's shared memory
+        (at least 65536). None: 256 KiB, unless a rule of ``auto`` says
+        otherwise. A ring larger than the cores' L2 caches ran twice as
+        fast on an AMD Zen 4 VM, where a line written by one core is slow
+        to take from its cache (``docs/performance.md``).
 
     Raises
     ------
@@ -198,6 +214,8 @@ def allgather(
     ranks_per_node: int | None = None,
     timeout: float | None = None,
     intra_algorithm: str = "auto",
+    single_copy: bool | None = None,
+    ring_window: int | None = None,
 ) -> None:
     """Gathers equal-sized contributions into every rank's ``recvbuf`` (``MPI_Allgather``).
 
@@ -210,7 +228,8 @@ def allgather(
     ``[buf, (count, displ), datatype]``, ``[buf, count, displ, datatype]``).
     Runs the :func:`allgatherv` algorithms (``algorithms("allgather")``);
     options (``algorithm``, ``block_size``, ``transport``, ``ranks_per_node``,
-    ``timeout``, ``intra_algorithm``) and errors as for :func:`allgatherv`.
+    ``timeout``, ``intra_algorithm``, ``single_copy``, ``ring_window``) and
+    errors as for :func:`allgatherv`.
 
     On an inter-communicator the result equals ``comm.Allgather(sendbuf,
     recvbuf)``: every process receives one block per *remote* process (count

@@ -413,6 +413,65 @@ def test_shan_single_copy_rule_option(comm, tmp_path):
     assert_all(comm, not failures, f"{failures[:5]}")
 
 
+def test_single_copy_and_ring_window_keywords(comm):
+    """The rule options as Python keywords of allgather(v) and their request
+    forms: single_copy=False keeps a large block on the segment's ring (three
+    intra messages: in, own copy, out), True moves it straight between the
+    buffers (two) where cross-memory attach works, ring_window sizes the
+    ring; the results match mpi4py's. Bad values are refused naming the key
+    and the rank."""
+    pair = two_rank_nodes(comm)
+    failures: list[str] = []
+
+    def body():
+        layout = shancoll.topology(pair)
+        if pair.size != 2 or layout["node_count"] != 1:
+            return
+        counts = [150_001, 99_999]
+        mine = fill(np.uint8, counts[pair.rank], pair.rank, seed=11)
+        ref = reference_allgatherv(pair, mine, counts, prefix(counts), np.uint8, sum(counts))
+        for kw, direct in [
+            ({"single_copy": False}, False),
+            ({"single_copy": False, "ring_window": 65536}, False),
+            ({"ring_window": 4 << 20, "single_copy": False}, False),
+            ({"single_copy": True}, layout["single_copy"]),
+        ]:
+            for form in ["blocking", "init"]:
+                out = np.zeros(sum(counts), np.uint8)
+                if form == "blocking":
+                    shancoll.allgatherv(pair, mine, [out, counts], algorithm="shan", **kw)
+                    messages = shancoll.last_stats(pair).intra_messages
+                else:
+                    req = shancoll.allgatherv_init(pair, mine, [out, counts], **kw)
+                    req.start()
+                    req.wait()
+                    req.free()
+                    messages = None
+                if not same(out, ref):
+                    failures.append(f"{kw} {form}: differs from comm.Allgatherv")
+                elif messages is not None and (messages == 2) != direct:
+                    failures.append(f"{kw}: {messages} intra messages")
+        equal = np.zeros(2 * 70_000, np.uint8)
+        shancoll.allgather(pair, mine[:70_000], equal, single_copy=False, ring_window=1 << 20)
+        if not same(equal, np.concatenate(pair.allgather(mine[:70_000]))):
+            failures.append("allgather ring_window=1 MiB: differs from comm.allgather")
+        for key, value, want in [
+            ("ring_window", 1000, "ring_window: must be >= 65536"),
+            ("ring_window", "big", "ring_window: expected an integer"),
+            ("single_copy", 2.5, "single_copy: expected a boolean"),
+        ]:
+            try:
+                shancoll.allgather(pair, mine[:10], equal[:20], **{key: value})
+                failures.append(f"{key}={value!r}: accepted")
+            except ValueError as e:
+                if want not in str(e) or f"rank {pair.rank}" not in str(e):
+                    failures.append(f"{key}={value!r}: {e}")
+
+    run_all(comm, body)
+    pair.Free()
+    assert_all(comm, not failures, f"{failures[:5]}")
+
+
 def test_shan_single_copy_on_two_rank_nodes(comm):
     """A node of two ranks (ranks_per_node=2, whatever the environment says), from
     64 KiB in all: each block goes straight into the other rank's recvbuf, its
@@ -460,11 +519,14 @@ def test_shan_single_copy_on_two_rank_nodes(comm):
 
 def test_shan_chunk_ring_on_one_node(comm, tmp_path):
     """One node (auto's layout), single copy off by a rule: every block goes
-    through its owner's ring of cache-sized slots (16-64 KiB chunks, 4
-    slots). Blocks that straddle the chunk sizes and take many more chunks
-    than slots (a slot reused within a call), uneven and zero counts, in
-    place, gapped displacements, and sizes that change from call to call
-    with no barrier between the calls."""
+    through its owner's ring of chunks (16 KiB to a quarter of the ring,
+    back to back around it). Blocks that straddle the chunk sizes and take
+    many more chunks than the ring holds (the ring wraps within a call),
+    uneven and zero counts, in place, gapped displacements, and sizes that
+    change from call to call with no barrier between the calls; under the
+    default ring, the smallest (64 KiB), one of 2 MiB (more calls of small
+    blocks than it has ready lines) and back, the ring changing between
+    calls."""
     failures: list[str] = []
     p, r = comm.size, comm.rank
     one_node = shancoll.topology(comm)["node_count"] == 1  # auto's layout
@@ -487,18 +549,24 @@ def test_shan_chunk_ring_on_one_node(comm, tmp_path):
     def body():
         if not one_node:
             return
-        table = tmp_path / f"rules-ring-{r}.tsv"
-        table.write_text(f"allgatherv 0 * {p} {p} 1 * shan single_copy=0\n")
-        shancoll.set_rules(table)
-        for m in [337, (16 << 10) - 1, (16 << 10) + 1, (256 << 10) + 3, 1_300_001]:
-            for dist in ["regular", "decreasing", "broadcast", "random"]:
-                counts = make_counts(dist, p, m)
-                for in_place in [False, True]:
-                    one(counts, prefix(counts), sum(counts), in_place, f"{dist} m={m} {in_place}")
-        counts = [(100_000 * (q + 1)) % 170_000 for q in range(p)]  # zero for some p
-        displs = [5 + sum(counts[q + 1 :]) + 3 * (p - 1 - q) for q in range(p)]  # reversed, gapped
-        length = max(d + c for d, c in zip(displs, counts, strict=True)) + 4
-        one(counts, displs, length, False, "gapped")
+        for window in ["", ",ring_window=65536", ",ring_window=2097152", ""]:
+            table = tmp_path / f"rules-ring-{r}.tsv"
+            table.write_text(f"allgatherv 0 * {p} {p} 1 * shan single_copy=0{window}\n")
+            shancoll.set_rules(table)
+            for m in [337, (16 << 10) - 1, (16 << 10) + 1, (256 << 10) + 3, 1_300_001]:
+                for dist in ["regular", "decreasing", "broadcast", "random"]:
+                    counts = make_counts(dist, p, m)
+                    for in_place in [False, True]:
+                        what = f"{dist} m={m} {in_place}{window}"
+                        one(counts, prefix(counts), sum(counts), in_place, what)
+            counts = [(100_000 * (q + 1)) % 170_000 for q in range(p)]  # zero for some p
+            displs = [5 + sum(counts[q + 1 :]) + 3 * (p - 1 - q) for q in range(p)]  # gapped
+            length = max(d + c for d, c in zip(displs, counts, strict=True)) + 4
+            one(counts, displs, length, False, f"gapped{window}")
+            if "2097152" in window:
+                for i in range(300):  # one chunk a call: the ready lines wrap
+                    counts = make_counts("random", p, 400 + i)
+                    one(counts, prefix(counts), sum(counts), False, f"small {i}{window}")
 
     try:
         run_all(comm, body)

@@ -71,9 +71,21 @@ py::object run_checked(const char* collective, MPI_Comm comm, AllgathervArgs& ar
 
 // ---------------------------------------------------------------------------
 // Argument intake: allgatherv(comm, sendbuf, recvbuf, *, algorithm,
-// block_size, transport, ranks_per_node, timeout, intra_algorithm), and
-// allgather with the same parameters.
-enum { kComm, kSend, kRecv, kAlgorithm, kBlockSize, kTransport, kRanksPerNode, kTimeout, kIntra };
+// block_size, transport, ranks_per_node, timeout, intra_algorithm,
+// single_copy, ring_window), and allgather with the same parameters.
+enum {
+  kComm,
+  kSend,
+  kRecv,
+  kAlgorithm,
+  kBlockSize,
+  kTransport,
+  kRanksPerNode,
+  kTimeout,
+  kIntra,
+  kSingleCopy,
+  kRingWindow
+};
 
 // block_size, transport, ranks_per_node and timeout (four handles in a row),
 // through the option table; their defaults (0, "auto", None) set nothing.
@@ -84,6 +96,13 @@ void options_of(PythonOptions& options, const py::handle* o) {
     options.set("transport", o[1]);
   options.set("ranks_per_node", o[2]);
   options.set("timeout", o[3]);
+}
+
+// single_copy and ring_window (one-node shan; None sets nothing). On an
+// inter-communicator the option table refuses them, naming the key.
+void mechanism_options_of(PythonOptions& options, const py::handle* a) {
+  options.set("single_copy", a[kSingleCopy]);
+  options.set("ring_window", a[kRingWindow]);
 }
 
 bool is_inter(MPI_Comm comm) {
@@ -121,6 +140,7 @@ py::object inter_call(MPI_Comm user, const py::handle* a, bool regular, Mode mod
   refuse_inter_request(mode, regular ? "allgather" : "allgatherv");
   PythonOptions options(Collective::intergroup);
   options_of(options, a + kBlockSize);
+  mechanism_options_of(options, a);
   if (str_arg(a[kIntra], "intra_algorithm") != "auto") options.set("intra_algorithm", a[kIntra]);
   inter_allgatherv(user, a[kSend], a[kRecv], regular, str_arg(a[kAlgorithm], "algorithm"),
                    options.get());
@@ -156,6 +176,7 @@ py::object allgatherv_call(const py::handle* a, Mode mode) {
   const std::string algorithm = str_arg(a[kAlgorithm], "algorithm");
   PythonOptions options(Collective::allgatherv);
   options_of(options, a + kBlockSize);
+  mechanism_options_of(options, a);
   const int rank = rank_of(user);
   VectorMessage recv = parse_vector(a[kRecv], "recvbuf", size_of(user));
   const std::int64_t want = recv.layout.counts[static_cast<std::size_t>(rank)] / recv.element.size;
@@ -171,6 +192,7 @@ py::object allgather_call(const py::handle* a, Mode mode) {
   const std::string algorithm = str_arg(a[kAlgorithm], "algorithm");
   PythonOptions options(Collective::allgather);
   options_of(options, a + kBlockSize);
+  mechanism_options_of(options, a);
   const int size = size_of(user);
   Message recv = parse_simple(a[kRecv], "recvbuf", Access::write, size);
   Layout layout = even_blocks(size, recv.bytes(), recv.offset);
@@ -295,7 +317,9 @@ EntrySpec allgather_spec(bool vector, Mode mode) {
            {"transport", automatic},
            {"ranks_per_node", none},
            {"timeout", none},
-           {"intra_algorithm", automatic}},
+           {"intra_algorithm", automatic},
+           {"single_copy", none},
+           {"ring_window", none}},
           3,
           vector ? runner<allgatherv_call>(mode) : runner<allgather_call>(mode)};
 }

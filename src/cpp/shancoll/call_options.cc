@@ -147,6 +147,8 @@ const std::vector<Row>& table() {
         {"data_copy", Kind::boolean, 0, kReleaseGather,
          SHANCOLL_SETTER(release_gather.data_copy, v.boolean)},
         {"single_copy", Kind::boolean, 0, kReleaseGather | kShanSingleCopy, set_single_copy},
+        {"ring_window", Kind::integer, 64 << 10, kAllgathers,
+         SHANCOLL_SETTER(options.ring_window, v.integer)},
     };
     // The tree keys, plain and per phase (the names must outlive the table).
     static const char* const tree_names[3][4] = {

@@ -24,6 +24,9 @@ struct Options {
   // is its own (also for scan and exscan, whose shan runs it on one node of
   // two ranks).
   int single_copy = -1;
+  // allgather(v) shan on one node without single copy: the bytes of each
+  // rank's ring of chunks (0: the built-in 256 KiB; allgatherv_shan_chunk_ring.cc).
+  std::int64_t ring_window = 0;
   const ReleaseGatherOptions* release_gather = nullptr;  // nullptr: the defaults
 
   double wait_timeout() const;  // timeout, with 0 resolved to the default

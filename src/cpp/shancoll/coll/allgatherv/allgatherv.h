@@ -55,12 +55,12 @@ bool shan_inline_fits(NodeContext& ctx, const AllgathervArgs& args);
 const std::byte* shan_inline(Comm& comm, NodeContext& ctx, const AllgathervArgs& args,
                              double timeout, Stats& stats);
 
-// shan on one node with a private recvbuf, blocks through a ring of cache-
-// sized slots (allgatherv_shan_chunk_ring.cc): whether it runs (alike on
-// every rank), and the call.
+// shan on one node with a private recvbuf, blocks in chunks through a ring
+// of `ring_window` bytes per rank (0: the default; allgatherv_shan_chunk_ring.cc):
+// whether it runs (alike on every rank), and the call.
 bool shan_chunk_ring_fits(NodeContext& ctx, const AllgathervArgs& args);
 const std::byte* shan_chunk_ring(Comm& comm, NodeContext& ctx, const AllgathervArgs& args,
-                                 double timeout, Stats& stats);
+                                 std::int64_t ring_window, double timeout, Stats& stats);
 
 // Copies this rank's own contribution into the receive buffer (not in place).
 void copy_own_block(const Comm& comm, const AllgathervArgs& args);

@@ -32,7 +32,7 @@
 // segment: blocks of at most 336 bytes go beside their flags
 // (allgatherv_shan_inline.cc); on two ranks with single copy on, straight
 // between the two ranks' buffers (allgatherv_shan_single_copy.cc); else
-// through a ring of cache-sized slots per rank (allgatherv_shan_chunk_ring.cc).
+// in chunks through a ring per rank (allgatherv_shan_chunk_ring.cc).
 //
 // Safety across calls: the segment is the result; a node writes into its
 // successor only after the successor signalled READY for this call (a
@@ -414,7 +414,7 @@ const std::byte* allgatherv_shan(Comm& comm, const AllgathervArgs& args, const O
   if (shan_single_copy_fits(ctx, args, opt.single_copy))
     return shan_single_copy(comm, ctx, args, opt.wait_timeout(), stats);
   if (shan_chunk_ring_fits(ctx, args))
-    return shan_chunk_ring(comm, ctx, args, opt.wait_timeout(), stats);
+    return shan_chunk_ring(comm, ctx, args, opt.ring_window, opt.wait_timeout(), stats);
   Call c{comm, ctx, ctx.topo, args, opt, stats, comm.next_epoch()};
   const std::int64_t max_blocks = std::min<std::int64_t>(1 << 20, comm.tag_ub() - kFirstBlockId);
   std::int64_t largest_node = 0;  // bytes of the node holding the most

@@ -48,20 +48,30 @@
 namespace shancoll {
 namespace {
 
-// Chunks: a quarter of the largest block, within [kMinChunk, kSlotBytes];
-// kChunkRingSlots slots of kSlotBytes per rank (256 KiB: a quarter of this machine's
-// L2). Measured on the AMD EPYC VM, 2 ranks (docs/performance.md, "Allgather
-// through a ring of chunks"): chunks of at least 16 KiB beat 4 KiB ones up to
-// 32 KiB per rank (8 KiB 0.47 against 0.60 us, 32 KiB 1.50 against 1.55);
-// from 64 KiB chunks of 16-64 KiB, 4 or 8 slots, were alike within the spread.
-constexpr std::int64_t kSlotBytes = 64 << 10;
-constexpr int kChunkRingSlots = 4;
+// Each writer's ring holds `window` bytes (the call's ring_window option,
+// by default kDefaultWindow) of chunks of a quarter of the largest block
+// within [kMinChunk, window / kDepth], and at most kReadyLines chunks in
+// flight. Chunks are laid out back to back around the ring, so a call's
+// chunks take new lines until the ring wraps, whatever their size.
+//
+// Measured on the AMD EPYC VM, Zen 3, 2 ranks, with 4 slots of 64 KiB
+// (docs/performance.md, "Allgather through a ring of chunks"): chunks of at
+// least 16 KiB beat 4 KiB ones up to 32 KiB per rank (8 KiB 0.47 against
+// 0.60 us, 32 KiB 1.50 against 1.55); from 64 KiB chunks of 16-64 KiB, 4 or 8
+// slots, were alike within the spread. On the Zen 4 VM the opposite holds:
+// a ring the caches keep runs at half Intel MPI's pt2pt speed (each line is
+// taken from the other core's L2 and its copy there invalidated when it is
+// written again: 16 KiB 2.6 us, 512 KiB 88), one of 2 MiB whose lines have
+// left both L2s when they come round again at its speed (1.24 and 42 us;
+// benchmarks/c/pair_floor.c, docs/performance.md "A chunk ring larger than
+// the caches"); its rule tables set ring_window.
+constexpr std::int64_t kDefaultWindow = 256 << 10;
+constexpr std::uint64_t kReadyLines = 256;
 constexpr std::int64_t kDepth = 4;
 constexpr std::int64_t kMinChunk = 16 << 10;
 // Readers take chunk k - kLead while the writers put in chunk k, so the
 // flag they wait for is usually up already.
 constexpr std::int64_t kLead = 1;
-static_assert(kChunkRingSlots > kLead);
 // From this many bytes of result, the copies into recvbuf go around the
 // cache (stream_copy.h): the result (with this rank's own block read twice)
 // no longer fits beside the slots in half the 32 MiB L3. Measured, 8 MiB per
@@ -69,32 +79,48 @@ static_assert(kChunkRingSlots > kLead);
 // against 331.
 constexpr std::int64_t kStreamFrom = 16 << 20;
 
-// Where things are in the ring segment of n local ranks: per writer S ready
-// lines (the slot's flag and the writer's call header beside it) and n
-// acknowledgement lines, each on a line of its own, then the slots.
+// Where things are in the ring segment of n local ranks: per writer
+// kReadyLines ready lines (a chunk's flag and where it lies, and the
+// writer's call header beside them) and n acknowledgement lines, each on a
+// line of its own, then a ring of `stride` bytes per writer, of which the
+// writer uses its window (a reader goes by the offsets in the ready lines,
+// so ranks that differ in window still read what was written).
 struct RingLayout {
   std::byte* base;
   int n;
-  std::byte* ready(int w, int s) const { return base + kCacheLine * line_index(w, s); }
+  std::int64_t window;
+  std::size_t stride;
+  RingLayout(std::byte* base, int n, std::int64_t window, std::size_t segment_bytes)
+      : base(base),
+        n(n),
+        window(window),
+        stride((segment_bytes - lines()) / n / kCacheLine * kCacheLine) {}
+  std::byte* ready(int w, std::uint64_t g) const {
+    return base + kCacheLine * line_index(w, g % kReadyLines);
+  }
   std::byte* done(int w, int reader) const {
-    return base + kCacheLine * line_index(w, kChunkRingSlots + reader);
+    return base + kCacheLine * line_index(w, kReadyLines + static_cast<std::size_t>(reader));
   }
-  std::byte* slot(int w, int s) const {
-    const std::size_t lines = kCacheLine * line_index(n, 0);
-    return base + lines + static_cast<std::size_t>(kSlotBytes) * (w * kChunkRingSlots + s);
+  std::byte* ring(int w) const { return base + lines() + stride * static_cast<std::size_t>(w); }
+  std::size_t lines() const { return kCacheLine * line_index(n, 0); }
+  std::size_t line_index(int w, std::size_t k) const {
+    return static_cast<std::size_t>(w) * (kReadyLines + n) + k;
   }
-  std::size_t bytes() const { return slot(n, 0) - base; }
-  std::size_t line_index(int w, int k) const {
-    return static_cast<std::size_t>(w) * (kChunkRingSlots + n) + k;
+  // The segment's bytes for rings of `window` bytes.
+  static std::size_t bytes(int n, std::int64_t window) {
+    return kCacheLine * static_cast<std::size_t>(n) * (kReadyLines + n) +
+           static_cast<std::size_t>(window) * static_cast<std::size_t>(n);
   }
 };
 
-// A slot's ready line: the flag (the chunk's number in the writer's
-// sequence, counted from 1 across calls, written last) and the writer's
-// call header, written with every chunk into the line that carries the
-// flag anyway; a reader takes it from the call's first chunk.
+// A chunk's ready line: the flag (the chunk's number in the writer's
+// sequence, counted from 1 across calls, written last), where the chunk
+// lies in the writer's ring, and the writer's call header, written with
+// every chunk into the line that carries the flag anyway; a reader takes
+// the header from the call's first chunk.
 struct ReadyLine {
   std::uint64_t flag;
+  std::int64_t offset;
   std::int64_t bytes;
   std::int64_t chunk;
   std::uint64_t counts_hash;
@@ -109,22 +135,25 @@ struct Writer {
   bool matches = true;  // its recvcounts hash like mine: copy its chunks
 };
 
-// Per node layout: the slots and the sequence numbers, which run across
+// Per node layout: the rings and the sequence numbers, which run across
 // calls (every local rank takes this path on the same calls: the choice
 // depends on counts alone), so no flag is ever reset and no call needs a
 // start or an end handshake.
 struct ChunkRingState : LayoutState {
   std::unique_ptr<NodeSegment> segment;
-  std::uint64_t written = 0;         // chunks this rank put in its slots, ever
+  std::int64_t window = 0;           // the ring's bytes per writer in use
+  std::uint64_t written = 0;         // chunks this rank put in its ring, ever
   std::uint64_t known_taken = 0;     // every reader took my chunks up to here
+  std::uint64_t cursor = 0;          // where my next chunk goes, counted around the ring
+  std::vector<std::uint64_t> start;  // where my chunk g began, at g % kReadyLines
   std::vector<std::uint64_t> taken;  // per writer: its chunks this rank took, ever
   std::vector<Writer> writers;       // scratch: a repeated call allocates nothing
 };
 
-std::int64_t chunk_size(const AllgathervArgs& args) {
+std::int64_t chunk_size(const AllgathervArgs& args, std::int64_t window) {
   const std::int64_t largest = *std::max_element(args.counts.begin(), args.counts.end());
   const std::int64_t even = line_align(static_cast<std::size_t>((largest + kDepth - 1) / kDepth));
-  return std::clamp(even, kMinChunk, kSlotBytes);
+  return std::clamp(even, kMinChunk, window / kDepth);
 }
 
 // Chunks of a block: at least one, which carries the header of an empty block.
@@ -132,31 +161,50 @@ std::int64_t chunks_of(std::int64_t bytes, std::int64_t chunk) {
   return std::max<std::int64_t>((bytes + chunk - 1) / chunk, 1);
 }
 
-// Before my chunk g goes into slot g mod S: every reader took chunk g - S.
-// The acknowledgement lines are read only when what was last read of them
-// does not show it already (about once per S chunks on a repeated call).
-void wait_slot_free(const RingLayout& l, const Topology& t, ChunkRingState& st, std::uint64_t g,
-                    double timeout) {
-  if (g <= kChunkRingSlots || st.known_taken >= g - kChunkRingSlots) return;
+// Waits until every reader took my chunks up to `g`.
+void wait_taken(const RingLayout& l, const Topology& t, ChunkRingState& st, std::uint64_t g,
+                double timeout) {
+  if (st.known_taken >= g) return;
   const int me = t.local_rank;
   std::uint64_t least = ~std::uint64_t{0};
   for (int r = 0; r < t.local_size(); ++r) {
     if (r == me) continue;
-    wait_flag_reaches(l.done(me, r), g - kChunkRingSlots,
-                      "another local rank reading a chunk (shan allgatherv)", timeout);
+    wait_flag_reaches(l.done(me, r), g, "another local rank reading a chunk (shan allgatherv)",
+                      timeout);
     least = std::min(least, acquire_load(l.done(me, r)));
   }
   st.known_taken = least;
 }
 
-// Chunk k of the own block (n bytes) into its slot, the call header beside the flag.
+// Where my chunk g of `bytes` goes in my ring, once the chunks it overlays
+// (those of the ring's previous lap that began before its end) and the one
+// whose ready line it takes are taken by every reader. The acknowledgement
+// lines are read only when what was last read of them does not show it.
+std::int64_t place_chunk(const RingLayout& l, const Topology& t, ChunkRingState& st,
+                         std::uint64_t g, std::int64_t bytes, double timeout) {
+  const auto window = static_cast<std::uint64_t>(l.window);
+  const std::uint64_t size = line_align(static_cast<std::size_t>(bytes));
+  std::uint64_t at = st.cursor;
+  if (at % window + size > window) at += window - at % window;  // wrap: chunks never split
+  std::uint64_t need = g > kReadyLines ? g - kReadyLines : 0;
+  for (std::uint64_t h = std::max(need, st.known_taken) + 1; h < g; ++h) {
+    if (st.start[h % kReadyLines] + window >= at + size) break;  // h and later lie before mine
+    need = h;
+  }
+  wait_taken(l, t, st, need, timeout);
+  st.start[g % kReadyLines] = at;
+  st.cursor = at + size;
+  return static_cast<std::int64_t>(at % window);
+}
+
+// Chunk k of the own block (n bytes) into my ring, the call header beside the flag.
 void write_chunk(const RingLayout& l, const Topology& t, ChunkRingState& st, std::int64_t k,
                  const std::byte* src, std::int64_t n, const ReadyLine& header, double timeout) {
   const std::uint64_t g = st.written + 1 + static_cast<std::uint64_t>(k);
-  wait_slot_free(l, t, st, g, timeout);
-  const int s = static_cast<int>(g % kChunkRingSlots);
-  local_copy(l.slot(t.local_rank, s), src, static_cast<std::size_t>(n));
-  auto* line = reinterpret_cast<ReadyLine*>(l.ready(t.local_rank, s));
+  const std::int64_t offset = place_chunk(l, t, st, g, n, timeout);
+  local_copy(l.ring(t.local_rank) + offset, src, static_cast<std::size_t>(n));
+  auto* line = reinterpret_cast<ReadyLine*>(l.ready(t.local_rank, g));
+  line->offset = offset;
   line->bytes = header.bytes;
   line->chunk = header.chunk;
   line->counts_hash = header.counts_hash;
@@ -167,10 +215,9 @@ void write_chunk(const RingLayout& l, const Topology& t, ChunkRingState& st, std
 const ReadyLine& read_chunk(const RingLayout& l, const Topology& t, int w, std::uint64_t g,
                             std::byte* dst, std::int64_t n,
                             void (*copy)(void*, const void*, std::size_t), double timeout) {
-  const int s = static_cast<int>(g % kChunkRingSlots);
-  const auto& line = *reinterpret_cast<const ReadyLine*>(l.ready(w, s));
+  const auto& line = *reinterpret_cast<const ReadyLine*>(l.ready(w, g));
   wait_flag_reaches(&line.flag, g, "a chunk of another local rank (shan allgatherv)", timeout);
-  if (dst && n > 0) copy(dst, l.slot(w, s), static_cast<std::size_t>(n));
+  if (dst && n > 0) copy(dst, l.ring(w) + line.offset, static_cast<std::size_t>(n));
   release_store(l.done(w, t.local_rank), g);
   return line;
 }
@@ -180,12 +227,40 @@ const ReadyLine& read_chunk(const RingLayout& l, const Topology& t, int w, std::
 Writer read_first_chunk(const RingLayout& l, const Topology& t, int w, std::uint64_t g,
                         std::uint64_t counts_hash, std::byte* dst,
                         void (*copy)(void*, const void*, std::size_t), double timeout) {
-  const int s = static_cast<int>(g % kChunkRingSlots);
-  const auto& line = *reinterpret_cast<const ReadyLine*>(l.ready(w, s));
+  const auto& line = *reinterpret_cast<const ReadyLine*>(l.ready(w, g));
   wait_flag_reaches(&line.flag, g, "another local rank's block (shan allgatherv)", timeout);
   const Writer wr{g, line.bytes, line.chunk, line.counts_hash == counts_hash};
   read_chunk(l, t, w, g, wr.matches ? dst : nullptr, std::min(wr.chunk, wr.bytes), copy, timeout);
   return wr;
+}
+
+// The ring of `window` bytes per writer: on the first call, and when a call
+// asks for another size (every local rank in the same call: the option
+// comes from the same rule row). A segment too small grows collectively,
+// fresh and zero-filled: every reader has taken every chunk of the calls
+// before, so nothing in flight is lost, and the sequence numbers run on.
+// Else the ring starts over once my chunks still in the old one are taken.
+RingLayout ring_of(NodeContext& ctx, ChunkRingState& st, std::int64_t window, double timeout) {
+  const Topology& t = ctx.topo;
+  const int n = t.local_size();
+  if (!st.segment) {  // collective over the node: every local rank is here
+    st.segment = std::make_unique<NodeSegment>(t.node_comm, t.node_comm, ctx.call_timeout);
+    st.start.assign(kReadyLines, 0);
+    st.taken.assign(static_cast<std::size_t>(n), 0);
+    st.writers.assign(static_cast<std::size_t>(n), Writer{});
+  }
+  if (window != st.window) {
+    if (st.segment->size() < RingLayout::bytes(n, window)) {
+      st.segment->reserve(RingLayout::bytes(n, window));
+      st.known_taken = st.written;
+    } else {
+      const RingLayout old{st.segment->base(), n, st.window, st.segment->size()};
+      wait_taken(old, t, st, st.written, timeout);
+    }
+    st.window = window;
+    st.cursor = 0;
+  }
+  return RingLayout{st.segment->base(), n, window, st.segment->size()};
 }
 
 }  // namespace
@@ -195,20 +270,16 @@ bool shan_chunk_ring_fits(NodeContext& ctx, const AllgathervArgs& args) {
 }
 
 const std::byte* shan_chunk_ring(Comm& comm, NodeContext& ctx, const AllgathervArgs& args,
-                                 double timeout, Stats& stats) {
+                                 std::int64_t ring_window, double timeout, Stats& stats) {
   const Topology& t = ctx.topo;
   const int n = t.local_size();
   ChunkRingState& st = ctx.state<ChunkRingState>();
-  if (!st.segment) {  // collective over the node: every local rank is here
-    st.segment = std::make_unique<NodeSegment>(t.node_comm, t.node_comm, ctx.call_timeout);
-    st.segment->reserve(RingLayout{nullptr, n}.bytes());
-    st.taken.assign(static_cast<std::size_t>(n), 0);
-    st.writers.assign(static_cast<std::size_t>(n), Writer{});
-  }
-  const RingLayout l{st.segment->base(), n};
+  const std::int64_t window =
+      ring_window > 0 ? ring_window / kCacheLine * kCacheLine : kDefaultWindow;
+  const RingLayout l = ring_of(ctx, st, window, timeout);
   const int me = comm.rank();
-  const std::int64_t chunk = chunk_size(args);
-  const ReadyLine header{0, args.counts[me], chunk, fnv1a(args.counts)};
+  const std::int64_t chunk = chunk_size(args, window);
+  const ReadyLine header{0, 0, args.counts[me], chunk, fnv1a(args.counts)};
   const std::byte* src = args.send ? args.send : args.recv + args.displs[me];
   const std::int64_t mine = args.counts[me];
 
