@@ -44,6 +44,7 @@ TRANSPORTS = ("auto", "two_sided", "rma")
 ALGORITHM_OPTIONS = (
     "transport", "block_size", "ports", "consistent", "tree", "k", "skew", "buffer_size",
     "buffers", "inline", "read_from_parent", "data_copy", "single_copy", "inter_algorithm",
+    "ring_window",
 )  # fmt: skip
 COLLECTIVES = ("allgatherv", "allgather", "allreduce", "bcast", "reduce", "intergroup", "barrier")
 COLLECTIVES += ("scan", "exscan", "reduce_scatter_block")

@@ -20,10 +20,12 @@ process of this user on a machine of the same CPU, caches and MPI library then
 uses it; ``shancoll.rules_info()`` (and ``SHANCOLL_PMPI_VERBOSE``) says so.
 
 Every algorithm runs with its default options, and release_gather (bcast,
-reduce, allreduce) also with single copy forced off and on: the mechanism
-that wins differs between machines (on the AMD EPYC VM the shared segment
-beat cross-memory attach, on the Intel Xeon VM the reverse), and a rule that
-chose one carries it (``single_copy=0``) into calls made without options.
+reduce, allreduce) and shan (allgatherv) also with single copy forced off and
+on, shan's shared-memory ring also at 2 MiB per rank: the mechanism that wins
+differs between machines (on the Zen 3 and Zen 5 EPYC VMs the shared segment
+beat cross-memory attach, on the Intel Xeon and the Zen 4 VM the reverse; on
+Zen 4 a ring larger than the L2 caches beat both), and a rule that chose one
+carries it (``single_copy=0``) into calls made without options.
 """
 
 from __future__ import annotations
@@ -42,6 +44,13 @@ from .sweep import load_config, run_sweep
 COLLECTIVES = ["allgatherv", "allreduce", "bcast", "reduce"]
 # The mechanism variants timed beside the defaults (report.TUNED_OPTIONS).
 MECHANISMS = ["release_gather[single_copy=false]", "release_gather[single_copy=true]"]
+# allgather(v) on one node: single copy off and on, and the shared-memory
+# ring at its default and at 2 MiB per rank (larger than an L2 cache).
+ALLGATHER_MECHANISMS = [
+    "shan[single_copy=false]",
+    "shan[single_copy=true]",
+    "shan[single_copy=false,ring_window=2097152]",
+]
 
 
 # The fingerprint's keys, in the order of a table's match lines (src/cpp/shancoll/rules.h).
@@ -100,7 +109,8 @@ def measure(ranks: int, quick: bool, out: Path, dry_run: bool) -> Path | None:
         collective_sizes={},
         distributions=["regular"],
         series="*",
-        collective_series={c: MECHANISMS for c in ("allreduce", "bcast", "reduce")},
+        collective_series={c: MECHANISMS for c in ("allreduce", "bcast", "reduce")}
+        | {"allgatherv": ALLGATHER_MECHANISMS},
     ).replace(collectives=COLLECTIVES)
     if dry_run:
         print(f"would time {', '.join(cfg.collectives)} at {ranks} ranks on one node into {out}")
