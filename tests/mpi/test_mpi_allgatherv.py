@@ -524,9 +524,10 @@ def test_shan_chunk_ring_on_one_node(comm, tmp_path):
     many more chunks than the ring holds (the ring wraps within a call),
     uneven and zero counts, in place, gapped displacements, and sizes that
     change from call to call with no barrier between the calls; under the
-    default ring, the smallest (64 KiB), one of 2 MiB (more calls of small
-    blocks than it has ready lines) and back, the ring changing between
-    calls."""
+    default ring, the smallest (64 KiB), one of 2 MiB (a result large
+    enough for the copies out to stream around the cache, and more calls of
+    small blocks than it has ready lines) and back, the ring changing
+    between calls."""
     failures: list[str] = []
     p, r = comm.size, comm.rank
     one_node = shancoll.topology(comm)["node_count"] == 1  # auto's layout
@@ -564,6 +565,8 @@ def test_shan_chunk_ring_on_one_node(comm, tmp_path):
             length = max(d + c for d, c in zip(displs, counts, strict=True)) + 4
             one(counts, displs, length, False, f"gapped{window}")
             if "2097152" in window:
+                counts = make_counts("decreasing", p, 9_000_001)  # copies out stream (16 MiB)
+                one(counts, prefix(counts), sum(counts), False, f"streamed{window}")
                 for i in range(300):  # one chunk a call: the ready lines wrap
                     counts = make_counts("random", p, 400 + i)
                     one(counts, prefix(counts), sum(counts), False, f"small {i}{window}")
