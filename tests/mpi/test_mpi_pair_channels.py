@@ -3,9 +3,9 @@ through pair channels (src/cpp/shancoll/shm/pair_channels.h), whose chunks
 are numbered per pair of ranks across calls and across these collectives:
 a sender may return while its receiver still copies. Checked against
 mpi4py's own collectives, called back to back with changing sizes and roots
-(blocks of several chunks, more than a pair's four slots hold, and empty
-ones), and a block of a size its receiver does not expect: refused on the
-receiver, nothing written, the next call right.
+(blocks of several chunks, more than a pair's ring holds, and empty ones;
+rings of several sizes), and a block of a size its receiver does not
+expect: refused on the receiver, nothing written, the next call right.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from test_mpi_reduce_scatter import vector_case
 import shancoll
 
 # Elements (float64) per block: empty, one line, several chunks (a chunk is at
-# most 64 KiB), more chunks than a pair's slots.
+# most 64 KiB by default), more than a pair's default ring holds.
 SIZES = [0, 5, 3000, 9000] if REDUCED else [0, 5, 3000, 9000, 40000, 100000]
 
 
@@ -45,12 +45,16 @@ def counts_matrix(comm, m: int, i: int) -> np.ndarray:
     return c
 
 
-def test_every_collective_back_to_back(comm):
+@pytest.mark.parametrize("ring_window", [None, 65536, 2 << 20])
+def test_every_collective_back_to_back(comm, ring_window):
     """The four collectives in turn on one communicator, nothing between the
-    calls: each pair's chunk numbers carry from one call to the next."""
+    calls: each pair's chunk numbers carry from one call to the next. Each
+    pair's ring (shm/chunk_ring.h) at its default, its smallest (64 KiB,
+    wrapping within a block) and 2 MiB (more chunks in a lap than a pair
+    has ready lines); the ring changes size between the parametrized runs."""
     if comm.size < 2:
         pytest.skip("a node of one rank takes no channel")
-    opts = one_node(comm)
+    opts = one_node(comm) | ({"ring_window": ring_window} if ring_window else {})
     for i, m in enumerate(SIZES + SIZES[::-1]):
         root = (i * 3 + 1) % comm.size
         counts = uneven_counts(comm.size, m, i)
@@ -149,3 +153,18 @@ def test_single_copy_takes_the_segment_path(comm):
     run_all(comm, shancoll.alltoall, comm, send, np.zeros_like(send), "shan", **opts)
     rounds = shancoll.last_stats(comm).rounds
     assert_all(comm, rounds == 0, f"single_copy alltoall: {rounds} rounds of chunks")
+
+
+def test_many_small_blocks_wrap_the_ready_lines(comm):
+    """A pair has 16 ready lines: 40 small alltoalls in a row (one chunk per
+    pair each) with a 2 MiB ring, then 64 KiB, then the default; every
+    result matches mpi4py's."""
+    if comm.size < 2:
+        pytest.skip("a node of one rank takes no channel")
+    for ring_window in [2 << 20, 65536, None]:
+        opts = one_node(comm) | ({"ring_window": ring_window} if ring_window else {})
+        for i in range(40):
+            m = 1 + (i * 37) % 700
+            what = f"ring_window={ring_window} call {i} m={m}"
+            check_alltoallv(comm, "shan", Vector(comm, counts_matrix(comm, m, i), np.int32),
+                            what, **opts)  # fmt: skip

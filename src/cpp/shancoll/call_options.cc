@@ -32,6 +32,13 @@ constexpr unsigned kShanSingleCopy =
     kAllgathers | bit(Collective::gather) | bit(Collective::gatherv) | bit(Collective::scatter) |
     bit(Collective::scatterv) | bit(Collective::alltoall) | bit(Collective::alltoallv) |
     bit(Collective::scan) | bit(Collective::exscan);
+// The shared-memory rings of chunks on one node (ring_window): shan
+// allgather(v)'s and the pair channels of gather(v), scatter(v), alltoall(v)
+// and reduce_scatter(_block)'s shan.
+constexpr unsigned kRings = kAllgathers | bit(Collective::gather) | bit(Collective::gatherv) |
+                            bit(Collective::scatter) | bit(Collective::scatterv) |
+                            bit(Collective::alltoall) | bit(Collective::alltoallv) |
+                            bit(Collective::reduce_scatter) | bit(Collective::reduce_scatter_block);
 constexpr unsigned kAllreduces = bit(Collective::allreduce) | bit(Collective::iallreduce);
 // release_gather's options: bcast, reduce, and allreduce's release_gather
 // (which has no split-phase form).
@@ -147,7 +154,7 @@ const std::vector<Row>& table() {
         {"data_copy", Kind::boolean, 0, kReleaseGather,
          SHANCOLL_SETTER(release_gather.data_copy, v.boolean)},
         {"single_copy", Kind::boolean, 0, kReleaseGather | kShanSingleCopy, set_single_copy},
-        {"ring_window", Kind::integer, 64 << 10, kAllgathers,
+        {"ring_window", Kind::integer, 64 << 10, kRings,
          SHANCOLL_SETTER(options.ring_window, v.integer)},
     };
     // The tree keys, plain and per phase (the names must outlive the table).

@@ -24,8 +24,9 @@ struct Options {
   // is its own (also for scan and exscan, whose shan runs it on one node of
   // two ranks).
   int single_copy = -1;
-  // allgather(v) shan on one node without single copy: the bytes of each
-  // rank's ring of chunks (0: the built-in 256 KiB; allgatherv_shan_chunk_ring.cc).
+  // shan on one node through shared memory: the bytes of each ring of
+  // chunks, allgather(v)'s per rank and the pair channels' per pair (gather,
+  // scatter, alltoall, reduce_scatter; 0: the built-in 256 KiB; shm/chunk_ring.h).
   std::int64_t ring_window = 0;
   const ReleaseGatherOptions* release_gather = nullptr;  // nullptr: the defaults
 

@@ -4,24 +4,28 @@
 #include <string>
 
 #include "shancoll/cost.h"
+#include "shancoll/shm/chunk_ring.h"
 #include "shancoll/shm/flags.h"
 
 namespace shancoll {
 namespace {
 
-// S slots of up to kSlotBytes per pair, chunks a quarter of the block within
-// [kMinChunk, kSlotBytes]: the chunk ring's sizes (allgatherv_shan_chunk_ring.cc,
-// measured there on the AMD EPYC VM); a pair's slots (256 KiB) stay in the
-// writer's L2 call after call.
-constexpr std::int64_t kSlotBytes = 64 << 10;
-constexpr std::uint64_t kChannelSlots = 4;
+// Per pair a ring of `window` bytes (the call's ring_window option, by
+// default kDefaultWindow: the 4 slots of 64 KiB it replaced) and at most
+// kPairLines chunks in flight; chunks a quarter of the block within
+// [kMinChunk, window / kDepth]: the chunk ring's sizes
+// (allgatherv_shan_chunk_ring.cc, measured there on the AMD EPYC VMs).
+constexpr std::int64_t kDefaultWindow = 256 << 10;
+constexpr std::uint64_t kPairLines = 16;
 constexpr std::int64_t kDepth = 4;
 constexpr std::int64_t kMinChunk = 16 << 10;
 
-// A slot's ready line: the flag (the chunk's number in the pair's sequence,
-// from 1, written last) and the block's header, written with every chunk.
+// A chunk's ready line: the flag (the chunk's number in the pair's
+// sequence, from 1, written last), where the chunk lies in the pair's ring,
+// and the block's header, written with every chunk.
 struct ReadyLine {
   std::uint64_t flag;
+  std::int64_t offset;
   std::int64_t bytes;
   std::int64_t chunk;
 };
@@ -31,16 +35,21 @@ std::int64_t chunks_of(std::int64_t bytes, std::int64_t chunk) {
   return std::max<std::int64_t>((bytes + chunk - 1) / chunk, 1);
 }
 
-// Per pair: S ready lines and the reader's acknowledgement line.
-constexpr std::size_t kLinesPerPair = kChannelSlots + 1;
+// Per pair: kPairLines ready lines and the reader's acknowledgement line.
+constexpr std::size_t kLinesPerPair = kPairLines + 1;
 
 std::size_t pair_index(int n, int writer, int reader) {
   return static_cast<std::size_t>(writer) * static_cast<std::size_t>(n) +
          static_cast<std::size_t>(reader);
 }
 
-std::size_t lines_bytes(int n) {
-  return kCacheLine * kLinesPerPair * static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
+std::size_t pairs(int n) { return static_cast<std::size_t>(n) * static_cast<std::size_t>(n); }
+
+std::size_t lines_bytes(int n) { return kCacheLine * kLinesPerPair * pairs(n); }
+
+// The segment's bytes for rings of `window` bytes.
+std::size_t segment_bytes(int n, std::int64_t window) {
+  return lines_bytes(n) + pairs(n) * static_cast<std::size_t>(window);
 }
 
 }  // namespace
@@ -48,9 +57,11 @@ std::size_t lines_bytes(int n) {
 // The segment and the sequence numbers, which run across calls.
 struct PairChannelsState : LayoutState {
   std::unique_ptr<NodeSegment> segment;
-  std::vector<std::uint64_t> written;  // per reader: chunks I sent it, ever
-  std::vector<std::uint64_t> seen;     // per reader: it took my chunks up to here
-  std::vector<std::uint64_t> taken;    // per writer: its chunks I took, ever
+  std::int64_t window = 0;                   // each ring's bytes in use
+  std::vector<ChunkRing<kPairLines>> rings;  // per reader: where my chunks to it go
+  std::vector<std::uint64_t> written;        // per reader: chunks I sent it, ever
+  std::vector<std::uint64_t> seen;           // per reader: it took my chunks up to here
+  std::vector<std::uint64_t> taken;          // per writer: its chunks I took, ever
   std::vector<ChannelWriter> writers;
   std::vector<ChannelReader> readers;
   std::vector<const std::byte*> pointers;
@@ -60,17 +71,17 @@ bool pair_channels_fit(const NodeContext& ctx) {
   return ctx.topo.node_count == 1 && ctx.topo.local_size() > 1;
 }
 
-PairChannels::PairChannels(NodeContext& ctx, double timeout, const char* who)
+PairChannels::PairChannels(NodeContext& ctx, double timeout, const char* who,
+                           std::int64_t ring_window)
     : s_(ctx.state<PairChannelsState>()),
       n_(ctx.topo.local_size()),
       me_(ctx.topo.local_rank),
       timeout_(timeout),
       who_(who) {
-  if (!s_.segment) {
+  if (!s_.segment) {  // collective over the node: every local rank is here
     const MPI_Comm node = ctx.topo.node_comm;
     s_.segment = std::make_unique<NodeSegment>(node, node, ctx.call_timeout);
-    const std::size_t pairs = static_cast<std::size_t>(n_) * static_cast<std::size_t>(n_);
-    s_.segment->reserve(lines_bytes(n_) + pairs * kChannelSlots * kSlotBytes);
+    s_.rings.resize(static_cast<std::size_t>(n_));
     s_.written.assign(static_cast<std::size_t>(n_), 0);
     s_.seen.assign(static_cast<std::size_t>(n_), 0);
     s_.taken.assign(static_cast<std::size_t>(n_), 0);
@@ -78,7 +89,42 @@ PairChannels::PairChannels(NodeContext& ctx, double timeout, const char* who)
     s_.readers.resize(static_cast<std::size_t>(n_));
     s_.pointers.resize(static_cast<std::size_t>(n_));
   }
+  const std::int64_t window =
+      ring_window > 0 ? ring_window / kCacheLine * kCacheLine : kDefaultWindow;
+  if (window != s_.window) use_window(window);
   base_ = s_.segment->base();
+  stride_ = (s_.segment->size() - lines_bytes(n_)) / pairs(n_) / kCacheLine * kCacheLine;
+}
+
+// Rings of `window` bytes from this call on (every local rank in the same
+// call: the option comes from the same rule row). A segment too small grows
+// collectively, fresh and zero-filled: every reader has taken every chunk
+// of the calls before (it is in this call), and the sequence numbers run
+// on. Else each ring starts over once its reader took my chunks in it.
+void PairChannels::use_window(std::int64_t window) {
+  if (s_.segment->size() < segment_bytes(n_, window)) {
+    s_.segment->reserve(segment_bytes(n_, window));
+    s_.seen = s_.written;
+  } else {
+    base_ = s_.segment->base();
+    for (int to = 0; to < n_; ++to) wait_taken(to, s_.written[static_cast<std::size_t>(to)]);
+  }
+  for (auto& ring : s_.rings) ring.reset(window);
+  s_.window = window;
+}
+
+// Until local rank `to` took my chunks up to g.
+void PairChannels::wait_taken(int to, std::uint64_t g) {
+  std::uint64_t& seen = s_.seen[static_cast<std::size_t>(to)];
+  if (seen >= g) return;
+  const std::byte* line = done(me_, to);
+  wait_until([&] { return acquire_load(line) >= g; },
+             [&] {
+               return std::string(who_) + ": local rank " + std::to_string(to) +
+                      " taking a chunk of my block (pair channel)";
+             },
+             timeout_);
+  seen = acquire_load(line);
 }
 
 std::vector<ChannelWriter>& PairChannels::writers() { return s_.writers; }
@@ -86,24 +132,22 @@ std::vector<ChannelReader>& PairChannels::readers() { return s_.readers; }
 std::vector<const std::byte*>& PairChannels::chunk_pointers() { return s_.pointers; }
 
 std::byte* PairChannels::ready(int writer, int reader, std::uint64_t g) const {
-  return base_ + kCacheLine * (kLinesPerPair * pair_index(n_, writer, reader) + g % kChannelSlots);
+  return base_ + kCacheLine * (kLinesPerPair * pair_index(n_, writer, reader) + g % kPairLines);
 }
 
 std::byte* PairChannels::done(int writer, int reader) const {
-  return base_ + kCacheLine * (kLinesPerPair * pair_index(n_, writer, reader) + kChannelSlots);
+  return base_ + kCacheLine * (kLinesPerPair * pair_index(n_, writer, reader) + kPairLines);
 }
 
-std::byte* PairChannels::slot(int writer, int reader, std::uint64_t g) const {
-  return base_ + lines_bytes(n_) +
-         static_cast<std::size_t>(kSlotBytes) *
-             (kChannelSlots * pair_index(n_, writer, reader) + g % kChannelSlots);
+std::byte* PairChannels::ring(int writer, int reader) const {
+  return base_ + lines_bytes(n_) + stride_ * pair_index(n_, writer, reader);
 }
 
 ChannelWriter::ChannelWriter(PairChannels& ch, int to, const std::byte* src, std::int64_t bytes)
     : ch_(&ch), to_(to), src_(src), bytes_(bytes) {
   const std::int64_t even = static_cast<std::int64_t>(
       line_align(static_cast<std::size_t>((bytes + kDepth - 1) / kDepth)));
-  chunk_ = std::clamp(even, kMinChunk, kSlotBytes);
+  chunk_ = std::clamp(even, kMinChunk, ch.s_.window / kDepth);
   chunks_ = chunks_of(bytes, chunk_);
   std::uint64_t& written = ch.s_.written[static_cast<std::size_t>(to)];
   first_ = written + 1;
@@ -113,20 +157,14 @@ ChannelWriter::ChannelWriter(PairChannels& ch, int to, const std::byte* src, std
 void ChannelWriter::write(std::int64_t k) {
   PairChannels& ch = *ch_;
   const std::uint64_t g = first_ + static_cast<std::uint64_t>(k);
-  std::uint64_t& seen = ch.s_.seen[static_cast<std::size_t>(to_)];
-  if (g > kChannelSlots && seen < g - kChannelSlots) {  // the slot's previous chunk, taken?
-    const std::byte* done = ch.done(ch.me_, to_);
-    wait_until([&] { return acquire_load(done) >= g - kChannelSlots; },
-               [&] {
-                 return std::string(ch.who_) + ": local rank " + std::to_string(to_) +
-                        " taking a chunk of my block (pair channel)";
-               },
-               ch.timeout_);
-    seen = acquire_load(done);
-  }
   const std::int64_t n = std::clamp<std::int64_t>(bytes_ - k * chunk_, 0, chunk_);
-  if (n > 0) local_copy(ch.slot(ch.me_, to_, g), src_ + k * chunk_, static_cast<std::size_t>(n));
+  const auto spot = ch.s_.rings[static_cast<std::size_t>(to_)].place(
+      g, n, ch.s_.seen[static_cast<std::size_t>(to_)]);
+  ch.wait_taken(to_, spot.after);  // the chunks it overlays, and its ready line
+  if (n > 0)
+    local_copy(ch.ring(ch.me_, to_) + spot.offset, src_ + k * chunk_, static_cast<std::size_t>(n));
   auto* line = reinterpret_cast<ReadyLine*>(ch.ready(ch.me_, to_, g));
+  line->offset = spot.offset;
   line->bytes = bytes_;
   line->chunk = chunk_;
   release_store(&line->flag, g);
@@ -153,7 +191,7 @@ const std::byte* ChannelReader::peek_next(std::int64_t* bytes) {
     ch.s_.taken[static_cast<std::size_t>(from_)] += static_cast<std::uint64_t>(chunks_);
   }
   *bytes = std::clamp<std::int64_t>(bytes_ - next_ * chunk_, 0, chunk_);
-  return ch.slot(from_, ch.me_, g);
+  return ch.ring(from_, ch.me_) + line.offset;
 }
 
 void ChannelReader::release_next() {

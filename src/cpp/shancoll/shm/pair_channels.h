@@ -1,35 +1,39 @@
 // Pair channels: on one node, a one-way pipe of numbered chunks from every
-// local rank to every other, through a few cache-sized slots per pair. The
-// chunk ring of shan allgatherv (coll/allgatherv/allgatherv_shan_chunk_ring.cc)
-// for blocks that go to one reader each: gather (every rank to the root),
-// scatter (the root to every rank) and alltoall (every rank to every rank).
+// local rank to every other, through a ring of its own per pair
+// (shm/chunk_ring.h; ring_window bytes, 256 KiB by default). The chunk ring
+// of shan allgatherv (coll/allgatherv/allgatherv_shan_chunk_ring.cc) for
+// blocks that go to one reader each: gather (every rank to the root),
+// scatter (the root to every rank), alltoall (every rank to every rank) and
+// reduce_scatter.
 //
-// The writer copies chunk g of its stream to a reader into slot g mod S of
-// their pair and raises the slot's ready flag to g; the reader waits for it,
-// copies the chunk out and acknowledges g; the writer reuses the slot for
-// chunk g + S once the reader acknowledged g. Chunks are numbered per pair
-// across calls (and across the collectives that share the channels), so no
-// flag is ever reset and a call needs no handshake: a block costs its
-// chunks' flags, one copy in by the writer and one copy out by the reader,
-// the two overlapping chunk by chunk. The block's bytes and chunk size ride
-// in every ready line beside the flag: a reader learns them from its first
-// chunk, takes every chunk the writer sends even when its own count
-// differs (acknowledged, not copied), so both stay in step, and reports the
-// mismatch once the call is over.
+// The writer copies chunk g of its stream to a reader into their pair's
+// ring, after chunk g - 1, and raises the chunk's ready line (g, and where
+// the chunk lies); the reader waits for it, copies the chunk out and
+// acknowledges g; the writer writes over a chunk once the reader
+// acknowledged it. Chunks are numbered per pair across calls (and across
+// the collectives that share the channels), so no flag is ever reset and a
+// call needs no handshake: a block costs its chunks' flags, one copy in by
+// the writer and one copy out by the reader, the two overlapping chunk by
+// chunk. The block's bytes and chunk size ride in every ready line beside
+// the flag: a reader learns them from its first chunk, takes every chunk
+// the writer sends even when its own count differs (acknowledged, not
+// copied), so both stay in step, and reports the mismatch once the call is
+// over.
 //
 // Cost per block of b bytes (chunks of c bytes, k = max(1, ceil(b / c))):
-// the writer copies b bytes into the slots and writes k ready lines; the
+// the writer copies b bytes into the ring and writes k ready lines; the
 // reader reads k ready lines, copies b bytes out and writes k
 // acknowledgements; the writer reads the acknowledgement line about once
-// per S chunks (when its ring wraps). The writer's copy of chunk i + 1
+// per lap of its ring. The writer's copy of chunk i + 1
 // overlaps the reader's copy of chunk i, so a block of several chunks costs
 // about one copy plus one chunk's, where a segment the block's size costs
 // two (in, then out) and is written cold.
 //
 // Deadlock-free in any order of rounds where every rank, in round i, writes
 // its streams' chunk i and then reads chunk i - 1 of the streams it reads:
-// a writer needs chunk i - S taken (S > 2), which its reader took in an
-// earlier round.
+// a writer needs the chunks of its ring's previous lap taken (a lap holds at
+// least kDepth = 4 chunks: chunks are at most a quarter of the ring), which
+// its reader took in an earlier round.
 #pragma once
 
 #include <cstddef>
@@ -53,8 +57,10 @@ bool pair_channels_fit(const NodeContext& ctx);
 
 class PairChannels {
  public:
-  // `who` names the collective in a timeout's message ("gather shan").
-  PairChannels(NodeContext& ctx, double timeout, const char* who);
+  // `who` names the collective in a timeout's message ("gather shan");
+  // `ring_window`: each pair's ring in bytes (the call's option; 0: the
+  // default, 256 KiB).
+  PairChannels(NodeContext& ctx, double timeout, const char* who, std::int64_t ring_window);
   int local_size() const { return n_; }
   int local_rank() const { return me_; }
   // Scratch of one per local rank, kept across calls (a repeated call
@@ -68,10 +74,13 @@ class PairChannels {
   friend class ChannelReader;
   std::byte* ready(int writer, int reader, std::uint64_t g) const;
   std::byte* done(int writer, int reader) const;
-  std::byte* slot(int writer, int reader, std::uint64_t g) const;
+  std::byte* ring(int writer, int reader) const;
+  void use_window(std::int64_t window);
+  void wait_taken(int to, std::uint64_t g);
 
   PairChannelsState& s_;
-  std::byte* base_;
+  std::byte* base_ = nullptr;
+  std::size_t stride_ = 0;  // bytes between two pairs' rings
   int n_, me_;
   double timeout_;
   const char* who_;

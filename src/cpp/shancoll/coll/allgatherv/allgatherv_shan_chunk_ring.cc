@@ -1,37 +1,37 @@
 // shan allgatherv on one node with a private recvbuf: each rank's block goes
-// through a ring of a few cache-sized slots of its own instead of a segment
-// the size of the result. The owner copies chunk k of its block into slot
-// k mod S and raises the slot's flag; every other local rank copies the
-// chunk out into its recvbuf and acknowledges it; the owner reuses the slot
-// for chunk k + S once every reader acknowledged chunk k. The slots stay in
-// the caches call after call (S * C bytes per rank), so each byte is written
-// once into shared memory by its owner and read once by each reader from
-// the owner's cache, both cores copying at once; a result-sized segment
-// instead is written cold, line by line from memory (measured: the segment
-// path lost to Open MPI's copy-in/copy-out point-to-point from 2 MiB, and
-// to Intel MPI's from 32 KiB; docs/performance.md).
+// in chunks through a ring of its own in shared memory (shm/chunk_ring.h)
+// instead of a segment the size of the result. The owner copies chunk k of
+// its block into the ring, after the chunk before it, and raises the
+// chunk's ready line (its number and where it lies); every other local rank
+// copies the chunk out into its recvbuf and acknowledges it; the owner
+// writes over a chunk once every reader acknowledged it. Each byte is
+// written once into shared memory by its owner and read once by each
+// reader, both cores copying at once. The ring's size (ring_window) decides
+// where the reader finds the lines: in the owner's cache when the ring is
+// smaller than the caches, in the shared L3 when it is larger than both L2s
+// (faster on the Zen 4 VM, slower on none measured so far; the default stays
+// the size measured on the others). A result-sized segment instead is
+// written cold, line by line from memory (measured: the segment path lost to
+// Open MPI's copy-in/copy-out point-to-point from 2 MiB, and to Intel MPI's
+// from 32 KiB; docs/performance.md).
 //
 // No node barrier and no per-call handshake: the chunks are numbered per
-// writer across calls, and a writer reuses a slot once every reader
-// acknowledged the chunk it held, whichever call that was. The writer's
-// byte count, chunk size and a hash of its recvcounts ride in each chunk's
-// ready line beside the flag, so a reader's first wait of a call also
-// brings the header: a reader whose recvcounts differ still takes every
-// chunk the writer sends (acknowledging, not copying), so the ranks stay in
-// step, and refuses the call after it like every other rank.
+// writer across calls, and a writer overwrites a chunk once every reader
+// acknowledged it, whichever call that was. The writer's byte count, chunk
+// size and a hash of its recvcounts ride in each chunk's ready line beside
+// the flag, so a reader's first wait of a call also brings the header: a
+// reader whose recvcounts differ still takes every chunk the writer sends
+// (acknowledging, not copying), so the ranks stay in step, and refuses the
+// call after it like every other rank.
 //
 // Cost (n local ranks, blocks of b bytes, chunks of c bytes, k = max(1,
-// b / c) chunks): per rank b bytes into its slots, (n - 1) b out of the
-// others' slots, b copied to its own recvbuf (not in place). Cache-line
+// b / c) chunks): per rank b bytes into its ring, (n - 1) b out of the
+// others' rings, b copied to its own recvbuf (not in place). Cache-line
 // transfers per rank and call: k ready lines written, (n - 1) k read (the
 // header in the first), (n - 1) k acknowledgements written; the writer
-// reads the acknowledgement lines only when its slot ring wraps past what
-// it last saw of them (about once per S chunks; at 2 ranks and 2 chunks a
-// call, every other call). The previous version added a header line, a
-// wait for every reader's end-of-call acknowledgement at the start, and
-// that acknowledgement at the end: three more transfers per reader and
-// call, two of them on the path from one call's start to the first copy.
-// A reader's copy of chunk k overlaps the owner's copy of chunk k + 1.
+// reads the acknowledgement lines only when its ring wraps past what it
+// last saw of them (about once per lap). A reader's copy of chunk k overlaps
+// the owner's copy of chunk k + 1.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -41,6 +41,7 @@
 #include "shancoll/cost.h"
 #include "shancoll/error.h"
 #include "shancoll/hash.h"
+#include "shancoll/shm/chunk_ring.h"
 #include "shancoll/shm/flags.h"
 #include "shancoll/shm/segment.h"
 #include "shancoll/stream_copy.h"
@@ -48,27 +49,23 @@
 namespace shancoll {
 namespace {
 
-// Each writer's ring holds `window` bytes (the call's ring_window option,
-// by default kDefaultWindow) of chunks of a quarter of the largest block
-// within [kMinChunk, window / kDepth], and at most kReadyLines chunks in
-// flight. Chunks are laid out back to back around the ring, so a call's
-// chunks take new lines until the ring wraps, whatever their size.
+// Each writer's ring (shm/chunk_ring.h) holds `window` bytes (the call's
+// ring_window option, by default kDefaultWindow) of chunks of a quarter of
+// the largest block within [kMinChunk, window / kDepth].
 //
 // Measured on the AMD EPYC VM, Zen 3, 2 ranks, with 4 slots of 64 KiB
 // (docs/performance.md, "Allgather through a ring of chunks"): chunks of at
 // least 16 KiB beat 4 KiB ones up to 32 KiB per rank (8 KiB 0.47 against
 // 0.60 us, 32 KiB 1.50 against 1.55); from 64 KiB chunks of 16-64 KiB, 4 or 8
-// slots, were alike within the spread. On the Zen 4 VM the opposite holds:
-// a ring the caches keep runs at half Intel MPI's pt2pt speed (each line is
-// taken from the other core's L2 and its copy there invalidated when it is
-// written again: 16 KiB 2.6 us, 512 KiB 88), one of 2 MiB whose lines have
-// left both L2s when they come round again at its speed (1.24 and 42 us;
-// benchmarks/c/pair_floor.c, docs/performance.md "A chunk ring larger than
-// the caches"); its rule tables set ring_window.
+// slots, were alike within the spread. On the Zen 4 VM a ring the caches
+// keep runs at half Intel MPI's pt2pt speed (16 KiB 2.8 us, 512 KiB 84), one
+// of 2 MiB at its speed (1.75 and 41; docs/performance.md, "A ring larger
+// than the caches"); its rule tables set ring_window.
 constexpr std::int64_t kDefaultWindow = 256 << 10;
-constexpr std::uint64_t kReadyLines = 256;
 constexpr std::int64_t kDepth = 4;
 constexpr std::int64_t kMinChunk = 16 << 10;
+// Chunks in flight per writer (a ready line each).
+constexpr std::uint64_t kChunkRingLines = 256;
 // Readers take chunk k - kLead while the writers put in chunk k, so the
 // flag they wait for is usually up already.
 constexpr std::int64_t kLead = 1;
@@ -80,7 +77,7 @@ constexpr std::int64_t kLead = 1;
 constexpr std::int64_t kStreamFrom = 16 << 20;
 
 // Where things are in the ring segment of n local ranks: per writer
-// kReadyLines ready lines (a chunk's flag and where it lies, and the
+// kChunkRingLines ready lines (a chunk's flag and where it lies, and the
 // writer's call header beside them) and n acknowledgement lines, each on a
 // line of its own, then a ring of `stride` bytes per writer, of which the
 // writer uses its window (a reader goes by the offsets in the ready lines,
@@ -96,19 +93,19 @@ struct RingLayout {
         window(window),
         stride((segment_bytes - lines()) / n / kCacheLine * kCacheLine) {}
   std::byte* ready(int w, std::uint64_t g) const {
-    return base + kCacheLine * line_index(w, g % kReadyLines);
+    return base + kCacheLine * line_index(w, g % kChunkRingLines);
   }
   std::byte* done(int w, int reader) const {
-    return base + kCacheLine * line_index(w, kReadyLines + static_cast<std::size_t>(reader));
+    return base + kCacheLine * line_index(w, kChunkRingLines + static_cast<std::size_t>(reader));
   }
   std::byte* ring(int w) const { return base + lines() + stride * static_cast<std::size_t>(w); }
   std::size_t lines() const { return kCacheLine * line_index(n, 0); }
   std::size_t line_index(int w, std::size_t k) const {
-    return static_cast<std::size_t>(w) * (kReadyLines + n) + k;
+    return static_cast<std::size_t>(w) * (kChunkRingLines + n) + k;
   }
   // The segment's bytes for rings of `window` bytes.
   static std::size_t bytes(int n, std::int64_t window) {
-    return kCacheLine * static_cast<std::size_t>(n) * (kReadyLines + n) +
+    return kCacheLine * static_cast<std::size_t>(n) * (kChunkRingLines + n) +
            static_cast<std::size_t>(window) * static_cast<std::size_t>(n);
   }
 };
@@ -141,11 +138,9 @@ struct Writer {
 // start or an end handshake.
 struct ChunkRingState : LayoutState {
   std::unique_ptr<NodeSegment> segment;
-  std::int64_t window = 0;           // the ring's bytes per writer in use
+  ChunkRing<kChunkRingLines> ring;   // where my chunks go
   std::uint64_t written = 0;         // chunks this rank put in its ring, ever
   std::uint64_t known_taken = 0;     // every reader took my chunks up to here
-  std::uint64_t cursor = 0;          // where my next chunk goes, counted around the ring
-  std::vector<std::uint64_t> start;  // where my chunk g began, at g % kReadyLines
   std::vector<std::uint64_t> taken;  // per writer: its chunks this rank took, ever
   std::vector<Writer> writers;       // scratch: a repeated call allocates nothing
 };
@@ -176,25 +171,14 @@ void wait_taken(const RingLayout& l, const Topology& t, ChunkRingState& st, std:
   st.known_taken = least;
 }
 
-// Where my chunk g of `bytes` goes in my ring, once the chunks it overlays
-// (those of the ring's previous lap that began before its end) and the one
-// whose ready line it takes are taken by every reader. The acknowledgement
-// lines are read only when what was last read of them does not show it.
+// Where my chunk g of `bytes` goes in my ring, once every reader took the
+// chunks it overlays. The acknowledgement lines are read only when what was
+// last read of them does not show it.
 std::int64_t place_chunk(const RingLayout& l, const Topology& t, ChunkRingState& st,
                          std::uint64_t g, std::int64_t bytes, double timeout) {
-  const auto window = static_cast<std::uint64_t>(l.window);
-  const std::uint64_t size = line_align(static_cast<std::size_t>(bytes));
-  std::uint64_t at = st.cursor;
-  if (at % window + size > window) at += window - at % window;  // wrap: chunks never split
-  std::uint64_t need = g > kReadyLines ? g - kReadyLines : 0;
-  for (std::uint64_t h = std::max(need, st.known_taken) + 1; h < g; ++h) {
-    if (st.start[h % kReadyLines] + window >= at + size) break;  // h and later lie before mine
-    need = h;
-  }
-  wait_taken(l, t, st, need, timeout);
-  st.start[g % kReadyLines] = at;
-  st.cursor = at + size;
-  return static_cast<std::int64_t>(at % window);
+  const auto spot = st.ring.place(g, bytes, st.known_taken);
+  wait_taken(l, t, st, spot.after, timeout);
+  return spot.offset;
 }
 
 // Chunk k of the own block (n bytes) into my ring, the call header beside the flag.
@@ -245,20 +229,18 @@ RingLayout ring_of(NodeContext& ctx, ChunkRingState& st, std::int64_t window, do
   const int n = t.local_size();
   if (!st.segment) {  // collective over the node: every local rank is here
     st.segment = std::make_unique<NodeSegment>(t.node_comm, t.node_comm, ctx.call_timeout);
-    st.start.assign(kReadyLines, 0);
     st.taken.assign(static_cast<std::size_t>(n), 0);
     st.writers.assign(static_cast<std::size_t>(n), Writer{});
   }
-  if (window != st.window) {
+  if (window != st.ring.window()) {
     if (st.segment->size() < RingLayout::bytes(n, window)) {
       st.segment->reserve(RingLayout::bytes(n, window));
       st.known_taken = st.written;
     } else {
-      const RingLayout old{st.segment->base(), n, st.window, st.segment->size()};
+      const RingLayout old{st.segment->base(), n, st.ring.window(), st.segment->size()};
       wait_taken(old, t, st, st.written, timeout);
     }
-    st.window = window;
-    st.cursor = 0;
+    st.ring.reset(window);
   }
   return RingLayout{st.segment->base(), n, window, st.segment->size()};
 }

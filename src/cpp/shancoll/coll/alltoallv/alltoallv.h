@@ -47,7 +47,7 @@ void alltoallv_bruck(Comm&, const AlltoallvArgs&, const Options&, Stats&);
 void alltoallv_mpi(Comm&, const AlltoallvArgs&, const Options&, Stats&);
 
 void alltoallv_shan_channels(Comm& comm, NodeContext& ctx, const AlltoallvArgs& args,
-                             double timeout, Stats& stats);
+                             const Options& opt, Stats& stats);
 
 // Copies this rank's block for itself (send to recv; counted as one intra copy).
 void copy_self_block(const Comm& comm, const AlltoallvArgs& args, Stats& stats);

@@ -240,7 +240,7 @@ void single_copy(Call& c) {
 void alltoallv_shan(Comm& comm, const AlltoallvArgs& args, const Options& options, Stats& stats) {
   NodeContext& ctx = comm.nodes(options.ranks_per_node);
   if (options.single_copy != 1 && pair_channels_fit(ctx))
-    return alltoallv_shan_channels(comm, ctx, args, options.wait_timeout(), stats);
+    return alltoallv_shan_channels(comm, ctx, args, options, stats);
   ShanState& s = set_up(ctx);
   Call c{comm, ctx, ctx.topo, args, s, stats, options.wait_timeout()};
   c.meta =

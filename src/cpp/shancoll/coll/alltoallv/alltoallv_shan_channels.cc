@@ -28,10 +28,10 @@
 namespace shancoll {
 
 void alltoallv_shan_channels(Comm& comm, NodeContext& ctx, const AlltoallvArgs& args,
-                             double timeout, Stats& stats) {
+                             const Options& opt, Stats& stats) {
   const Topology& t = ctx.topo;
   const int n = t.local_size(), me = t.local_rank;
-  PairChannels ch(ctx, timeout, "alltoall 'shan'");
+  PairChannels ch(ctx, opt.wait_timeout(), "alltoall 'shan'", opt.ring_window);
   auto& writers = ch.writers();
   auto& readers = ch.readers();
   std::int64_t rounds = 0;

@@ -39,8 +39,8 @@ void gatherv_shan(Comm&, const GathervArgs&, const Options&, Stats&);
 void gatherv_binomial(Comm&, const GathervArgs&, const Options&, Stats&);
 void gatherv_mpi(Comm&, const GathervArgs&, const Options&, Stats&);
 
-void gatherv_shan_channels(Comm& comm, NodeContext& ctx, const GathervArgs& args, double timeout,
-                           Stats& stats);
+void gatherv_shan_channels(Comm& comm, NodeContext& ctx, const GathervArgs& args,
+                           const Options& opt, Stats& stats);
 
 // The root's check of a block that arrived: ArgumentError naming
 // recvcounts unless rank `rank` sent what recvcounts[rank] expects. Kept

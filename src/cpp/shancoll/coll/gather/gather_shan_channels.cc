@@ -22,10 +22,10 @@
 
 namespace shancoll {
 
-void gatherv_shan_channels(Comm& comm, NodeContext& ctx, const GathervArgs& args, double timeout,
-                           Stats& stats) {
+void gatherv_shan_channels(Comm& comm, NodeContext& ctx, const GathervArgs& args,
+                           const Options& opt, Stats& stats) {
   const Topology& t = ctx.topo;
-  PairChannels ch(ctx, timeout, "gather shan");
+  PairChannels ch(ctx, opt.wait_timeout(), "gather shan", opt.ring_window);
   const int root_local = t.local_rank_of[args.root];
   stats.node_count = 1;
   stats.rounds = 1;

@@ -52,7 +52,7 @@ void reduce_scatter_mpi(Comm&, const ReduceScatterArgs&, const Options&, Stats&)
 // and the path.
 bool reduce_scatter_channels_fit(const NodeContext& ctx, const ReduceScatterArgs& args);
 void reduce_scatter_shan_channels(Comm& comm, NodeContext& ctx, const ReduceScatterArgs& args,
-                                  double timeout, Stats& stats);
+                                  const Options& opt, Stats& stats);
 
 // ---------------------------------------------------------------------------
 // The registries and "auto"

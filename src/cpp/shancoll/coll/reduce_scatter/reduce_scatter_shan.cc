@@ -150,7 +150,7 @@ void reduce_scatter_shan(Comm& comm, const ReduceScatterArgs& args, const Option
   if (args.total == 0) return;
   const double timeout = options.wait_timeout();
   if (reduce_scatter_channels_fit(ctx, args))
-    return reduce_scatter_shan_channels(comm, ctx, args, timeout, stats);
+    return reduce_scatter_shan_channels(comm, ctx, args, options, stats);
   if (t.node_count > 1) ensure_fraction_comms(comm, ctx, timeout);
   ReduceScatterShanState& st = ctx.state<ReduceScatterShanState>();
   // F input slots, the node's sums, the results.

@@ -71,7 +71,7 @@ bool reduce_scatter_channels_fit(const NodeContext& ctx, const ReduceScatterArgs
 }
 
 void reduce_scatter_shan_channels(Comm& comm, NodeContext& ctx, const ReduceScatterArgs& args,
-                                  double timeout, Stats& stats) {
+                                  const Options& opt, Stats& stats) {
   const Topology& t = ctx.topo;
   const int n = t.local_size(), me = t.local_rank;
   const std::int64_t e = args.esize();
@@ -82,7 +82,7 @@ void reduce_scatter_shan_channels(Comm& comm, NodeContext& ctx, const ReduceScat
     local_copy(aside.data(), args.recv, aside.size());
     input = aside.data();
   }
-  PairChannels ch(ctx, timeout, "reduce_scatter 'shan'");
+  PairChannels ch(ctx, opt.wait_timeout(), "reduce_scatter 'shan'", opt.ring_window);
   auto& writers = ch.writers();
   auto& readers = ch.readers();
   const std::int64_t mine = args.counts[comm.rank()] * e;

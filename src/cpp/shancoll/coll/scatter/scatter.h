@@ -38,8 +38,8 @@ void scatterv_shan(Comm&, const ScattervArgs&, const Options&, Stats&);
 void scatterv_binomial(Comm&, const ScattervArgs&, const Options&, Stats&);
 void scatterv_mpi(Comm&, const ScattervArgs&, const Options&, Stats&);
 
-void scatterv_shan_channels(Comm& comm, NodeContext& ctx, const ScattervArgs& args, double timeout,
-                            Stats& stats);
+void scatterv_shan_channels(Comm& comm, NodeContext& ctx, const ScattervArgs& args,
+                            const Options& opt, Stats& stats);
 
 // ArgumentError naming recvbuf unless the root sent this rank what its
 // receive buffer expects; called once the call's communication is over

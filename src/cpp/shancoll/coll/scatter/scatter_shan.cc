@@ -162,7 +162,7 @@ void scatterv_shan(Comm& comm, const ScattervArgs& args, const Options& opt, Sta
   const Topology& t = ctx.topo;
   const double timeout = opt.wait_timeout();
   if (opt.single_copy != 1 && pair_channels_fit(ctx))
-    return scatterv_shan_channels(comm, ctx, args, timeout, stats);
+    return scatterv_shan_channels(comm, ctx, args, opt, stats);
   TreeMembers& m = node_members(ctx, args.root);
   const bool shared = t.local_size() > 1;
   stats.node_count = t.node_count;

@@ -21,10 +21,10 @@
 
 namespace shancoll {
 
-void scatterv_shan_channels(Comm& comm, NodeContext& ctx, const ScattervArgs& args, double timeout,
-                            Stats& stats) {
+void scatterv_shan_channels(Comm& comm, NodeContext& ctx, const ScattervArgs& args,
+                            const Options& opt, Stats& stats) {
   const Topology& t = ctx.topo;
-  PairChannels ch(ctx, timeout, "scatter shan");
+  PairChannels ch(ctx, opt.wait_timeout(), "scatter shan", opt.ring_window);
   const int root_local = t.local_rank_of[args.root];
   stats.node_count = 1;
   stats.rounds = 1;
