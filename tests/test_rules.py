@@ -405,6 +405,30 @@ def test_the_zen4_tables_of_open_mpi_and_intel_mpi_cover_every_collective():
         assert {"gatherv", "scatterv", "reduce_scatter", "scan", "exscan"} <= colls, table
 
 
+def test_the_zen4_tables_take_the_large_rings():
+    """Measured on Zen 4 under each library (2026-11-29, ring-*.txt,
+    rdbuf-mpich.txt): shan allgather(v) through a 2 MiB ring per rank and
+    release_gather's reduce with 2 MiB buffers from 64 KiB beat every other
+    mechanism there (Intel MPI's own allgather stays at 16-512 KiB)."""
+    from shancoll._rules import PACKAGE_RULES
+
+    def rule(table, coll, size):
+        rows = _core.parse_rules((PACKAGE_RULES / table).read_text(), table)
+        hits = [r for r in rows if r[0] == coll and r[1] <= size < r[2]]
+        return hits[0][7:9]
+
+    ring = ("shan", "single_copy=0,ring_window=2097152")
+    buffers = ("release_gather", "single_copy=0,buffer_size=2097152,buffers=64")
+    for library in LIBRARIES:
+        table = f"amd-epyc-zen4-{library}.tsv"
+        assert rule(table, "allgatherv", 1 << 20) == ring, table
+        assert rule(table, "allgatherv", 16 << 20) == ring, table
+        assert rule(table, "allgatherv", 8) == ("shan", ""), table
+        assert rule(table, "reduce", 1 << 20) == buffers, table
+    assert rule("amd-epyc-zen4-mpich-5.0.2.tsv", "allgatherv", 64 << 10) == ring
+    assert rule("amd-epyc-zen4-impi-2021.18.tsv", "allgatherv", 64 << 10) == ("mpi", "")
+
+
 def test_a_zen5_table_is_not_chosen_on_a_zen3_fingerprint():
     """Both VMs call their CPU "AMD EPYC"; the Zen 5 tables (48K L1d, 1M L2) were
     measured on one only."""
