@@ -85,13 +85,9 @@ constexpr std::int64_t kStreamFrom = 16 << 20;
 struct RingLayout {
   std::byte* base;
   int n;
-  std::int64_t window;
   std::size_t stride;
-  RingLayout(std::byte* base, int n, std::int64_t window, std::size_t segment_bytes)
-      : base(base),
-        n(n),
-        window(window),
-        stride((segment_bytes - lines()) / n / kCacheLine * kCacheLine) {}
+  RingLayout(std::byte* base, int n, std::size_t segment_bytes)
+      : base(base), n(n), stride((segment_bytes - lines()) / n / kCacheLine * kCacheLine) {}
   std::byte* ready(int w, std::uint64_t g) const {
     return base + kCacheLine * line_index(w, g % kChunkRingLines);
   }
@@ -237,12 +233,11 @@ RingLayout ring_of(NodeContext& ctx, ChunkRingState& st, std::int64_t window, do
       st.segment->reserve(RingLayout::bytes(n, window));
       st.known_taken = st.written;
     } else {
-      const RingLayout old{st.segment->base(), n, st.ring.window(), st.segment->size()};
-      wait_taken(old, t, st, st.written, timeout);
+      wait_taken(RingLayout{st.segment->base(), n, st.segment->size()}, t, st, st.written, timeout);
     }
     st.ring.reset(window);
   }
-  return RingLayout{st.segment->base(), n, window, st.segment->size()};
+  return RingLayout{st.segment->base(), n, st.segment->size()};
 }
 
 }  // namespace
