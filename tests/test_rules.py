@@ -182,13 +182,32 @@ def test_a_winning_mechanism_option_goes_into_its_rule():
         _row("bcast", "release_gather", 65536, 3.0),
         _row("bcast", "release_gather", 65536, 2.0, options="single_copy=False"),
         _row("bcast", "release_gather", 65536, 2.5, options="single_copy=True"),
-        _row("bcast", "release_gather", 65536, 0.5, options="single_copy=False,buffers=2"),
+        _row("bcast", "release_gather", 65536, 0.5, options="single_copy=False,inline=False"),
         _row("bcast", "mpi", 65536, 2.2),
     ]
     parsed = _core.parse_rules(report.rule_table(rows, "test"))
     assert [(r[1], r[7], r[8]) for r in parsed] == [
         (0, "release_gather", ""),
         (724, "release_gather", "single_copy=0"),
+    ], parsed
+
+
+def test_ring_and_buffer_sizes_go_into_their_rules():
+    """shan's ring_window (allgatherv) and release_gather's buffer_size and
+    buffers (reduce) are mechanism choices too (tune times them): a winner
+    with them carries them, and the row parses."""
+    rows = [
+        _row("allgatherv", "shan", 65536, 2.0, options="single_copy=False"),
+        _row("allgatherv", "shan", 65536, 1.0, options="single_copy=False,ring_window=2097152"),
+        _row("allgatherv", "mpi", 65536, 1.5),
+        _row("reduce", "release_gather", 65536, 2.0),
+        _row("reduce", "release_gather", 65536, 1.0,
+             options="single_copy=False,buffer_size=2097152,buffers=64"),  # fmt: skip
+    ]
+    parsed = _core.parse_rules(report.rule_table(rows, "test"))
+    assert [(r[0], r[7], r[8]) for r in parsed] == [
+        ("allgatherv", "shan", "single_copy=0,ring_window=2097152"),
+        ("reduce", "release_gather", "single_copy=0,buffer_size=2097152,buffers=64"),
     ], parsed
 
 

@@ -43,7 +43,7 @@ def _good(r: dict) -> bool:
 
 # Options that choose a mechanism, not a result: a rule may carry them
 # (calls without options of their own then run with them, rules.h).
-TUNED_OPTIONS = ("single_copy", "ring_window")
+TUNED_OPTIONS = ("single_copy", "ring_window", "buffer_size", "buffers")
 
 
 def _rule_options(text: str) -> str | None:
