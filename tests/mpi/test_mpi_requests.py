@@ -740,3 +740,42 @@ def test_binomial_gather_middle_rank_s_count_is_an_error_and_the_comm_survives(c
     comm.Gather(block, want, 0)
     shancoll.igather(comm, block, got, 0, algorithm="binomial").wait(timeout=TIMEOUT)
     assert_all(comm, r != 0 or np.array_equal(got, want), "igather after the error")
+
+
+def test_a_request_dropped_in_flight_keeps_its_buffers(comm):
+    """A nonblocking collective dropped before it completes (its wait timed
+    out, say): the MPI library completes it on its own and writes into its
+    buffers later, so the request's buffers stay referenced for the rest of
+    the process instead of going back to NumPy (whose reuse of them corrupted
+    the heap); a request dropped once complete lets them go."""
+    import sys
+
+    pair = comm.Split(0 if comm.rank < 2 else MPI.UNDEFINED, comm.rank)
+    if pair == MPI.COMM_NULL:
+        return
+    try:
+        if pair.size < 2:
+            return
+        done = np.zeros(64, np.uint8)
+        base = sys.getrefcount(done)
+        shancoll.ibcast(pair, done, root=0, algorithm="mpi").wait(timeout=30)
+        assert sys.getrefcount(done) == base, "a completed request kept its buffer"
+        buf = np.zeros(1 << 16, np.uint8)
+        base = sys.getrefcount(buf)
+        if pair.rank == 0:
+            req = shancoll.ibcast(pair, buf, root=1, algorithm="mpi")
+            with pytest.raises(TimeoutError):
+                req.wait(timeout=0.05)  # rank 1 joins only after the next message
+            del req
+            held = sys.getrefcount(buf) - base
+            pair.send("dropped", dest=1)
+            pair.recv(source=1)  # progresses MPI: the freed bcast lands in buf
+            assert held == 1, f"the dropped request's buffer: {held} references kept"
+            assert (buf == 7).all(), "the bcast did not land in the kept buffer"
+        else:
+            pair.recv(source=0)
+            buf[:] = 7
+            shancoll.ibcast(pair, buf, root=1, algorithm="mpi").wait(timeout=30)
+            pair.send("sent", dest=0)
+    finally:
+        pair.Free()

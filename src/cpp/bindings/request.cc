@@ -5,6 +5,8 @@
 #include "request.h"
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "arguments.h"
 #include "shancoll/coll/request/requests.h"
@@ -40,10 +42,23 @@ PyObject* guarded(F&& body) {
   return nullptr;
 }
 
+// What a request dropped while still in flight leaves behind: the MPI
+// library completes a freed collective request on its own (MpiEngine), and a
+// cancelled receive may still land (ScheduleEngine), so its buffers and its
+// Python op stay alive for the rest of the process instead of going back to
+// NumPy's allocator, whose reuse of them corrupted the heap.
+void keep_for_the_library(PyRequest& r) {
+  static auto* kept = new std::vector<std::pair<std::vector<BufferView>, py::object>>;
+  kept->emplace_back(std::move(r.views), std::move(r.op_to_free));
+}
+
 void dealloc(PyObject* self) {
   PyRequest* r = reinterpret_cast<RequestObject*>(self)->r;
   if (r) {
-    r->release_op();
+    if (r->req && !r->req->done())
+      keep_for_the_library(*r);
+    else
+      r->release_op();
     delete r;
   }
   PyTypeObject* type = Py_TYPE(self);
