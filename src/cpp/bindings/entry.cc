@@ -4,14 +4,18 @@
 #include <mpi4py/mpi4py.h>
 #include <structmember.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "arguments.h"
 #include "bufspec.h"
+#include "shancoll/comm.h"
 #include "shancoll/environment.h"
 #include "shancoll/error.h"
+#include "shancoll/ops.h"
 
 namespace py = pybind11;
 
@@ -65,18 +69,35 @@ bool same_names(PyObject* names, PyObject* kept) {
 // same selection generation (the options start from the defaults, which
 // reload_environment changes) runs it again. Every argument the intake
 // reads is compared, so the intake would take it the same.
+//
+// What it holds outlives nothing it refers to: the arguments' objects are
+// held; its MPI handles are the communicator's (below) and predefined ops
+// only (can_keep: a user op may be freed while kept, and its handle come
+// back as another op); it holds no datatype (only exact ndarrays are kept,
+// never a [buf, datatype] spec). Its communicator's handle may still be
+// freed behind the Comm object held (by another mpi4py object of the same
+// handle, or by C) and come back as another communicator: so a kept call
+// is stale once any communicator's shancoll state has been freed since it
+// was made (states_freed(), comm.h: MPI_Comm_free's delete callback, and
+// MPI_Finalize), and dropped on its entry's next call. All of them are
+// dropped at interpreter exit, by an atexit function that runs before
+// mpi4py's MPI_Finalize (drop_kept_calls), while Python and MPI still work.
 struct KeptCall {
   py::object kwnames;  // held: compared by address
   Py_ssize_t nargs = 0;
   Py_ssize_t count = 0;  // nargs and keywords
   std::uint64_t generation = 0;
+  std::uint64_t freed = 0;  // states_freed() when made
   KeptArg args[kMaxParams];
   py::handle comm;  // the communicator argument (one of args')
   const MPI_Comm* comm_handle = nullptr;
   std::unique_ptr<PreparedCall> call;
 
+  bool stale() const { return freed != states_freed(); }
+
   bool matches(PyObject* const* given, Py_ssize_t n, PyObject* names, std::byte** buffers) const {
-    if (n != nargs || !same_names(names, kwnames.ptr()) || generation != selection_generation())
+    if (n != nargs || !same_names(names, kwnames.ptr()) || generation != selection_generation() ||
+        stale())
       return false;
     for (Py_ssize_t i = 0; i < count; ++i)
       if (!args[i].matches(given[i], buffers)) return false;
@@ -92,6 +113,13 @@ struct Entry {
   std::vector<int> buffer_of;  // per parameter: its index in spec.buffers, or -1
   std::unique_ptr<KeptCall> kept;
 };
+
+// The entries that may keep a call (EntrySpec::prepare), for
+// drop_kept_calls; read and written with the GIL held.
+std::vector<Entry*>& keeping_entries() {
+  static auto* entries = new std::vector<Entry*>;  // never destroyed (no static destructor)
+  return *entries;
+}
 
 int param_index(const Entry& e, PyObject* keyword) {
   for (std::size_t i = 0; i < e.names.size(); ++i)  // call sites pass interned names
@@ -153,20 +181,24 @@ int buffer_index(const Entry& e, int param) {
   return param >= 0 ? e.buffer_of[static_cast<std::size_t>(param)] : -1;
 }
 
-bool is_mpi_handle(PyObject* o) {
-  return PyObject_TypeCheck(o, &PyMPIComm_Type) || PyObject_TypeCheck(o, &PyMPIOp_Type);
+// An mpi4py Comm, or an mpi4py Op of a predefined op (a user op may be
+// freed while kept, and its handle come back as another op: never kept).
+// No other MPI object (Datatype, ...) is kept.
+bool is_kept_mpi_handle(PyObject* o) {
+  if (PyObject_TypeCheck(o, &PyMPIComm_Type)) return true;
+  return PyObject_TypeCheck(o, &PyMPIOp_Type) && predefined_op_index(*PyMPIOp_Get(o)) > 0;
 }
 
 // Whether argument `o` for `param` can be kept: an array parameter's exact
 // ndarray of a numeric dtype (or None); else an immutable object (None,
-// bool, int, float, str) or an mpi4py Comm or Op, whose handle is compared
-// too. Checked before anything is made: most calls that cannot be kept
-// (buffer specs) cost no allocation.
+// bool, int, float, str), an mpi4py Comm or an mpi4py Op of a predefined
+// op, whose handle is compared too. Checked before anything is made: most
+// calls that cannot be kept (buffer specs) cost no allocation.
 bool can_keep(const Entry& e, int param, PyObject* o) {
   ArrayState unused;
   if (buffer_index(e, param) >= 0 && o != Py_None) return array_state(o, unused);
   return o == Py_None || PyBool_Check(o) || PyLong_CheckExact(o) || PyFloat_CheckExact(o) ||
-         PyUnicode_CheckExact(o) || is_mpi_handle(o);
+         PyUnicode_CheckExact(o) || is_kept_mpi_handle(o);
 }
 
 // `a` for an argument can_keep accepted.
@@ -206,7 +238,8 @@ std::unique_ptr<KeptCall> keepable(const Entry& e, PyObject* const* args, Py_ssi
   k->count = count;
   k->kwnames = py::reinterpret_borrow<py::object>(kwnames);
   k->generation = selection_generation();
-  k->comm = comm;  // one of the arguments, held by args' KeptArg
+  k->freed = states_freed();  // before the call: a free during it makes it stale
+  k->comm = comm;             // one of the arguments, held by args' KeptArg
   k->comm_handle = PyMPIComm_Get(comm.ptr());
   k->matches(args, nargs, kwnames, buffers);  // true: fills `buffers`
   return k;
@@ -233,6 +266,7 @@ bool mpi_finalized() {
 bool run_kept(Entry& e, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
               py::handle& comm) {
   std::byte* buffers[kMaxParams];
+  if (e.kept && e.kept->stale()) e.kept.reset();  // a communicator freed since: dropped
   if (!e.kept || !e.kept->matches(args, nargs, kwnames, buffers) || mpi_finalized()) return false;
   comm = e.kept->comm;  // (the caller holds it too)
   run_and_keep(e, std::move(e.kept), buffers);
@@ -308,7 +342,10 @@ PyObject* entry_vectorcall(PyObject* self, PyObject* const* args, std::size_t na
 }
 
 void entry_dealloc(PyObject* self) {
-  delete entry_of(self)->entry;
+  Entry* e = entry_of(self)->entry;
+  auto& entries = keeping_entries();
+  entries.erase(std::remove(entries.begin(), entries.end(), e), entries.end());
+  delete e;
   Py_XDECREF(entry_of(self)->wrapped);
   PyTypeObject* type = Py_TYPE(self);
   type->tp_free(self);
@@ -359,6 +396,20 @@ PyTypeObject* entry_type() {
 
 }  // namespace
 
+void drop_kept_calls() {
+  std::vector<std::unique_ptr<KeptCall>> dropped;  // destroyed after the loop: their
+  for (Entry* e : keeping_entries())               // objects' decrefs may run Python code
+    if (e->kept) dropped.push_back(std::move(e->kept));
+}
+
+void bind_entries(py::module_& m) {
+  m.def("_drop_kept_calls", &drop_kept_calls,
+        "Drops the call each blocking entry keeps (the repeat path); run at interpreter exit.");
+  // Python's atexit runs before the interpreter tears the modules down and
+  // before mpi4py's MPI_Finalize (Py_AtExit: after both).
+  py::module_::import("atexit").attr("register")(m.attr("_drop_kept_calls"));
+}
+
 py::object make_entry(py::function signature, EntrySpec spec) {
   if (spec.params.size() > kMaxParams) throw std::logic_error("make_entry: too many parameters");
   if (import_mpi4py() < 0) throw py::error_already_set();  // per translation unit
@@ -377,6 +428,7 @@ py::object make_entry(py::function signature, EntrySpec spec) {
   auto* self = PyObject_New(EntryObject, type);  // holds a reference to its heap type
   if (!self) throw py::error_already_set();
   self->vectorcall = entry_vectorcall;
+  if (e->spec.prepare) keeping_entries().push_back(e.get());
   self->entry = e.release();
   self->wrapped = signature.release().ptr();
   return py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(self));

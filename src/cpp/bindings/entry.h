@@ -59,8 +59,9 @@ struct EntrySpec {
   // (empty if none), after the last parameter.
   bool keywords = false;
   // A call whose arrays are exact ndarrays (or None) and whose other
-  // arguments are None, bools, ints, floats, strs or mpi4py Comms and Ops
-  // is prepared, run and kept; `buffers`: the indices of the array
+  // arguments are None, bools, ints, floats, strs, mpi4py Comms or mpi4py
+  // Ops of predefined ops is prepared, run and kept (until a communicator's
+  // shancoll state is freed: entry.cc, KeptCall); `buffers`: the indices of the array
   // parameters, in the order PreparedCall::run takes their addresses.
   Prepare prepare = nullptr;
   std::vector<int> buffers;
@@ -71,5 +72,13 @@ struct EntrySpec {
 // that function's name, docstring, module and (through __wrapped__, which
 // inspect.signature and help() follow) its signature.
 pybind11::object make_entry(pybind11::function signature, EntrySpec spec);
+
+// Drops every entry's kept call (with the GIL). Stale kept calls (a
+// communicator's shancoll state freed since: shancoll::states_freed) are
+// dropped on their entry's next call; this drops them all, at interpreter
+// exit (atexit, before mpi4py's MPI_Finalize), while MPI and Python work.
+void drop_kept_calls();
+// _core._drop_kept_calls, registered with atexit.
+void bind_entries(pybind11::module_& m);
 
 }  // namespace shancoll::bindings
