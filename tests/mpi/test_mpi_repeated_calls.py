@@ -5,9 +5,17 @@ dtype or size, a read-only or non-contiguous recvbuf, in place, another
 communicator, op, root or keyword) takes the arguments again. Every result
 is checked against mpi4py's own collective; every refusal must be the one
 the first call of those arguments gets.
+
+What a kept call holds (the arguments' objects) shows in their reference
+counts (sys.getrefcount): a user-defined op is never kept, and a kept call
+whose communicator has been freed is dropped (on its entry's next call, and
+all of them by shancoll._core._drop_kept_calls, at interpreter exit).
+test_mpi_zz_exit.py ends the suite with kept calls live.
 """
 
 from __future__ import annotations
+
+import sys
 
 import numpy as np
 import pytest
@@ -201,3 +209,134 @@ def test_barrier_repeated_with_keywords_changing():
         shancoll.barrier(COMM, **kwargs)
     raises_all(COMM, shancoll.ArgumentError, shancoll.barrier, COMM, algorithm="nope")
     shancoll.barrier(COMM)
+
+
+def _max_into(inbuf, inoutbuf, datatype):
+    b = np.frombuffer(inoutbuf, "f8")
+    np.maximum(np.frombuffer(inbuf, "f8"), b, out=b)
+
+
+def _min_into(inbuf, inoutbuf, datatype):
+    b = np.frombuffer(inoutbuf, "f8")
+    np.minimum(np.frombuffer(inbuf, "f8"), b, out=b)
+
+
+def check_reduce(comm, op, want, root=0, calls=3):
+    """`calls` reduces of rank + 1 to `root`; the root's result must be `want`."""
+    a = np.zeros(3)
+    for i in range(calls):
+        a[:] = comm.rank + 1
+        b = np.zeros(3) if comm.rank == root else None
+        shancoll.reduce(comm, a, b, op, root)
+        ok = comm.rank != root or np.array_equal(b, np.full(3, float(want)))
+        assert_all(comm, ok, f"call {i} with {op}: {b} != {want}")
+
+
+def test_user_op_never_kept_then_freed_and_another_made():
+    """A user-defined op may be freed while a kept call holds it, and its handle
+    come back as another op: it is never kept. After it is freed, another user op
+    (MPI hands out the freed handle again) and a predefined op take their own."""
+    size = COMM.size
+    op = MPI.Op.Create(_max_into, commute=True)
+    unheld = sys.getrefcount(op)
+    check_reduce(COMM, op, size)
+    a, b = np.ones(3), np.zeros(3)
+    for _ in range(3):
+        shancoll.allreduce(COMM, a, b, op)
+    assert_all(COMM, sys.getrefcount(op) == unheld, "a kept call holds the user-defined op")
+    op.Free()
+    other = MPI.Op.Create(_min_into, commute=True)
+    try:
+        check_reduce(COMM, other, 1)
+        check_reduce(COMM, other, 1, root=size - 1)
+    finally:
+        other.Free()
+    check_reduce(COMM, MPI.SUM, size * (size + 1) // 2)
+    check_reduce(COMM, MPI.MAX, size, root=size - 1)
+    check_allreduce(COMM, a, b, op=MPI.MAX)
+
+
+def _unkept_calls(comm):
+    """One call of each kept entry that cannot be kept (a buffer spec, a float
+    subclass): each entry's next call, which drops a stale kept call."""
+    a, b = np.ones(2), np.zeros(2)
+    shancoll.allreduce(comm, [a, MPI.DOUBLE], [b, MPI.DOUBLE])
+    shancoll.bcast(comm, [b, MPI.DOUBLE], 0)
+    shancoll.reduce(comm, [a, MPI.DOUBLE], [b, MPI.DOUBLE] if comm.rank == 0 else None)
+    shancoll.barrier(comm, timeout=np.float64(60))
+
+
+def _kept_calls(comm, calls=3):
+    """Repeated calls of each kept entry on `comm` (each kept after the first)."""
+    a, b = np.ones(2), np.zeros(2)
+    for _ in range(calls):
+        shancoll.allreduce(comm, a, b)
+        shancoll.bcast(comm, b, 0)
+        shancoll.reduce(comm, a, b if comm.rank == 0 else None)
+        shancoll.barrier(comm)
+
+
+def test_kept_calls_dropped_when_their_communicator_is_freed():
+    """Four kept calls hold the communicator; once it is freed, each entry's
+    next call drops its kept call (whatever that call is), and calls on a new
+    communicator (MPI hands out the freed handle again) run as first calls."""
+    dup = COMM.Dup()
+    unheld = sys.getrefcount(dup)
+    _kept_calls(dup)
+    held = sys.getrefcount(dup) - unheld
+    assert_all(COMM, held == 4, f"the 4 repeated calls on a dup: {held} references held")
+    dup.Free()
+    _unkept_calls(COMM)
+    held = sys.getrefcount(dup) - unheld
+    assert_all(COMM, held == 0, f"{held} kept calls still hold a freed communicator")
+    for _ in range(2):
+        new = COMM.Dup()
+        try:
+            a, b = np.ones(3), np.zeros(3)
+            for _ in range(3):
+                check_allreduce(new, a, b)
+                check_allreduce(new, a, b, op=MPI.MAX)
+            check_reduce(new, MPI.SUM, new.size * (new.size + 1) // 2, root=new.size - 1)
+            for root in (0, new.size - 1, new.size - 1):
+                buf = np.full(4, float(root)) if new.rank == root else np.zeros(4)
+                shancoll.bcast(new, buf, root)
+                assert_all(new, np.array_equal(buf, np.full(4, float(root))), f"bcast {buf}")
+            for _ in range(3):
+                shancoll.barrier(new)
+        finally:
+            new.Free()
+
+
+def test_kept_calls_dropped_when_another_communicator_is_freed():
+    """A kept call is stale once any communicator's shancoll state is freed (its
+    own handle may have been freed behind the Comm object it holds): its
+    entry's next call drops it; calls then run and are kept again."""
+    _kept_calls(COMM)
+    other = COMM.Dup()
+    shancoll.barrier(other)  # its shancoll state (freed with it); barrier's kept call
+    before = sys.getrefcount(COMM)  # allreduce, bcast and reduce's kept calls hold COMM
+    other.Free()
+    a, b = np.ones(2), np.zeros(2)
+    shancoll.allreduce(COMM, [a, MPI.DOUBLE], [b, MPI.DOUBLE])  # cannot be kept
+    dropped = before - sys.getrefcount(COMM)
+    assert_all(COMM, dropped == 1, f"allreduce's stale kept call: {dropped} references dropped")
+    for _ in range(3):
+        check_allreduce(COMM, a, b)
+    _kept_calls(COMM)
+    check_reduce(COMM, MPI.SUM, COMM.size * (COMM.size + 1) // 2)
+
+
+def test_drop_kept_calls():
+    """shancoll._core._drop_kept_calls (run at interpreter exit, before mpi4py's
+    MPI_Finalize) drops every kept call; calls are kept again afterwards."""
+    dup = COMM.Dup()
+    try:
+        unheld = sys.getrefcount(dup)
+        _kept_calls(dup)
+        shancoll._core._drop_kept_calls()
+        assert_all(COMM, sys.getrefcount(dup) == unheld, "kept calls left after dropping all")
+        _kept_calls(dup)
+        assert_all(COMM, sys.getrefcount(dup) == unheld + 4, "not kept again")
+        _kept_calls(COMM, calls=1)
+    finally:
+        dup.Free()
