@@ -100,6 +100,30 @@ py::object allreduce_call(const py::handle* a) {
   return py::none();
 }
 
+// A plain call (no **options, an MPI.Op) kept by the entry: run again on
+// the arrays' current addresses.
+struct PreparedAllreduce : PreparedCall {
+  Call c{Collective::allreduce};
+  void run(MPI_Comm comm, std::byte* const* buffers) override {
+    c.call.comm = comm;
+    c.call.send = buffers[0];  // null: None, in place
+    c.call.recv = buffers[1];
+    run_blocking(c);
+  }
+};
+
+// allreduce_call's intake, in its order (the same errors first).
+std::unique_ptr<PreparedCall> prepare_allreduce(const py::handle* a) {
+  if (PyDict_GET_SIZE(a[kOptions].ptr()) != 0 || !PyObject_TypeCheck(a[kOp].ptr(), &PyMPIOp_Type))
+    return nullptr;
+  auto p = std::make_unique<PreparedAllreduce>();
+  const MPI_Comm comm = comm_of(a[kComm]);
+  take_options(p->c, a);
+  const ReductionBuffers b = parse_reduction(a[kSend], a[kRecv]);
+  fill(p->c, comm, b, OpArg(a[kOp], a[kCommute]).get());
+  return p;
+}
+
 // iallreduce and allreduce_init: the timeout is the waits' default.
 py::object request_call(const py::handle* a, Mode mode) {
   const MPI_Comm comm = comm_of(a[kComm]);
@@ -124,7 +148,7 @@ EntrySpec allreduce_spec(Mode mode) {
   };
   params.push_back({"timeout", none});
   if (mode != Mode::blocking) return {std::move(params), 5, runner<request_call>(mode)};
-  return {std::move(params), 5, allreduce_call, true};
+  return {std::move(params), 5, allreduce_call, true, prepare_allreduce, {kSend, kRecv}};
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <mpi.h>
 #include <pybind11/pybind11.h>
 
+#include <memory>
 #include <string>
 
 #include "arguments.h"
@@ -21,24 +22,52 @@ using namespace shancoll::bindings;
 
 namespace {
 
-// barrier(comm, algorithm, *, ranks_per_node, timeout, **options)
-py::object barrier_call(const py::handle* a, Mode mode) {
+// barrier(comm, algorithm, *, ranks_per_node, timeout, **options) taken:
+// the door's call.
+struct BarrierIntake {
   enum { kComm, kAlgorithm, kRanksPerNode, kTimeout, kOptions };
   BarrierCall call;
-  call.comm = comm_of(a[kComm]);
-  const std::string algorithm = str_arg(a[kAlgorithm], "algorithm");
-  PythonOptions options(Collective::barrier);
-  options.set("ranks_per_node", a[kRanksPerNode]);
-  options.set("timeout", a[kTimeout]);
-  if (PyDict_GET_SIZE(a[kOptions].ptr()) != 0)
-    options.set_all(py::reinterpret_borrow<py::dict>(a[kOptions]));
-  call.algorithm = algorithm;
-  call.options = options.get();
-  if (mode != Mode::blocking)
-    return request_in_mode(mode, [&](bool persistent) { return request_of(call, persistent); }, {});
+  std::string algorithm;
+  PythonOptions options{Collective::barrier};
+
+  explicit BarrierIntake(const py::handle* a) {
+    call.comm = comm_of(a[kComm]);
+    algorithm = str_arg(a[kAlgorithm], "algorithm");
+    options.set("ranks_per_node", a[kRanksPerNode]);
+    options.set("timeout", a[kTimeout]);
+    if (PyDict_GET_SIZE(a[kOptions].ptr()) != 0)
+      options.set_all(py::reinterpret_borrow<py::dict>(a[kOptions]));
+    call.algorithm = algorithm;
+    call.options = options.get();
+  }
+};
+
+void run_blocking(const BarrierCall& call) {
   py::gil_scoped_release release;
   shancoll::barrier(call);
+}
+
+py::object barrier_call(const py::handle* a, Mode mode) {
+  BarrierIntake in(a);
+  if (mode != Mode::blocking)
+    return request_in_mode(mode, [&](bool persistent) { return request_of(in.call, persistent); },
+                           {});
+  run_blocking(in.call);
   return py::none();
+}
+
+// A call the entry keeps: run again as it is.
+struct PreparedBarrier : PreparedCall {
+  BarrierIntake in;
+  explicit PreparedBarrier(const py::handle* a) : in(a) {}
+  void run(MPI_Comm comm, std::byte* const*) override {
+    in.call.comm = comm;
+    run_blocking(in.call);
+  }
+};
+
+std::unique_ptr<PreparedCall> prepare_barrier(const py::handle* a) {
+  return std::make_unique<PreparedBarrier>(a);
 }
 
 EntrySpec barrier_spec(Mode mode) {
@@ -49,7 +78,9 @@ EntrySpec barrier_spec(Mode mode) {
            {"timeout", none}},
           2,
           runner<barrier_call>(mode),
-          true};
+          true,
+          mode == Mode::blocking ? prepare_barrier : nullptr,
+          {}};
 }
 
 }  // namespace

@@ -441,6 +441,20 @@ const char* intern_format(const std::string& format) {
 bool is_in_place(py::handle obj) { return obj.is_none() || obj.ptr() == in_place_object; }
 bool is_ndarray(py::handle obj) { return Py_TYPE(obj.ptr()) == ndarray_type; }
 
+bool array_state(py::handle obj, ArrayState& out) {
+  if (!is_ndarray(obj)) return false;
+  auto* a = reinterpret_cast<PyArrayObject*>(obj.ptr());
+  // Numeric kinds only: a structured dtype's field names can change in place.
+  const char kind = PyArray_DESCR(a)->kind;
+  if (kind != 'b' && kind != 'i' && kind != 'u' && kind != 'f' && kind != 'c') return false;
+  out.descr = reinterpret_cast<PyObject*>(PyArray_DESCR(a));
+  out.flags = PyArray_FLAGS(a);
+  out.bytes = PyArray_ITEMSIZE(a);  // times the dimensions (PyArray_NBYTES: a call into NumPy)
+  for (int i = 0; i < PyArray_NDIM(a); ++i) out.bytes *= PyArray_DIMS(a)[i];
+  out.data = static_cast<std::byte*>(PyArray_DATA(a));
+  return true;
+}
+
 bool Element::same_type(const Element& other) const {
   return kind == other.kind && scalar == other.scalar && size == other.size &&
          (kind != 'V' || format == other.format);  // interned: equal pointers

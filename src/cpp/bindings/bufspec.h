@@ -125,6 +125,23 @@ struct ReductionBuffers {
 bool is_in_place(pybind11::handle obj);
 bool is_ndarray(pybind11::handle obj);
 
+// An exact ndarray as the parser reads it: the dtype (its element), the
+// flags (contiguity, writability) and the size in bytes decide its
+// message (same state, same message, errors included); the address is where
+// it is now. Read from the array's fields: a few loads, no export.
+struct ArrayState {
+  PyObject* descr = nullptr;  // borrowed
+  int flags = 0;
+  std::int64_t bytes = 0;
+  std::byte* data = nullptr;
+
+  bool same_message(const ArrayState& o) const {
+    return descr == o.descr && flags == o.flags && bytes == o.bytes;
+  }
+};
+// False when `obj` is no exact ndarray of a numeric dtype.
+bool array_state(pybind11::handle obj, ArrayState& out);
+
 // A simple message. `blocks` > 1 (a block collective's receive buffer): an
 // inferred count is per block, and the buffer must divide evenly.
 Message parse_simple(pybind11::handle spec, const char* name, Access access,

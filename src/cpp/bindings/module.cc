@@ -11,6 +11,7 @@
 #include "arguments.h"
 #include "bufspec.h"
 #include "common.h"
+#include "entry.h"
 #include "options.h"
 #include "shancoll/coll/registry.h"
 #include "shancoll/comm.h"
@@ -64,6 +65,7 @@ PYBIND11_MODULE(_core, m) {
   py::register_exception<MpiError>(m, "MPIError", PyExc_RuntimeError);
   bindings::init_arguments();
   bindings::bind_bufspec(m);
+  bindings::bind_entries(m);
   bind_allgatherv(m);
   bind_allreduce(m);
   bind_alltoallv(m);

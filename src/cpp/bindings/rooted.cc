@@ -10,6 +10,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <memory>
 #include <string>
 
 #include "arguments.h"
@@ -44,26 +45,55 @@ struct Common {
 };
 
 // bcast(comm, buf, root, algorithm, *, ranks_per_node, timeout, **options)
-py::object bcast_call(const py::handle* a, Mode mode) {
+// taken: the door's call, its buffer held in `buf`.
+struct BcastIntake {
   enum { kComm, kBuf, kRoot, kAlgorithm, kRanksPerNode, kTimeout, kOptions };
-  const MPI_Comm comm = comm_of(a[kComm]);
-  Common c(Collective::bcast, a[kAlgorithm], a[kRanksPerNode], a[kTimeout], a[kOptions]);
-  const int root = root_arg(a[kRoot], size_of(comm));
-  const Access access = rank_of(comm) == root ? Access::read : Access::write;
-  Message buf = parse_simple(a[kBuf], "buf", access);
+  MPI_Comm comm;
+  Common c;
+  Message buf;
   BcastCall call;
-  call.comm = comm;
-  call.buf = buf.data();
-  call.bytes = buf.bytes();
-  call.root = root;
-  call.algorithm = c.algorithm;
-  call.options = c.options.get();
-  if (mode != Mode::blocking)
-    return request_in_mode(mode, [&](bool persistent) { return request_of(call, persistent); },
-                           {&buf.view});
+
+  explicit BcastIntake(const py::handle* a)
+      : comm(comm_of(a[kComm])),
+        c(Collective::bcast, a[kAlgorithm], a[kRanksPerNode], a[kTimeout], a[kOptions]) {
+    const int root = root_arg(a[kRoot], size_of(comm));
+    buf = parse_simple(a[kBuf], "buf", rank_of(comm) == root ? Access::read : Access::write);
+    call.comm = comm;
+    call.buf = buf.data();
+    call.bytes = buf.bytes();
+    call.root = root;
+    call.algorithm = c.algorithm;
+    call.options = c.options.get();
+  }
+};
+
+void run_blocking(const BcastCall& call) {
   py::gil_scoped_release release;
   shancoll::bcast(call);
+}
+
+py::object bcast_call(const py::handle* a, Mode mode) {
+  BcastIntake in(a);
+  if (mode != Mode::blocking)
+    return request_in_mode(mode, [&](bool persistent) { return request_of(in.call, persistent); },
+                           {&in.buf.view});
+  run_blocking(in.call);
   return py::none();
+}
+
+// A call the entry keeps: run again on the array's current address.
+struct PreparedBcast : PreparedCall {
+  BcastIntake in;
+  explicit PreparedBcast(const py::handle* a) : in(a) { in.buf.view.release(); }
+  void run(MPI_Comm comm, std::byte* const* buffers) override {
+    in.call.comm = comm;
+    in.call.buf = buffers[0];
+    run_blocking(in.call);
+  }
+};
+
+std::unique_ptr<PreparedCall> prepare_bcast(const py::handle* a) {
+  return std::make_unique<PreparedBcast>(a);
 }
 
 // reduce's buffers: the root's as allreduce's, elsewhere only sendbuf
@@ -78,31 +108,70 @@ ReductionBuffers reduce_buffers(py::handle send, py::handle recv, bool at_root) 
 }
 
 // reduce(comm, sendbuf, recvbuf, op, root, algorithm, *, commute,
-// ranks_per_node, timeout, **options)
-py::object reduce_call(const py::handle* a, Mode mode) {
+// ranks_per_node, timeout, **options) taken: the door's call, its buffers
+// held in `b`.
+struct ReduceIntake {
   enum { kComm, kSend, kRecv, kOp, kRoot, kAlgorithm, kCommute, kRanksPerNode, kTimeout, kOptions };
-  const MPI_Comm comm = comm_of(a[kComm]);
-  Common c(Collective::reduce, a[kAlgorithm], a[kRanksPerNode], a[kTimeout], a[kOptions]);
-  const int root = root_arg(a[kRoot], size_of(comm));
-  ReductionBuffers b = reduce_buffers(a[kSend], a[kRecv], rank_of(comm) == root);
-  OpArg op(a[kOp], a[kCommute]);
+  MPI_Comm comm;
+  Common c;
+  int root;
+  ReductionBuffers b;
+  OpArg op;
   ReduceCall call;
-  call.comm = comm;
-  call.send = b.send.data();  // null: in place (no buffer held)
-  call.recv = b.recv.data();
-  call.count = b.count;
-  call.type = b.type;
-  call.op = op.get();
-  call.root = root;
-  call.algorithm = c.algorithm;
-  call.options = c.options.get();
-  if (mode != Mode::blocking)
-    return request_in_mode(
-        mode, [&](bool persistent) { return request_of(call, persistent); },
-        {&b.send.view, &b.recv.view}, op.take_created());
+
+  explicit ReduceIntake(const py::handle* a)
+      : comm(comm_of(a[kComm])),
+        c(Collective::reduce, a[kAlgorithm], a[kRanksPerNode], a[kTimeout], a[kOptions]),
+        root(root_arg(a[kRoot], size_of(comm))),
+        b(reduce_buffers(a[kSend], a[kRecv], rank_of(comm) == root)),
+        op(a[kOp], a[kCommute]) {
+    call.comm = comm;
+    call.send = b.send.data();  // null: in place (no buffer held)
+    call.recv = b.recv.data();
+    call.count = b.count;
+    call.type = b.type;
+    call.op = op.get();
+    call.root = root;
+    call.algorithm = c.algorithm;
+    call.options = c.options.get();
+  }
+};
+
+void run_blocking(const ReduceCall& call) {
   py::gil_scoped_release release;  // user ops re-acquire it
   shancoll::reduce(call);
+}
+
+py::object reduce_call(const py::handle* a, Mode mode) {
+  ReduceIntake in(a);
+  if (mode != Mode::blocking)
+    return request_in_mode(
+        mode, [&](bool persistent) { return request_of(in.call, persistent); },
+        {&in.b.send.view, &in.b.recv.view}, in.op.take_created());
+  run_blocking(in.call);
   return py::none();
+}
+
+// A call with an MPI.Op the entry keeps: run again on the arrays' current
+// addresses (recvbuf's at the root only: ignored elsewhere).
+struct PreparedReduce : PreparedCall {
+  ReduceIntake in;
+  bool at_root;
+  explicit PreparedReduce(const py::handle* a) : in(a), at_root(in.b.recv.view.held()) {
+    in.b.send.view.release();
+    in.b.recv.view.release();
+  }
+  void run(MPI_Comm comm, std::byte* const* buffers) override {
+    in.call.comm = comm;
+    in.call.send = buffers[0];  // null: None, in place
+    in.call.recv = at_root ? buffers[1] : nullptr;
+    run_blocking(in.call);
+  }
+};
+
+std::unique_ptr<PreparedCall> prepare_reduce(const py::handle* a) {
+  if (!PyObject_TypeCheck(a[ReduceIntake::kOp].ptr(), &PyMPIOp_Type)) return nullptr;
+  return std::make_unique<PreparedReduce>(a);
 }
 
 }  // namespace
@@ -138,7 +207,9 @@ EntrySpec bcast_spec(Mode mode) {
            {"timeout", none}},
           4,
           runner<bcast_call>(mode),
-          true};
+          true,
+          mode == Mode::blocking ? prepare_bcast : nullptr,
+          {BcastIntake::kBuf}};
 }
 
 EntrySpec reduce_spec(Mode mode) {
@@ -154,7 +225,9 @@ EntrySpec reduce_spec(Mode mode) {
            {"timeout", none}},
           6,
           runner<reduce_call>(mode),
-          true};
+          true,
+          mode == Mode::blocking ? prepare_reduce : nullptr,
+          {ReduceIntake::kSend, ReduceIntake::kRecv}};
 }
 
 }  // namespace

@@ -38,6 +38,10 @@
 
 namespace shancoll {
 
+// Counts a deleted T of any Attached<T> (comm.cc; read by states_freed(),
+// comm.h), and MPI_Finalize's deletion of whatever is left.
+void note_state_freed();
+
 template <class T>
 class Attached {
  public:
@@ -87,6 +91,7 @@ class Attached {
 
   static void forget(MPI_Comm user) {
     deletions_.fetch_add(1, std::memory_order_acq_rel);  // before the handle can be reused
+    note_state_freed();
     std::lock_guard<std::mutex> lock(mutex_);
     users_.erase(std::remove(users_.begin(), users_.end(), user), users_.end());
   }
@@ -110,6 +115,7 @@ class Attached {
       MPI_Comm_delete_attr(user, keyval);                       // calls on_delete
       forget(user);
     }
+    note_state_freed();  // even with nothing attached: MPI is going away
     int freed = keyval;
     MPI_Comm_free_keyval(&freed);
     keyval_.store(MPI_KEYVAL_INVALID, std::memory_order_release);

@@ -54,6 +54,14 @@ Comm& Comm::of(MPI_Comm user, double timeout) {
   return comm;
 }
 
+namespace {
+std::atomic<std::uint64_t> g_states_freed{0};
+}  // namespace
+
+void note_state_freed() { g_states_freed.fetch_add(1, std::memory_order_acq_rel); }
+
+std::uint64_t states_freed() { return g_states_freed.load(std::memory_order_acquire); }
+
 Comm* Comm::find(MPI_Comm user) { return Attached<Comm>::find(user); }
 
 void Comm::release_all() { Attached<Comm>::release_all(); }

@@ -239,6 +239,16 @@ class Comm {
   [[noreturn]] void refuse_broken(const CallSite& site) const;
 };
 
+// How many communicators' shancoll states (Comm, InterComm: attached.h) have
+// been deleted so far in this process: a communicator freed (MPI calls the
+// attribute's delete callback from MPI_Comm_free), or MPI_Finalize (which
+// deletes whatever is left, and moves this even when nothing is). What a
+// caller keeps about a call on a communicator outside its Comm (the Python
+// entries' kept calls, bindings/entry.h) is stale once this moves: the
+// communicator's handle may have been freed and come back as another one.
+// One atomic load (any thread).
+std::uint64_t states_freed();
+
 // Every node segment starts with a fixed header: one barrier flag per local
 // rank, then the READY flag that the next node sets when its segment may be
 // written for the current call. Each a cache line of its own (no false
