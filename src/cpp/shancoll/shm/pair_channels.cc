@@ -10,15 +10,9 @@
 namespace shancoll {
 namespace {
 
-// Per pair a ring of `window` bytes (the call's ring_window option, by
-// default kDefaultWindow: the 4 slots of 64 KiB it replaced) and at most
-// kPairLines chunks in flight; chunks a quarter of the block within
-// [kMinChunk, window / kDepth]: the chunk ring's sizes
-// (allgatherv_shan_chunk_ring.cc, measured there on the AMD EPYC VMs).
-constexpr std::int64_t kDefaultWindow = 256 << 10;
+// Per pair a ring (shm/chunk_ring.h: ring_window bytes, 256 KiB by default)
+// and at most kPairLines chunks in flight.
 constexpr std::uint64_t kPairLines = 16;
-constexpr std::int64_t kDepth = 4;
-constexpr std::int64_t kMinChunk = 16 << 10;
 
 // A chunk's ready line: the flag (the chunk's number in the pair's
 // sequence, from 1, written last), where the chunk lies in the pair's ring,
@@ -57,7 +51,6 @@ std::size_t segment_bytes(int n, std::int64_t window) {
 // The segment and the sequence numbers, which run across calls.
 struct PairChannelsState : LayoutState {
   std::unique_ptr<NodeSegment> segment;
-  std::int64_t window = 0;                   // each ring's bytes in use
   std::vector<ChunkRing<kPairLines>> rings;  // per reader: where my chunks to it go
   std::vector<std::uint64_t> written;        // per reader: chunks I sent it, ever
   std::vector<std::uint64_t> seen;           // per reader: it took my chunks up to here
@@ -89,9 +82,8 @@ PairChannels::PairChannels(NodeContext& ctx, double timeout, const char* who,
     s_.readers.resize(static_cast<std::size_t>(n_));
     s_.pointers.resize(static_cast<std::size_t>(n_));
   }
-  const std::int64_t window =
-      ring_window > 0 ? ring_window / kCacheLine * kCacheLine : kDefaultWindow;
-  if (window != s_.window) use_window(window);
+  const std::int64_t window = ring_bytes(ring_window);
+  if (window != s_.rings.front().window()) use_window(window);
   base_ = s_.segment->base();
   stride_ = (s_.segment->size() - lines_bytes(n_)) / pairs(n_) / kCacheLine * kCacheLine;
 }
@@ -110,7 +102,6 @@ void PairChannels::use_window(std::int64_t window) {
     for (int to = 0; to < n_; ++to) wait_taken(to, s_.written[static_cast<std::size_t>(to)]);
   }
   for (auto& ring : s_.rings) ring.reset(window);
-  s_.window = window;
 }
 
 // Until local rank `to` took my chunks up to g.
@@ -145,9 +136,7 @@ std::byte* PairChannels::ring(int writer, int reader) const {
 
 ChannelWriter::ChannelWriter(PairChannels& ch, int to, const std::byte* src, std::int64_t bytes)
     : ch_(&ch), to_(to), src_(src), bytes_(bytes) {
-  const std::int64_t even = static_cast<std::int64_t>(
-      line_align(static_cast<std::size_t>((bytes + kDepth - 1) / kDepth)));
-  chunk_ = std::clamp(even, kMinChunk, ch.s_.window / kDepth);
+  chunk_ = chunk_bytes(bytes, ch.s_.rings.front().window());
   chunks_ = chunks_of(bytes, chunk_);
   std::uint64_t& written = ch.s_.written[static_cast<std::size_t>(to)];
   first_ = written + 1;

@@ -32,7 +32,7 @@
 // Deadlock-free in any order of rounds where every rank, in round i, writes
 // its streams' chunk i and then reads chunk i - 1 of the streams it reads:
 // a writer needs the chunks of its ring's previous lap taken (a lap holds at
-// least kDepth = 4 chunks: chunks are at most a quarter of the ring), which
+// least kChunkDepth = 4 chunks: chunks are at most a quarter of the ring), which
 // its reader took in an earlier round.
 #pragma once
 

@@ -49,10 +49,8 @@
 namespace shancoll {
 namespace {
 
-// Each writer's ring (shm/chunk_ring.h) holds `window` bytes (the call's
-// ring_window option, by default kDefaultWindow) of chunks of a quarter of
-// the largest block within [kMinChunk, window / kDepth].
-//
+// Each writer's ring (shm/chunk_ring.h) holds ring_window bytes (256 KiB
+// by default) of chunks of a quarter of the largest block (chunk_bytes).
 // Measured on the AMD EPYC VM, Zen 3, 2 ranks, with 4 slots of 64 KiB
 // (docs/performance.md, "Allgather through a ring of chunks"): chunks of at
 // least 16 KiB beat 4 KiB ones up to 32 KiB per rank (8 KiB 0.47 against
@@ -61,9 +59,6 @@ namespace {
 // keep runs at half Intel MPI's pt2pt speed (16 KiB 2.8 us, 512 KiB 84), one
 // of 2 MiB at its speed (1.75 and 41; docs/performance.md, "A ring larger
 // than the caches"); its rule tables set ring_window.
-constexpr std::int64_t kDefaultWindow = 256 << 10;
-constexpr std::int64_t kDepth = 4;
-constexpr std::int64_t kMinChunk = 16 << 10;
 // Chunks in flight per writer (a ready line each).
 constexpr std::uint64_t kChunkRingLines = 256;
 // Readers take chunk k - kLead while the writers put in chunk k, so the
@@ -140,12 +135,6 @@ struct ChunkRingState : LayoutState {
   std::vector<std::uint64_t> taken;  // per writer: its chunks this rank took, ever
   std::vector<Writer> writers;       // scratch: a repeated call allocates nothing
 };
-
-std::int64_t chunk_size(const AllgathervArgs& args, std::int64_t window) {
-  const std::int64_t largest = *std::max_element(args.counts.begin(), args.counts.end());
-  const std::int64_t even = line_align(static_cast<std::size_t>((largest + kDepth - 1) / kDepth));
-  return std::clamp(even, kMinChunk, window / kDepth);
-}
 
 // Chunks of a block: at least one, which carries the header of an empty block.
 std::int64_t chunks_of(std::int64_t bytes, std::int64_t chunk) {
@@ -251,11 +240,11 @@ const std::byte* shan_chunk_ring(Comm& comm, NodeContext& ctx, const AllgathervA
   const Topology& t = ctx.topo;
   const int n = t.local_size();
   ChunkRingState& st = ctx.state<ChunkRingState>();
-  const std::int64_t window =
-      ring_window > 0 ? ring_window / kCacheLine * kCacheLine : kDefaultWindow;
+  const std::int64_t window = ring_bytes(ring_window);
   const RingLayout l = ring_of(ctx, st, window, timeout);
   const int me = comm.rank();
-  const std::int64_t chunk = chunk_size(args, window);
+  const std::int64_t chunk =
+      chunk_bytes(*std::max_element(args.counts.begin(), args.counts.end()), window);
   const ReadyLine header{0, 0, args.counts[me], chunk, fnv1a(args.counts)};
   const std::byte* src = args.send ? args.send : args.recv + args.displs[me];
   const std::int64_t mine = args.counts[me];
