@@ -193,13 +193,17 @@ def test_a_winning_mechanism_option_goes_into_its_rule():
 
 
 def test_ring_and_buffer_sizes_go_into_their_rules():
-    """shan's ring_window (allgatherv) and release_gather's buffer_size and
-    buffers (reduce) are mechanism choices too (tune times them): a winner
-    with them carries them, and the row parses."""
+    """shan's ring_window (allgatherv), pieces' (allreduce) and
+    release_gather's buffer_size and buffers (reduce) are mechanism choices
+    too (tune times them): a winner with them carries them, and the row
+    parses."""
     rows = [
         _row("allgatherv", "shan", 65536, 2.0, options="single_copy=False"),
         _row("allgatherv", "shan", 65536, 1.0, options="single_copy=False,ring_window=2097152"),
         _row("allgatherv", "mpi", 65536, 1.5),
+        _row("allreduce", "pieces", 65536, 2.0),
+        _row("allreduce", "pieces", 65536, 1.0, options="ring_window=2097152"),
+        _row("allreduce", "shan", 65536, 1.5),
         _row("reduce", "release_gather", 65536, 2.0),
         _row("reduce", "release_gather", 65536, 1.0,
              options="single_copy=False,buffer_size=2097152,buffers=64"),  # fmt: skip
@@ -207,6 +211,7 @@ def test_ring_and_buffer_sizes_go_into_their_rules():
     parsed = _core.parse_rules(report.rule_table(rows, "test"))
     assert [(r[0], r[7], r[8]) for r in parsed] == [
         ("allgatherv", "shan", "single_copy=0,ring_window=2097152"),
+        ("allreduce", "pieces", "ring_window=2097152"),
         ("reduce", "release_gather", "single_copy=0,buffer_size=2097152,buffers=64"),
     ], parsed
 

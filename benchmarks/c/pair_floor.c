@@ -462,7 +462,10 @@ static long pieces_a, pieces_b, piece_calls;
 static long run_pieces;          /* K: pieces per run, 0 = the whole half */
 static int into_seg, overlapped; /* the -seg and -ovl variants */
 
-static char* region(int rank, int b) { return seg->slot[rank][0] + (b ? kMaxBytes / 2 : 0); }
+static size_t rotate_window, rotate_at; /* PF_ROTATE=W: regions move round W bytes per call */
+static char* region(int rank, int b) {
+  return seg->slot[rank][0] + (b ? kMaxBytes / 2 : 0) + rotate_at;
+}
 
 /* Copies bytes into my region at `at` in pieces, the counter up by one per piece. */
 static void put_pieces(int b, size_t at, const char* src, size_t bytes, long* counter) {
@@ -508,6 +511,10 @@ static void seg_allreduce_pieces(size_t n) {
   double* out = sh->result[me];
   const double* in = sh->input[me];
   const long base_a = pieces_a, base_b = pieces_b, call = ++piece_calls;
+  if (rotate_window) {
+    rotate_at += (bytes + 4095) & ~(size_t)4095;
+    if (rotate_at + bytes > rotate_window) rotate_at = 0;
+  }
   enter();
   wait_reaches(&seg->done_a[peer].value, call - 1); /* it read my last A */
   put_pieces(0, 0, (const char*)(in + theirs), bytes, &pieces_a);
@@ -786,6 +793,8 @@ int main(int argc, char** argv) {
   const char* copy_kind = getenv("PAIR_FLOOR_COPY");
   if (copy_kind && strcmp(copy_kind, "vec") == 0) chunk_copy = vec_copy;
   staged = getenv("PF_STAGED") != NULL;
+  if (getenv("PF_ROTATE")) rotate_window = strtoul(getenv("PF_ROTATE"), NULL, 0);
+  if (rotate_window > kMaxBytes / 2) return 1;
   int ok = 1;
   if (argc < 2) {
     allreduce(max / sizeof(double));

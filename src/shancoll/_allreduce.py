@@ -146,6 +146,11 @@ def allreduce(
         environment variable ``SHANCOLL_TIMEOUT``, else 120 s.
     **options :
         ``block_size`` (``pieces``: bytes per piece, 0 chooses);
+        ``ring_window`` (``pieces``: the bytes of each rank's two rings in the
+        node's shared memory, at least 65536, through which the rounds go
+        back to back; default: two rounds of the call's size, reused call
+        after call, which the caches keep; larger than the caches was
+        faster on the Zen 4 VM, see ``docs/performance.md``);
         ``release_gather``'s options (``tree``, ``k``, ``skew``,
         ``topology``, their ``bcast_``/``reduce_`` forms for one phase,
         ``sockets``, ``buffer_size``, ``buffers``, ``inline``,

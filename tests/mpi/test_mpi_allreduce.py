@@ -561,6 +561,63 @@ def test_pieces_rounds_pieces_in_place_and_layouts(comm):
     assert_all(comm, not failures, f"{failures[:5]}")
 
 
+def test_pieces_through_rings_of_ring_window(comm):
+    """pieces with ring_window: rounds back to back round each rank's rings,
+    many laps (each call's inputs differ, so a round that overwrote places
+    still being read would show), rounds cut to half the window (64 KiB:
+    rounds of 32 KiB), a round that wraps onto the one before it (5 KiB,
+    then two rounds of 31 KiB in a 64 KiB ring: the second starts over at 0,
+    over the first, which the other ranks may still be reading), windows
+    changing between calls (the rings start over; 16 MiB grows the
+    segment), the default after a window, in place."""
+    failures: list[str] = []
+    plan = [(1 << 16, [6001]), (1 << 16, [12289]), (1 << 16, [640, 7936]), (1 << 21, [6001]),
+            (1 << 21, [99999]), (None, [4095]), (1 << 24, [300001]), (1 << 18, [777]),
+            (None, [140000])]  # fmt: skip
+    if REDUCED:
+        plan = plan[:4] + plan[-2:]
+
+    def body():
+        for window, counts in plan:
+            options = {"ring_window": window} if window else {}
+            for seed in range(120 // len(counts) if counts[0] < 10000 else 3):
+                for n in counts:
+                    buf = exact_data(np.float64, n, comm.rank, seed)
+                    shancoll.allreduce(comm, MPI.IN_PLACE, buf, MPI.SUM, "pieces", **options)
+                    if not equal(buf, reference(comm, MPI.SUM, np.float64, n, seed)):
+                        failures.append(f"in place n={n} seed={seed} ring_window={window}")
+            check_case(comm, failures, "pieces", MPI.MAX, np.int32, counts[-1] + 3, **options)
+
+    run_all(comm, body)
+    assert_all(comm, not failures, f"{failures[:5]}")
+
+
+def test_pieces_refuses_ring_windows_that_differ_and_stays_in_step(comm):
+    """Local rank 0 gives another ring_window than the others: the rounds'
+    places agree until the smaller ring wraps, then every rank refuses the
+    call naming ring_window (before it reads a piece from the wrong place),
+    within the timeout; the next calls, with the same window everywhere,
+    are right (the rings start over on every rank after a refused round)."""
+    if comm.size < 2 or shancoll.topology(comm)["node_count"] != 1:
+        pytest.skip("one node of several ranks")
+    n = 10000  # 80 KB: the 1 MiB ring wraps at the 14th call
+    window = (1 << 20) if comm.rank == 0 else (1 << 21)
+
+    def differing_calls():
+        for seed in range(40):
+            buf = exact_data(np.float64, n, comm.rank, seed)
+            shancoll.allreduce(comm, MPI.IN_PLACE, buf, MPI.SUM, "pieces", ring_window=window,
+                               timeout=5)  # fmt: skip
+            if not equal(buf, reference(comm, MPI.SUM, np.float64, n, seed)):
+                raise AssertionError(f"seed={seed}: a wrong result before the refusal")
+
+    raises_all(comm, ValueError, differing_calls, match="ring_window")
+    failures: list[str] = []
+    for seed in range(30):
+        check_case(comm, failures, "pieces", MPI.SUM, np.float64, n + seed, ring_window=1 << 20)
+    assert_all(comm, not failures, f"after the refused call: {failures[:5]}")
+
+
 def test_pieces_bitwise_identical_on_awkward_floats(comm):
     failures: list[str] = []
 

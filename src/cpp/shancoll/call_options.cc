@@ -32,13 +32,14 @@ constexpr unsigned kShanSingleCopy =
     kAllgathers | bit(Collective::gather) | bit(Collective::gatherv) | bit(Collective::scatter) |
     bit(Collective::scatterv) | bit(Collective::alltoall) | bit(Collective::alltoallv) |
     bit(Collective::scan) | bit(Collective::exscan);
-// The shared-memory rings of chunks on one node (ring_window): shan
-// allgather(v)'s and the pair channels of gather(v), scatter(v), alltoall(v)
-// and reduce_scatter(_block)'s shan.
-constexpr unsigned kRings = kAllgathers | bit(Collective::gather) | bit(Collective::gatherv) |
-                            bit(Collective::scatter) | bit(Collective::scatterv) |
-                            bit(Collective::alltoall) | bit(Collective::alltoallv) |
-                            bit(Collective::reduce_scatter) | bit(Collective::reduce_scatter_block);
+// The shared-memory rings on one node (ring_window): shan allgather(v)'s,
+// the pair channels of gather(v), scatter(v), alltoall(v) and
+// reduce_scatter(_block)'s shan, and allreduce's pieces.
+constexpr unsigned kRings = kAllgathers | bit(Collective::allreduce) | bit(Collective::gather) |
+                            bit(Collective::gatherv) | bit(Collective::scatter) |
+                            bit(Collective::scatterv) | bit(Collective::alltoall) |
+                            bit(Collective::alltoallv) | bit(Collective::reduce_scatter) |
+                            bit(Collective::reduce_scatter_block);
 constexpr unsigned kAllreduces = bit(Collective::allreduce) | bit(Collective::iallreduce);
 // release_gather's options: bcast, reduce, and allreduce's release_gather
 // (which has no split-phase form).

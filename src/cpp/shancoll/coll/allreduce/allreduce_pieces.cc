@@ -18,10 +18,19 @@
 //      the others' from their regions A) into its region B, copies the
 //      piece into recvbuf and publishes it; then copies out piece k - 1 of
 //      every other fraction (a wait for what its owner did a piece earlier);
-//   3. copies out the other fractions' remaining pieces, then says the
-//      round is done.
-// Two sets of regions alternate by round, so a rank writes a set again once
-// every rank said it finished the round before the last (no node barrier).
+//   3. copies out the other fractions' remaining pieces.
+// Where a round's regions lie: regions A and B of a rank are two rings of
+// `ring_window` bytes, each round's bytes after the previous round's, back
+// to back, starting over at 0 where a round would pass the end. A rank needs
+// no wait of its own to write a place again, whatever round lay there: it
+// writes region A of round g only once it finished round g - 1, so once
+// every owner had published its results of g - 1, after reading their
+// inputs; and region B only once every rank's inputs of g are in, so once
+// every rank finished round g - 1. Without the option the window holds two
+// rounds of this call's size: two places, reused call after call, which the
+// caches keep. On the Zen 4 VM a 2 MiB ring, whose lines come round from the
+// shared L3 rather than from the other core's L2, ran 4-256 KiB two to
+// three times faster (docs/performance.md, "Allreduce through a ring").
 // Counters only grow (round << 32 | pieces): nothing is reset between calls.
 // Several nodes: shan (its node step, then the inter-node allreduce per
 // fraction); this algorithm is the node step alone.
@@ -35,7 +44,8 @@
 //             and each copy out waits for a piece finished a step earlier;
 //   latency   f per piece of the fraction, ceil(m / (n b)) pieces, plus one
 //             round's start;
-//   memory    2 n (kRoundBytes + kRoundBytes) bytes of segment, whatever m is.
+//   memory    2 n max(2 kRoundBytes, ring_window) bytes of segment,
+//             whatever m is.
 // The C floor on the AMD EPYC VM (Zen 3; benchmarks/c/pair_floor.c,
 // pieces-seg-ovl): 1 MiB in 75 us against 86 for shan's lock-step chunks
 // and 114 for release_gather's reduce then bcast.
@@ -55,38 +65,54 @@
 #include "shancoll/comm.h"
 #include "shancoll/cost.h"
 #include "shancoll/error.h"
+#include "shancoll/shm/chunk_ring.h"  // ring_bytes
 #include "shancoll/shm/flags.h"
 #include "shancoll/shm/segment.h"
 
 namespace shancoll {
 namespace {
 
-constexpr std::size_t kRoundBytes = 1 << 20;    // per region: the segment's size per rank / 4
+constexpr std::int64_t kRoundBytes = 1 << 20;   // at most, per round
 constexpr std::int64_t kPieceBytes = 64 << 10;  // block_size 0: the C floor's best at 64 KiB-2 MiB
-constexpr int kSets = 2;                        // region sets, alternating by round
 constexpr std::size_t kPage = 4096;
-// Regions kRoundBytes apart would put the same offset of every region (and
-// of the caller's page-aligned buffers) in the same cache sets: stagger them.
-constexpr std::size_t kRegionStride = kRoundBytes + 17 * kCacheLine;
+// Rings whose starts lie a multiple of the window apart would put the same
+// offset of every ring (and of the caller's page-aligned buffers) in the
+// same cache sets: stagger them.
+constexpr std::size_t kStagger = 17 * kCacheLine;
 
 // Kept per node layout: its own segment (counting flags must survive other
-// algorithms' calls) and the rounds done so far, identical on every local rank.
+// algorithms' calls), the rounds done so far and where the next one goes,
+// identical on every local rank.
 struct PiecesState : LayoutState {
   std::unique_ptr<NodeSegment> segment;
   std::uint64_t rounds = 0;
+  std::int64_t window = 0;  // the rings' bytes
+  std::int64_t cursor = 0;  // where the next round may start in them
 };
 
 // Flag lines per local rank: one per fraction (pieces in), then these.
-enum Line { kOut, kDone, kBytes0, kBytes1, kLines };
+enum Line { kOut, kBytes0, kBytes1, kLines };
 
 std::uint64_t tag(std::uint64_t round, std::int64_t pieces) {
   return round << 32 | static_cast<std::uint64_t>(pieces);
+}
+
+std::size_t header_bytes(int n) {
+  return (static_cast<std::size_t>(n) * (n + kLines) * kCacheLine + kPage - 1) / kPage * kPage;
+}
+
+// The segment's bytes for rings of `window` bytes.
+std::size_t segment_bytes(int n, std::int64_t window) {
+  return header_bytes(n) +
+         static_cast<std::size_t>(2 * n) * (static_cast<std::size_t>(window) + kStagger);
 }
 
 struct Round {
   const AllreduceArgs& args;
   int n, me;
   std::byte* base;
+  std::size_t stride;  // from one ring to the next
+  std::size_t place;   // this round's offset in the rings
   std::uint64_t seq;   // this round's number, from 1
   std::int64_t first;  // its first element
   std::int64_t count;  // its elements
@@ -100,10 +126,8 @@ struct Round {
   std::byte* in_flag(int rank, int fraction) const { return line(rank, fraction); }
   std::byte* flag(int rank, Line l) const { return line(rank, n + l); }
   std::byte* region(int rank, int which) const {  // 0: A (inputs), 1: B (results)
-    const std::size_t header =
-        (static_cast<std::size_t>(n) * (n + kLines) * kCacheLine + kPage - 1) / kPage * kPage;
-    const std::size_t index = (static_cast<std::size_t>(rank) * kSets + seq % kSets) * 2 + which;
-    return base + header + index * kRegionStride;
+    const std::size_t ring = static_cast<std::size_t>(rank) * 2 + which;
+    return base + header_bytes(n) + ring * stride + place;
   }
   std::int64_t lo(int j) const { return count * j / n; }
   std::int64_t pieces(int j) const { return (lo(j + 1) - lo(j) + piece - 1) / piece; }
@@ -131,15 +155,25 @@ void copy_in(const Round& r, Stats& stats) {
   }
 }
 
-// The round's size, as each rank wrote it into its set's bytes line before
-// its first piece: a rank whose own differs refuses (the others then time out).
-void check_same_size(const Round& r, int other) {
-  const Line l = r.seq % kSets ? kBytes1 : kBytes0;
-  const std::uint64_t theirs = acquire_load(r.flag(other, l));
-  if (theirs == static_cast<std::uint64_t>(r.count)) return;
-  throw ArgumentError("count: the local ranks' calls differ (local rank " + std::to_string(other) +
-                      " and this one, " + std::to_string(r.me) +
-                      "): MPI requires the same on every rank");
+// The round's size and place, as each rank wrote them into its bytes line
+// before its first piece (the elements, at most 1 MiB of them, in the low
+// half; the place in lines above): a rank whose own differ refuses before
+// it reads a piece (the others then time out). Two lines, alternating by
+// round: a rank is at most one round ahead of another (it finishes a round
+// only with every other rank's pieces).
+std::uint64_t shape(const Round& r) {
+  return static_cast<std::uint64_t>(r.place / kCacheLine) << 32 |
+         static_cast<std::uint64_t>(r.count);
+}
+std::byte* shape_line(const Round& r, int rank) {
+  return r.flag(rank, r.seq % 2 ? kBytes1 : kBytes0);
+}
+
+void check_same_shape(const Round& r, int other) {
+  if (acquire_load(shape_line(r, other)) == shape(r)) return;
+  throw ArgumentError("count or ring_window: the local ranks' calls differ (local rank " +
+                      std::to_string(other) + " and this one, " + std::to_string(r.me) +
+                      "): MPI requires the same count on every rank, shancoll the same options");
 }
 
 // 2. Piece k of my fraction: x_0 o (x_1 o (... o x_{n-1})), folded from the
@@ -149,7 +183,7 @@ void reduce_piece(const Round& r, std::int64_t k, Stats& stats) {
   for (int l = 0; l < r.n; ++l) {
     if (l == r.me) continue;
     wait_flag_reaches(r.in_flag(l, r.me), tag(r.seq, k + 1), "pieces allreduce: inputs", r.timeout);
-    if (k == 0) check_same_size(r, l);
+    if (k == 0) check_same_shape(r, l);
   }
   auto x = [&](int l) { return l == r.me ? r.input() + off : r.region(l, 0) + off; };
   std::byte* out = r.region(r.me, 1) + off;
@@ -172,12 +206,7 @@ void copy_out(const Round& r, int j, std::int64_t k, Stats& stats) {
 }
 
 void run_round(const Round& r, Stats& stats) {
-  for (int l = 0; l < r.n; ++l)  // every rank left the round that used this set
-    if (l != r.me)
-      wait_flag_reaches(r.flag(l, kDone), r.seq < kSets ? 0 : r.seq - kSets,
-                        "pieces allreduce: the previous calls", r.timeout);
-  release_store(r.flag(r.me, r.seq % kSets ? kBytes1 : kBytes0),
-                static_cast<std::uint64_t>(r.count));
+  release_store(shape_line(r, r.me), shape(r));
   copy_in(r, stats);
   std::vector<std::int64_t> copied(static_cast<std::size_t>(r.n), 0);
   for (std::int64_t k = 0; k < r.pieces(r.me); ++k) {
@@ -188,38 +217,72 @@ void run_round(const Round& r, Stats& stats) {
   }
   for (int j = 0; j < r.n; ++j)
     while (j != r.me && copied[j] < r.pieces(j)) copy_out(r, j, copied[j]++, stats);
-  release_store(r.flag(r.me, kDone), r.seq);
   stats.rounds += 2;  // the reduce-scatter and the allgather
+}
+
+// The node's segment, with room for rings of `window` bytes (collective over
+// the node where it is made or grows: every local rank is in the same call
+// with the same count and options; a grown segment's counting flags start
+// from 0 again, which the rounds' numbers only ever pass).
+NodeSegment& segment_for(NodeContext& ctx, PiecesState& s, std::int64_t window) {
+  const std::size_t want = segment_bytes(ctx.topo.local_size(), std::max(window, 2 * kRoundBytes));
+  if (!s.segment) {
+    const MPI_Comm node = ctx.topo.node_comm;
+    s.segment = std::make_unique<NodeSegment>(node, node, ctx.call_timeout);
+  }
+  if (s.segment->size() < want) s.segment->reserve(want);
+  return *s.segment;
+}
+
+// Where the next round of `bytes` goes in rings of `window` bytes.
+std::size_t place(PiecesState& s, std::int64_t window, std::int64_t bytes) {
+  if (window != s.window) s.window = window, s.cursor = 0;
+  const auto size = static_cast<std::int64_t>(line_align(static_cast<std::size_t>(bytes)));
+  if (s.cursor + size > window) s.cursor = 0;
+  const std::int64_t at = s.cursor;
+  s.cursor += size;
+  return static_cast<std::size_t>(at);
 }
 
 void pieces_on_node(NodeContext& ctx, const AllreduceArgs& args, const Options& options,
                     Stats& stats) {
-  const Topology& t = ctx.topo;
-  const std::size_t esize = args.reducer->elem_size();
+  const int n = ctx.topo.local_size();
+  const auto esize = static_cast<std::int64_t>(args.reducer->elem_size());
   PiecesState& s = ctx.state<PiecesState>();
-  const int n = t.local_size();
-  if (!s.segment) {  // collective over the node, on its first use only
-    s.segment = std::make_unique<NodeSegment>(t.node_comm, t.node_comm, ctx.call_timeout);
-    const std::size_t header =
-        (static_cast<std::size_t>(n) * (n + kLines) * kCacheLine + kPage - 1) / kPage * kPage;
-    s.segment->reserve(header + static_cast<std::size_t>(n) * kSets * 2 * kRegionStride);
-  }
   const std::int64_t block = options.block_size > 0 ? options.block_size : kPieceBytes;
-  const std::int64_t piece = std::max<std::int64_t>(1, block / static_cast<std::int64_t>(esize));
-  const std::int64_t per_round =
-      std::max<std::int64_t>(1, static_cast<std::int64_t>(kRoundBytes / esize));
-  for (std::int64_t first = 0; first < args.count; first += per_round) {
-    const Round r{args,
-                  n,
-                  t.local_rank,
-                  s.segment->base(),
-                  ++s.rounds,
-                  first,
-                  std::min(per_round, args.count - first),
-                  piece,
-                  esize,
-                  options.wait_timeout()};
-    run_round(r, stats);
+  const std::int64_t piece = std::max<std::int64_t>(1, block / esize);
+  std::int64_t round_bytes = std::min(kRoundBytes, args.count * esize);
+  const std::int64_t window = options.ring_window > 0
+                                  ? ring_bytes(options.ring_window)
+                                  : 2 * static_cast<std::int64_t>(line_align(round_bytes));
+  round_bytes = std::min(round_bytes, window / 2);  // at least two places
+  const std::int64_t per_round = std::max<std::int64_t>(1, round_bytes / esize);
+  const NodeSegment& segment = segment_for(ctx, s, window);
+  Round r{args,
+          n,
+          ctx.topo.local_rank,
+          segment.base(),
+          0,
+          0,
+          0,
+          0,
+          0,
+          piece,
+          static_cast<std::size_t>(esize),
+          options.wait_timeout()};
+  r.stride = (segment.size() - header_bytes(n)) / (2 * static_cast<std::size_t>(n)) / kCacheLine *
+             kCacheLine;
+  try {
+    for (std::int64_t first = 0; first < args.count; first += per_round) {
+      r.seq = ++s.rounds;
+      r.first = first;
+      r.count = std::min(per_round, args.count - first);
+      r.place = place(s, window, r.count * esize);
+      run_round(r, stats);
+    }
+  } catch (...) {  // a refused or timed-out round: every rank's next call starts the rings over
+    s.window = 0;
+    throw;
   }
 }
 
