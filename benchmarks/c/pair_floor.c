@@ -62,7 +62,10 @@
  *                     into region B as well (no copy of the result in);
  *                     -ovl: the copy out of the other's result runs one run
  *                     behind the adds instead of after them; -nt: every
- *                     write into the segment by streaming stores.
+ *                     write into the segment by streaming stores. With
+ *                     PF_ROTATE=W set, each call's regions lie after the
+ *                     previous call's, round W bytes (allreduce_pieces.cc's
+ *                     ring_window) instead of at the regions' start.
  *   seg-rg C S        release_gather's allreduce on one node of 2 ranks
  *                     without single copy: a reduce to rank 0 (rank 1 copies
  *                     chunk g into its slot, rank 0 adds it to its input
