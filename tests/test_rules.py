@@ -433,9 +433,11 @@ def test_the_zen4_tables_of_open_mpi_and_intel_mpi_cover_every_collective():
 
 def test_the_zen4_tables_take_the_large_rings():
     """Measured on Zen 4 under each library (2026-11-29, ring-*.txt,
-    rdbuf-mpich.txt): shan allgather(v) through a 2 MiB ring per rank and
-    release_gather's reduce with 2 MiB buffers from 64 KiB beat every other
-    mechanism there (Intel MPI's own allgather stays at 16-512 KiB)."""
+    rdbuf-mpich.txt, arring-all.txt): shan allgather(v) through a 2 MiB ring
+    per rank, release_gather's reduce with 2 MiB buffers from 64 KiB and
+    pieces' allreduce through a 2 MiB ring from 4 KiB beat every other
+    mechanism there (Intel MPI's own allgather stays at 16-512 KiB; its
+    allreduce, which the table took at 4-512 KiB, no longer)."""
     from shancoll._rules import PACKAGE_RULES
 
     def rule(table, coll, size):
@@ -451,6 +453,8 @@ def test_the_zen4_tables_take_the_large_rings():
         assert rule(table, "allgatherv", 16 << 20) == ring, table
         assert rule(table, "allgatherv", 8) == ("shan", ""), table
         assert rule(table, "reduce", 1 << 20) == buffers, table
+        for size in (4 << 10, 64 << 10, 16 << 20):
+            assert rule(table, "allreduce", size) == ("pieces", "ring_window=2097152"), table
     assert rule("amd-epyc-zen4-mpich-5.0.2.tsv", "allgatherv", 64 << 10) == ring
     assert rule("amd-epyc-zen4-impi-2021.18.tsv", "allgatherv", 64 << 10) == ("mpi", "")
 
