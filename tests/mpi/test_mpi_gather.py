@@ -17,6 +17,8 @@ Run over 1-8 ranks by test_mpi_suites.py (SHANCOLL_RANKS_PER_NODE runs too).
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from _mpi_util import ALL_DTYPES, REDUCED, assert_all, fill, mpi_datatype, raises_all, run_all, same
@@ -155,23 +157,32 @@ def test_virtual_nodes(comm, algorithm, kind, layout):
 @pytest.mark.parametrize("kind", ["gather", "scatter"])
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_pairs_single_copy(comm, algorithm, kind):
-    """Nodes of two ranks: blocks of 32 KiB and more go by single copy (shan),
-    smaller ones through the segment; both directions of the root."""
+    """Nodes of two ranks: the pair channels by default; with single_copy
+    (shan), blocks of 32 KiB and more by single copy, split between the root
+    and the block's owner, smaller ones through the segment; both directions
+    of the root, blocks larger and smaller than the root's own."""
     pair = two_rank_nodes(comm)
     try:
         sizes = [4, 40000] if REDUCED else [4, 5000, 40000, 300000]
-        for m in sizes:  # bytes per block: m * 8 for float64
+        variants = [{}, {"single_copy": True}] if algorithm == "shan" else [{}]
+        for m, options in itertools.product(sizes, variants):  # bytes per block: m * 8 (float64)
             for root in range(pair.size):
                 counts = [m, m // 3 + 4097][: pair.size]
-                what = f"{kind}v {algorithm} pair m={m} root={root}"
-                CHECKS[kind](pair, algorithm, counts, root, np.float64, what, ranks_per_node=PAIR)
+                what = f"{kind}v {algorithm} pair m={m} root={root} {options}"
+                CHECKS[kind](pair, algorithm, counts, root, np.float64, what, ranks_per_node=PAIR,
+                             **options)  # fmt: skip
                 CHECKS[kind](pair, algorithm, [m] * pair.size, root, np.uint8, what,
-                             regular=True, ranks_per_node=PAIR)  # fmt: skip
+                             regular=True, ranks_per_node=PAIR, **options)  # fmt: skip
+                in_place = {"gather": in_place_gather, "scatter": in_place_scatter}[kind]
+                for regular in (True, False):  # the root copies nothing of its own
+                    ok = in_place(pair, algorithm, regular, root, m, ranks_per_node=PAIR,
+                                  **options)  # fmt: skip
+                    assert_all(pair, ok, f"{what} in place regular={regular}")
     finally:
         pair.Free()
 
 
-def in_place_gather(comm, algorithm, regular, root, m):
+def in_place_gather(comm, algorithm, regular, root, m, **options):
     p, r = comm.size, comm.rank
     counts = [m] * p if regular else uneven_counts(p, m, root)
     displs = [q * m for q in range(p)] if regular else gapped_displs(counts)
@@ -183,14 +194,14 @@ def in_place_gather(comm, algorithm, regular, root, m):
         out[displs[r] : displs[r] + counts[r]] = mine
         recv = out[: p * m] if regular else [out, counts, displs]
         call = shancoll.gather if regular else shancoll.gatherv
-        run_all(comm, call, comm, MPI.IN_PLACE, recv, root, algorithm)
+        run_all(comm, call, comm, MPI.IN_PLACE, recv, root, algorithm, **options)
         return same(out, ref)
     run_all(comm, shancoll.gather if regular else shancoll.gatherv, comm, mine, None, root,
-            algorithm)  # fmt: skip
+            algorithm, **options)  # fmt: skip
     return True
 
 
-def in_place_scatter(comm, algorithm, regular, root, m):
+def in_place_scatter(comm, algorithm, regular, root, m, **options):
     p, r = comm.size, comm.rank
     counts = [m] * p if regular else uneven_counts(p, m, root)
     displs = [q * m for q in range(p)] if regular else gapped_displs(counts)
@@ -201,10 +212,10 @@ def in_place_scatter(comm, algorithm, regular, root, m):
     if r == root:
         before = send.copy()
         spec = send[: p * m] if regular else [send, counts, displs]
-        run_all(comm, call, comm, spec, MPI.IN_PLACE, root, algorithm)
+        run_all(comm, call, comm, spec, MPI.IN_PLACE, root, algorithm, **options)
         return same(send, before)  # the root's block stays where it is, nothing written
     out = np.zeros(counts[r], dtype=np.int64)
-    run_all(comm, call, comm, None, out, root, algorithm)
+    run_all(comm, call, comm, None, out, root, algorithm, **options)
     return same(out, ref)
 
 

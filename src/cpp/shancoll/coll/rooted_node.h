@@ -29,10 +29,23 @@ namespace shancoll {
 // attach (one system call) instead of through the segment (two copies).
 constexpr std::int64_t kRootedSingleCopyMin = 32 << 10;
 
-// A block copied straight between buffers: the root copies its first half
-// (whole cache lines), its owner the rest, so both cores copy at once.
-inline std::size_t first_half(std::int64_t bytes) {
-  return static_cast<std::size_t>(bytes / 2 / kCacheLine * kCacheLine);
+// A block copied straight between buffers on the root's node is split
+// between the root and its owner so that both cores copy at once and end
+// together. The root also copies its own block (`own` bytes; 0 in place),
+// so each owner copies `share` bytes of its block (the last ones) and the
+// root the rest: with share = (own + posted bytes) / (posted blocks + 1)
+// the root's part, own + sum(block - share), equals one share for equal
+// blocks. Two ranks, not in place: the owner copies its whole block while
+// the root copies its own (the root used to copy its own block and then half
+// of the other: 16 MiB gather 2053 us against Intel MPI's 770 on Zen 4).
+inline std::int64_t owner_share(std::int64_t own, std::int64_t posted_bytes, int posted_blocks) {
+  return (own + posted_bytes) / (posted_blocks + 1);
+}
+
+// The root's part of a posted block: its first bytes, in whole cache lines.
+inline std::size_t root_part(std::int64_t bytes, std::int64_t share) {
+  const std::int64_t part = bytes > share ? bytes - share : 0;
+  return static_cast<std::size_t>(part / kCacheLine * kCacheLine);
 }
 
 // The node's segments, kept per node layout (NodeContext::state).

@@ -9,11 +9,13 @@
 //      in local order and tells each rank its offset;
 //   2. every rank copies its block into the segment and sets its flag; on
 //      the root's node the root copies each block from there to its
-//      displacement, or, for a posted block, reads its first half straight
-//      from the owner's send buffer while the owner writes the second half
-//      straight into the root's receive buffer (shm/peer_memory.h): one
-//      copy, split over both cores, where the segment and the MPI libraries
-//      make two (in, then out);
+//      displacement, or, for a posted block, reads its first part straight
+//      from the owner's send buffer while the owner writes the rest
+//      straight into the root's receive buffer (shm/peer_memory.h), the
+//      root copying its own block meanwhile, the parts sized so that every
+//      core copies as much (rooted_node.h, owner_share): one copy, split
+//      over the cores, where the segment and the MPI libraries make two
+//      (in, then out);
 //   3. between nodes, a binomial tree of representatives
 //      (coll/rooted_tree.h): a representative sends its node's blocks and
 //      its children's subtrees to its parent as one message, after their
@@ -21,8 +23,9 @@
 // Cost (N nodes of L ranks, m bytes in all): on a node, three flag
 // crossings (post, layout, done) and one copy per block into the segment,
 // the leader's message straight from the segment; the root's node: a
-// posted block in one copy, half by each side (two system calls, and the
-// root's release line a fourth crossing), the others in two; between nodes ceil(log2 N) rounds,
+// posted block in one copy, split between its owner and the root (two
+// system calls, and the root's release line a fourth crossing), the
+// others in two; between nodes ceil(log2 N) rounds,
 // N - 1 messages of blocks (and N - 1 headers, 8 bytes per rank), each
 // block crossing as many node boundaries as its node's depth, and the root
 // copies what arrives once more.
@@ -58,8 +61,9 @@ class NodeStep : public RootedNodeLines {
 
   // Post: the block's bytes, its send buffer's address (0: through the
   // segment), the call. Layout: its offset, the segment's bytes, the call,
-  // and for a posted block where the owner writes its second half (0:
-  // nowhere, the root does not take it). Done: the block is in the segment.
+  // and for a posted block where the owner writes it (0: nowhere, the root
+  // does not take it) and the root's part, which the owner leaves out.
+  // Done: the block is in the segment (or the owner's part is written).
   std::byte* released() const { return representative_line(); }
 
   // A rank other than the representative: posts my block, copies it into
@@ -80,11 +84,11 @@ class NodeStep : public RootedNodeLines {
       local_copy(data() + l[0], send, static_cast<std::size_t>(bytes));
       stats.intra_messages += 1, stats.intra_bytes += bytes;
     }
-    if (single && l[3] != 0) {
-      const std::size_t half = first_half(bytes);
-      ctx.peer_memory->write(root_local, reinterpret_cast<std::byte*>(l[3]) + half, send + half,
-                             static_cast<std::size_t>(bytes) - half);
-      stats.intra_messages += 1, stats.intra_bytes += bytes - static_cast<std::int64_t>(half);
+    if (single && l[3] != 0 && l[4] < static_cast<std::uint64_t>(bytes)) {
+      const std::size_t part = l[4];
+      ctx.peer_memory->write(root_local, reinterpret_cast<std::byte*>(l[3]) + part, send + part,
+                             static_cast<std::size_t>(bytes) - part);
+      stats.intra_messages += 1, stats.intra_bytes += bytes - static_cast<std::int64_t>(part);
     }
     release_store(done(me), epoch_);
     if (single) wait(released(), epoch_, "gather shan: the root's read of my block");
@@ -93,17 +97,22 @@ class NodeStep : public RootedNodeLines {
   // The representative: waits for every post and lays the blocks that go
   // through the segment out in local order, mine (`own` bytes; -1: not in
   // the segment) included; a posted block's owner is told where to write
-  // its second half (`target(j)`, 0: nowhere). Returns the segment's bytes,
-  // which it reserves.
+  // it (`target(j)`, 0: nowhere) and the root's part, which the root
+  // sizes with the bytes it copies of its own (`direct`). Returns the
+  // segment's bytes, which it reserves.
   template <class Target>
-  std::int64_t lay_out(std::int64_t own, Target&& target) {
+  std::int64_t lay_out(std::int64_t own, Target&& target, std::int64_t direct = 0) {
     const int me = t_.local_rank;
-    std::int64_t total = 0;
+    std::int64_t total = 0, posted = 0;
+    int blocks = 0;
     for (int j = 0; j < l_; ++j) {
       if (j != me) wait(line(j) + 16, epoch_, "gather shan: a local rank's block size");
       if (j != me && post(j)[1] == 0) total += static_cast<std::int64_t>(post(j)[0]);
+      if (j != me && post(j)[1] != 0 && target(j) != 0)
+        posted += static_cast<std::int64_t>(post(j)[0]), ++blocks;
       if (j == me && own > 0) total += own;
     }
+    share_ = owner_share(direct, posted, blocks);
     std::int64_t at = 0;
     for (int j = 0; j < l_; ++j) {
       if (j == me) {
@@ -114,6 +123,7 @@ class NodeStep : public RootedNodeLines {
       std::uint64_t* l = layout(j);
       l[0] = static_cast<std::uint64_t>(at), l[1] = static_cast<std::uint64_t>(total);
       l[3] = post(j)[1] != 0 ? target(j) : 0;
+      l[4] = root_part(static_cast<std::int64_t>(post(j)[0]), share_);
       release_store(&l[2], epoch_);
       if (post(j)[1] == 0) at += static_cast<std::int64_t>(post(j)[0]);
     }
@@ -121,15 +131,20 @@ class NodeStep : public RootedNodeLines {
     return total;
   }
   std::int64_t own_offset() const { return own_offset_; }
+  // What each posted block's owner writes of it (lay_out's share).
+  std::int64_t share() const { return share_; }
 
  private:
   std::int64_t own_offset_ = 0;
+  std::int64_t share_ = 0;
 };
 
 // The root on its node: every local block to its displacement, read from
-// its owner (posted) or from the segment.
+// its owner (posted) or from the segment; `copy_own` copies the root's own
+// block (`own` bytes) once the owners know their parts, while they write.
+template <class CopyOwn>
 void root_node(NodeStep& n, NodeContext& ctx, const GathervArgs& a, BlockCheck& check,
-               Stats& stats) {
+               std::int64_t own, CopyOwn&& copy_own, Stats& stats) {
   const Topology& t = ctx.topo;
   const auto rank_of = [&](int j) { return t.ranks[t.node][j]; };
   const auto target = [&](int j) -> std::uint64_t {  // the owner writes there if it fits
@@ -137,7 +152,8 @@ void root_node(NodeStep& n, NodeContext& ctx, const GathervArgs& a, BlockCheck& 
     const bool fits = static_cast<std::int64_t>(n.post(j)[0]) == a.counts[r];
     return fits ? reinterpret_cast<std::uint64_t>(a.recv + a.displs[r]) : 0;
   };
-  n.lay_out(-1, target);
+  n.lay_out(-1, target, own);
+  copy_own();
   std::int64_t at = 0;
   for (int j = 0; j < n.size(); ++j) {
     if (j == t.local_rank) continue;
@@ -146,10 +162,11 @@ void root_node(NodeStep& n, NodeContext& ctx, const GathervArgs& a, BlockCheck& 
     const std::uint64_t address = n.post(j)[1];
     const bool fits = check.fits(r, bytes, a.counts[r]) && bytes > 0;
     if (address != 0) {
-      if (fits)
+      const std::size_t part = root_part(bytes, n.share());
+      if (fits && part > 0)
         ctx.peer_memory->read(j, a.recv + a.displs[r], reinterpret_cast<const void*>(address),
-                              first_half(bytes));
-      n.wait(n.done(j), n.epoch(), "gather shan: a local rank's half of its block");
+                              part);
+      n.wait(n.done(j), n.epoch(), "gather shan: a local rank's part of its block");
     } else {
       n.wait(n.done(j), n.epoch(), "gather shan: a local rank's block");
       if (fits) local_copy(a.recv + a.displs[r], n.data() + at, static_cast<std::size_t>(bytes));
@@ -200,12 +217,16 @@ void gatherv_shan(Comm& comm, const GathervArgs& args, const Options& opt, Stats
   tree.post_headers();  // the other nodes' counts arrive meanwhile
   if (m.me == 0) {
     BlockCheck check;
-    if (args.send && args.send_bytes > 0)
-      local_copy(args.recv + args.displs[args.root], args.send,
-                 static_cast<std::size_t>(args.send_bytes));
+    const std::int64_t own = args.send ? args.send_bytes : 0;  // 0 in place
+    const auto copy_own = [&] {
+      if (own > 0)
+        local_copy(args.recv + args.displs[args.root], args.send, static_cast<std::size_t>(own));
+    };
     if (shared) {
       NodeStep n(ctx, timeout);
-      root_node(n, ctx, args, check, stats);
+      root_node(n, ctx, args, check, own, copy_own, stats);
+    } else {
+      copy_own();
     }
     gather_tree_root(comm, tree, m, args, check);
     check.throw_if_failed();

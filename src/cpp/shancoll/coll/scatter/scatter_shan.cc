@@ -10,17 +10,20 @@
 //      node's control segment; the representative lays the node's blocks
 //      out in the data segment, tells each rank its offset and the size it
 //      was sent, copies the blocks in (or writes a posted block's first
-//      half straight into its owner's receive buffer while the owner reads
-//      the second half straight from the root's send buffer: one copy, split
-//      over both cores, where the segment and the MPI libraries make two)
-//      and flags them written;
+//      part straight into its owner's receive buffer while the owner reads
+//      the rest straight from the root's send buffer, the root copying its
+//      own block meanwhile, the parts sized so that every core copies as
+//      much, rooted_node.h's owner_share: one copy, split over the cores,
+//      where the segment and the MPI libraries make two) and flags them
+//      written;
 //   3. every rank copies its block out of the segment.
 // Cost (N nodes of L ranks, m bytes in all): between nodes ceil(log2 N)
 // rounds, N - 1 messages of blocks and N - 1 headers (8 bytes per rank);
 // on a node two flag crossings (post, then layout with the blocks already
 // written; three, post, layout and written, when the segment grows) and two
-// copies per block; a posted block one copy, half by each side (two system calls; the
-// root then waits for its owner's done flag, a fourth crossing).
+// copies per block; a posted block one copy, split between the root and its
+// owner (two system calls; the root then waits for its owner's done flag, a
+// fourth crossing).
 // One node of several ranks: pair channels instead (scatter_shan_channels.cc),
 // unless single_copy=1 asks for this path, whose large blocks cross by
 // cross-memory attach where that works (for a machine where that wins; on
@@ -53,7 +56,8 @@ class NodeStep : public RootedNodeLines {
   // Post: the receive size, the receive buffer's address (0: through the
   // segment), the call. Layout: the block's offset, the segment's bytes,
   // the bytes sent, the call, and for a posted block where its owner reads
-  // the second half from. Done: the rank has its block.
+  // it from and the root's part, which the owner leaves out. Done: the rank
+  // has its block.
   std::byte* written() const { return representative_line(); }
 
   // A rank other than the representative: posts my receive buffer, waits
@@ -69,12 +73,12 @@ class NodeStep : public RootedNodeLines {
     wait(reinterpret_cast<const std::byte*>(&l[3]), epoch_, "scatter shan: my block's place");
     data_->reserve(static_cast<std::size_t>(l[1]));
     const auto sent = static_cast<std::int64_t>(l[2]);
-    if (single && sent == bytes && bytes > 0) {
-      const std::size_t half = first_half(bytes);
-      ctx.peer_memory->read(root_local, recv + half,
-                            reinterpret_cast<const std::byte*>(l[4]) + half,
-                            static_cast<std::size_t>(bytes) - half);
-      stats.intra_messages += 1, stats.intra_bytes += bytes - static_cast<std::int64_t>(half);
+    if (single && sent == bytes && bytes > 0 && l[5] < static_cast<std::uint64_t>(bytes)) {
+      const std::size_t part = l[5];
+      ctx.peer_memory->read(root_local, recv + part,
+                            reinterpret_cast<const std::byte*>(l[4]) + part,
+                            static_cast<std::size_t>(bytes) - part);
+      stats.intra_messages += 1, stats.intra_bytes += bytes - static_cast<std::int64_t>(part);
     }
     wait(written(), epoch_, "scatter shan: the representative's blocks");
     if (!single && sent == bytes && bytes > 0) {
@@ -88,17 +92,22 @@ class NodeStep : public RootedNodeLines {
   // The representative: every local rank's block but mine (local rank j's
   // `give(j)` bytes at `from(j)`) to its owner, by the segment or straight
   // into its receive buffer; a block whose size its owner does not expect
-  // is not written (the owner refuses the call).
-  template <class Give, class From>
-  void deliver(NodeContext& ctx, Give&& give, From&& from, Stats& stats) {
+  // is not written (the owner refuses the call). `copy_own` copies my own
+  // block (`own` bytes) while the owners of posted blocks read theirs.
+  template <class Give, class From, class CopyOwn>
+  void deliver(NodeContext& ctx, Give&& give, From&& from, std::int64_t own, CopyOwn&& copy_own,
+               Stats& stats) {
     const int me = t_.local_rank;
-    std::int64_t total = 0;
+    std::int64_t total = 0, posted = 0;
+    int blocks = 0;
     for (int j = 0; j < l_; ++j) {
       if (j == me) continue;
       wait(done(j), epoch_ - 1, "scatter shan: a local rank's previous block");
       wait(line(j) + 16, epoch_, "scatter shan: a local rank's receive size");
       if (through_segment(j, give(j))) total += give(j);
+      if (is_posted(j, give(j))) posted += give(j), ++blocks;
     }
+    const std::int64_t share = owner_share(own, posted, blocks);
     const auto publish = [&] {  // every local rank's layout line
       std::int64_t at = 0;
       for (int j = 0; j < l_; ++j) {
@@ -107,20 +116,20 @@ class NodeStep : public RootedNodeLines {
         l[0] = static_cast<std::uint64_t>(at), l[1] = static_cast<std::uint64_t>(total);
         l[2] = static_cast<std::uint64_t>(give(j));
         l[4] = reinterpret_cast<std::uint64_t>(from(j));
+        l[5] = root_part(give(j), share);
         release_store(&l[3], epoch_);
         if (through_segment(j, give(j))) at += give(j);
       }
     };
-    bool posted = false;
     const auto copy_blocks = [&] {
       std::int64_t at = 0;
       for (int j = 0; j < l_; ++j) {
         const std::int64_t bytes = j == me ? 0 : give(j);
         if (j == me || bytes != static_cast<std::int64_t>(post(j)[0]) || bytes == 0) continue;
         if (post(j)[1] != 0) {
-          ctx.peer_memory->write(j, reinterpret_cast<void*>(post(j)[1]), from(j),
-                                 first_half(bytes));
-          posted = true;
+          const std::size_t part = root_part(bytes, share);
+          if (part > 0)
+            ctx.peer_memory->write(j, reinterpret_cast<void*>(post(j)[1]), from(j), part);
         } else {
           local_copy(data() + at, from(j), static_cast<std::size_t>(bytes));
           at += bytes;
@@ -142,9 +151,10 @@ class NodeStep : public RootedNodeLines {
       copy_blocks();
     }
     release_store(done(me), epoch_);  // the next call's representative may be another rank
-    // A posted block's owner reads its second half from my buffer: not
-    // mine again (the caller's) until every such read is over.
-    for (int j = 0; posted && j < l_; ++j)
+    copy_own();
+    // A posted block's owner reads its part from my buffer: not mine again
+    // (the caller's) until every such read is over.
+    for (int j = 0; blocks > 0 && j < l_; ++j)
       if (j != me) wait(done(j), epoch_, "scatter shan: a local rank's read of its block");
   }
 
@@ -152,6 +162,10 @@ class NodeStep : public RootedNodeLines {
   // Local rank j's block goes through the segment: expected, and not posted.
   bool through_segment(int j, std::int64_t bytes) const {
     return bytes > 0 && bytes == static_cast<std::int64_t>(post(j)[0]) && post(j)[1] == 0;
+  }
+  // Or straight between the buffers: expected, and posted.
+  bool is_posted(int j, std::int64_t bytes) const {
+    return bytes > 0 && bytes == static_cast<std::int64_t>(post(j)[0]) && post(j)[1] != 0;
   }
 };
 
@@ -180,14 +194,18 @@ void scatterv_shan(Comm& comm, const ScattervArgs& args, const Options& opt, Sta
   const std::vector<int>& local = t.ranks[t.node];
   if (m.me == 0) {
     scatter_tree_root(comm, tree, m, args);
+    const std::int64_t own = args.recv ? args.recv_bytes : 0;  // 0 in place
+    const auto copy_own = [&] {
+      if (own > 0)
+        local_copy(args.recv, args.send + args.displs[args.root], static_cast<std::size_t>(own));
+    };
     if (shared) {
       const auto give = [&](int j) { return args.counts[local[j]]; };
       const auto from = [&](int j) { return args.send + args.displs[local[j]]; };
-      NodeStep(ctx, timeout).deliver(ctx, give, from, stats);
+      NodeStep(ctx, timeout).deliver(ctx, give, from, own, copy_own, stats);
+    } else {
+      copy_own();
     }
-    if (args.recv && args.recv_bytes > 0)
-      local_copy(args.recv, args.send + args.displs[args.root],
-                 static_cast<std::size_t>(args.recv_bytes));
     tree.wait_sends();
     return;
   }
@@ -202,7 +220,7 @@ void scatterv_shan(Comm& comm, const ScattervArgs& args, const Options& opt, Sta
       for (int i = 0; i < j; ++i) at += counts[i];
       return buf + at;
     };
-    NodeStep(ctx, timeout).deliver(ctx, give, from, stats);
+    NodeStep(ctx, timeout).deliver(ctx, give, from, 0, [] {}, stats);  // nothing posted here
   }
   const std::int64_t sent = counts[t.local_rank];
   if (sent == args.recv_bytes && sent > 0)
