@@ -32,14 +32,20 @@ constexpr std::int64_t kRootedSingleCopyMin = 32 << 10;
 // A block copied straight between buffers on the root's node is split
 // between the root and its owner so that both cores copy at once and end
 // together. The root also copies its own block (`own` bytes; 0 in place),
+// which costs it `own_weight` of what as many bytes cost across processes;
 // so each owner copies `share` bytes of its block (the last ones) and the
-// root the rest: with share = (own + posted bytes) / (posted blocks + 1)
-// the root's part, own + sum(block - share), equals one share for equal
-// blocks. Two ranks, not in place: the owner copies its whole block while
-// the root copies its own (the root used to copy its own block and then half
-// of the other: 16 MiB gather 2053 us against Intel MPI's 770 on Zen 4).
-inline std::int64_t owner_share(std::int64_t own, std::int64_t posted_bytes, int posted_blocks) {
-  return (own + posted_bytes) / (posted_blocks + 1);
+// root the rest, with share = (own * own_weight + posted bytes) / (posted
+// blocks + 1): the root's part, own * own_weight + sum(block - share),
+// then equals one share for equal blocks. Two ranks, not in place, weight
+// 1: the owner copies its whole block while the root copies its own.
+// Measured on Zen 4 (docs/performance.md, "Gather and scatter: both cores
+// at once"): the root used to copy its own block and then half of the
+// other's, 16 MiB scatter 1788-1863 us, now 940-1103.
+inline std::int64_t owner_share(std::int64_t own, double own_weight, std::int64_t posted_bytes,
+                                int posted_blocks) {
+  const double root = static_cast<double>(own) * own_weight;
+  return static_cast<std::int64_t>((root + static_cast<double>(posted_bytes)) /
+                                   (posted_blocks + 1));
 }
 
 // The root's part of a posted block: its first bytes, in whole cache lines.
