@@ -82,7 +82,8 @@
  *                     its flag says g, while the root still writes the next.
  *   flags 0 S         the crossing alone, at every size of the range.
  *   copy              one core's memcpy of m bytes, private to private (the
- *                     bandwidth every mechanism is made of).
+ *                     bandwidth every mechanism is made of); copy-nt: the
+ *                     same by streaming (non-temporal) stores.
  *   seg-bcast-rep, -rep-out, -nt, -nt-in, -nt-out C S
  *                     seg-bcast with other copies: rep movsb both ways (what
  *                     Intel MPI's shm bcast runs, perf annotate) or on the
@@ -651,6 +652,10 @@ static void copy_only(size_t n) { /* no crossing at all: one core's memcpy */
   memcpy(sh->result[me], sh->input[me], n * sizeof(double));
 }
 
+static void copy_only_nt(size_t n) { /* the same by streaming stores */
+  copy_stream(sh->result[me], sh->input[me], n * sizeof(double));
+}
+
 static int compare(const void* a, const void* b) {
   const double x = *(const double*)a, y = *(const double*)b;
   return (x > y) - (x < y);
@@ -732,7 +737,8 @@ static int seg_floor(const char* name) {
                {"seg-rg", seg_rg, check},
                {"seg-rg-nt", seg_rg, check},
                {"flags", idle, NULL},
-               {"copy", copy_only, NULL}};
+               {"copy", copy_only, NULL},
+               {"copy-nt", copy_only_nt, NULL}};
   /* Every flag of mine says "done up to here": the last mechanism may not
    * have written them all, and the next one waits on them. */
   publish(&seg->ready[me].value, chunks);
