@@ -779,3 +779,46 @@ def test_a_request_dropped_in_flight_keeps_its_buffers(comm):
             pair.send("sent", dest=0)
     finally:
         pair.Free()
+
+
+def test_a_run_left_in_flight_keeps_its_scratch(comm):
+    """A split-phase run dropped before it completes (here: its wait timed
+    out, the other rank not yet in the call) leaves messages in flight: its
+    receives are cancelled, its sends freed, and the engine's own scratch,
+    into which a receive matched before the cancel may still be written and
+    from which a send may still be read, is kept for the rest of the process
+    instead of freed; the late rank's run completes, and the next calls are
+    right."""
+    pair = comm.Split(0 if comm.rank < 2 else MPI.UNDEFINED, comm.rank)
+    if pair == MPI.COMM_NULL:
+        return
+    try:
+        if pair.size < 2:
+            return
+        starts = {
+            "iallreduce dissemination": lambda buf: shancoll.iallreduce(
+                pair, MPI.IN_PLACE, buf, MPI.SUM, "dissemination"),
+            "ialltoall pairwise": lambda buf: shancoll.ialltoall(
+                pair, buf.copy(), buf, "pairwise"),
+        }  # fmt: skip
+        for what, start in starts.items():
+            buf = np.ones(64, np.float64)
+            start(buf).wait(timeout=30)  # the communicator's set-up (collective) done
+            if pair.rank == 0:
+                before = shancoll._core._kept_for_freed_requests()
+                req = start(buf)
+                with pytest.raises(TimeoutError):
+                    req.wait(timeout=0.05)  # rank 1 starts only after the next message
+                del req
+                kept = shancoll._core._kept_for_freed_requests() - before
+                pair.send("dropped", dest=1)
+                assert kept == 1, f"{what}: {kept} scratch buffers kept"
+            else:
+                pair.recv(source=0)
+                start(buf).wait(timeout=30)  # rank 0's freed sends reach it
+            ok = np.arange(8.0)
+            out = np.empty(8)
+            shancoll.allreduce(pair, ok, out, MPI.SUM, timeout=30)
+            assert (out == 2 * ok).all(), f"{what}: the call after the dropped run"
+    finally:
+        pair.Free()

@@ -11,6 +11,7 @@
 #include "arguments.h"
 #include "shancoll/coll/request/requests.h"
 #include "shancoll/progress.h"
+#include "shancoll/transport/p2p.h"
 
 namespace py = pybind11;
 
@@ -272,6 +273,9 @@ void bind_request_type(py::module_& m) {
   m.attr("Request") = py::reinterpret_borrow<py::object>(type);
   m.def("startall", &startall, py::arg("requests"),
         "Starts every persistent request of `requests`, in order.");
+  m.def("_kept_for_freed_requests", &kept_for_freed_requests,
+        "How many request engines' scratch buffers were kept for the rest of the process, "
+        "their runs left in flight (tests).");
 }
 
 }  // namespace shancoll::bindings

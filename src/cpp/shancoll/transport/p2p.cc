@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <limits>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -140,13 +141,34 @@ void wait_collective(MPI_Request& req, const char* what, double timeout) {
       what, timeout);
 }
 
-void cancel_pending(MPI_Request* reqs, std::size_t n) {
+bool cancel_pending(MPI_Request* reqs, std::size_t n) {
+  bool pending = false;
   for (std::size_t i = 0; i < n; ++i) {
     MPI_Request& r = reqs[i];
     if (r == MPI_REQUEST_NULL) continue;
     MPI_Cancel(&r);
     MPI_Request_free(&r);
+    pending = true;
   }
+  return pending;
+}
+
+namespace {
+std::mutex kept_mutex;
+std::vector<std::shared_ptr<void>>& kept() {
+  static auto* memory = new std::vector<std::shared_ptr<void>>;  // never freed
+  return *memory;
+}
+}  // namespace
+
+void keep_for_freed_requests(std::shared_ptr<void> memory) {
+  const std::lock_guard<std::mutex> lock(kept_mutex);
+  kept().push_back(std::move(memory));
+}
+
+std::size_t kept_for_freed_requests() {
+  const std::lock_guard<std::mutex> lock(kept_mutex);
+  return kept().size();
 }
 
 }  // namespace shancoll

@@ -8,6 +8,7 @@
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "shancoll/options.h"
 #include "shancoll/topology.h"
@@ -42,7 +43,18 @@ void free_drained(MPI_Comm& comm);
 // once (MPICH and Open MPI remove it from the posted queue in MPI_Cancel);
 // an unmatched send cannot be cancelled portably and completes, or not, on
 // its own. Null ones are skipped, so on success this is n null checks.
-void cancel_pending(MPI_Request* reqs, std::size_t n);
+// Returns whether any was pending: a receive matched before its cancel may
+// then still be written into, a send still read from (see below).
+bool cancel_pending(MPI_Request* reqs, std::size_t n);
+
+// Memory of requests cancel_pending found pending, that their owner would
+// free (a request engine's scratch): kept until the process ends, since the
+// library may still write into it (a receive matched before the cancel, a
+// rendezvous under way) or read from it (a send it completes on its own).
+// Thread-safe. A leak of what abandoned runs held, and only of that.
+void keep_for_freed_requests(std::shared_ptr<void> memory);
+// How many keep_for_freed_requests has kept (tests).
+std::size_t kept_for_freed_requests();
 
 // Non-blocking send/receive of a byte range (MPI-4 large counts; else at
 // most INT_MAX bytes, larger ones refused with ArgumentError).

@@ -1,5 +1,9 @@
 #include "shancoll/coll/allreduce/allreduce_request.h"
 
+#include <memory>
+
+#include "shancoll/transport/p2p.h"
+
 namespace shancoll {
 
 AllreduceScheduleEngine::AllreduceScheduleEngine(Comm& comm, const Topology& topo,
@@ -11,6 +15,11 @@ AllreduceScheduleEngine::AllreduceScheduleEngine(Comm& comm, const Topology& top
   const int ports = args_.ports > 0 ? args_.ports : default_ports(algorithm.name, comm.size());
   schedule_ = cached_schedule(algorithm.schedule, comm.size(), comm.rank(), ports);
   scratch_.reset(new std::byte[ScheduleExecutor::scratch_bytes(*schedule_, args_)]);
+}
+
+AllreduceScheduleEngine::~AllreduceScheduleEngine() {
+  if (executor_ && executor_->abandon() && scratch_)
+    keep_for_freed_requests(std::shared_ptr<std::byte[]>(std::move(scratch_)));
 }
 
 void AllreduceScheduleEngine::start() {

@@ -27,6 +27,7 @@ class AllreduceScheduleEngine final : public Engine {
                           const AllreduceAlgorithm& algorithm);
 
   void start() override;
+  ~AllreduceScheduleEngine() override;  // keeps the scratch of a run left in flight
   bool test() override { return !executor_ || executor_->test(); }
   bool rounds_done(std::size_t& rounds) const override {
     rounds = executor_ ? executor_->rounds_done() : 0;

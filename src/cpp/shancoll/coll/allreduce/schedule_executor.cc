@@ -30,16 +30,11 @@ ScheduleExecutor::ScheduleExecutor(std::shared_ptr<const pattern::ReduceSchedule
     throw ArgumentError("comm: too many ranks for the allreduce tag space");
 }
 
-ScheduleExecutor::~ScheduleExecutor() {
-  // Receives still posted would land in memory the caller may reuse: cancel
-  // and complete them. Unmatched sends cannot be cancelled portably: freed.
-  for (std::size_t i = 0; i < request_count_; ++i) {
-    MPI_Request& r = requests_[i];
-    if (r == MPI_REQUEST_NULL) continue;
-    MPI_Cancel(&r);
-    MPI_Request_free(&r);
-  }
-}
+ScheduleExecutor::~ScheduleExecutor() { abandon(); }
+
+// Receives still posted would land in memory the caller may reuse:
+// cancelled. Unmatched sends cannot be cancelled portably: freed.
+bool ScheduleExecutor::abandon() { return cancel_pending(requests_, request_count_); }
 
 std::size_t ScheduleExecutor::scratch_bytes(const pattern::ReduceSchedule& schedule,
                                             const AllreduceArgs& args) {

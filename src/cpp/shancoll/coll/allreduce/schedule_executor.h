@@ -33,6 +33,9 @@ class ScheduleExecutor {
   ScheduleExecutor(std::shared_ptr<const pattern::ReduceSchedule> schedule,
                    const AllreduceArgs& args, MPI_Comm comm, int tag_base, std::byte* scratch);
   ~ScheduleExecutor();  // cancels what a failed or abandoned call left in flight
+  // Cancels (receives) or frees (sends) what is in flight; whether anything
+  // was, so that the scratch may still be used by the library.
+  bool abandon();
   ScheduleExecutor(const ScheduleExecutor&) = delete;
   ScheduleExecutor& operator=(const ScheduleExecutor&) = delete;
 

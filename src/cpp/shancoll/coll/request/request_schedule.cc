@@ -1,6 +1,7 @@
 #include "shancoll/coll/request/request_schedule.h"
 
 #include <algorithm>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -34,17 +35,12 @@ ScheduleEngine::ScheduleEngine(Comm& comm, const Topology& topo, pattern::BlockS
   round_ = schedule_.rounds.size();  // not started: complete
 }
 
-ScheduleEngine::~ScheduleEngine() { cancel_posted(); }
-
-// Receives still posted would land in memory the caller may reuse: cancel
-// and complete them. Unmatched sends cannot be cancelled portably: freed.
-void ScheduleEngine::cancel_posted() {
-  for (MPI_Request& r : requests_) {
-    if (r == MPI_REQUEST_NULL) continue;
-    MPI_Cancel(&r);
-    MPI_Request_free(&r);
-  }
-  requests_.clear();
+// Receives still posted would land in memory the caller may reuse:
+// cancelled. Unmatched sends cannot be cancelled portably: freed. What was
+// still pending may yet use the scratch: it outlives the engine.
+ScheduleEngine::~ScheduleEngine() {
+  if (cancel_pending(requests_.data(), requests_.size()))
+    keep_for_freed_requests(std::make_shared<std::vector<std::byte>>(std::move(scratch_)));
 }
 
 std::byte* ScheduleEngine::at(const pattern::Region& p) const {

@@ -52,7 +52,6 @@ class ScheduleEngine final : public Engine {
  private:
   std::byte* at(const pattern::Region& region) const;
   void post_round();
-  void cancel_posted();
   void run_steps(const std::vector<pattern::BlockStep>& steps);
   void check_sizes(const pattern::BlockRound& rd);
   void note_truncated(const pattern::BlockRound& rd);
