@@ -1,6 +1,7 @@
 #include "shancoll/shm/pair_channels.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "shancoll/cost.h"
@@ -15,15 +16,20 @@ namespace {
 constexpr std::uint64_t kPairLines = 16;
 
 // A chunk's ready line: the flag (the chunk's number in the pair's
-// sequence, from 1, written last), where the chunk lies in the pair's ring,
-// and the block's header, written with every chunk.
+// sequence, from 1, written last), where the chunk lies in the pair's ring
+// (kInline: in the line itself), and the block's header, written with every
+// chunk; a chunk of at most kInLineChunk bytes rides in the line, so that the
+// reader's wait and read are one line transfer, not two.
+constexpr std::int64_t kInline = -1;
+constexpr std::int64_t kInLineChunk = 32;
 struct ReadyLine {
   std::uint64_t flag;
   std::int64_t offset;
   std::int64_t bytes;
   std::int64_t chunk;
+  std::byte data[kInLineChunk];
 };
-static_assert(sizeof(ReadyLine) <= kCacheLine);
+static_assert(sizeof(ReadyLine) == kCacheLine);
 
 std::int64_t chunks_of(std::int64_t bytes, std::int64_t chunk) {
   return std::max<std::int64_t>((bytes + chunk - 1) / chunk, 1);
@@ -147,13 +153,16 @@ void ChannelWriter::write(std::int64_t k) {
   PairChannels& ch = *ch_;
   const std::uint64_t g = first_ + static_cast<std::uint64_t>(k);
   const std::int64_t n = std::clamp<std::int64_t>(bytes_ - k * chunk_, 0, chunk_);
+  const bool inline_chunk = n <= kInLineChunk;  // takes no room in the ring
   const auto spot = ch.s_.rings[static_cast<std::size_t>(to_)].place(
-      g, n, ch.s_.seen[static_cast<std::size_t>(to_)]);
+      g, inline_chunk ? 0 : n, ch.s_.seen[static_cast<std::size_t>(to_)]);
   ch.wait_taken(to_, spot.after);  // the chunks it overlays, and its ready line
-  if (n > 0)
-    local_copy(ch.ring(ch.me_, to_) + spot.offset, src_ + k * chunk_, static_cast<std::size_t>(n));
   auto* line = reinterpret_cast<ReadyLine*>(ch.ready(ch.me_, to_, g));
-  line->offset = spot.offset;
+  if (inline_chunk && n > 0)
+    std::memcpy(line->data, src_ + k * chunk_, static_cast<std::size_t>(n));
+  else if (n > 0)
+    local_copy(ch.ring(ch.me_, to_) + spot.offset, src_ + k * chunk_, static_cast<std::size_t>(n));
+  line->offset = inline_chunk ? kInline : spot.offset;
   line->bytes = bytes_;
   line->chunk = chunk_;
   release_store(&line->flag, g);
@@ -180,7 +189,7 @@ const std::byte* ChannelReader::peek_next(std::int64_t* bytes) {
     ch.s_.taken[static_cast<std::size_t>(from_)] += static_cast<std::uint64_t>(chunks_);
   }
   *bytes = std::clamp<std::int64_t>(bytes_ - next_ * chunk_, 0, chunk_);
-  return ch.ring(from_, ch.me_) + line.offset;
+  return line.offset == kInline ? line.data : ch.ring(from_, ch.me_) + line.offset;
 }
 
 void ChannelReader::release_next() {
