@@ -65,7 +65,7 @@ def rules_path() -> str:
     return _core.rules_path()
 
 
-def rules_info() -> dict[str, str]:
+def rules_info() -> dict[str, str | int | None]:
     """Which rule table ``auto`` uses in this process, and why (local; MPI initialised).
 
     Returns ``{"path": file ('' for none), "how": why this one (set_rules,
@@ -73,9 +73,11 @@ def rules_info() -> dict[str, str]:
     table and how to measure one), "machine": this process's fingerprint as
     a table's match lines compare it, and its parts apart: "cpu" (the model
     name), "cpuid" ("family 25 model 1"), "caches" ("L1d 32K L2 512K L3
-    32M", cpu0's in sysfs) and "mpi" (the library's version line)}``; a part
-    the machine cannot tell is "unknown". ``python -m shancoll.bench.tune`` measures a table
-    for this machine.
+    32M", cpu0's in sysfs) and "mpi" (the library's version line), and
+    "stream_copy_from": the bytes from which shancoll's local copies use
+    streaming stores (``SHANCOLL_STREAM_COPY``, else half the largest cache;
+    None: never)}``; a part the machine cannot tell is "unknown".
+    ``python -m shancoll.bench.tune`` measures a table for this machine.
     """
     return dict(_core.rules_info())
 

@@ -6,6 +6,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <limits>
+
 #include "shancoll/coll/allgatherv/allgatherv.h"
 #include "shancoll/coll/allreduce/allreduce.h"
 #include "shancoll/coll/alltoallv/alltoallv.h"
@@ -64,6 +66,10 @@ void bind_rules(py::module_& m) {
     d["how"] = info.how;
     d["machine"] = info.machine;
     for (const auto& [key, value] : machine_fingerprint()) d[key.c_str()] = value;
+    const std::size_t stream = environment().stream_copy_from;
+    d["stream_copy_from"] = stream == std::numeric_limits<std::size_t>::max()
+                                ? py::none()
+                                : py::object(py::int_(stream));
     return d;
   });
   m.def("rules_path", &active_rules_path);

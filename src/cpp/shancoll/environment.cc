@@ -5,9 +5,12 @@
 #include <cctype>
 #include <cstdlib>
 #include <deque>
+#include <limits>
 #include <mutex>
 
+#include "shancoll/cost.h"
 #include "shancoll/on_error.h"
+#include "shancoll/rules.h"
 
 namespace shancoll {
 namespace {
@@ -43,8 +46,33 @@ std::string request_variable_of(const std::string& collective) {
   return name + "_ALGORITHM";
 }
 
+// Bytes of a cache size as sysfs and read_caches write it ("32K", "1M").
+std::size_t size_bytes(const std::string& text) {
+  const std::size_t number = std::strtoull(text.c_str(), nullptr, 10);
+  const char unit = text.empty() ? ' ' : text.back();
+  return unit == 'K' ? number << 10 : unit == 'M' ? number << 20 : unit == 'G' ? number << 30 : 0;
+}
+
+// Half the largest cache of cpu0 ("L1d 32K L2 1M L3 32M": the last size),
+// or no streaming where sysfs does not say.
+std::size_t half_the_largest_cache() {
+  const std::string caches = read_caches("/sys/devices/system/cpu/cpu0/cache");
+  const std::size_t last = caches.rfind(' ');
+  const std::size_t bytes = last == std::string::npos ? 0 : size_bytes(caches.substr(last + 1));
+  return bytes > 0 ? bytes / 2 : std::numeric_limits<std::size_t>::max();
+}
+
+std::size_t stream_copy_threshold() {
+  const std::string set = text_of("SHANCOLL_STREAM_COPY");
+  if (set.empty()) return half_the_largest_cache();
+  const std::size_t bytes = std::strtoull(set.c_str(), nullptr, 10);
+  return bytes > 0 ? bytes : std::numeric_limits<std::size_t>::max();
+}
+
 Environment read_environment() {
   Environment e;
+  e.stream_copy_from = stream_copy_threshold();
+  stream_copy_from = e.stream_copy_from;
   e.ranks_per_node = std::max(0, std::atoi(text_of("SHANCOLL_RANKS_PER_NODE").c_str()));
   const double timeout = std::atof(text_of("SHANCOLL_TIMEOUT").c_str());
   if (timeout > 0) e.timeout = timeout;

@@ -10,6 +10,7 @@
 // and the selection generation are safe from any thread.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -24,6 +25,10 @@ struct Environment {
   std::string kernels;     // SHANCOLL_KERNELS; empty: the widest set the CPU runs
   std::string on_error;    // SHANCOLL_ON_ERROR (on_error.h); empty: raise
   bool check = false;      // SHANCOLL_CHECK=1: checked mode (coll/check.h)
+  // SHANCOLL_STREAM_COPY: local copies of at least this many bytes stream
+  // (cost.h; SHANCOLL_STREAM_COPY=0: never), else half the largest cache
+  // in sysfs, else never (the largest size_t).
+  std::size_t stream_copy_from = 0;
   std::string allgather;   // SHANCOLL_<COLL>_ALGORITHM; empty: auto (allgather:
   std::string allgatherv;  // allgatherv's)
   std::string allreduce;

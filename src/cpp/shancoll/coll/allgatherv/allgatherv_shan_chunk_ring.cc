@@ -44,7 +44,6 @@
 #include "shancoll/shm/chunk_ring.h"
 #include "shancoll/shm/flags.h"
 #include "shancoll/shm/segment.h"
-#include "shancoll/stream_copy.h"
 
 namespace shancoll {
 namespace {
@@ -65,7 +64,7 @@ constexpr std::uint64_t kChunkRingLines = 256;
 // flag they wait for is usually up already.
 constexpr std::int64_t kLead = 1;
 // From this many bytes of result, the copies into recvbuf go around the
-// cache (stream_copy.h): the result (with this rank's own block read twice)
+// cache (cost.h, stream_copy): the result (with this rank's own block read twice)
 // no longer fits beside the slots in half the 32 MiB L3. Measured, 8 MiB per
 // rank: 802 against 1145 us; 4 MiB per rank (8 MiB of result) lost, 370
 // against 331.
@@ -294,7 +293,6 @@ const std::byte* shan_chunk_ring(Comm& comm, NodeContext& ctx, const AllgathervA
       st.taken[static_cast<std::size_t>(w)] +=
           static_cast<std::uint64_t>(chunks_of(wr.bytes, wr.chunk));
     }
-  if (stream) stream_fence();
   if (differ)  // after every chunk: the calls stay in step
     throw ArgumentError("recvcounts: differ between the ranks (rank " + std::to_string(me) +
                         "'s: " + std::to_string(args.counts.size()) + " counts, " +

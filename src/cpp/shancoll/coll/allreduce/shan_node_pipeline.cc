@@ -47,14 +47,13 @@
 #include "shancoll/error.h"
 #include "shancoll/progress.h"
 #include "shancoll/shm/flags.h"
-#include "shancoll/stream_copy.h"
 
 namespace shancoll {
 namespace {
 
 constexpr std::size_t kPipelineChunkBytes = 64 << 10;  // fits L2 with its three passes
 constexpr std::uint64_t kPipelineSlots = 4;            // chunks in flight per rank
-// From this size on the result is written around the cache (stream_copy.h):
+// From this size on the result is written around the cache (cost.h, stream_copy):
 // it exceeds a core's L2 (2 MiB here), so it would not stay there anyway.
 constexpr std::int64_t kStreamMinBytes = 2 << 20;
 // Up to this many bytes combined per rank (the message times the local
@@ -228,7 +227,6 @@ void shan_node_pipeline(NodeContext& ctx, const AllreduceArgs& args, double time
   for (std::int64_t first = 0; first < args.count; first += p.chunk) {
     run_chunk(p, s.chunks++, first, std::min(p.chunk, args.count - first), stats);
   }
-  if (large) stream_fence();  // the streamed result, before the caller reads it
 }
 
 }  // namespace shancoll
