@@ -13,6 +13,8 @@ before shancoll's run starts.
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 from _mpi_util import REDUCED, assert_all, physical_node
@@ -742,6 +744,18 @@ def test_binomial_gather_middle_rank_s_count_is_an_error_and_the_comm_survives(c
     assert_all(comm, r != 0 or np.array_equal(got, want), "igather after the error")
 
 
+@contextlib.contextmanager
+def ranks_0_and_1(comm):
+    """The communicator of ranks 0 and 1, freed after; None on the other
+    ranks and when there is one rank only."""
+    pair = comm.Split(0 if comm.rank < 2 else MPI.UNDEFINED, comm.rank)
+    try:
+        yield pair if pair != MPI.COMM_NULL and pair.size == 2 else None
+    finally:
+        if pair != MPI.COMM_NULL:
+            pair.Free()
+
+
 def test_a_request_dropped_in_flight_keeps_its_buffers(comm):
     """A nonblocking collective dropped before it completes (its wait timed
     out, say): the MPI library completes it on its own and writes into its
@@ -750,11 +764,8 @@ def test_a_request_dropped_in_flight_keeps_its_buffers(comm):
     the heap); a request dropped once complete lets them go."""
     import sys
 
-    pair = comm.Split(0 if comm.rank < 2 else MPI.UNDEFINED, comm.rank)
-    if pair == MPI.COMM_NULL:
-        return
-    try:
-        if pair.size < 2:
+    with ranks_0_and_1(comm) as pair:
+        if pair is None:
             return
         done = np.zeros(64, np.uint8)
         base = sys.getrefcount(done)
@@ -777,8 +788,6 @@ def test_a_request_dropped_in_flight_keeps_its_buffers(comm):
             buf[:] = 7
             shancoll.ibcast(pair, buf, root=1, algorithm="mpi").wait(timeout=30)
             pair.send("sent", dest=0)
-    finally:
-        pair.Free()
 
 
 def test_a_run_left_in_flight_keeps_its_scratch(comm):
@@ -789,11 +798,8 @@ def test_a_run_left_in_flight_keeps_its_scratch(comm):
     from which a send may still be read, is kept for the rest of the process
     instead of freed; the late rank's run completes, and the next calls are
     right."""
-    pair = comm.Split(0 if comm.rank < 2 else MPI.UNDEFINED, comm.rank)
-    if pair == MPI.COMM_NULL:
-        return
-    try:
-        if pair.size < 2:
+    with ranks_0_and_1(comm) as pair:
+        if pair is None:
             return
         starts = {
             "iallreduce dissemination": lambda buf: shancoll.iallreduce(
@@ -820,5 +826,3 @@ def test_a_run_left_in_flight_keeps_its_scratch(comm):
             out = np.empty(8)
             shancoll.allreduce(pair, ok, out, MPI.SUM, timeout=30)
             assert (out == 2 * ok).all(), f"{what}: the call after the dropped run"
-    finally:
-        pair.Free()

@@ -21,7 +21,8 @@ import shancoll
 
 
 def half_the_largest_cache(caches: str) -> int | None:
-    """"L1d 32K L2 1M L3 32M" -> 16 MiB; None where sysfs said nothing."""
+    """The caches as rules_info names them ("L1d 32K L2 1M L3 32M") -> 16 MiB;
+    None where sysfs said nothing."""
     if caches == "unknown":
         return None
     size = caches.split()[-1]
