@@ -30,6 +30,7 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 # Drops the calls the blocking entries keep (run at interpreter exit).
 def _drop_kept_calls() -> None: ...
+def _kept_for_freed_requests() -> int: ...
 
 # mode: 0 the blocking call, 1 its nonblocking form, 2 its persistent form
 # (bindings/request.h; the request forms return a Request).
