@@ -88,6 +88,9 @@ struct PiecesState : LayoutState {
   std::uint64_t rounds = 0;
   std::int64_t window = 0;  // the rings' bytes
   std::int64_t cursor = 0;  // where the next round may start in them
+  // Per local rank, its fraction's pieces this rank copied out so far in the
+  // round: kept here so that a repeated call allocates nothing.
+  std::vector<std::int64_t> copied;
 };
 
 // Flag lines per local rank: one per fraction (pieces in), then these.
@@ -205,10 +208,10 @@ void copy_out(const Round& r, int j, std::int64_t k, Stats& stats) {
   stats.intra_bytes += static_cast<std::int64_t>(bytes);
 }
 
-void run_round(const Round& r, Stats& stats) {
+void run_round(const Round& r, std::vector<std::int64_t>& copied, Stats& stats) {
   release_store(shape_line(r, r.me), shape(r));
   copy_in(r, stats);
-  std::vector<std::int64_t> copied(static_cast<std::size_t>(r.n), 0);
+  copied.assign(static_cast<std::size_t>(r.n), 0);
   for (std::int64_t k = 0; k < r.pieces(r.me); ++k) {
     reduce_piece(r, k, stats);
     for (int j = 0; j < r.n; ++j)  // the others' previous piece
@@ -278,7 +281,7 @@ void pieces_on_node(NodeContext& ctx, const AllreduceArgs& args, const Options& 
       r.first = first;
       r.count = std::min(per_round, args.count - first);
       r.place = place(s, window, r.count * esize);
-      run_round(r, stats);
+      run_round(r, s.copied, stats);
     }
   } catch (...) {  // a refused or timed-out round: every rank's next call starts the rings over
     s.window = 0;
