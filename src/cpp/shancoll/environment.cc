@@ -46,19 +46,9 @@ std::string request_variable_of(const std::string& collective) {
   return name + "_ALGORITHM";
 }
 
-// Bytes of a cache size as sysfs and read_caches write it ("32K", "1M").
-std::size_t size_bytes(const std::string& text) {
-  const std::size_t number = std::strtoull(text.c_str(), nullptr, 10);
-  const char unit = text.empty() ? ' ' : text.back();
-  return unit == 'K' ? number << 10 : unit == 'M' ? number << 20 : unit == 'G' ? number << 30 : 0;
-}
-
-// Half the largest cache of cpu0 ("L1d 32K L2 1M L3 32M": the last size),
-// or no streaming where sysfs does not say.
+// Half the largest cache of cpu0, or no streaming where sysfs does not say.
 std::size_t half_the_largest_cache() {
-  const std::string caches = read_caches("/sys/devices/system/cpu/cpu0/cache");
-  const std::size_t last = caches.rfind(' ');
-  const std::size_t bytes = last == std::string::npos ? 0 : size_bytes(caches.substr(last + 1));
+  const std::size_t bytes = largest_cache_bytes("/sys/devices/system/cpu/cpu0/cache");
   return bytes > 0 ? bytes / 2 : std::numeric_limits<std::size_t>::max();
 }
 

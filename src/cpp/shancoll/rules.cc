@@ -329,18 +329,24 @@ Pairs pairs_of(const std::string& text) {
   return out;
 }
 
-// A cache size in one spelling: "32768K" and "32M" are "32M"; other text as it is.
-std::string size_text(const std::string& text) {
+// A cache size's KiB ("32768K", "32M"), -1 for other text.
+long long size_kib(const std::string& text) {
   std::size_t used = 0;
   long long n = -1;
   try {
     n = std::stoll(text, &used);
   } catch (const std::exception&) {
-    return text;
+    return -1;
   }
   const std::string unit = text.substr(used);
   const long long kib = unit == "K" ? n : unit == "M" ? n << 10 : unit == "G" ? n << 20 : -1;
-  if (n <= 0 || kib <= 0) return text;
+  return n > 0 && kib > 0 ? kib : -1;
+}
+
+// A cache size in one spelling: "32768K" and "32M" are "32M"; other text as it is.
+std::string size_text(const std::string& text) {
+  const long long kib = size_kib(text);
+  if (kib <= 0) return text;
   return kib % 1024 == 0 ? std::to_string(kib >> 10) + "M" : std::to_string(kib) + "K";
 }
 
@@ -470,6 +476,12 @@ std::string read_caches(const std::string& dir) {
     out += (out.empty() ? "" : " ") + name + " " + sizes[level];
   }
   return out.empty() ? "unknown" : out;
+}
+
+std::size_t largest_cache_bytes(const std::string& dir) {
+  const std::string caches = read_caches(dir);
+  const long long kib = size_kib(caches.substr(caches.rfind(' ') + 1));  // the last level's
+  return kib > 0 ? static_cast<std::size_t>(kib) << 10 : 0;
 }
 
 const Match& machine_fingerprint() {

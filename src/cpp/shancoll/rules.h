@@ -66,6 +66,7 @@
 // call on another thread at that moment.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -97,6 +98,8 @@ const Match& machine_fingerprint();
 // cpu0's caches under a sysfs cache directory (/sys/devices/system/cpu/cpu0/cache),
 // "L1d 48K L2 1M L3 32M"; "unknown" when none can be read.
 std::string read_caches(const std::string& dir);
+// The largest of those caches in bytes (the last level's), 0 where unknown.
+std::size_t largest_cache_bytes(const std::string& dir);
 // Whether every line of `match` holds on `machine` (default: this process's).
 bool matches(const Match& match, const Match& machine);
 bool matches(const Match& match);
