@@ -31,7 +31,9 @@
 # figures are then its call path's), printed as rank0.
 #
 # PRELOAD=path picks the library (default: the build tree's, whose symbols
-# callgrind_annotate can name; else the venv's). With KEEP=dir the callgrind
+# callgrind_annotate can name; else the venv's). The build tree has no rule
+# tables beside it, so SHANCOLL_RULES defaults to the table the installed
+# package picks on this machine (the routes a user gets). With KEEP=dir the callgrind
 # files of the N-call runs stay in dir, for
 #   callgrind_annotate --inclusive=yes dir/<coll>.<mode>.rank1.out
 set -euo pipefail
@@ -44,6 +46,10 @@ VENV=${VENV:-$PWD/.venv}
 PRELOAD=${PRELOAD:-$(ls build/*/libshancoll_pmpi.so 2>/dev/null | head -1 || true)}
 [ -n "$PRELOAD" ] || PRELOAD=$(find "$VENV" -name libshancoll_pmpi.so | head -1)
 [ -n "$PRELOAD" ] || { echo "libshancoll_pmpi.so not found: make setup" >&2; exit 1; }
+SHANCOLL_RULES=${SHANCOLL_RULES:-$("$VENV/bin/python" -c \
+  'import shancoll; print(shancoll.rules_info()["path"] or "")')}
+export SHANCOLL_RULES
+echo "rules: ${SHANCOLL_RULES:-built-in}" >&2
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 "$VENV/bin/mpicc" -O2 -o "$WORK/calls" benchmarks/c/calls.c

@@ -5,9 +5,10 @@
  * both runs, so that shancoll's set-up, every per-shape memo and the inline
  * lines' first rounds are outside the difference.
  *
- * Usage: calls N bcast|reduce|allreduce|allgather|barrier [pmpi|init|pmpi-init]
- *   bcast and reduce have root 0; the data is one double (MPI_SUM);
- *   allgather gathers one double per rank. "pmpi" calls the PMPI_ function
+ * Usage: calls N COLL [pmpi|init|pmpi-init], COLL one of bcast, reduce,
+ *   allreduce, allgather, barrier, alltoall, reduce_scatter_block, gather,
+ *   scatter: the rooted ones have root 0; the data is one double (MPI_SUM)
+ *   per rank and block. "pmpi" calls the PMPI_ function
  *   directly: the MPI library's own call, even under the preload. "init":
  *   a call is MPI_Start + MPI_Wait of one persistent request made by
  *   MPI_<Coll>_init before the warm-up (routed to shancoll under the preload
@@ -28,6 +29,18 @@ static int allgather(void) {
   return MPI_Allgather(x, 1, MPI_DOUBLE, y, 1, MPI_DOUBLE, MPI_COMM_WORLD);
 }
 static int barrier(void) { return MPI_Barrier(MPI_COMM_WORLD); }
+static int alltoall(void) {
+  return MPI_Alltoall(y, 1, MPI_DOUBLE, y + kMaxRanks / 2, 1, MPI_DOUBLE, MPI_COMM_WORLD);
+}
+static int reduce_scatter_block(void) {
+  return MPI_Reduce_scatter_block(y, x, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+}
+static int gather(void) {
+  return MPI_Gather(x, 1, MPI_DOUBLE, y, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+}
+static int scatter(void) {
+  return MPI_Scatter(y, 1, MPI_DOUBLE, x, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+}
 
 static int p_bcast(void) { return PMPI_Bcast(x, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD); }
 static int p_reduce(void) { return PMPI_Reduce(x, y, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD); }
@@ -38,6 +51,18 @@ static int p_allgather(void) {
   return PMPI_Allgather(x, 1, MPI_DOUBLE, y, 1, MPI_DOUBLE, MPI_COMM_WORLD);
 }
 static int p_barrier(void) { return PMPI_Barrier(MPI_COMM_WORLD); }
+static int p_alltoall(void) {
+  return PMPI_Alltoall(y, 1, MPI_DOUBLE, y + kMaxRanks / 2, 1, MPI_DOUBLE, MPI_COMM_WORLD);
+}
+static int p_reduce_scatter_block(void) {
+  return PMPI_Reduce_scatter_block(y, x, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+}
+static int p_gather(void) {
+  return PMPI_Gather(x, 1, MPI_DOUBLE, y, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+}
+static int p_scatter(void) {
+  return PMPI_Scatter(y, 1, MPI_DOUBLE, x, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+}
 
 /* The persistent forms: MPI_<Coll>_init or PMPI_<Coll>_init once. */
 static MPI_Request g_request = MPI_REQUEST_NULL;
@@ -52,6 +77,10 @@ INIT(Reduce_init, x, y, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD)
 INIT(Allreduce_init, x, y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)
 INIT(Allgather_init, x, 1, MPI_DOUBLE, y, 1, MPI_DOUBLE, MPI_COMM_WORLD)
 INIT(Barrier_init, MPI_COMM_WORLD)
+INIT(Alltoall_init, y, 1, MPI_DOUBLE, y + kMaxRanks / 2, 1, MPI_DOUBLE, MPI_COMM_WORLD)
+INIT(Reduce_scatter_block_init, y, x, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)
+INIT(Gather_init, x, 1, MPI_DOUBLE, y, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD)
+INIT(Scatter_init, y, 1, MPI_DOUBLE, x, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD)
 #undef INIT
 
 static int start_wait(void) {
@@ -74,6 +103,11 @@ static const struct {
     {"allreduce", allreduce, p_allreduce, init_Allreduce_init},
     {"allgather", allgather, p_allgather, init_Allgather_init},
     {"barrier", barrier, p_barrier, init_Barrier_init},
+    {"alltoall", alltoall, p_alltoall, init_Alltoall_init},
+    {"reduce_scatter_block", reduce_scatter_block, p_reduce_scatter_block,
+     init_Reduce_scatter_block_init},
+    {"gather", gather, p_gather, init_Gather_init},
+    {"scatter", scatter, p_scatter, init_Scatter_init},
 };
 
 int main(int argc, char** argv) {
@@ -86,15 +120,14 @@ int main(int argc, char** argv) {
       if (strstr(how, "init")) init = kCalls[i].init, call = g_direct ? p_start_wait : start_wait;
     }
   if (!call) {
-    fprintf(stderr,
-            "usage: calls N bcast|reduce|allreduce|allgather|barrier [pmpi|init|pmpi-init]\n");
+    fprintf(stderr, "usage: calls N COLL [pmpi|init|pmpi-init] (see calls.c)\n");
     return 2;
   }
   const int n = atoi(argv[1]);
   MPI_Init(&argc, &argv);
   int size = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (size > kMaxRanks) MPI_Abort(MPI_COMM_WORLD, 2);
+  if (size > kMaxRanks / 2) MPI_Abort(MPI_COMM_WORLD, 2);
   if (init) init();
   for (int i = 0; i < kWarmUp; ++i) call();
   for (int i = 0; i < n; ++i) call();

@@ -626,6 +626,35 @@ static void nonblocking(void) {
   expect_same(r_got, r_want, sizeof r_got, "MPI_Ireduce_scatter_block");
 }
 
+/* Allgather, alltoall and reduce_scatter_block of repeated(): call i, into
+ * buffer b of two (in place every 3rd alltoall and 4th allgather: another
+ * route, and back). */
+static void repeated_exchanges(int i, int b, int count, double* in, double* got[2], double* want) {
+  const size_t wide = sizeof(double) * (size_t)(count * g_size);
+  for (int k = 0; k < count * g_size; ++k) in[k] = g_rank * 1000 + i * 100 + k;
+  memset(got[b], 0xff, wide); /* NaNs: what a call leaves unwritten shows */
+  if (i % 4 == 3) {
+    memcpy(got[b] + count * g_rank, in, sizeof(double) * (size_t)count);
+    MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, got[b], count, MPI_DOUBLE, MPI_COMM_WORLD);
+  } else {
+    MPI_Allgather(in, count, MPI_DOUBLE, got[b], count, MPI_DOUBLE, MPI_COMM_WORLD);
+  }
+  PMPI_Allgather(in, count, MPI_DOUBLE, want, count, MPI_DOUBLE, MPI_COMM_WORLD);
+  expect_same(got[b], want, wide, "repeated allgather");
+  memset(got[b], 0xff, wide);
+  if (i % 3 == 2) {
+    memcpy(got[b], in, wide);
+    MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, got[b], count, MPI_DOUBLE, MPI_COMM_WORLD);
+  } else {
+    MPI_Alltoall(in, count, MPI_DOUBLE, got[b], count, MPI_DOUBLE, MPI_COMM_WORLD);
+  }
+  PMPI_Alltoall(in, count, MPI_DOUBLE, want, count, MPI_DOUBLE, MPI_COMM_WORLD);
+  expect_same(got[b], want, wide, "repeated alltoall");
+  MPI_Reduce_scatter_block(in, got[b], count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  PMPI_Reduce_scatter_block(in, want, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  expect_same(got[b], want, sizeof(double) * (size_t)count, "repeated reduce_scatter_block");
+}
+
 /* A loop of calls of one shape, as applications make: from the second on,
  * the PMPI library's route takes them to shancoll's plan (capi/pmpi_route.h).
  * New data and the other of two buffers on each call, a root that moves
@@ -633,6 +662,9 @@ static void nonblocking(void) {
 static void repeated(void) {
   enum { kCalls = 40, kCount = 5 };
   double in[2][kCount], got[2][kCount], want[kCount];
+  const size_t wide = sizeof(double) * kCount * (size_t)g_size;
+  double *wide_in = malloc(wide), *wide_got[2] = {malloc(wide), malloc(wide)};
+  double* wide_want = malloc(wide);
   for (int i = 0; i < kCalls; ++i) {
     const int b = i % 2, root = (i / 8) % g_size;
     for (int k = 0; k < kCount; ++k) in[b][k] = g_rank * 100 + i * 10 + k;
@@ -647,8 +679,10 @@ static void repeated(void) {
     MPI_Reduce(in[b], got[b], kCount, MPI_DOUBLE, MPI_MAX, root, MPI_COMM_WORLD);
     PMPI_Reduce(in[b], want, kCount, MPI_DOUBLE, MPI_MAX, root, MPI_COMM_WORLD);
     expect_same(got[b], want, sizeof want, "repeated reduce");
+    repeated_exchanges(i, b, kCount, wide_in, wide_got, wide_want);
     if (i % 7 == 6) check_allreduce(1, MPI_DOUBLE, MPI_SUM, 0, "allreduce between repeats");
   }
+  free(wide_in), free(wide_got[0]), free(wide_got[1]), free(wide_want);
 }
 
 int main(int argc, char** argv) {

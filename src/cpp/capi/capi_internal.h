@@ -41,6 +41,12 @@ bool repeat_reduce(Comm& comm, MPI_Comm user, const void* sendbuf, void* recvbuf
 bool repeat_allreduce(Comm& comm, MPI_Comm user, const void* sendbuf, void* recvbuf,
                       MPI_Count count, MPI_Datatype datatype, MPI_Op op, int& rc);
 bool repeat_barrier(Comm& comm, MPI_Comm user, int& rc);
+bool repeat_allgather(Comm& comm, const void* sendbuf, void* recvbuf, MPI_Count recvcount,
+                      MPI_Datatype recvtype, int& rc);
+bool repeat_alltoall(Comm& comm, const void* sendbuf, void* recvbuf, MPI_Count recvcount,
+                     MPI_Datatype recvtype, int& rc);
+bool repeat_reduce_scatter_block(Comm& comm, MPI_Comm user, const void* sendbuf, void* recvbuf,
+                                 MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, int& rc);
 
 // A split-phase request's progress, for a deadline kept by its caller: the
 // rounds of shancoll's schedule done so far, and the call's timeout; false

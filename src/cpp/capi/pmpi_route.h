@@ -14,8 +14,9 @@
 // about 40 instructions over PMPI_<Coll> (docs/performance.md, "The
 // library's own call").
 //
-// To shancoll (bcast, reduce, allreduce, barrier: the small-message
-// collectives, whose call path is most of their time): after a call
+// To shancoll (bcast, reduce, allreduce, barrier, allgather, alltoall,
+// reduce_scatter_block: the collectives of one size per rank, whose call
+// path is most of a small call's time): after a call
 // shancoll ran, the entry remembers its arguments, and a repeated call goes
 // from the route to the door's repeat path (the door's RepeatPlan, through
 // capi::repeat_<coll>), without the C API function's checks and

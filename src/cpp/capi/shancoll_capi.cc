@@ -917,6 +917,46 @@ bool repeat_barrier(Comm& comm, MPI_Comm user, int& rc) {
   });
 }
 
+// Allgather and alltoall: the route's key held the send side that passed
+// before (its bytes equal to the block's, or in place); a null buffer where
+// bytes move goes the long way, which refuses it.
+template <class Call, class Repeat>
+bool repeat_exchange(Comm& comm, const void* sendbuf, void* recvbuf, MPI_Count recvcount,
+                     MPI_Datatype recvtype, int& rc, Repeat&& door_repeat) {
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  if (recvcount > 0 && (!recvbuf || (!in_place && !sendbuf))) return false;
+  return repeat(comm, rc, [&] {
+    Call call;
+    call.send = in_place ? nullptr : static_cast<const std::byte*>(sendbuf);
+    call.recv = receive_pointer(recvbuf);
+    call.block = recvcount * plain_size(recvtype, "recvtype");
+    return door_repeat(call);
+  });
+}
+
+bool repeat_allgather(Comm& comm, const void* sendbuf, void* recvbuf, MPI_Count recvcount,
+                      MPI_Datatype recvtype, int& rc) {
+  return repeat_exchange<AllgatherRepeat>(
+      comm, sendbuf, recvbuf, recvcount, recvtype, rc,
+      [&](const AllgatherRepeat& call) { return allgather_repeat(comm, call); });
+}
+
+bool repeat_alltoall(Comm& comm, const void* sendbuf, void* recvbuf, MPI_Count recvcount,
+                     MPI_Datatype recvtype, int& rc) {
+  return repeat_exchange<AlltoallRepeat>(
+      comm, sendbuf, recvbuf, recvcount, recvtype, rc,
+      [&](const AlltoallRepeat& call) { return alltoall_repeat(comm, call); });
+}
+
+bool repeat_reduce_scatter_block(Comm& comm, MPI_Comm user, const void* sendbuf, void* recvbuf,
+                                 MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, int& rc) {
+  return repeat(comm, rc, [&] {
+    ReduceScatterCall call =
+        reduction_call<ReduceScatterCall>(user, sendbuf, recvbuf, recvcount, datatype, op);
+    return reduce_scatter_block_repeat(comm, call);
+  });
+}
+
 bool inside() { return t_state.inside; }
 
 // A checked-mode disagreement ("check: ...", coll/check.h) is refused too,

@@ -263,7 +263,9 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
       [&] {
         return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
       },
-      kNoRepeat);
+      [&](Comm& c, int& rc) {
+        return capi::repeat_allgather(c, sendbuf, recvbuf, recvcount, recvtype, rc);
+      });
 }
 
 int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -318,7 +320,9 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
       [&] {
         return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
       },
-      kNoRepeat);
+      [&](Comm& c, int& rc) {
+        return capi::repeat_alltoall(c, sendbuf, recvbuf, recvcount, recvtype, rc);
+      });
 }
 
 int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
@@ -404,7 +408,10 @@ int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                                              nullptr, nullptr);
       },
       [&] { return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm); },
-      kNoRepeat);
+      [&](Comm& c, int& rc) {
+        return capi::repeat_reduce_scatter_block(c, comm, sendbuf, recvbuf, recvcount, datatype, op,
+                                                 rc);
+      });
 }
 
 int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
@@ -515,7 +522,9 @@ int MPI_Allgather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendt
       [&] {
         return PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
       },
-      kNoRepeat);
+      [&](Comm& c, int& rc) {
+        return capi::repeat_allgather(c, sendbuf, recvbuf, recvcount, recvtype, rc);
+      });
 }
 
 int MPI_Allgatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -556,7 +565,9 @@ int MPI_Alltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendty
       [&] {
         return PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
       },
-      kNoRepeat);
+      [&](Comm& c, int& rc) {
+        return capi::repeat_alltoall(c, sendbuf, recvbuf, recvcount, recvtype, rc);
+      });
 }
 
 int MPI_Alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
@@ -650,7 +661,10 @@ int MPI_Reduce_scatter_block_c(const void* sendbuf, void* recvbuf, MPI_Count rec
                                                nullptr, nullptr);
       },
       [&] { return PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm); },
-      kNoRepeat);
+      [&](Comm& c, int& rc) {
+        return capi::repeat_reduce_scatter_block(c, comm, sendbuf, recvbuf, recvcount, datatype, op,
+                                                 rc);
+      });
 }
 
 int MPI_Reduce_scatter_c(const void* sendbuf, void* recvbuf, const MPI_Count recvcounts[],

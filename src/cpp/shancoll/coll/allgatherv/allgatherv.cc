@@ -54,7 +54,35 @@ const AllgathervAlgorithm& auto_allgatherv(Comm& comm, const AllgathervArgs& arg
   });
 }
 
+// The layout of the allgather plan's block (allgather_repeat's arguments):
+// made with the plan, its buffers set on every repeat.
+struct AllgatherLayout : LayoutState {
+  AllgathervArgs args;
+};
+
+// After an allgather into a buffer that `auto` chose for: its plan.
+void remember_allgather(Comm& comm, const AllgathervCall& call, const AllgathervAlgorithm& algo,
+                        const Options& o) {
+  if (!call.allgather || !call.args.recv || call.args.counts.empty()) return;
+  AllgathervArgs& layout = comm.state<AllgatherLayout>().args;
+  layout.counts.assign(call.args.counts.begin(), call.args.counts.end());
+  layout.displs.assign(call.args.displs.begin(), call.args.displs.end());
+  comm.state<RepeatPlan<AllgathervAlgorithm>>().remember({call.args.counts[0]}, algo, o);
+}
+
 }  // namespace
+
+bool allgather_repeat(Comm& comm, const AllgatherRepeat& call) {
+  auto* plan = repeat_plan<AllgathervAlgorithm>(comm, "", nullptr, {call.block});
+  if (!plan) return false;
+  AllgathervArgs& args = comm.state<AllgatherLayout>().args;
+  args.send = call.send;
+  args.recv = call.recv;
+  const AllgathervAlgorithm& algo = *plan->algorithm;
+  run_recorded(comm, "allgather", algo.name,
+               [&](Stats& s) { return algo.fn(comm, args, plan->options, s); });
+  return true;
+}
 
 std::int64_t AllgathervArgs::extent() const {
   std::int64_t e = 0;
@@ -99,6 +127,7 @@ AllgathervResult allgatherv(const AllgathervCall& call) {
                         algo.name + "'");
   const std::byte* data = run_recorded(comm, collective_name(which), algo.name,
                                        [&](Stats& s) { return algo.fn(comm, call.args, o, s); });
+  if (plannable(call.algorithm, call.options) && !co.check) remember_allgather(comm, call, algo, o);
   return {comm, data};
 }
 

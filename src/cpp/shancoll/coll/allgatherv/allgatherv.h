@@ -111,6 +111,19 @@ struct AllgathervResult {
 
 AllgathervResult allgatherv(const AllgathervCall& call);
 
+// A repeated allgather into a receive buffer: its buffers and its block,
+// without the layout's arrays (the plan keeps them).
+struct AllgatherRepeat {
+  const std::byte* send = nullptr;  // nullptr: in place
+  std::byte* recv = nullptr;        // not null
+  std::int64_t block = 0;           // bytes per rank
+};
+
+// The allgather door's repeat path alone (door.h, RepeatPlan; as
+// bcast_repeat, coll/rooted.h): true when `call` repeats the door's last
+// plannable allgather into a buffer on `comm` (it ran), false when not.
+bool allgather_repeat(Comm& comm, const AllgatherRepeat& call);
+
 // The allgatherv the intergroup collectives run within a group (`comm` set
 // up), in place in `buf`: the same selection, no record.
 void allgatherv_within(Comm& comm, const AllgathervArgs& args, std::string_view algorithm,

@@ -133,6 +133,26 @@ const AlltoallvArgs& with_send(Comm& comm, const AlltoallvArgs& a, const Options
   return c.args;
 }
 
+// The layout of the alltoall plan's block (alltoall_repeat's arguments):
+// made with the plan, its buffers set on every repeat.
+struct AlltoallLayout : LayoutState {
+  AlltoallvArgs args;
+};
+
+// After an alltoall (not alltoallv: its counts differ from rank to rank)
+// that `auto` chose for: its plan.
+void remember_alltoall(Comm& comm, const AlltoallvArgs& a, const AlltoallvAlgorithm& algo,
+                       const Options& o) {
+  if (a.recv_counts.empty()) return;
+  AlltoallvArgs& layout = comm.state<AlltoallLayout>().args;
+  layout.regular = true;
+  for (auto* side : {&layout.send_counts, &layout.recv_counts})
+    side->assign(a.recv_counts.begin(), a.recv_counts.end());
+  for (auto* side : {&layout.send_displs, &layout.recv_displs})
+    side->assign(a.recv_displs.begin(), a.recv_displs.end());
+  comm.state<RepeatPlan<AlltoallvAlgorithm>>().remember({a.recv_counts[0]}, algo, o);
+}
+
 std::int64_t extent_of(const std::vector<std::int64_t>& counts,
                        const std::vector<std::int64_t>& displs) {
   std::int64_t e = 0;
@@ -155,6 +175,19 @@ void copy_self_block(const Comm& comm, const AlltoallvArgs& args, Stats& stats) 
   ++stats.intra_messages, stats.intra_bytes += bytes;
 }
 
+bool alltoall_repeat(Comm& comm, const AlltoallRepeat& call) {
+  auto* plan = repeat_plan<AlltoallvAlgorithm>(comm, "", nullptr, {call.block});
+  if (!plan) return false;
+  AlltoallvArgs& args = comm.state<AlltoallLayout>().args;
+  args.send = call.send;
+  args.recv = call.recv;
+  const AlltoallvAlgorithm& algo = *plan->algorithm;
+  run_recorded(comm, "alltoall", algo.name, [&](Stats& s) {
+    algo.fn(comm, with_send(comm, args, plan->options), plan->options, s);
+  });
+  return true;
+}
+
 Comm& alltoallv(const AlltoallvCall& call) {
   const Collective which = call.alltoall ? Collective::alltoall : Collective::alltoallv;
   const CallOptions& co = options_or_defaults(call.options, which);
@@ -169,6 +202,8 @@ Comm& alltoallv(const AlltoallvCall& call) {
       named ? *named : auto_alltoallv(comm, call.args, o, call.options);
   run_recorded(comm, collective_name(which), algo.name,
                [&](Stats& s) { algo.fn(comm, with_send(comm, call.args, o), o, s); });
+  if (call.alltoall && plannable(call.algorithm, call.options) && !co.check)
+    remember_alltoall(comm, call.args, algo, o);
   return comm;
 }
 

@@ -85,6 +85,19 @@ struct AlltoallvCall {
 
 Comm& alltoallv(const AlltoallvCall& call);
 
+// A repeated alltoall: its buffers and its block, without the layout's
+// arrays (the plan keeps them).
+struct AlltoallRepeat {
+  const std::byte* send = nullptr;  // nullptr: in place
+  std::byte* recv = nullptr;
+  std::int64_t block = 0;  // bytes per rank and block
+};
+
+// The alltoall door's repeat path alone (door.h, RepeatPlan; as
+// bcast_repeat, coll/rooted.h): true when `call` repeats the door's last
+// plannable alltoall on `comm` (it ran), false when not.
+bool alltoall_repeat(Comm& comm, const AlltoallRepeat& call);
+
 // Tags on comm.mpi() (a private dup), one per algorithm.
 constexpr int kAlltoallTag = 0x5c20;
 

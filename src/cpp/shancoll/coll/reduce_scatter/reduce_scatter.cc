@@ -44,6 +44,25 @@ void check_buffers(const ReduceScatterCall& call, const Blocks& b, int rank) {
   if (!call.send && !call.recv && b.total > 0) throw ArgumentError("recvbuf: NULL (in place)");
 }
 
+ReduceScatterArgs args_of(const ReduceScatterCall& call, const Blocks& b, const Reducer& reducer,
+                          bool block) {
+  ReduceScatterArgs args;
+  args.send = static_cast<const std::byte*>(call.send);
+  args.recv = static_cast<std::byte*>(call.recv);
+  args.counts = b.counts.data();
+  args.displs = b.displs.data();
+  args.total = b.total;
+  args.reducer = &reducer;
+  args.block = block;
+  return args;
+}
+
+// What reduce_scatter_block's plan is keyed by (reduce_scatter's varying
+// counts make none).
+RepeatKey repeat_key_of(const ReduceScatterCall& call) {
+  return {call.count, -1, call.type, call.datatype, call.op};
+}
+
 // `auto`: its choice reads the bytes per rank, block or not and the op's
 // commutativity; the layout (contiguous nodes) is the layout's own.
 const ReduceScatterAlgorithm& auto_reduce_scatter(Comm& comm, const ReduceScatterArgs& args,
@@ -93,25 +112,41 @@ Comm& run_reduce_scatter(const ReduceScatterCall& call, bool block) {
   const ReduceScatterAlgorithm* named = name == "auto" ? nullptr : &registry.at(name);
   const Reducer reducer(call.op, call.type, call.datatype);
   if (named) check_op(*named, reducer);
-  ReduceScatterArgs args;
-  args.send = static_cast<const std::byte*>(call.send);
-  args.recv = static_cast<std::byte*>(call.recv);
-  args.counts = b.counts.data();
-  args.displs = b.displs.data();
-  args.total = b.total;
-  args.reducer = &reducer;
-  args.block = block;
+  const ReduceScatterArgs args = args_of(call, b, reducer, block);
   Options o = co.resolved();
   Comm& comm = Comm::of(call.comm, o.timeout);
   const ReduceScatterAlgorithm& algo =
       named ? *named : auto_reduce_scatter(comm, args, o, call.options);
   run_recorded(comm, coll, algo.name, [&](Stats& s) { algo.fn(comm, args, o, s); });
+  if (block && plannable(call.algorithm, call.options) && !co.check && reducer.typed()) {
+    auto& plan = comm.state<RepeatPlan<ReduceScatterAlgorithm>>();
+    plan.reducer = reducer;
+    plan.remember(repeat_key_of(call), algo, o);
+  }
   return comm;
 }
 
 }  // namespace
 
+bool reduce_scatter_block_repeat(Comm& comm, const ReduceScatterCall& call) {
+  auto* plan =
+      repeat_plan<ReduceScatterAlgorithm>(comm, call.algorithm, call.options, repeat_key_of(call));
+  if (!plan) return false;
+  const Blocks& b = blocks_of(call, true, comm.size());
+  check_buffers(call, b, comm.rank());
+  const ReduceScatterArgs args = args_of(call, b, *plan->reducer, true);
+  const ReduceScatterAlgorithm& algo = *plan->algorithm;
+  run_recorded(comm, "reduce_scatter_block", algo.name,
+               [&](Stats& s) { algo.fn(comm, args, plan->options, s); });
+  return true;
+}
+
 Comm& reduce_scatter(const ReduceScatterCall& call) { return run_reduce_scatter(call, false); }
-Comm& reduce_scatter_block(const ReduceScatterCall& call) { return run_reduce_scatter(call, true); }
+
+Comm& reduce_scatter_block(const ReduceScatterCall& call) {
+  if (Comm* known = repeated(call, [&](Comm& c) { return reduce_scatter_block_repeat(c, call); }))
+    return *known;
+  return run_reduce_scatter(call, true);
+}
 
 }  // namespace shancoll

@@ -99,6 +99,9 @@ struct ReduceScatterCall {
 Comm& reduce_scatter(const ReduceScatterCall& call);
 Comm& reduce_scatter_block(const ReduceScatterCall& call);
 
+// reduce_scatter_block's repeat path alone (as bcast_repeat, coll/rooted.h).
+bool reduce_scatter_block_repeat(Comm& comm, const ReduceScatterCall& call);
+
 // Tag on comm.mpi() (a private dup): one message per ordered pair and call.
 constexpr int kReduceScatterTag = 0x5e40;
 
