@@ -17,10 +17,12 @@ constexpr std::uint64_t kPairLines = 16;
 
 // A chunk's ready line: the flag (the chunk's number in the pair's
 // sequence, from 1, written last), where the chunk lies in the pair's ring
-// (kInline: in the line itself), and the block's header, written with every
-// chunk; a chunk of at most kInLineChunk bytes rides in the line, so that the
-// reader's wait and read are one line transfer, not two.
+// (or kInline: in the line itself; kSpilled: in the spill lines after it),
+// and the block's header, written with every chunk. A chunk of at most
+// kInLineChunk bytes rides in the line, so that the reader's wait and read
+// are one line transfer, not two.
 constexpr std::int64_t kInline = -1;
+constexpr std::int64_t kSpilled = -2;
 constexpr std::int64_t kInLineChunk = 32;
 struct ReadyLine {
   std::uint64_t flag;
@@ -35,8 +37,20 @@ std::int64_t chunks_of(std::int64_t bytes, std::int64_t chunk) {
   return std::max<std::int64_t>((bytes + chunk - 1) / chunk, 1);
 }
 
-// Per pair: kPairLines ready lines and the reader's acknowledgement line.
-constexpr std::size_t kLinesPerPair = kPairLines + 1;
+// Spill lines: on a node of at most kSpillRanks ranks, each ready line is
+// followed by kSpillLines lines where a chunk too large for the ready line
+// but at most kSpillLines lines long goes whole, in place of the ring: at a
+// place the reader knows before the ready line names it, so the reader
+// polls them with the ready line and the chunk's lines come over together
+// (one line transfer's time, where the ring's place costs a second one
+// after the ready line's). Per pair 4 KiB more, hence the node size bound.
+constexpr int kSpillRanks = 8;
+constexpr std::size_t kSpillLines = 4;
+std::size_t spill_lines(int n) { return n <= kSpillRanks ? kSpillLines : 0; }
+
+// Per pair: kPairLines ready lines, each with its spill lines, and the
+// reader's acknowledgement line.
+std::size_t lines_per_pair(int n) { return kPairLines * (1 + spill_lines(n)) + 1; }
 
 std::size_t pair_index(int n, int writer, int reader) {
   return static_cast<std::size_t>(writer) * static_cast<std::size_t>(n) +
@@ -45,7 +59,7 @@ std::size_t pair_index(int n, int writer, int reader) {
 
 std::size_t pairs(int n) { return static_cast<std::size_t>(n) * static_cast<std::size_t>(n); }
 
-std::size_t lines_bytes(int n) { return kCacheLine * kLinesPerPair * pairs(n); }
+std::size_t lines_bytes(int n) { return kCacheLine * lines_per_pair(n) * pairs(n); }
 
 // The segment's bytes for rings of `window` bytes.
 std::size_t segment_bytes(int n, std::int64_t window) {
@@ -76,7 +90,9 @@ PairChannels::PairChannels(NodeContext& ctx, double timeout, const char* who,
       n_(ctx.topo.local_size()),
       me_(ctx.topo.local_rank),
       timeout_(timeout),
-      who_(who) {
+      who_(who),
+      spill_lines_(spill_lines(n_)),
+      pair_lines_(lines_per_pair(n_)) {
   if (!s_.segment) {  // collective over the node: every local rank is here
     const MPI_Comm node = ctx.topo.node_comm;
     s_.segment = std::make_unique<NodeSegment>(node, node, ctx.call_timeout);
@@ -129,11 +145,12 @@ std::vector<ChannelReader>& PairChannels::readers() { return s_.readers; }
 std::vector<const std::byte*>& PairChannels::chunk_pointers() { return s_.pointers; }
 
 std::byte* PairChannels::ready(int writer, int reader, std::uint64_t g) const {
-  return base_ + kCacheLine * (kLinesPerPair * pair_index(n_, writer, reader) + g % kPairLines);
+  return base_ + kCacheLine * (pair_lines_ * pair_index(n_, writer, reader) +
+                               g % kPairLines * (1 + spill_lines_));
 }
 
 std::byte* PairChannels::done(int writer, int reader) const {
-  return base_ + kCacheLine * (kLinesPerPair * pair_index(n_, writer, reader) + kPairLines);
+  return base_ + kCacheLine * (pair_lines_ * pair_index(n_, writer, reader) + pair_lines_ - 1);
 }
 
 std::byte* PairChannels::ring(int writer, int reader) const {
@@ -153,16 +170,21 @@ void ChannelWriter::write(std::int64_t k) {
   PairChannels& ch = *ch_;
   const std::uint64_t g = first_ + static_cast<std::uint64_t>(k);
   const std::int64_t n = std::clamp<std::int64_t>(bytes_ - k * chunk_, 0, chunk_);
-  const bool inline_chunk = n <= kInLineChunk;  // takes no room in the ring
+  const bool in_line = n <= kInLineChunk, spilled = !in_line && n <= ch.spill_bytes();
+  const bool in_ring = !in_line && !spilled;  // the others take no room in the ring
   const auto spot = ch.s_.rings[static_cast<std::size_t>(to_)].place(
-      g, inline_chunk ? 0 : n, ch.s_.seen[static_cast<std::size_t>(to_)]);
+      g, in_ring ? n : 0, ch.s_.seen[static_cast<std::size_t>(to_)]);
   ch.wait_taken(to_, spot.after);  // the chunks it overlays, and its ready line
-  auto* line = reinterpret_cast<ReadyLine*>(ch.ready(ch.me_, to_, g));
-  if (inline_chunk && n > 0)
-    std::memcpy(line->data, src_ + k * chunk_, static_cast<std::size_t>(n));
+  std::byte* ready = ch.ready(ch.me_, to_, g);
+  auto* line = reinterpret_cast<ReadyLine*>(ready);
+  const std::byte* chunk = src_ + k * chunk_;
+  if (in_line && n > 0)
+    std::memcpy(line->data, chunk, static_cast<std::size_t>(n));
+  else if (spilled)
+    std::memcpy(ready + kCacheLine, chunk, static_cast<std::size_t>(n));
   else if (n > 0)
-    local_copy(ch.ring(ch.me_, to_) + spot.offset, src_ + k * chunk_, static_cast<std::size_t>(n));
-  line->offset = inline_chunk ? kInline : spot.offset;
+    local_copy(ch.ring(ch.me_, to_) + spot.offset, chunk, static_cast<std::size_t>(n));
+  line->offset = in_line ? kInline : spilled ? kSpilled : spot.offset;
   line->bytes = bytes_;
   line->chunk = chunk_;
   release_store(&line->flag, g);
@@ -176,20 +198,35 @@ ChannelReader::ChannelReader(PairChannels& ch, int from, std::byte* dst, std::in
 const std::byte* ChannelReader::peek_next(std::int64_t* bytes) {
   PairChannels& ch = *ch_;
   const std::uint64_t g = first_ + static_cast<std::uint64_t>(next_);
-  const auto& line = *reinterpret_cast<const ReadyLine*>(ch.ready(from_, ch.me_, g));
-  wait_until([&] { return acquire_load(&line.flag) >= g; },
-             [&] {
-               return std::string(ch.who_) + ": a chunk of local rank " + std::to_string(from_) +
-                      "'s block (pair channel)";
-             },
-             ch.timeout_);
+  const std::byte* ready = ch.ready(from_, ch.me_, g);
+  const auto& line = *reinterpret_cast<const ReadyLine*>(ready);
+  // The spill lines the block fills if it is the expected one (a block
+  // that spills is one chunk), polled beside the flag so that they come over
+  // with it (a writer's own count may differ: the flag alone decides).
+  const int polled = next_ == 0 && expected_ > kInLineChunk && expected_ <= ch.spill_bytes()
+                         ? static_cast<int>((expected_ + kCacheLine - 1) / kCacheLine)
+                         : 0;
+  wait_until(
+      [&] {
+        const bool up = acquire_load(&line.flag) >= g;
+        for (int i = 1; i <= polled; ++i)
+          flag_at(const_cast<std::byte*>(ready) + i * kCacheLine).load(std::memory_order_relaxed);
+        return up;
+      },
+      [&] {
+        return std::string(ch.who_) + ": a chunk of local rank " + std::to_string(from_) +
+               "'s block (pair channel)";
+      },
+      ch.timeout_);
   if (next_ == 0) {  // the header, before the copy whose length it gives
     bytes_ = line.bytes, chunk_ = line.chunk;
     chunks_ = chunks_of(bytes_, chunk_);
     ch.s_.taken[static_cast<std::size_t>(from_)] += static_cast<std::uint64_t>(chunks_);
   }
   *bytes = std::clamp<std::int64_t>(bytes_ - next_ * chunk_, 0, chunk_);
-  return line.offset == kInline ? line.data : ch.ring(from_, ch.me_) + line.offset;
+  if (line.offset == kInline) return line.data;
+  if (line.offset == kSpilled) return ready + kCacheLine;
+  return ch.ring(from_, ch.me_) + line.offset;
 }
 
 void ChannelReader::release_next() {

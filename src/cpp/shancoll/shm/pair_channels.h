@@ -18,7 +18,9 @@
 // the flag: a reader learns them from its first chunk, takes every chunk
 // the writer sends even when its own count differs (acknowledged, not
 // copied), so both stay in step, and reports the mismatch once the call is
-// over.
+// over. Small blocks skip the ring: up to 32 bytes ride in the ready line,
+// and on nodes of up to 8 ranks blocks of up to 256 bytes go to the four
+// lines after it, which the reader polls with it (pair_channels.cc).
 //
 // Cost per block of b bytes (chunks of c bytes, k = max(1, ceil(b / c))):
 // the writer copies b bytes into the ring and writes k ready lines; the
@@ -42,6 +44,7 @@
 #include <vector>
 
 #include "shancoll/comm.h"
+#include "shancoll/shm/flags.h"
 #include "shancoll/shm/segment.h"
 
 namespace shancoll {
@@ -74,6 +77,8 @@ class PairChannels {
   friend class ChannelReader;
   std::byte* ready(int writer, int reader, std::uint64_t g) const;
   std::byte* done(int writer, int reader) const;
+  // A chunk's room in its ready line's spill lines.
+  std::int64_t spill_bytes() const { return static_cast<std::int64_t>(kCacheLine * spill_lines_); }
   std::byte* ring(int writer, int reader) const;
   void use_window(std::int64_t window);
   void wait_taken(int to, std::uint64_t g);
@@ -84,6 +89,8 @@ class PairChannels {
   int n_, me_;
   double timeout_;
   const char* who_;
+  std::size_t spill_lines_;  // after each ready line
+  std::size_t pair_lines_;   // per pair: ready lines, spill lines, the acknowledgement line
 };
 
 // One block (`bytes` at `src`) to local rank `to`, chunk by chunk.
