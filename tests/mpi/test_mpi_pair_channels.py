@@ -86,7 +86,7 @@ def test_alltoall_rounds_follow_the_chunks(comm):
 # (elements expected, elements more sent): several chunks; a block in the
 # spill lines after its ready line, and one the receiver expected there but
 # that comes through the ring (pair_channels.cc).
-MISMATCHES = [(20000, 7), (20, 7), (20, 30)]
+MISMATCHES = [(20000, 7), (20, 7), (100, 20), (20, 120)]
 
 
 @pytest.mark.parametrize(("m", "more"), MISMATCHES)

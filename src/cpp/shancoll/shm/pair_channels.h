@@ -19,8 +19,8 @@
 // the writer sends even when its own count differs (acknowledged, not
 // copied), so both stay in step, and reports the mismatch once the call is
 // over. Small blocks skip the ring: up to 32 bytes ride in the ready line,
-// and on nodes of up to 8 ranks blocks of up to 256 bytes go to the four
-// lines after it, which the reader polls with it (pair_channels.cc).
+// and on nodes of up to 8 ranks blocks of up to 1 KiB go to the 16 lines
+// after it, which the reader polls with it (pair_channels.cc).
 //
 // Cost per block of b bytes (chunks of c bytes, k = max(1, ceil(b / c))):
 // the writer copies b bytes into the ring and writes k ready lines; the
