@@ -14,9 +14,9 @@
  *
  * Usage: persistent_calls [N] [REPEATS] [collectives] [BYTES]
  *   defaults: 20000 calls, 7 repeats, bcast,reduce,allgather,allreduce,
- *   8 bytes (also: barrier, allgatherv). bcast and reduce have root 0;
- *   BYTES / 8 doubles (MPI_SUM); allgather(v) BYTES per rank. The buffers are set once (the
- * persistent requests' buffers stay the same), so the figures are of warm caches.
+ *   8 bytes (also: barrier, allgatherv, alltoall). bcast and reduce have root 0;
+ *   BYTES / 8 doubles (MPI_SUM); allgather(v) BYTES per rank, alltoall per block. The buffers are
+ * set once (the persistent requests' buffers stay the same), so the figures are of warm caches.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -24,7 +24,7 @@
 #include <string.h>
 
 enum { kMaxRanks = 64, kMaxRepeats = 64, kSeries = 4 };
-static double *x, *y;                /* BYTES; BYTES per rank */
+static double *x, *y, *z;            /* BYTES; BYTES per rank; alltoall's send buffer */
 static int count = 1;                /* doubles in x */
 static MPI_Request g_own, g_library; /* MPI_<Coll>_init's, PMPI_<Coll>_init's */
 
@@ -45,6 +45,10 @@ static int counts[kMaxRanks], displs[kMaxRanks]; /* allgatherv: count each, pack
 static int allgatherv(int d) {
   return (d ? PMPI_Allgatherv : MPI_Allgatherv)(x, count, MPI_DOUBLE, y, counts, displs, MPI_DOUBLE,
                                                 MPI_COMM_WORLD);
+}
+static int alltoall(int d) {
+  return (d ? PMPI_Alltoall : MPI_Alltoall)(z, count, MPI_DOUBLE, y, count, MPI_DOUBLE,
+                                            MPI_COMM_WORLD);
 }
 static int allreduce(int d) {
   return (d ? PMPI_Allreduce : MPI_Allreduce)(x, y, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
@@ -67,6 +71,10 @@ static void init_allgatherv(int d, MPI_Request* r) {
   (d ? PMPI_Allgatherv_init : MPI_Allgatherv_init)(x, count, MPI_DOUBLE, y, counts, displs,
                                                    MPI_DOUBLE, MPI_COMM_WORLD, MPI_INFO_NULL, r);
 }
+static void init_alltoall(int d, MPI_Request* r) {
+  (d ? PMPI_Alltoall_init : MPI_Alltoall_init)(z, count, MPI_DOUBLE, y, count, MPI_DOUBLE,
+                                               MPI_COMM_WORLD, MPI_INFO_NULL, r);
+}
 static void init_allreduce(int d, MPI_Request* r) {
   (d ? PMPI_Allreduce_init : MPI_Allreduce_init)(x, y, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD,
                                                  MPI_INFO_NULL, r);
@@ -83,6 +91,7 @@ static const struct {
     {"allreduce", allreduce, init_allreduce},
     {"barrier", barrier, init_barrier},
     {"allgatherv", allgatherv, init_allgatherv},
+    {"alltoall", alltoall, init_alltoall},
 };
 
 static const char* kNames[kSeries] = {"MPI_<Coll> (blocking)", "MPI_<Coll>_init start+wait",
@@ -130,7 +139,9 @@ int main(int argc, char** argv) {
   if (size > kMaxRanks) MPI_Abort(MPI_COMM_WORLD, 2);
   x = malloc((size_t)count * sizeof *x);
   y = malloc((size_t)count * (size_t)size * sizeof *y);
-  if (!x || !y) MPI_Abort(MPI_COMM_WORLD, 2);
+  z = malloc((size_t)count * (size_t)size * sizeof *z);
+  if (!x || !y || !z) MPI_Abort(MPI_COMM_WORLD, 2);
+  for (int i = 0; i < count * size; ++i) z[i] = 1 + i % 5;
   for (int i = 0; i < count; ++i) x[i] = 1 + i % 7;
   memset(y, 0, (size_t)count * (size_t)size * sizeof *y);
   for (int r = 0; r < size; ++r) counts[r] = count, displs[r] = r * count;
@@ -155,6 +166,7 @@ int main(int argc, char** argv) {
   }
   free(x);
   free(y);
+  free(z);
   MPI_Finalize();
   return 0;
 }

@@ -1,6 +1,7 @@
 """The persistent barrier on the inline lines, and the persistent deposit
-engines (allreduce `shan`, bcast `release_gather` past 56 bytes on one node:
-coll/persistent_deposit.h), which the PMPI library routes by name, against
+engines (allreduce `shan`, bcast `release_gather` past 56 bytes on one node,
+alltoall `shan` at every size: coll/persistent_deposit.h), which the PMPI
+library routes by name, against
 mpi4py's own collectives: sizes across the chunk boundaries, every root, the
 inputs changed between starts, one rank sleeping before each start (the
 bcast root's area reuse rule), in place, a count that differs, and the names
@@ -9,6 +10,7 @@ refused on virtual nodes.
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import numpy as np
@@ -226,3 +228,54 @@ def test_deposit_missing_rank_times_out(comm):
     bad = {r: o for r, o in enumerate(outcomes) if r != absent and o != "timeout"}
     assert_all(c, not bad and ok, f"rank {absent} missing: {bad}, result ok={ok}")
     c.Free()
+
+
+def test_deposit_alltoall_against_mpi4py(comm):
+    """shan (alltoall) by name: blocks of none, one, 100 and 512 doubles (4
+    KiB, the largest it takes), in place and not, the blocks changed between
+    starts and one rank late before every third start: every run equals
+    mpi4py's Alltoall. A block past 4 KiB and virtual nodes are refused, a
+    block size that differs between ranks is an error naming recvcount,
+    never a wrong answer."""
+    if not one_node(comm):
+        pytest.skip("one node of several ranks only")
+    p, me = comm.size, comm.rank
+    for n in (0, 1, 100, 512) if not REDUCED else (1, 512):
+        for in_place in (False, True):
+            send, recv = np.zeros(n * p), np.zeros(n * p)
+            req = shancoll.alltoall_init(comm, MPI.IN_PLACE if in_place else send, recv,
+                                         algorithm="shan", timeout=TIMEOUT)  # fmt: skip
+            assert_all(comm, req.algorithm == "shan", f"alltoall_init: {req.algorithm}")
+            for k in range(STARTS):
+                x = data(n * p, k, me)
+                want = np.zeros(n * p)
+                comm.Alltoall(x, want)
+                if in_place:
+                    recv[:] = x
+                else:
+                    send[:], recv[:] = x, -1
+                if k % 3 == 2 and me == (k // 3) % p:
+                    time.sleep(0.002)
+                req.start()
+                req.wait(timeout=TIMEOUT)
+                assert_all(comm, np.array_equal(recv, want),
+                           f"alltoall n={n} in_place={in_place} run {k}")  # fmt: skip
+            req.free()
+    big = 4096 // 8 + 1
+    with pytest.raises(ValueError, match="of blocks of at most 4 KiB"):
+        shancoll.alltoall_init(comm, np.zeros(big * p), np.zeros(big * p), algorithm="shan")
+    with pytest.raises(ValueError, match="as a request is the persistent alltoall .* on one node"):
+        shancoll.alltoall_init(comm, np.zeros(p), np.zeros(p), algorithm="shan", ranks_per_node=1)
+    n = 100 + (1 if me == 0 else 0)
+    req = shancoll.alltoall_init(comm, np.ones(n * p), np.zeros(n * p), algorithm="shan",
+                                 timeout=TIMEOUT)  # fmt: skip
+    error = None
+    try:
+        req.start()
+        req.wait(timeout=TIMEOUT)
+    except ValueError as e:
+        error = str(e)
+    ok = error is not None and "recvcount: rank" in error and "contributes" in error
+    assert_all(comm, ok, f"differing blocks: {error!r}")
+    with contextlib.suppress(Exception):
+        req.free()

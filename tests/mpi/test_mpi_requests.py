@@ -580,7 +580,7 @@ def test_algorithms_lists_the_request_forms(name):
     schedule = [SCHEDULES[name]] if name in SCHEDULES else []
     persistent_inline = {"barrier": ["release_gather"], "bcast": ["release_gather"],
                          "reduce": ["release_gather"], "allgather": ["shan"],
-                         "allgatherv": ["shan"]}  # fmt: skip
+                         "allgatherv": ["shan"], "alltoall": ["shan"]}  # fmt: skip
     want = [*schedule, "mpi", *persistent_inline.get(name, [])]
     assert shancoll.algorithms(f"i{name}") == want
 

@@ -10,7 +10,8 @@
 // coll/persistent_inline.h: a start writes the rank's line, a test reads
 // the peers'), past it the deposit engines (coll/persistent_deposit.h: a
 // start copies the rank's input into the request's own segment, a test
-// takes the peers' deposits). Why (b): MPI's progress rule lets a
+// takes the peers' deposits); and alltoall there, by its deposit engine
+// (blocks of at most 4 KiB). Why (b): MPI's progress rule lets a
 // peer wait in this request while its owner sits in a blocking MPI call that shancoll does not see
 // (an MPI_Recv, the library's own collective); an engine whose later steps need the owner would
 // deadlock there. Every one the engines do not take (several nodes, an
@@ -19,7 +20,7 @@
 //
 // Not interposed (the library's own, as MPI_Igatherv and MPI_Iscatterv in
 // pmpi_requests.cc): MPI_Gather(v)_init, MPI_Scatter(v)_init,
-// MPI_Alltoall(v)_init, MPI_Reduce_scatter(_block)_init, MPI_Scan_init,
+// MPI_Alltoallv_init, MPI_Reduce_scatter(_block)_init, MPI_Scan_init,
 // MPI_Exscan_init. shancoll's engines for their requests are the
 // point-to-point schedules, whose rounds after the first are posted by the
 // owner's test (they fail (b)), and `mpi`, the library's own nonblocking
@@ -717,6 +718,16 @@ SHANCOLL_PMPI_INIT(Allgatherv_init_c, allgatherv_init_c, "shan", MPI_OP_NULL,
                     const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
                     MPI_Comm comm),
                    (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm))
+SHANCOLL_PMPI_INIT(Alltoall_init, alltoall_init, "shan", MPI_OP_NULL,
+                   shancoll::pmpi::gathered_bytes(recvcount, recvtype, comm),
+                   (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm),
+                   (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
+SHANCOLL_PMPI_INIT(Alltoall_init_c, alltoall_init_c, "shan", MPI_OP_NULL,
+                   shancoll::pmpi::gathered_bytes(recvcount, recvtype, comm),
+                   (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm),
+                   (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
 SHANCOLL_PMPI_INIT(Barrier_init, barrier_init, "release_gather", MPI_OP_NULL, 0, (MPI_Comm comm),
                    (comm))
 #undef SHANCOLL_PMPI_INIT

@@ -98,12 +98,12 @@ std::string what_falls_back() {
   out += ", every MPI_Iallreduce (not interposed: no MPIX_Grequest_start)";
 #endif
   out +=
-      ", persistent collectives other than barriers, bcasts, allgathers, allgathervs, and "
-      "allreduces and reduces with a predefined op, on one node (and all of them while an MPI "
-      "Fortran binding is loaded; MPI_Gather(v)_init, MPI_Scatter(v)_init, "
-      "MPI_Alltoall(v)_init, MPI_Reduce_scatter(_block)_init, MPI_Scan_init and "
-      "MPI_Exscan_init are not interposed: shancoll has no engine for them that needs no "
-      "progress from its owner after the start)";
+      ", persistent collectives other than barriers, bcasts, allgathers, allgathervs, "
+      "alltoalls of blocks of at most 4 KiB, and allreduces and reduces with a "
+      "predefined op, on one node (and all of them while an MPI Fortran binding is loaded; "
+      "MPI_Gather(v)_init, MPI_Scatter(v)_init, MPI_Alltoallv_init, "
+      "MPI_Reduce_scatter(_block)_init, MPI_Scan_init and MPI_Exscan_init are not interposed: "
+      "shancoll has no engine for them that needs no progress from its owner after the start)";
   return out;
 }
 

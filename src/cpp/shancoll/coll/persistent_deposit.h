@@ -2,11 +2,11 @@
 // of more than 56 bytes (per rank) on one node of several ranks, the
 // inline engines' (coll/persistent_inline.h) large-message counterparts,
 // under the same names (allreduce and allgather(v) `shan`, bcast and reduce
-// `release_gather`). At _init the request gets a node segment of its own
-// sized for the call (shm/deposit_areas.h); a start copies the rank's input
-// into its area of the run, so that no peer needs its owner after the
-// start (what the PMPI library's routing asks, capi/pmpi_persistent.cc);
-// the peers take it chunk by chunk. No MPI call, no allocation per run.
+// `release_gather`), and alltoall `shan` of blocks of at most 4 KiB. At _init the request gets a node segment of
+// its own sized for the call (shm/deposit_areas.h); a start copies the rank's input into its area
+// of the run, so that no peer needs its owner after the start (what the PMPI library's routing
+// asks, capi/pmpi_persistent.cc); the peers take it chunk by chunk. No MPI call, no allocation per
+// run.
 //
 // Each function makes its engine where it fits (one node of several ranks,
 // more than 56 bytes), else returns null. Making one is collective over the
@@ -20,6 +20,7 @@
 
 #include "shancoll/coll/allgatherv/allgatherv.h"
 #include "shancoll/coll/allreduce/allreduce.h"
+#include "shancoll/coll/alltoallv/alltoallv.h"
 #include "shancoll/coll/request/request.h"
 #include "shancoll/coll/rooted.h"
 #include "shancoll/ops.h"
@@ -58,5 +59,8 @@ std::unique_ptr<Engine> deposit_reduce(const Topology& topo, const ReduceCall& c
 // allgatherv_persistent_deposit.cc: allgather and allgatherv, the largest block past 56 bytes.
 std::unique_ptr<Engine> deposit_allgatherv(const Topology& topo, const AllgathervCall& call,
                                            const double& timeout);
+// alltoall_persistent_deposit.cc: alltoall (not alltoallv), blocks of at most 4 KiB.
+std::unique_ptr<Engine> deposit_alltoall(const Topology& topo, const AlltoallvCall& call,
+                                         const double& timeout);
 
 }  // namespace shancoll

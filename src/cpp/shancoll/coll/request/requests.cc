@@ -73,6 +73,9 @@ constexpr ScheduleName kInline[] = {
     {"allgatherv", "shan",
      "persistent only, on one node: every rank's line (at most 56 bytes per rank; auto's "
      "choice), else its deposit (by name, at most 1 MiB per rank), read by all"},
+    {"alltoall", "shan",
+     "persistent only, by name, on one node: every rank's deposit of its blocks (of at most 4 "
+     "KiB), each rank's block read by its owner"},
 };
 
 const ScheduleName* inline_of(std::string_view collective) {
@@ -156,6 +159,7 @@ std::unique_ptr<Request> inline_request(const Setup& s, Make&& make) {
         "persistent " + s.collective +
         (std::strcmp(s.collective, "reduce") == 0 ? " of a predefined op" : "") +
         (std::strncmp(s.collective, "allgather", 9) == 0 ? " of at most 1 MiB per rank" : "") +
+        (std::strcmp(s.collective, "alltoall") == 0 ? " of blocks of at most 4 KiB" : "") +
         " on one node of several ranks");
   return request;
 }
@@ -453,6 +457,12 @@ std::unique_ptr<Request> request_of(const AlltoallvCall& call, bool persistent) 
       call.alltoall ? "alltoall" : "alltoallv", persistent,
       rooted_shape(
           -1, call.args.regular && !call.args.recv_counts.empty() ? call.args.recv_counts[0] : -1));
+  if (call.alltoall) {
+    if (auto r = inline_request(s, [&](const Topology& t, const double& timeout) {
+          return s.automatic ? nullptr : deposit_alltoall(t, call, timeout);
+        }))
+      return r;
+  }
   return made(s, [&] {
     if (!s.scheduled()) return s.make(mpi_alltoallv(s.comm.mpi(), call));
     const AlltoallvArgs& a = call.args;
