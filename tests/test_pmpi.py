@@ -567,6 +567,8 @@ ROUTED_TO_SHANCOLL = {
     "allgather": ("MPI_Allgather", "shancoll_allgather_c"),
     "alltoall": ("MPI_Alltoall", "shancoll_alltoall_c"),
     "reduce_scatter_block": ("MPI_Reduce_scatter_block", "shancoll_reduce_scatter_block_c"),
+    "gather": ("MPI_Gather", "shancoll_gather_c"),
+    "scatter": ("MPI_Scatter", "shancoll_scatter_c"),
 }
 # One rank alone has no rule table row: the built-in rule of these would be
 # the MPI library's own call, so shan is named (the plan takes the

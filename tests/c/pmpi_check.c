@@ -655,6 +655,30 @@ static void repeated_exchanges(int i, int b, int count, double* in, double* got[
   expect_same(got[b], want, sizeof(double) * (size_t)count, "repeated reduce_scatter_block");
 }
 
+/* Gather and scatter of repeated(): call i at `root`, buffer b of two, in
+ * place at the root every 5th call (another route, and back). */
+static void repeated_rooted(int i, int b, int root, int count, double* in, double* got[2],
+                            double* want) {
+  const size_t wide = sizeof(double) * (size_t)(count * g_size);
+  const size_t one = sizeof(double) * (size_t)count;
+  const int in_place = i % 5 == 4 && g_rank == root;
+  for (int k = 0; k < count * g_size; ++k) in[k] = g_rank * 1000 + i * 100 + k;
+  memset(got[b], 0xff, wide);
+  memset(want, 0xff, wide);
+  if (in_place) memcpy(got[b] + count * root, in, one);
+  MPI_Gather(in_place ? MPI_IN_PLACE : in, count, MPI_DOUBLE, got[b], count, MPI_DOUBLE, root,
+             MPI_COMM_WORLD);
+  PMPI_Gather(in, count, MPI_DOUBLE, want, count, MPI_DOUBLE, root, MPI_COMM_WORLD);
+  if (g_rank == root) expect_same(got[b], want, wide, "repeated gather");
+  memset(got[b], 0xff, wide);
+  memset(want, 0xff, wide);
+  if (in_place) memcpy(got[b], in + count * root, one);
+  MPI_Scatter(in, count, MPI_DOUBLE, in_place ? MPI_IN_PLACE : got[b], count, MPI_DOUBLE, root,
+              MPI_COMM_WORLD);
+  PMPI_Scatter(in, count, MPI_DOUBLE, want, count, MPI_DOUBLE, root, MPI_COMM_WORLD);
+  expect_same(got[b], want, one, "repeated scatter");
+}
+
 /* A loop of calls of one shape, as applications make: from the second on,
  * the PMPI library's route takes them to shancoll's plan (capi/pmpi_route.h).
  * New data and the other of two buffers on each call, a root that moves
@@ -680,6 +704,7 @@ static void repeated(void) {
     PMPI_Reduce(in[b], want, kCount, MPI_DOUBLE, MPI_MAX, root, MPI_COMM_WORLD);
     expect_same(got[b], want, sizeof want, "repeated reduce");
     repeated_exchanges(i, b, kCount, wide_in, wide_got, wide_want);
+    repeated_rooted(i, b, root, kCount, wide_in, wide_got, wide_want);
     if (i % 7 == 6) check_allreduce(1, MPI_DOUBLE, MPI_SUM, 0, "allreduce between repeats");
   }
   free(wide_in), free(wide_got[0]), free(wide_got[1]), free(wide_want);

@@ -15,8 +15,10 @@
 // library's own call").
 //
 // To shancoll (bcast, reduce, allreduce, barrier, allgather, alltoall,
-// reduce_scatter_block: the collectives of one size per rank, whose call
-// path is most of a small call's time): after a call
+// reduce_scatter_block, gather, scatter: the collectives of one size per
+// rank, whose call path is most of a small call's time; gather and scatter
+// with predefined datatypes, a derived one being staged the long way):
+// after a call
 // shancoll ran, the entry remembers its arguments, and a repeated call goes
 // from the route to the door's repeat path (the door's RepeatPlan, through
 // capi::repeat_<coll>), without the C API function's checks and

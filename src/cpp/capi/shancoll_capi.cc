@@ -957,6 +957,68 @@ bool repeat_reduce_scatter_block(Comm& comm, MPI_Comm user, const void* sendbuf,
   });
 }
 
+// A rooted call's block as the repeat paths read it: `count` elements of
+// `type`, a predefined datatype this thread has sized before (plain_size's
+// memo); -1 for any other (a derived one is staged the long way).
+std::int64_t known_bytes(MPI_Count count, MPI_Datatype type) {
+  const std::int64_t* size = t_state.sizes.find(type);
+  return size ? count * *size : -1;
+}
+
+// Gather and scatter: `block` bytes on every rank, and the root's other side
+// (`layout`: the root's receive or send buffer and its count and type) of
+// the same bytes, unless the root's own block is in place; a null buffer
+// where bytes move, or a datatype not sized before, goes the long way.
+struct RootedRepeat {
+  std::int64_t block = -1;
+  bool in_place = false;
+};
+RootedRepeat rooted_repeat(bool at_root, const void* own, MPI_Count own_count,
+                           MPI_Datatype own_type, const void* layout, MPI_Count layout_count,
+                           MPI_Datatype layout_type) {
+  RootedRepeat r;
+  r.in_place = at_root && own == MPI_IN_PLACE;
+  const std::int64_t mine = r.in_place ? -1 : known_bytes(own_count, own_type);
+  const std::int64_t root_side = at_root ? known_bytes(layout_count, layout_type) : -1;
+  if (at_root && (root_side < 0 || (!r.in_place && mine != root_side))) return {};
+  r.block = r.in_place ? root_side : mine;
+  const bool empty = r.block == 0;
+  if (r.block < 0 || (!empty && ((!r.in_place && !own) || (at_root && !layout)))) return {};
+  return r;
+}
+
+bool repeat_gather(Comm& comm, const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                   void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, int& rc) {
+  const bool at_root = comm.rank() == root;
+  const RootedRepeat r =
+      rooted_repeat(at_root, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+  if (r.block < 0) return false;
+  return repeat(comm, rc, [&] {
+    GatherRepeat call;
+    call.send = r.in_place ? nullptr : static_cast<const std::byte*>(sendbuf);
+    call.recv = at_root ? receive_pointer(recvbuf) : nullptr;
+    call.block = r.block;
+    call.root = root;
+    return gather_repeat(comm, call);
+  });
+}
+
+bool repeat_scatter(Comm& comm, const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                    void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, int& rc) {
+  const bool at_root = comm.rank() == root;
+  const RootedRepeat r =
+      rooted_repeat(at_root, recvbuf, recvcount, recvtype, sendbuf, sendcount, sendtype);
+  if (r.block < 0) return false;
+  return repeat(comm, rc, [&] {
+    ScatterRepeat call;
+    call.send = at_root ? static_cast<const std::byte*>(sendbuf) : nullptr;
+    call.recv = r.in_place ? nullptr : receive_pointer(recvbuf);
+    call.block = r.block;
+    call.root = root;
+    return scatter_repeat(comm, call);
+  });
+}
+
 bool inside() { return t_state.inside; }
 
 // A checked-mode disagreement ("check: ...", coll/check.h) is refused too,

@@ -445,7 +445,10 @@ int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
       [&] {
         return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
       },
-      kNoRepeat);
+      [&](Comm& c, int& rc) {
+        return capi::repeat_gather(c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                   root, rc);
+      });
 }
 
 int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -482,7 +485,10 @@ int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
       [&] {
         return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
       },
-      kNoRepeat);
+      [&](Comm& c, int& rc) {
+        return capi::repeat_scatter(c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                    root, rc);
+      });
 }
 
 int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
@@ -699,7 +705,10 @@ int MPI_Gather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype
         return PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                              comm);
       },
-      kNoRepeat);
+      [&](Comm& c, int& rc) {
+        return capi::repeat_gather(c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                   root, rc);
+      });
 }
 
 int MPI_Gatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -737,7 +746,10 @@ int MPI_Scatter_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
         return PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                               comm);
       },
-      kNoRepeat);
+      [&](Comm& c, int& rc) {
+        return capi::repeat_scatter(c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                    root, rc);
+      });
 }
 
 int MPI_Scatterv_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 #include "shancoll/call_options.h"
 #include "shancoll/coll/check.h"
@@ -149,6 +150,21 @@ struct RepeatPlan : LayoutState {
     algorithm = &a;
     options = o;
     generation = selection_generation();
+  }
+};
+
+// The layout arrays of a regular rooted collective's plan (gather, scatter:
+// the algorithm type `A` keeps each door's apart on one communicator): every
+// rank's block of `block` bytes, in rank order; made with the plan, so that
+// a repeat builds none.
+template <class A>
+struct RegularLayout : LayoutState {
+  std::vector<std::int64_t> counts, displs;
+  void make(int size, std::int64_t block) {
+    counts.assign(static_cast<std::size_t>(size), block);
+    displs.resize(counts.size());
+    for (std::size_t r = 0; r < displs.size(); ++r)
+      displs[r] = static_cast<std::int64_t>(r) * block;
   }
 };
 

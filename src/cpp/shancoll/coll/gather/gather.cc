@@ -91,7 +91,28 @@ Comm& gatherv(const GathervCall& call) {
   const GathervAlgorithm& algo =
       name == "auto" ? auto_gatherv(comm, a, o, call.options) : gatherv_registry().at(name);
   run_recorded(comm, collective_name(which), algo.name, [&](Stats& s) { algo.fn(comm, a, o, s); });
+  if (a.regular && plannable(call.algorithm, call.options) && !co.check) {
+    comm.state<RegularLayout<GathervAlgorithm>>().make(comm.size(), a.send_bytes);
+    comm.state<RepeatPlan<GathervAlgorithm>>().remember({a.send_bytes, a.root}, algo, o);
+  }
   return comm;
+}
+
+bool gather_repeat(Comm& comm, const GatherRepeat& call) {
+  auto* plan = repeat_plan<GathervAlgorithm>(comm, "", nullptr, {call.block, call.root});
+  if (!plan) return false;
+  const RegularLayout<GathervAlgorithm>& layout = comm.state<RegularLayout<GathervAlgorithm>>();
+  GathervArgs a;
+  a.send = call.send;
+  a.send_bytes = call.block;
+  a.recv = call.recv;
+  a.counts = layout.counts.data();
+  a.displs = layout.displs.data();
+  a.root = call.root;
+  a.regular = true;
+  const GathervAlgorithm& algo = *plan->algorithm;
+  run_recorded(comm, "gather", algo.name, [&](Stats& s) { algo.fn(comm, a, plan->options, s); });
+  return true;
 }
 
 }  // namespace shancoll

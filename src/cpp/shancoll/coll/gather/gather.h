@@ -99,4 +99,18 @@ struct GathervCall {
 
 Comm& gatherv(const GathervCall& call);
 
+// A repeated gather: its buffers, block and root, without the layout's
+// arrays (the plan keeps them).
+struct GatherRepeat {
+  const std::byte* send = nullptr;  // nullptr: in place (the root)
+  std::byte* recv = nullptr;        // the root's
+  std::int64_t block = 0;           // bytes per rank
+  int root = 0;
+};
+
+// The gather door's repeat path alone (door.h, RepeatPlan; as
+// bcast_repeat, coll/rooted.h): true when `call` repeats the door's last
+// plannable gather on `comm` (it ran), false when not.
+bool gather_repeat(Comm& comm, const GatherRepeat& call);
+
 }  // namespace shancoll

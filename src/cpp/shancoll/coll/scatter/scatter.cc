@@ -85,7 +85,28 @@ Comm& scatterv(const ScattervCall& call) {
   const ScattervAlgorithm& algo =
       name == "auto" ? auto_scatterv(comm, a, o, call.options) : scatterv_registry().at(name);
   run_recorded(comm, collective_name(which), algo.name, [&](Stats& s) { algo.fn(comm, a, o, s); });
+  if (a.regular && plannable(call.algorithm, call.options) && !co.check) {
+    comm.state<RegularLayout<ScattervAlgorithm>>().make(comm.size(), a.recv_bytes);
+    comm.state<RepeatPlan<ScattervAlgorithm>>().remember({a.recv_bytes, a.root}, algo, o);
+  }
   return comm;
+}
+
+bool scatter_repeat(Comm& comm, const ScatterRepeat& call) {
+  auto* plan = repeat_plan<ScattervAlgorithm>(comm, "", nullptr, {call.block, call.root});
+  if (!plan) return false;
+  const RegularLayout<ScattervAlgorithm>& layout = comm.state<RegularLayout<ScattervAlgorithm>>();
+  ScattervArgs a;
+  a.send = call.send;
+  a.counts = layout.counts.data();
+  a.displs = layout.displs.data();
+  a.recv = call.recv;
+  a.recv_bytes = call.block;
+  a.root = call.root;
+  a.regular = true;
+  const ScattervAlgorithm& algo = *plan->algorithm;
+  run_recorded(comm, "scatter", algo.name, [&](Stats& s) { algo.fn(comm, a, plan->options, s); });
+  return true;
 }
 
 }  // namespace shancoll

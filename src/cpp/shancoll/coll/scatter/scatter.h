@@ -95,4 +95,18 @@ struct ScattervCall {
 
 Comm& scatterv(const ScattervCall& call);
 
+// A repeated scatter: its buffers, block and root, without the layout's
+// arrays (the plan keeps them).
+struct ScatterRepeat {
+  const std::byte* send = nullptr;  // the root's
+  std::byte* recv = nullptr;        // nullptr: in place (the root)
+  std::int64_t block = 0;           // bytes per rank
+  int root = 0;
+};
+
+// The scatter door's repeat path alone (door.h, RepeatPlan; as
+// bcast_repeat, coll/rooted.h): true when `call` repeats the door's last
+// plannable scatter on `comm` (it ran), false when not.
+bool scatter_repeat(Comm& comm, const ScatterRepeat& call);
+
 }  // namespace shancoll
