@@ -34,6 +34,16 @@ def data(n, k, rank):
     return np.arange(n, dtype=float) * (rank + 1) + 10 * k + rank
 
 
+def run_error(req) -> str | None:
+    """One run of `req`: the ValueError it raised, else None."""
+    try:
+        req.start()
+        req.wait(timeout=TIMEOUT)
+    except ValueError as e:
+        return str(e)
+    return None
+
+
 def test_deposit_allreduce_against_mpi4py(comm):
     """shan by name past 56 bytes: every run equals mpi4py's Allreduce (the
     same bits on every rank), in place too; auto does not choose it."""
@@ -97,12 +107,7 @@ def test_deposit_counts_that_differ_are_refused(comm):
         pytest.skip("one node of several ranks only")
     buf = np.zeros(CHUNK + 3 if comm.rank == 0 else CHUNK + 2)
     req = shancoll.bcast_init(comm, buf, 0, algorithm="release_gather", timeout=TIMEOUT)
-    error = None
-    try:
-        req.start()
-        req.wait(timeout=TIMEOUT)
-    except ValueError as e:
-        error = str(e)
+    error = run_error(req)
     want = f"count: rank 0 contributes {8 * (CHUNK + 3)} bytes"
     if comm.rank == 0:
         assert_all(comm, error is None, f"root: {error}")
@@ -269,12 +274,7 @@ def test_deposit_alltoall_against_mpi4py(comm):
     n = 100 + (1 if me == 0 else 0)
     req = shancoll.alltoall_init(comm, np.ones(n * p), np.zeros(n * p), algorithm="shan",
                                  timeout=TIMEOUT)  # fmt: skip
-    error = None
-    try:
-        req.start()
-        req.wait(timeout=TIMEOUT)
-    except ValueError as e:
-        error = str(e)
+    error = run_error(req)
     ok = error is not None and "recvcount: rank" in error and "contributes" in error
     assert_all(comm, ok, f"differing blocks: {error!r}")
     with contextlib.suppress(Exception):
