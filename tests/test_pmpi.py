@@ -569,11 +569,17 @@ ROUTED_TO_SHANCOLL = {
     "reduce_scatter_block": ("MPI_Reduce_scatter_block", "shancoll_reduce_scatter_block_c"),
     "gather": ("MPI_Gather", "shancoll_gather_c"),
     "scatter": ("MPI_Scatter", "shancoll_scatter_c"),
+    "scan": ("MPI_Scan", "shancoll_scan_c"),
+    "exscan": ("MPI_Exscan", "shancoll_exscan_c"),
 }
 # One rank alone has no rule table row: the built-in rule of these would be
 # the MPI library's own call, so shan is named (the plan takes the
 # environment's algorithm as it takes auto's).
-ROUTE_ENVIRONMENT = {"reduce_scatter_block": {"SHANCOLL_REDUCE_SCATTER_BLOCK_ALGORITHM": "shan"}}
+ROUTE_ENVIRONMENT = {
+    "reduce_scatter_block": {"SHANCOLL_REDUCE_SCATTER_BLOCK_ALGORITHM": "shan"},
+    "scan": {"SHANCOLL_SCAN_ALGORITHM": "shan"},
+    "exscan": {"SHANCOLL_EXSCAN_ALGORITHM": "shan"},
+}
 
 
 def _calls_made(annotated: str, caller: str, callee: str) -> int:

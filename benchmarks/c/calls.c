@@ -7,7 +7,7 @@
  *
  * Usage: calls N COLL [pmpi|init|pmpi-init], COLL one of bcast, reduce,
  *   allreduce, allgather, barrier, alltoall, reduce_scatter_block, gather,
- *   scatter: the rooted ones have root 0; the data is one double (MPI_SUM)
+ *   scatter, scan, exscan: the rooted ones have root 0; the data is one double (MPI_SUM)
  *   per rank and block. "pmpi" calls the PMPI_ function
  *   directly: the MPI library's own call, even under the preload. "init":
  *   a call is MPI_Start + MPI_Wait of one persistent request made by
@@ -38,6 +38,8 @@ static int reduce_scatter_block(void) {
 static int gather(void) {
   return MPI_Gather(x, 1, MPI_DOUBLE, y, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 }
+static int scan(void) { return MPI_Scan(x, y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); }
+static int exscan(void) { return MPI_Exscan(x, y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); }
 static int scatter(void) {
   return MPI_Scatter(y, 1, MPI_DOUBLE, x, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 }
@@ -60,6 +62,8 @@ static int p_reduce_scatter_block(void) {
 static int p_gather(void) {
   return PMPI_Gather(x, 1, MPI_DOUBLE, y, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 }
+static int p_scan(void) { return PMPI_Scan(x, y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); }
+static int p_exscan(void) { return PMPI_Exscan(x, y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); }
 static int p_scatter(void) {
   return PMPI_Scatter(y, 1, MPI_DOUBLE, x, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 }
@@ -81,6 +85,8 @@ INIT(Alltoall_init, y, 1, MPI_DOUBLE, y + kMaxRanks / 2, 1, MPI_DOUBLE, MPI_COMM
 INIT(Reduce_scatter_block_init, y, x, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)
 INIT(Gather_init, x, 1, MPI_DOUBLE, y, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD)
 INIT(Scatter_init, y, 1, MPI_DOUBLE, x, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD)
+INIT(Scan_init, x, y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)
+INIT(Exscan_init, x, y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)
 #undef INIT
 
 static int start_wait(void) {
@@ -108,6 +114,8 @@ static const struct {
      init_Reduce_scatter_block_init},
     {"gather", gather, p_gather, init_Gather_init},
     {"scatter", scatter, p_scatter, init_Scatter_init},
+    {"scan", scan, p_scan, init_Scan_init},
+    {"exscan", exscan, p_exscan, init_Exscan_init},
 };
 
 int main(int argc, char** argv) {

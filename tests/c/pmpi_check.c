@@ -655,8 +655,9 @@ static void repeated_exchanges(int i, int b, int count, double* in, double* got[
   expect_same(got[b], want, sizeof(double) * (size_t)count, "repeated reduce_scatter_block");
 }
 
-/* Gather and scatter of repeated(): call i at `root`, buffer b of two, in
- * place at the root every 5th call (another route, and back). */
+/* Gather, scatter, scan and exscan of repeated(): call i at `root` (the
+ * rooted two), buffer b of two, in place every 5th call (another route, and
+ * back). */
 static void repeated_rooted(int i, int b, int root, int count, double* in, double* got[2],
                             double* want) {
   const size_t wide = sizeof(double) * (size_t)(count * g_size);
@@ -677,6 +678,15 @@ static void repeated_rooted(int i, int b, int root, int count, double* in, doubl
               MPI_COMM_WORLD);
   PMPI_Scatter(in, count, MPI_DOUBLE, want, count, MPI_DOUBLE, root, MPI_COMM_WORLD);
   expect_same(got[b], want, one, "repeated scatter");
+  /* scan and exscan (in place every 5th call on every rank) */
+  memcpy(got[b], in, one);
+  MPI_Scan(i % 5 == 4 ? MPI_IN_PLACE : in, got[b], count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  PMPI_Scan(in, want, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  expect_same(got[b], want, one, "repeated scan");
+  memcpy(got[b], in, one);
+  MPI_Exscan(i % 5 == 4 ? MPI_IN_PLACE : in, got[b], count, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  PMPI_Exscan(in, want, count, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  if (g_rank > 0) expect_same(got[b], want, one, "repeated exscan");
 }
 
 /* A loop of calls of one shape, as applications make: from the second on,

@@ -47,6 +47,8 @@ bool repeat_alltoall(Comm& comm, const void* sendbuf, void* recvbuf, MPI_Count r
                      MPI_Datatype recvtype, int& rc);
 bool repeat_reduce_scatter_block(Comm& comm, MPI_Comm user, const void* sendbuf, void* recvbuf,
                                  MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, int& rc);
+bool repeat_scan(Comm& comm, MPI_Comm user, const void* sendbuf, void* recvbuf, MPI_Count count,
+                 MPI_Datatype datatype, MPI_Op op, bool exclusive, int& rc);
 bool repeat_gather(Comm& comm, const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                    void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, int& rc);
 bool repeat_scatter(Comm& comm, const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,

@@ -15,7 +15,7 @@
 // library's own call").
 //
 // To shancoll (bcast, reduce, allreduce, barrier, allgather, alltoall,
-// reduce_scatter_block, gather, scatter: the collectives of one size per
+// reduce_scatter_block, gather, scatter, scan, exscan: the collectives of one size per
 // rank, whose call path is most of a small call's time; gather and scatter
 // with predefined datatypes, a derived one being staged the long way):
 // after a call

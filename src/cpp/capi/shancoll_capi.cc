@@ -957,6 +957,14 @@ bool repeat_reduce_scatter_block(Comm& comm, MPI_Comm user, const void* sendbuf,
   });
 }
 
+bool repeat_scan(Comm& comm, MPI_Comm user, const void* sendbuf, void* recvbuf, MPI_Count count,
+                 MPI_Datatype datatype, MPI_Op op, bool exclusive, int& rc) {
+  return repeat(comm, rc, [&] {
+    const ScanCall call = reduction_call<ScanCall>(user, sendbuf, recvbuf, count, datatype, op);
+    return exclusive ? exscan_repeat(comm, call) : scan_repeat(comm, call);
+  });
+}
+
 // A rooted call's block as the repeat paths read it: `count` elements of
 // `type`, a predefined datatype this thread has sized before (plain_size's
 // memo); -1 for any other (a derived one is staged the long way).

@@ -383,7 +383,10 @@ int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatyp
       "MPI_Scan", {Entry::scan, Collective::scan}, comm, key_of(count, datatype, op, sendbuf),
       [&] { return bytes_of(count, datatype); },
       [&] { return shancoll_scan(sendbuf, recvbuf, count, datatype, op, comm, nullptr, nullptr); },
-      [&] { return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm); }, kNoRepeat);
+      [&] { return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm); },
+      [&](Comm& c, int& rc) {
+        return capi::repeat_scan(c, comm, sendbuf, recvbuf, count, datatype, op, false, rc);
+      });
 }
 
 int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
@@ -394,7 +397,10 @@ int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datat
       [&] {
         return shancoll_exscan(sendbuf, recvbuf, count, datatype, op, comm, nullptr, nullptr);
       },
-      [&] { return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm); }, kNoRepeat);
+      [&] { return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm); },
+      [&](Comm& c, int& rc) {
+        return capi::repeat_scan(c, comm, sendbuf, recvbuf, count, datatype, op, true, rc);
+      });
 }
 
 // MPI_Reduce_scatter_block and MPI_Reduce_scatter (their _c variants below).
@@ -642,7 +648,10 @@ int MPI_Scan_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype
       [&] {
         return shancoll_scan_c(sendbuf, recvbuf, count, datatype, op, comm, nullptr, nullptr);
       },
-      [&] { return PMPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm); }, kNoRepeat);
+      [&] { return PMPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm); },
+      [&](Comm& c, int& rc) {
+        return capi::repeat_scan(c, comm, sendbuf, recvbuf, count, datatype, op, false, rc);
+      });
 }
 
 int MPI_Exscan_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
@@ -653,7 +662,10 @@ int MPI_Exscan_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Dataty
       [&] {
         return shancoll_exscan_c(sendbuf, recvbuf, count, datatype, op, comm, nullptr, nullptr);
       },
-      [&] { return PMPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm); }, kNoRepeat);
+      [&] { return PMPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm); },
+      [&](Comm& c, int& rc) {
+        return capi::repeat_scan(c, comm, sendbuf, recvbuf, count, datatype, op, true, rc);
+      });
 }
 
 int MPI_Reduce_scatter_block_c(const void* sendbuf, void* recvbuf, MPI_Count recvcount,

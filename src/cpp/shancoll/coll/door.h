@@ -134,7 +134,9 @@ struct RepeatKey {
 // (set_rules, reload_environment: the defaults, the environment's algorithm
 // and the rules may all have changed). Everything the door checks that the
 // key does not fix (buffers, in place) is checked again on every call.
-template <class A>
+// `Slot` keeps apart the plans of doors that share an algorithm type (scan
+// and exscan), so that calls alternating between them both repeat.
+template <class A, int Slot = 0>
 struct RepeatPlan : LayoutState {
   std::uint64_t generation = 0;  // selection_generation() when made; 0: none
   RepeatKey key;
@@ -177,11 +179,11 @@ inline bool plannable(std::string_view algorithm, const CallOptions* options) {
 // The plan of collective A on `comm` when `key` repeats it; none for a call
 // with options or an algorithm named, or on a broken communicator (a broken
 // one refuses the call the long way, with its message).
-template <class A>
-RepeatPlan<A>* repeat_plan(Comm& comm, std::string_view algorithm, const CallOptions* options,
-                           const RepeatKey& key) {
+template <class A, int Slot = 0>
+RepeatPlan<A, Slot>* repeat_plan(Comm& comm, std::string_view algorithm, const CallOptions* options,
+                                 const RepeatKey& key) {
   if (!plannable(algorithm, options) || comm.broken()) return nullptr;
-  RepeatPlan<A>& plan = comm.state<RepeatPlan<A>>();
+  RepeatPlan<A, Slot>& plan = comm.state<RepeatPlan<A, Slot>>();
   if (!plan.matches(key)) return nullptr;
   comm.set_call_timeout(plan.options.timeout);  // as Comm::of
   return &plan;

@@ -16,6 +16,44 @@ void check_buffers(const ScanCall& call) {
   if (!call.recv && call.count > 0) throw ArgumentError("recvbuf: NULL");
 }
 
+ScanArgs args_of(const ScanCall& call, const Reducer& reducer, bool exclusive) {
+  ScanArgs args;
+  args.send = static_cast<const std::byte*>(call.send);
+  args.recv = static_cast<std::byte*>(call.recv);
+  args.count = call.count;
+  args.reducer = &reducer;
+  args.exclusive = exclusive;
+  return args;
+}
+
+// What the doors' plans are keyed by; scan's and exscan's lie apart
+// (RepeatPlan's slot: one algorithm type serves both).
+RepeatKey repeat_key_of(const ScanCall& call) {
+  return {call.count, -1, call.type, call.datatype, call.op};
+}
+
+// Exclusive: 1 for exscan, 0 for scan (the plan's slot).
+template <int Exclusive>
+bool repeat_in(Comm& comm, const ScanCall& call) {
+  auto* plan = repeat_plan<ScanAlgorithm, Exclusive>(comm, call.algorithm, call.options,
+                                                     repeat_key_of(call));
+  if (!plan) return false;
+  check_buffers(call);
+  const ScanArgs args = args_of(call, *plan->reducer, Exclusive);
+  const ScanAlgorithm& algo = *plan->algorithm;
+  run_recorded(comm, Exclusive ? "exscan" : "scan", algo.name,
+               [&](Stats& s) { algo.fn(comm, args, plan->options, s); });
+  return true;
+}
+
+template <int Exclusive>
+void remember(Comm& comm, const ScanCall& call, const Reducer& reducer, const ScanAlgorithm& algo,
+              const Options& o) {
+  auto& plan = comm.state<RepeatPlan<ScanAlgorithm, Exclusive>>();
+  plan.reducer = reducer;
+  plan.remember(repeat_key_of(call), algo, o);
+}
+
 // `auto`: its choice reads the bytes, scan or exscan (one memo for both:
 // alternating calls choose again) and whether the layout's nodes are
 // contiguous (shan's precondition; the layout's own). Every algorithm keeps
@@ -49,22 +87,29 @@ Comm& run_scan(const ScanCall& call, bool exclusive) {
   // An unknown name is refused here, before Comm::of's set-up.
   const ScanAlgorithm* named = name == "auto" ? nullptr : &registry.at(name);
   const Reducer reducer(call.op, call.type, call.datatype);
-  ScanArgs args;
-  args.send = static_cast<const std::byte*>(call.send);
-  args.recv = static_cast<std::byte*>(call.recv);
-  args.count = call.count;
-  args.reducer = &reducer;
-  args.exclusive = exclusive;
+  const ScanArgs args = args_of(call, reducer, exclusive);
   Options o = co.resolved();
   Comm& comm = Comm::of(call.comm, o.timeout);
   const ScanAlgorithm& algo = named ? *named : auto_scan(comm, args, o, call.options);
   run_recorded(comm, coll, algo.name, [&](Stats& s) { algo.fn(comm, args, o, s); });
+  if (plannable(call.algorithm, call.options) && !co.check && reducer.typed())
+    (exclusive ? remember<1> : remember<0>)(comm, call, reducer, algo, o);
   return comm;
 }
 
 }  // namespace
 
-Comm& scan(const ScanCall& call) { return run_scan(call, false); }
-Comm& exscan(const ScanCall& call) { return run_scan(call, true); }
+bool scan_repeat(Comm& comm, const ScanCall& call) { return repeat_in<0>(comm, call); }
+bool exscan_repeat(Comm& comm, const ScanCall& call) { return repeat_in<1>(comm, call); }
+
+Comm& scan(const ScanCall& call) {
+  if (Comm* known = repeated(call, [&](Comm& c) { return repeat_in<0>(c, call); })) return *known;
+  return run_scan(call, false);
+}
+
+Comm& exscan(const ScanCall& call) {
+  if (Comm* known = repeated(call, [&](Comm& c) { return repeat_in<1>(c, call); })) return *known;
+  return run_scan(call, true);
+}
 
 }  // namespace shancoll

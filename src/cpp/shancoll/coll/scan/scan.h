@@ -79,6 +79,10 @@ struct ScanCall {
 Comm& scan(const ScanCall& call);
 Comm& exscan(const ScanCall& call);
 
+// The doors' repeat paths alone (as bcast_repeat, coll/rooted.h).
+bool scan_repeat(Comm& comm, const ScanCall& call);
+bool exscan_repeat(Comm& comm, const ScanCall& call);
+
 // Tags on comm.mpi() (a private dup): kScanTag + round.
 constexpr int kScanTag = 0x5e00;
 
