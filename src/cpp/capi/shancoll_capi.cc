@@ -917,6 +917,15 @@ bool repeat_barrier(Comm& comm, MPI_Comm user, int& rc) {
   });
 }
 
+// A block as the repeat paths read it: `count` elements of `type`, a
+// predefined datatype this thread has sized before (plain_size's memo); -1
+// for any other, which goes the long way (a derived one is staged or left
+// to the library there).
+std::int64_t known_bytes(MPI_Count count, MPI_Datatype type) {
+  const std::int64_t* size = t_state.sizes.find(type);
+  return size ? count * *size : -1;
+}
+
 // Allgather and alltoall: the route's key held the send side that passed
 // before (its bytes equal to the block's, or in place); a null buffer where
 // bytes move goes the long way, which refuses it.
@@ -924,12 +933,13 @@ template <class Call, class Repeat>
 bool repeat_exchange(Comm& comm, const void* sendbuf, void* recvbuf, MPI_Count recvcount,
                      MPI_Datatype recvtype, int& rc, Repeat&& door_repeat) {
   const bool in_place = sendbuf == MPI_IN_PLACE;
-  if (recvcount > 0 && (!recvbuf || (!in_place && !sendbuf))) return false;
+  const std::int64_t block = known_bytes(recvcount, recvtype);
+  if (block < 0 || (block > 0 && (!recvbuf || (!in_place && !sendbuf)))) return false;
   return repeat(comm, rc, [&] {
     Call call;
     call.send = in_place ? nullptr : static_cast<const std::byte*>(sendbuf);
     call.recv = receive_pointer(recvbuf);
-    call.block = recvcount * plain_size(recvtype, "recvtype");
+    call.block = block;
     return door_repeat(call);
   });
 }
@@ -963,14 +973,6 @@ bool repeat_scan(Comm& comm, MPI_Comm user, const void* sendbuf, void* recvbuf, 
     const ScanCall call = reduction_call<ScanCall>(user, sendbuf, recvbuf, count, datatype, op);
     return exclusive ? exscan_repeat(comm, call) : scan_repeat(comm, call);
   });
-}
-
-// A rooted call's block as the repeat paths read it: `count` elements of
-// `type`, a predefined datatype this thread has sized before (plain_size's
-// memo); -1 for any other (a derived one is staged the long way).
-std::int64_t known_bytes(MPI_Count count, MPI_Datatype type) {
-  const std::int64_t* size = t_state.sizes.find(type);
-  return size ? count * *size : -1;
 }
 
 // Gather and scatter: `block` bytes on every rank, and the root's other side
