@@ -14,8 +14,10 @@
  *
  * Usage: persistent_calls [N] [REPEATS] [collectives] [BYTES]
  *   defaults: 20000 calls, 7 repeats, bcast,reduce,allgather,allreduce,
- *   8 bytes (also: barrier, allgatherv, alltoall). bcast and reduce have root 0;
- *   BYTES / 8 doubles (MPI_SUM); allgather(v) BYTES per rank, alltoall per block. The buffers are
+ *   8 bytes (also: barrier, allgatherv, alltoall, gather, scatter,
+ *   reduce_scatter_block, scan, exscan). bcast, reduce, gather and scatter
+ *   have root 0; BYTES / 8 doubles (MPI_SUM); allgather(v), gather and
+ *   scatter BYTES per rank, alltoall and reduce_scatter_block per block. The buffers are
  * set once (the persistent requests' buffers stay the same), so the figures are of warm caches.
  */
 #include <mpi.h>
@@ -53,6 +55,24 @@ static int alltoall(int d) {
 static int allreduce(int d) {
   return (d ? PMPI_Allreduce : MPI_Allreduce)(x, y, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 }
+static int gather(int d) {
+  return (d ? PMPI_Gather : MPI_Gather)(x, count, MPI_DOUBLE, y, count, MPI_DOUBLE, 0,
+                                        MPI_COMM_WORLD);
+}
+static int scatter(int d) {
+  return (d ? PMPI_Scatter : MPI_Scatter)(z, count, MPI_DOUBLE, x, count, MPI_DOUBLE, 0,
+                                          MPI_COMM_WORLD);
+}
+static int reduce_scatter_block(int d) {
+  return (d ? PMPI_Reduce_scatter_block : MPI_Reduce_scatter_block)(z, x, count, MPI_DOUBLE,
+                                                                    MPI_SUM, MPI_COMM_WORLD);
+}
+static int scan(int d) {
+  return (d ? PMPI_Scan : MPI_Scan)(x, y, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+}
+static int exscan(int d) {
+  return (d ? PMPI_Exscan : MPI_Exscan)(x, y, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+}
 static void init_bcast(int d, MPI_Request* r) {
   (d ? PMPI_Bcast_init : MPI_Bcast_init)(x, count, MPI_DOUBLE, 0, MPI_COMM_WORLD, MPI_INFO_NULL, r);
 }
@@ -80,6 +100,27 @@ static void init_allreduce(int d, MPI_Request* r) {
                                                  MPI_INFO_NULL, r);
 }
 
+static void init_gather(int d, MPI_Request* r) {
+  (d ? PMPI_Gather_init : MPI_Gather_init)(x, count, MPI_DOUBLE, y, count, MPI_DOUBLE, 0,
+                                           MPI_COMM_WORLD, MPI_INFO_NULL, r);
+}
+static void init_scatter(int d, MPI_Request* r) {
+  (d ? PMPI_Scatter_init : MPI_Scatter_init)(z, count, MPI_DOUBLE, x, count, MPI_DOUBLE, 0,
+                                             MPI_COMM_WORLD, MPI_INFO_NULL, r);
+}
+static void init_reduce_scatter_block(int d, MPI_Request* r) {
+  (d ? PMPI_Reduce_scatter_block_init : MPI_Reduce_scatter_block_init)(
+      z, x, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, r);
+}
+static void init_scan(int d, MPI_Request* r) {
+  (d ? PMPI_Scan_init : MPI_Scan_init)(x, y, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD,
+                                       MPI_INFO_NULL, r);
+}
+static void init_exscan(int d, MPI_Request* r) {
+  (d ? PMPI_Exscan_init : MPI_Exscan_init)(x, y, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD,
+                                           MPI_INFO_NULL, r);
+}
+
 static const struct {
   const char* name;
   Call call;
@@ -92,6 +133,11 @@ static const struct {
     {"barrier", barrier, init_barrier},
     {"allgatherv", allgatherv, init_allgatherv},
     {"alltoall", alltoall, init_alltoall},
+    {"gather", gather, init_gather},
+    {"scatter", scatter, init_scatter},
+    {"reduce_scatter_block", reduce_scatter_block, init_reduce_scatter_block},
+    {"scan", scan, init_scan},
+    {"exscan", exscan, init_exscan},
 };
 
 static const char* kNames[kSeries] = {"MPI_<Coll> (blocking)", "MPI_<Coll>_init start+wait",

@@ -10,24 +10,25 @@
 // coll/persistent_inline.h: a start writes the rank's line, a test reads
 // the peers'), past it the deposit engines (coll/persistent_deposit.h: a
 // start copies the rank's input into the request's own segment, a test
-// takes the peers' deposits); and alltoall there, by its deposit engine
-// (blocks of at most 4 KiB). Why (b): MPI's progress rule lets a
-// peer wait in this request while its owner sits in a blocking MPI call that shancoll does not see
-// (an MPI_Recv, the library's own collective); an engine whose later steps need the owner would
-// deadlock there. Every one the engines do not take (several nodes, an
-// inter-communicator, a derived datatype, a user op, the rule below)
+// takes the peers' deposits); and there, by their deposit engines, alltoall
+// (blocks of at most 4 KiB), gather, scatter and reduce_scatter_block
+// (blocks of at most 64 KiB), scan and exscan (at most 1 MiB). Why (b):
+// MPI's progress rule lets a peer wait in this request while its owner sits
+// in a blocking MPI call that shancoll does not see (an MPI_Recv, the
+// library's own collective); an engine whose later steps need the owner
+// would deadlock there. Every one the engines do not take (several nodes,
+// an inter-communicator, a derived datatype, a user op, the bounds above)
 // returns the library's own persistent request untouched.
 //
 // Not interposed (the library's own, as MPI_Igatherv and MPI_Iscatterv in
-// pmpi_requests.cc): MPI_Gather(v)_init, MPI_Scatter(v)_init,
-// MPI_Alltoallv_init, MPI_Reduce_scatter(_block)_init, MPI_Scan_init,
-// MPI_Exscan_init. shancoll's engines for their requests are the
-// point-to-point schedules, whose rounds after the first are posted by the
-// owner's test (they fail (b)), and `mpi`, the library's own nonblocking
-// call posted at each start, which `auto` chooses: routing would wrap the
-// library's call in two more layers, each start paying shancoll's request
-// and a nonblocking call where the library's own persistent request is
-// ready-made.
+// pmpi_requests.cc): MPI_Gatherv_init, MPI_Scatterv_init,
+// MPI_Alltoallv_init, MPI_Reduce_scatter_init. shancoll's engines for their
+// requests are the point-to-point schedules, whose rounds after the first
+// are posted by the owner's test (they fail (b)), and `mpi`, the library's
+// own nonblocking call posted at each start, which `auto` chooses: routing
+// would wrap the library's call in two more layers, each start paying
+// shancoll's request and a nonblocking call where the library's own
+// persistent request is ready-made.
 //
 // The handle: the library's own persistent request for the same call
 // (PMPI_<Coll>_init, never started), so that a call not interposed here sees
@@ -728,6 +729,53 @@ SHANCOLL_PMPI_INIT(Alltoall_init_c, alltoall_init_c, "shan", MPI_OP_NULL,
                    (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm),
                    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
+SHANCOLL_PMPI_INIT(Gather_init, gather_init, "shan", MPI_OP_NULL,
+                   shancoll::pmpi::own_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype),
+                   (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
+                   (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm))
+SHANCOLL_PMPI_INIT(Gather_init_c, gather_init_c, "shan", MPI_OP_NULL,
+                   shancoll::pmpi::own_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype),
+                   (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
+                   (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm))
+SHANCOLL_PMPI_INIT(Scatter_init, scatter_init, "shan", MPI_OP_NULL,
+                   shancoll::pmpi::own_bytes(recvbuf, recvcount, recvtype, sendcount, sendtype),
+                   (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
+                   (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm))
+SHANCOLL_PMPI_INIT(Scatter_init_c, scatter_init_c, "shan", MPI_OP_NULL,
+                   shancoll::pmpi::own_bytes(recvbuf, recvcount, recvtype, sendcount, sendtype),
+                   (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
+                   (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm))
+SHANCOLL_PMPI_INIT(Reduce_scatter_block_init, reduce_scatter_block_init, "shan", op,
+                   shancoll::pmpi::bytes_of(recvcount, datatype),
+                   (const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype,
+                    MPI_Op op, MPI_Comm comm),
+                   (sendbuf, recvbuf, recvcount, datatype, op, comm))
+SHANCOLL_PMPI_INIT(Reduce_scatter_block_init_c, reduce_scatter_block_init_c, "shan", op,
+                   shancoll::pmpi::bytes_of(recvcount, datatype),
+                   (const void* sendbuf, void* recvbuf, MPI_Count recvcount, MPI_Datatype datatype,
+                    MPI_Op op, MPI_Comm comm),
+                   (sendbuf, recvbuf, recvcount, datatype, op, comm))
+SHANCOLL_PMPI_INIT(Scan_init, scan_init, "shan", op, shancoll::pmpi::bytes_of(count, datatype),
+                   (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                    MPI_Comm comm),
+                   (sendbuf, recvbuf, count, datatype, op, comm))
+SHANCOLL_PMPI_INIT(Scan_init_c, scan_init_c, "shan", op, shancoll::pmpi::bytes_of(count, datatype),
+                   (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                    MPI_Op op, MPI_Comm comm),
+                   (sendbuf, recvbuf, count, datatype, op, comm))
+SHANCOLL_PMPI_INIT(Exscan_init, exscan_init, "shan", op, shancoll::pmpi::bytes_of(count, datatype),
+                   (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                    MPI_Comm comm),
+                   (sendbuf, recvbuf, count, datatype, op, comm))
+SHANCOLL_PMPI_INIT(Exscan_init_c, exscan_init_c, "shan", op,
+                   shancoll::pmpi::bytes_of(count, datatype),
+                   (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                    MPI_Op op, MPI_Comm comm),
+                   (sendbuf, recvbuf, count, datatype, op, comm))
 SHANCOLL_PMPI_INIT(Barrier_init, barrier_init, "release_gather", MPI_OP_NULL, 0, (MPI_Comm comm),
                    (comm))
 #undef SHANCOLL_PMPI_INIT

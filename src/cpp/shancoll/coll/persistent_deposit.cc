@@ -2,24 +2,30 @@
 #include "shancoll/coll/persistent_deposit.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace shancoll {
 
-bool combine_deposited_chunk(const DepositAreas& areas, const Reducer& reducer, int me, int size,
-                             std::uint64_t run, std::size_t c, std::size_t bytes,
-                             const std::byte* own, std::byte* out,
-                             std::vector<const std::byte*>& inputs, std::byte* tmp) {
-  const std::size_t at = c * kDepositChunk, n = std::min(kDepositChunk, bytes - at);
+bool combine_deposited(const DepositAreas& areas, const Reducer& reducer, int me, int ranks,
+                       int size, std::uint64_t run, std::size_t c, std::size_t from, std::size_t to,
+                       std::size_t bytes, const std::byte* own, std::byte* out,
+                       std::vector<const std::byte*>& inputs, std::byte* tmp) {
   for (int k = 1; k < size; ++k) {  // the next rank's first: no hot spot
     const int peer = (me + k) % size;
+    if (peer >= ranks) continue;
     const std::byte* theirs = areas.chunk(peer, run, c, bytes, "count");
     if (!theirs) return false;
-    inputs[peer] = theirs;
+    inputs[peer] = theirs - c * kDepositChunk;  // the deposit's start
   }
-  inputs[me] = own + at;
-  const auto count = static_cast<std::int64_t>(n / reducer.elem_size());
-  reducer.combine(out + at, inputs[0], inputs[1], count, tmp);
-  for (int r = 2; r < size; ++r) reducer.combine(out + at, out + at, inputs[r], count, tmp);
+  if (me < ranks) inputs[me] = own;
+  if (ranks == 0 || to <= from) return true;
+  if (ranks == 1) {
+    std::memcpy(out, inputs[0] + from, to - from);
+    return true;
+  }
+  const auto count = static_cast<std::int64_t>((to - from) / reducer.elem_size());
+  reducer.combine(out, inputs[0] + from, inputs[1] + from, count, tmp);
+  for (int r = 2; r < ranks; ++r) reducer.combine(out, out, inputs[r] + from, count, tmp);
   return true;
 }
 

@@ -2,18 +2,22 @@
 // of more than 56 bytes (per rank) on one node of several ranks, the
 // inline engines' (coll/persistent_inline.h) large-message counterparts,
 // under the same names (allreduce and allgather(v) `shan`, bcast and reduce
-// `release_gather`), and alltoall `shan` of blocks of at most 4 KiB. At _init the request gets a node segment of
-// its own sized for the call (shm/deposit_areas.h); a start copies the rank's input into its area
-// of the run, so that no peer needs its owner after the start (what the PMPI library's routing
-// asks, capi/pmpi_persistent.cc); the peers take it chunk by chunk. No MPI call, no allocation per
-// run.
+// `release_gather`); and `shan` of alltoall (blocks of at most 4 KiB),
+// gather, scatter and reduce_scatter_block (blocks of at most 64 KiB), scan
+// and exscan (at most 1 MiB), at every size. At _init the request gets a
+// node segment of its own sized for the call (shm/deposit_areas.h); a start
+// copies the rank's input into its area of the run, so that no peer needs
+// its owner after the start (what the PMPI library's routing asks,
+// capi/pmpi_persistent.cc); the peers take it chunk by chunk. No MPI call,
+// no allocation per run.
 //
-// Each function makes its engine where it fits (one node of several ranks,
-// more than 56 bytes), else returns null. Making one is collective over the
-// node. Why each engine's number of areas per rank suffices: its .cc's
-// header.
+// Each function makes its engine where it fits, else returns null, alike on
+// every rank (a size bound is decided on node_largest). Making one is
+// collective over the node. Why each engine's number of areas per rank
+// suffices: its .cc's header.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -21,8 +25,12 @@
 #include "shancoll/coll/allgatherv/allgatherv.h"
 #include "shancoll/coll/allreduce/allreduce.h"
 #include "shancoll/coll/alltoallv/alltoallv.h"
+#include "shancoll/coll/gather/gather.h"
+#include "shancoll/coll/reduce_scatter/reduce_scatter.h"
 #include "shancoll/coll/request/request.h"
 #include "shancoll/coll/rooted.h"
+#include "shancoll/coll/scan/scan.h"
+#include "shancoll/coll/scatter/scatter.h"
 #include "shancoll/ops.h"
 #include "shancoll/shm/deposit_areas.h"
 #include "shancoll/shm/flags.h"
@@ -37,15 +45,30 @@ inline bool deposit_fits(const Topology& topo, std::int64_t bytes) {
          bytes > static_cast<std::int64_t>(kInlineBytes);
 }
 
-// Chunk `c` of run `run`'s result, every rank's chunk c combined in rank
-// order into `out` (the result's start; this rank's input read from `own`,
-// the input's start), once every peer's chunk c is in its area; false
-// before. `inputs`: one pointer per rank (scratch); `tmp`: a non-commutative
-// MPI op's (Reducer::combine), or null. The allreduce and reduce engines'.
-bool combine_deposited_chunk(const DepositAreas& areas, const Reducer& reducer, int me, int size,
-                             std::uint64_t run, std::size_t c, std::size_t bytes,
-                             const std::byte* own, std::byte* out,
-                             std::vector<const std::byte*>& inputs, std::byte* tmp);
+// Bytes [from, to) of the deposits of run `run` (within one chunk, `c`),
+// the deposits of local ranks 0 .. ranks - 1 combined in rank order into
+// `out` (where byte `from` of the result goes), once each of them has chunk
+// c there; false before. This rank's input, if among them, is read at
+// `own` (the input's start), not from its area. `bytes`: each deposit's;
+// `inputs`: one pointer per rank (scratch); `tmp`: a non-commutative MPI
+// op's (Reducer::combine), or null. One rank copies; none writes nothing.
+// The reductions' engines (allreduce, reduce: every rank, all bytes;
+// reduce_scatter_block: the own block; scan: the ranks up to this one).
+bool combine_deposited(const DepositAreas& areas, const Reducer& reducer, int me, int ranks,
+                       int size, std::uint64_t run, std::size_t c, std::size_t from, std::size_t to,
+                       std::size_t bytes, const std::byte* own, std::byte* out,
+                       std::vector<const std::byte*>& inputs, std::byte* tmp);
+
+// Chunk `c` of the result of every rank's deposit, combined into `out` (the
+// result's start): combine_deposited over all ranks and the chunk's bytes.
+inline bool combine_deposited_chunk(const DepositAreas& areas, const Reducer& reducer, int me,
+                                    int size, std::uint64_t run, std::size_t c, std::size_t bytes,
+                                    const std::byte* own, std::byte* out,
+                                    std::vector<const std::byte*>& inputs, std::byte* tmp) {
+  const std::size_t from = c * kDepositChunk, to = std::min(bytes, from + kDepositChunk);
+  return combine_deposited(areas, reducer, me, size, size, run, c, from, to, bytes, own, out + from,
+                           inputs, tmp);
+}
 
 // allreduce_persistent_deposit.cc
 std::unique_ptr<Engine> deposit_allreduce(const Topology& topo, const AllreduceArgs& args,
@@ -62,5 +85,19 @@ std::unique_ptr<Engine> deposit_allgatherv(const Topology& topo, const Allgather
 // alltoall_persistent_deposit.cc: alltoall (not alltoallv), blocks of at most 4 KiB.
 std::unique_ptr<Engine> deposit_alltoall(const Topology& topo, const AlltoallvCall& call,
                                          const double& timeout);
+// gather_persistent_deposit.cc: gather (not gatherv).
+std::unique_ptr<Engine> deposit_gather(const Topology& topo, const GathervCall& call,
+                                       const double& timeout);
+// scatter_persistent_deposit.cc: scatter (not scatterv).
+std::unique_ptr<Engine> deposit_scatter(const Topology& topo, const ScattervCall& call,
+                                        const double& timeout);
+// reduce_scatter_block_persistent_deposit.cc: predefined ops on the typed kernels only.
+std::unique_ptr<Engine> deposit_reduce_scatter_block(const Topology& topo,
+                                                     const ReduceScatterCall& call,
+                                                     const double& timeout);
+// scan_persistent_deposit.cc: scan and exscan (`exclusive`), predefined ops
+// on the typed kernels only.
+std::unique_ptr<Engine> deposit_scan(const Topology& topo, const ScanCall& call, bool exclusive,
+                                     const double& timeout);
 
 }  // namespace shancoll

@@ -8,19 +8,12 @@
 
 namespace shancoll {
 
-namespace {
-
-// The largest of the local ranks' `bytes`: the same layout on every rank,
-// even where an erroneous program's counts differ (chunk 0's bytes then
-// tell the readers).
-std::size_t largest(const Topology& topo, std::size_t bytes) {
+std::size_t node_largest(const Topology& topo, std::size_t bytes) {
   unsigned long long mine = bytes, most = 0;
   check_mpi(PMPI_Allreduce(&mine, &most, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, topo.node_comm),
             "MPI_Allreduce (deposit area size)");
   return static_cast<std::size_t>(most);
 }
-
-}  // namespace
 
 // Per local rank: its counter line, its flag lines (slot by slot, chunk by
 // chunk), then its areas.
@@ -28,7 +21,7 @@ DepositAreas::DepositAreas(const Topology& topo, int slots, std::size_t bytes,
                            const double& timeout)
     : segment_(topo.node_comm, topo.node_comm, timeout),
       slots_(static_cast<std::size_t>(slots)),
-      chunks_(deposit_chunks(largest(topo, bytes))),
+      chunks_(deposit_chunks(node_largest(topo, bytes))),
       area_bytes_(line_align(kDepositChunk * chunks_)),
       flag_bytes_(kCacheLine * slots_ * chunks_),
       rank_bytes_(kCacheLine + flag_bytes_ + area_bytes_ * slots_) {

@@ -35,6 +35,13 @@ constexpr std::size_t deposit_chunks(std::size_t bytes) {
   return bytes == 0 ? 1 : (bytes + kDepositChunk - 1) / kDepositChunk;
 }
 
+// The largest of the local ranks' `bytes` (collective over the node): what
+// the areas are sized for, the same layout on every rank even where an
+// erroneous program's counts differ (chunk 0's bytes then tell the
+// readers), and what an engine's size bound is decided on, so that every
+// rank makes the engine or none does.
+std::size_t node_largest(const Topology& topo, std::size_t bytes);
+
 class DepositAreas {
  public:
   // Collective over the node (the segment's handshake, `timeout`); `bytes`:

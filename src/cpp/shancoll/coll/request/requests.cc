@@ -56,30 +56,62 @@ const ScheduleName* schedule_of(std::string_view collective) {
   return nullptr;
 }
 
-// The persistent inline engines (coll/persistent_inline.h): what a
-// persistent request runs under `auto` where its engine fits, or by name.
-constexpr ScheduleName kInline[] = {
+// The persistent engines (coll/persistent_inline.h, coll/persistent_deposit.h):
+// what a persistent request runs under `auto` where its engine fits, or by
+// name; `takes` says where it fits, for the refusal of a call that does not.
+struct PersistentName {
+  const char* collective;
+  const char* algorithm;
+  const char* summary;
+  const char* takes;
+};
+constexpr PersistentName kInline[] = {
     {"barrier", "release_gather",
-     "persistent only, on one node of several ranks: every rank's flag line, read by all"},
+     "persistent only, on one node of several ranks: every rank's flag line, read by all", ""},
     {"bcast", "release_gather",
      "persistent only, on one node: the root's line, read by every rank (at most 56 bytes; "
-     "auto's choice), else the root's deposit, copied out by every rank (by name)"},
+     "auto's choice), else the root's deposit, copied out by every rank (by name)",
+     ""},
     {"reduce", "release_gather",
      "persistent only, on one node, predefined ops: every rank's line (at most 56 bytes; auto's "
-     "choice), else its deposit (by name), combined by the root in rank order"},
+     "choice), else its deposit (by name), combined by the root in rank order",
+     " of a predefined op"},
     {"allgather", "shan",
      "persistent only, on one node: every rank's line (at most 56 bytes per rank; auto's "
-     "choice), else its deposit (by name, at most 1 MiB per rank), read by all"},
+     "choice), else its deposit (by name, at most 1 MiB per rank), read by all",
+     " of at most 1 MiB per rank"},
     {"allgatherv", "shan",
      "persistent only, on one node: every rank's line (at most 56 bytes per rank; auto's "
-     "choice), else its deposit (by name, at most 1 MiB per rank), read by all"},
+     "choice), else its deposit (by name, at most 1 MiB per rank), read by all",
+     " of at most 1 MiB per rank"},
     {"alltoall", "shan",
      "persistent only, by name, on one node: every rank's deposit of its blocks (of at most 4 "
-     "KiB), each rank's block read by its owner"},
+     "KiB), each rank's block read by its owner",
+     " of blocks of at most 4 KiB"},
+    {"gather", "shan",
+     "persistent only, by name, on one node: every rank's deposit of its block, copied out by "
+     "the root",
+     ""},
+    {"scatter", "shan",
+     "persistent only, by name, on one node: the root's deposit of its blocks (of at most 64 "
+     "KiB), each rank's block read by its owner",
+     " of blocks of at most 64 KiB"},
+    {"reduce_scatter_block", "shan",
+     "persistent only, by name, on one node, predefined ops: every rank's deposit of its input "
+     "(blocks of at most 64 KiB), each rank's block combined by its owner in rank order",
+     " of a predefined op and blocks of at most 64 KiB"},
+    {"scan", "shan",
+     "persistent only, by name, on one node, predefined ops: every rank's deposit of its input "
+     "(at most 1 MiB), the earlier ranks' combined by each in rank order",
+     " of a predefined op and at most 1 MiB"},
+    {"exscan", "shan",
+     "persistent only, by name, on one node, predefined ops: every rank's deposit of its input "
+     "(at most 1 MiB), the earlier ranks' combined by each in rank order",
+     " of a predefined op and at most 1 MiB"},
 };
 
-const ScheduleName* inline_of(std::string_view collective) {
-  for (const ScheduleName& s : kInline)
+const PersistentName* inline_of(std::string_view collective) {
+  for (const PersistentName& s : kInline)
     if (collective == s.collective) return &s;
   return nullptr;
 }
@@ -101,7 +133,7 @@ const char* named(std::string_view name, const char* collective, const std::stri
   if (name == "auto" || name == "mpi") return "mpi";
   const ScheduleName* schedule = schedule_of(collective);
   if (schedule && name == schedule->algorithm) return schedule->algorithm;
-  const ScheduleName* inlined = inline_of(collective);
+  const PersistentName* inlined = inline_of(collective);
   if (inlined && name == inlined->algorithm) return inlined->algorithm;
   throw ArgumentError(source + ": '" + std::string(name) + "' has no request form for " +
                       collective + " (valid: " + request_algorithms(collective) + ")");
@@ -140,7 +172,7 @@ bool asks_auto(std::string_view given, const char* collective) {
 // ArgumentError.
 template <class Make>
 std::unique_ptr<Request> inline_request(const Setup& s, Make&& make) {
-  const ScheduleName* inlined = inline_of(s.collective);
+  const PersistentName* inlined = inline_of(s.collective);
   const bool named = std::strcmp(s.algorithm, inlined->algorithm) == 0;
   if (!named && !(s.automatic && s.persistent)) return nullptr;
   std::unique_ptr<Request> request;
@@ -154,13 +186,9 @@ std::unique_ptr<Request> inline_request(const Setup& s, Make&& make) {
     });
   }
   if (!request && named)
-    throw ArgumentError(
-        std::string("algorithm: '") + inlined->algorithm + "' as a request is the " +
-        "persistent " + s.collective +
-        (std::strcmp(s.collective, "reduce") == 0 ? " of a predefined op" : "") +
-        (std::strncmp(s.collective, "allgather", 9) == 0 ? " of at most 1 MiB per rank" : "") +
-        (std::strcmp(s.collective, "alltoall") == 0 ? " of blocks of at most 4 KiB" : "") +
-        " on one node of several ranks");
+    throw ArgumentError(std::string("algorithm: '") + inlined->algorithm +
+                        "' as a request is the " + "persistent " + s.collective + inlined->takes +
+                        " on one node of several ranks");
   return request;
 }
 
@@ -302,7 +330,7 @@ void refuse_before_door(MPI_Comm user, const char* door, const std::string& why,
 
 std::string request_algorithms(const char* collective) {
   const ScheduleName* schedule = schedule_of(collective);
-  const ScheduleName* inlined = inline_of(collective);
+  const PersistentName* inlined = inline_of(collective);
   return std::string("auto, ") + (schedule ? std::string(schedule->algorithm) + ", " : "") + "mpi" +
          (inlined ? std::string(", ") + inlined->algorithm : "");
 }
@@ -312,7 +340,7 @@ std::optional<std::vector<AlgorithmInfo>> request_listing(std::string_view colle
   std::vector<AlgorithmInfo> out;
   if (const ScheduleName* s = schedule_of(collective)) out.push_back({s->algorithm, s->summary});
   out.push_back({"mpi", "the MPI library's own nonblocking MPI_I" + std::string(collective)});
-  if (const ScheduleName* s = inline_of(collective)) out.push_back({s->algorithm, s->summary});
+  if (const PersistentName* s = inline_of(collective)) out.push_back({s->algorithm, s->summary});
   return out;
 }
 
@@ -380,6 +408,11 @@ std::unique_ptr<Request> request_of(const GathervCall& call, bool persistent) {
             persistent, rooted_shape(call.args.root, regular ? call.args.send_bytes : -1),
             [&](const Comm& c) { refuse_rooted(c, call, "recvcounts"); });
   check_root(s.comm, call.args.root);
+  if (regular)
+    if (auto r = inline_request(s, [&](const Topology& t, const double& timeout) {
+          return s.automatic ? nullptr : deposit_gather(t, call, timeout);
+        }))
+      return r;
   return made(s, [&] {
     if (!s.scheduled())
       return s.make(mpi_gatherv(s.comm.mpi(), call, s.comm.rank(), s.comm.size()));
@@ -408,6 +441,11 @@ std::unique_ptr<Request> request_of(const ScattervCall& call, bool persistent) {
             persistent, rooted_shape(call.args.root, regular ? call.args.recv_bytes : -1),
             [&](const Comm& c) { refuse_rooted(c, call, "sendcounts"); });
   check_root(s.comm, call.args.root);
+  if (regular)
+    if (auto r = inline_request(s, [&](const Topology& t, const double& timeout) {
+          return s.automatic ? nullptr : deposit_scatter(t, call, timeout);
+        }))
+      return r;
   return made(s, [&] {
     if (!s.scheduled())
       return s.make(mpi_scatterv(s.comm.mpi(), call, s.comm.rank(), s.comm.size()));
@@ -489,6 +527,11 @@ std::unique_ptr<Request> request_of(const ReduceScatterCall& call, bool block, b
   }
   const Setup s = setup(call.comm, call.algorithm, call.options, c,
                         block ? "reduce_scatter_block" : "reduce_scatter", persistent, shape);
+  if (block)
+    if (auto r = inline_request(s, [&](const Topology& t, const double& timeout) {
+          return s.automatic ? nullptr : deposit_reduce_scatter_block(t, call, timeout);
+        }))
+      return r;
   return made(s, [&] {
     const int p = s.comm.size();
     if (!s.scheduled()) return s.make(mpi_reduce_scatter(s.comm.mpi(), call, p, block));
@@ -515,6 +558,10 @@ std::unique_ptr<Request> request_of(const ScanCall& call, bool exclusive, bool p
   const Setup s = setup(
       call.comm, call.algorithm, call.options, exclusive ? Collective::exscan : Collective::scan,
       exclusive ? "exscan" : "scan", persistent, reduction_shape(call.op, call.type, call.count));
+  if (auto r = inline_request(s, [&](const Topology& t, const double& timeout) {
+        return s.automatic ? nullptr : deposit_scan(t, call, exclusive, timeout);
+      }))
+    return r;
   return made(s, [&] {
     if (!s.scheduled()) return s.make(mpi_scan(s.comm.mpi(), call, exclusive));
     Reducer reducer = Reducer(call.op, call.type, call.datatype);

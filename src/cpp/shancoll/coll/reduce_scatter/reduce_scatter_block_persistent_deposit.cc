@@ -1,0 +1,115 @@
+// shan as a persistent reduce_scatter_block on one node, blocks of at most
+// 64 KiB, predefined ops on the typed kernels: every rank deposits its
+// input, every rank combines its own block of every deposit. At _init the
+// request gets its own node segment (shm/deposit_areas.h), two areas per
+// local rank, each of the rank's whole input (n blocks of b bytes). A start
+// copies the input (in place: recvbuf's) into the rank's area of the run
+// (run mod 2), chunk by chunk, each chunk's flag after it; test() checks
+// each peer's deposit's bytes in its chunk 0 (else an ArgumentError: counts
+// that differ between ranks) and, once every rank's chunk holding a piece
+// of the own block is there, combines the piece in rank order into recvbuf
+// (the own input read back from the own area: in place, recvbuf is
+// overwritten).
+//
+// Why two areas suffice: the persistent alltoall's argument
+// (alltoall_persistent_deposit.cc): every rank reads every peer's deposit,
+// so when a rank starts run n + 2 every peer has completed run n + 1, which
+// needed this rank's deposit of run n + 1, made after this rank completed
+// run n; and every peer completed run n, its reads included, before it
+// deposited run n + 1. A run needs no progress of any other rank after its
+// start.
+//
+// Cost per run (n local ranks, blocks of b bytes): n b copied into the
+// segment at the start; n - 1 combines of b (reading n b, writing b); flag
+// lines: the deposit's chunks written, and per peer its chunk 0 and the
+// chunks the own block spans read. Segment: 2 n * n b. No MPI call, no
+// allocation.
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "shancoll/coll/persistent_deposit.h"
+#include "shancoll/shm/deposit_areas.h"
+
+namespace shancoll {
+namespace {
+
+constexpr int kReduceScatterDepositSlots = 2;  // per rank: runs n and n + 1 in flight
+
+// The largest block it takes: the segment holds every rank's areas of its
+// whole input (2 n * n b). Past it the library's own keeps the call.
+constexpr std::size_t kLargestBlock = std::size_t{64} << 10;
+
+class DepositReduceScatterBlockEngine final : public Engine {
+ public:
+  DepositReduceScatterBlockEngine(const Topology& topo, const ReduceScatterCall& call,
+                                  std::size_t block, const double& timeout)
+      : me_(topo.local_rank),
+        size_(topo.local_size()),
+        reducer_(call.op, call.type, call.datatype),
+        send_(static_cast<const std::byte*>(call.send)),
+        recv_(static_cast<std::byte*>(call.recv)),
+        block_(block),
+        deposit_(block * static_cast<std::size_t>(size_)),
+        areas_(topo, kReduceScatterDepositSlots, deposit_, timeout),
+        inputs_(static_cast<std::size_t>(size_)) {}
+
+  void start() override {
+    ++run_;
+    areas_.write(me_, run_, send_ ? send_ : recv_, deposit_);  // in place: recvbuf holds it
+    headers_ = 1;
+    chunk_ = lo() / kDepositChunk;
+  }
+
+  bool test() override {
+    for (; headers_ < size_; ++headers_)  // chunk 0 first: it says the deposit's bytes
+      if (!areas_.chunk((me_ + headers_) % size_, run_, 0, deposit_, "recvcount")) return false;
+    const std::byte* own = areas_.area(me_, run_);
+    for (; block_ > 0 && chunk_ <= (hi() - 1) / kDepositChunk; ++chunk_) {
+      const std::size_t begins = chunk_ * kDepositChunk;
+      const std::size_t from = std::max(lo(), begins), to = std::min(hi(), begins + kDepositChunk);
+      if (!combine_deposited(areas_, reducer_, me_, size_, size_, run_, chunk_, from, to, deposit_,
+                             own, recv_ + (from - lo()), inputs_, nullptr))
+        return false;
+    }
+    return true;
+  }
+
+  void count(Stats& stats) const override {
+    stats.rounds = 1;
+    stats.node_count = 1;
+    stats.intra_messages = size_;  // a deposit out, the peers' pieces of the own block in
+    stats.intra_bytes = static_cast<std::int64_t>(deposit_ + block_ * (size_ - 1));
+  }
+
+ private:
+  std::size_t lo() const { return block_ * static_cast<std::size_t>(me_); }  // the own block
+  std::size_t hi() const { return lo() + block_; }
+
+  const int me_, size_;
+  const Reducer reducer_;        // typed: no tmp needed (Reducer::combine)
+  const std::byte* const send_;  // nullptr: in place
+  std::byte* const recv_;
+  const std::size_t block_, deposit_;
+  DepositAreas areas_;
+  std::vector<const std::byte*> inputs_;  // per rank, of the piece being combined
+  std::uint64_t run_ = 0;
+  int headers_ = 0;        // peers' chunk 0 seen, the own counted
+  std::size_t chunk_ = 0;  // the next chunk holding a piece of the own block
+};
+
+}  // namespace
+
+std::unique_ptr<Engine> deposit_reduce_scatter_block(const Topology& topo,
+                                                     const ReduceScatterCall& call,
+                                                     const double& timeout) {
+  const Reducer reducer(call.op, call.type, call.datatype);
+  if (call.counts || topo.node_count != 1 || topo.local_size() < 2 || !reducer.typed() ||
+      kDepositChunk % reducer.elem_size() != 0)
+    return nullptr;
+  const auto block = static_cast<std::size_t>(call.count) * reducer.elem_size();
+  if (node_largest(topo, block) > kLargestBlock) return nullptr;  // every rank alike
+  return std::make_unique<DepositReduceScatterBlockEngine>(topo, call, block, timeout);
+}
+
+}  // namespace shancoll
