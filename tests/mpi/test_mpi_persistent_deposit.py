@@ -1,6 +1,7 @@
 """The persistent barrier on the inline lines, and the persistent deposit
-engines (allreduce `shan`, bcast `release_gather` past 56 bytes on one node,
-alltoall `shan` at every size: coll/persistent_deposit.h), which the PMPI
+engines (allreduce `shan`, bcast `release_gather` past 56 bytes on one node;
+alltoall, gather, scatter, reduce_scatter_block, scan and exscan `shan` at
+every size to their bounds: coll/persistent_deposit.h), which the PMPI
 library routes by name, against
 mpi4py's own collectives: sizes across the chunk boundaries, every root, the
 inputs changed between starts, one rank sleeping before each start (the
@@ -290,18 +291,17 @@ def late(k, me, p):
 
 @pytest.mark.parametrize("name", ["gather", "scatter"])
 def test_deposit_gather_scatter_against_mpi4py(comm, name):
-    """shan (gather, scatter) by name: blocks of none, one and 100 doubles,
-    one past a deposit chunk (gather) or 64 KiB (scatter, the largest it
-    takes), every root, in place at the root and not, the blocks changed
-    between starts and one rank late before every third start: every run
-    equals mpi4py's. A scatter block past 64 KiB and virtual nodes are
-    refused, a block that differs between ranks is an error naming
-    recvcount, never a wrong answer."""
+    """shan (gather, scatter) by name: blocks of none, one and 100 doubles
+    and the largest each takes (16 KiB, 2 KiB), every root, in place at the
+    root and not, the blocks changed between starts and one rank late before
+    every third start: every run equals mpi4py's. A block past the bound and
+    virtual nodes are refused, a block that differs between ranks is an
+    error naming recvcount, never a wrong answer."""
     if not one_node(comm):
         pytest.skip("one node of several ranks only")
     p, me = comm.size, comm.rank
     init = shancoll.gather_init if name == "gather" else shancoll.scatter_init
-    largest = CHUNK + 3 if name == "gather" else 64 * 1024 // 8
+    largest = (16 if name == "gather" else 2) * 1024 // 8
     for n in (1, largest) if REDUCED else (0, 1, 100, largest):
         for root in range(p):
             for in_place in (False, True):
@@ -341,9 +341,11 @@ def test_deposit_gather_scatter_against_mpi4py(comm, name):
                         bad.append(k)
                 req.free()
                 assert_all(comm, not bad, f"{name} n={n} root={root} in_place={in_place}: {bad}")
-    if name == "scatter":
-        big = largest + 1
-        with pytest.raises(ValueError, match="of blocks of at most 64 KiB"):
+    big = largest + 1
+    with pytest.raises(ValueError, match=f"of blocks of at most {largest * 8 // 1024} KiB"):
+        if name == "gather":
+            init(comm, np.zeros(big), np.zeros(big * p), 0, algorithm="shan")
+        else:
             init(comm, np.zeros(big * p), np.zeros(big), 0, algorithm="shan")
     with pytest.raises(ValueError, match=f"as a request is the persistent {name} .*on one node"):
         if name == "gather":
@@ -366,18 +368,19 @@ def test_deposit_gather_scatter_against_mpi4py(comm, name):
 @pytest.mark.parametrize("name", ["reduce_scatter_block", "scan", "exscan"])
 def test_deposit_reductions_against_mpi4py(comm, name):
     """shan (reduce_scatter_block, scan, exscan) by name: vectors of one
-    element, one past a deposit chunk, and (reduce_scatter_block) blocks of
-    64 KiB, the largest it takes; in place and not, MPI.SUM on int64 and
-    MPI.MAX on doubles, the inputs changed between starts and one rank late
-    before every third start: every run equals mpi4py's (exscan: rank 0's
-    result is undefined and not compared). Past its bound, user ops and
-    virtual nodes the name is refused."""
+    element, 100 and the largest each takes (blocks of 8 KiB, 16 KiB); in
+    place and not, MPI.SUM on int64 and MPI.MAX on doubles, the inputs
+    changed between starts and one rank late before every third start:
+    every run equals mpi4py's (exscan: rank 0's result is undefined and not
+    compared). Past its bound, user ops and virtual nodes the name is
+    refused."""
     if not one_node(comm):
         pytest.skip("one node of several ranks only")
     p, me = comm.size, comm.rank
     block = name == "reduce_scatter_block"
     init = getattr(shancoll, f"{name}_init")
-    sizes = (1, CHUNK + 3) + ((64 * 1024 // 8,) if block else ())
+    largest = (8 if block else 16) * 1024 // 8
+    sizes = (1, 100, largest)
     for n in sizes:
         for dtype, op in ((np.int64, MPI.SUM), (float, MPI.MAX)):
             for in_place in (False, True):
@@ -407,13 +410,12 @@ def test_deposit_reductions_against_mpi4py(comm, name):
                         bad.append(k)
                 req.free()
                 assert_all(comm, not bad, f"{name} n={n} {op} in_place={in_place}: {bad}")
+    big = largest + 1
     if block:
-        big = 64 * 1024 // 8 + 1
-        with pytest.raises(ValueError, match="of a predefined op and blocks of at most 64 KiB"):
+        with pytest.raises(ValueError, match="of a predefined op and blocks of at most 8 KiB"):
             init(comm, np.zeros(big * p), np.zeros(big), MPI.SUM, algorithm="shan")
     else:
-        big = (1 << 20) // 8 + 1
-        with pytest.raises(ValueError, match="of a predefined op and at most 1 MiB"):
+        with pytest.raises(ValueError, match="of a predefined op and at most 16 KiB"):
             init(comm, np.zeros(big), np.zeros(big), MPI.SUM, algorithm="shan")
     user = MPI.Op.Create(lambda a, b, t: None, commute=True)
     try:

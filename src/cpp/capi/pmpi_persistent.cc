@@ -11,8 +11,8 @@
 // the peers'), past it the deposit engines (coll/persistent_deposit.h: a
 // start copies the rank's input into the request's own segment, a test
 // takes the peers' deposits); and there, by their deposit engines, alltoall
-// (blocks of at most 4 KiB), gather, scatter and reduce_scatter_block
-// (blocks of at most 64 KiB), scan and exscan (at most 1 MiB). Why (b):
+// (blocks of at most 4 KiB), gather (16 KiB), scatter (2 KiB),
+// reduce_scatter_block (8 KiB), scan and exscan (16 KiB). Why (b):
 // MPI's progress rule lets a peer wait in this request while its owner sits
 // in a blocking MPI call that shancoll does not see (an MPI_Recv, the
 // library's own collective); an engine whose later steps need the owner

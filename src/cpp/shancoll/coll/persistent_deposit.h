@@ -3,8 +3,8 @@
 // inline engines' (coll/persistent_inline.h) large-message counterparts,
 // under the same names (allreduce and allgather(v) `shan`, bcast and reduce
 // `release_gather`); and `shan` of alltoall (blocks of at most 4 KiB),
-// gather, scatter and reduce_scatter_block (blocks of at most 64 KiB), scan
-// and exscan (at most 1 MiB), at every size. At _init the request gets a
+// gather (16 KiB), scatter (2 KiB), reduce_scatter_block (8 KiB), scan and
+// exscan (16 KiB), at every size up to those bounds. At _init the request gets a
 // node segment of its own sized for the call (shm/deposit_areas.h); a start
 // copies the rank's input into its area of the run, so that no peer needs
 // its owner after the start (what the PMPI library's routing asks,
@@ -85,10 +85,10 @@ std::unique_ptr<Engine> deposit_allgatherv(const Topology& topo, const Allgather
 // alltoall_persistent_deposit.cc: alltoall (not alltoallv), blocks of at most 4 KiB.
 std::unique_ptr<Engine> deposit_alltoall(const Topology& topo, const AlltoallvCall& call,
                                          const double& timeout);
-// gather_persistent_deposit.cc: gather (not gatherv).
+// gather_persistent_deposit.cc: gather (not gatherv), blocks of at most 16 KiB.
 std::unique_ptr<Engine> deposit_gather(const Topology& topo, const GathervCall& call,
                                        const double& timeout);
-// scatter_persistent_deposit.cc: scatter (not scatterv).
+// scatter_persistent_deposit.cc: scatter (not scatterv), blocks of at most 2 KiB.
 std::unique_ptr<Engine> deposit_scatter(const Topology& topo, const ScattervCall& call,
                                         const double& timeout);
 // reduce_scatter_block_persistent_deposit.cc: predefined ops on the typed kernels only.

@@ -120,7 +120,7 @@ std::unique_ptr<Engine> deposit_alltoall(const Topology& topo, const AlltoallvCa
       topo.local_size() < 2)
     return nullptr;
   const auto block = static_cast<std::size_t>(a.recv_counts[0]);
-  if (block > kLargestBlock) return nullptr;
+  if (node_largest(topo, block) > kLargestBlock) return nullptr;  // every rank alike
   return std::make_unique<DepositAlltoallEngine>(topo, a, block, timeout);
 }
 

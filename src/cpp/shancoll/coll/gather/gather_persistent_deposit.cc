@@ -1,4 +1,4 @@
-// shan as a persistent gather on one node: every other rank deposits its
+// shan as a persistent gather on one node, blocks of at most 16 KiB: every other rank deposits its
 // block, the root copies each deposit to its place in recvbuf. At _init the
 // request gets its own node segment (shm/deposit_areas.h), two areas per
 // local rank used in turn. A non-root's start copies its block into its
@@ -30,6 +30,14 @@ namespace shancoll {
 namespace {
 
 constexpr int kGatherDepositSlots = 2;  // a non-root's runs k and k + 1 in flight
+
+// The largest block it takes. Zen 4 VM, 2 ranks, start + wait against the
+// library's own persistent gather (benchmarks/c/persistent_calls.c,
+// docs/performance.md): 16 KiB 1.85 against MPICH's 5.34 us and 1.82
+// against Intel MPI's 2.09; 32 KiB 16.5 against 7.15 and 3.82 against 3.67.
+// Past it the library's own keeps the call: each run's deposit crosses to
+// the root's core through areas the other core wrote last run.
+constexpr std::size_t kLargestBlock = std::size_t{16} << 10;
 
 class DepositGatherEngine final : public Engine {
  public:
@@ -97,6 +105,7 @@ std::unique_ptr<Engine> deposit_gather(const Topology& topo, const GathervCall& 
   if (call.typed || !a.regular || topo.node_count != 1 || topo.local_size() < 2) return nullptr;
   const auto block =
       static_cast<std::size_t>(topo.rank == a.root ? a.counts[a.root] : a.send_bytes);
+  if (node_largest(topo, block) > kLargestBlock) return nullptr;  // every rank alike
   return std::make_unique<DepositGatherEngine>(topo, a, block, timeout);
 }
 

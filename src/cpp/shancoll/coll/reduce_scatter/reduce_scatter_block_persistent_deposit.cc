@@ -1,5 +1,5 @@
 // shan as a persistent reduce_scatter_block on one node, blocks of at most
-// 64 KiB, predefined ops on the typed kernels: every rank deposits its
+// 8 KiB, predefined ops on the typed kernels: every rank deposits its
 // input, every rank combines its own block of every deposit. At _init the
 // request gets its own node segment (shm/deposit_areas.h), two areas per
 // local rank, each of the rank's whole input (n blocks of b bytes). A start
@@ -36,9 +36,12 @@ namespace {
 
 constexpr int kReduceScatterDepositSlots = 2;  // per rank: runs n and n + 1 in flight
 
-// The largest block it takes: the segment holds every rank's areas of its
-// whole input (2 n * n b). Past it the library's own keeps the call.
-constexpr std::size_t kLargestBlock = std::size_t{64} << 10;
+// The largest block it takes. Zen 4 VM, 2 ranks, start + wait against the
+// library's own persistent reduce_scatter_block (benchmarks/c/persistent_calls.c,
+// docs/performance.md): 8 KiB 1.48 against MPICH's 7.35 us and 1.94 against
+// Intel MPI's 2.21; 16 KiB 2.94 against 9.36 and 3.03 against 2.50. Past it
+// the library's own keeps the call.
+constexpr std::size_t kLargestBlock = std::size_t{8} << 10;
 
 class DepositReduceScatterBlockEngine final : public Engine {
  public:

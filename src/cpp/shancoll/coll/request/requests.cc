@@ -89,25 +89,25 @@ constexpr PersistentName kInline[] = {
      "KiB), each rank's block read by its owner",
      " of blocks of at most 4 KiB"},
     {"gather", "shan",
-     "persistent only, by name, on one node: every rank's deposit of its block, copied out by "
-     "the root",
-     ""},
+     "persistent only, by name, on one node: every rank's deposit of its block (of at most 16 "
+     "KiB), copied out by the root",
+     " of blocks of at most 16 KiB"},
     {"scatter", "shan",
-     "persistent only, by name, on one node: the root's deposit of its blocks (of at most 64 "
+     "persistent only, by name, on one node: the root's deposit of its blocks (of at most 2 "
      "KiB), each rank's block read by its owner",
-     " of blocks of at most 64 KiB"},
+     " of blocks of at most 2 KiB"},
     {"reduce_scatter_block", "shan",
      "persistent only, by name, on one node, predefined ops: every rank's deposit of its input "
-     "(blocks of at most 64 KiB), each rank's block combined by its owner in rank order",
-     " of a predefined op and blocks of at most 64 KiB"},
+     "(blocks of at most 8 KiB), each rank's block combined by its owner in rank order",
+     " of a predefined op and blocks of at most 8 KiB"},
     {"scan", "shan",
      "persistent only, by name, on one node, predefined ops: every rank's deposit of its input "
-     "(at most 1 MiB), the earlier ranks' combined by each in rank order",
-     " of a predefined op and at most 1 MiB"},
+     "(at most 16 KiB), the earlier ranks' combined by each in rank order",
+     " of a predefined op and at most 16 KiB"},
     {"exscan", "shan",
      "persistent only, by name, on one node, predefined ops: every rank's deposit of its input "
-     "(at most 1 MiB), the earlier ranks' combined by each in rank order",
-     " of a predefined op and at most 1 MiB"},
+     "(at most 16 KiB), the earlier ranks' combined by each in rank order",
+     " of a predefined op and at most 16 KiB"},
 };
 
 const PersistentName* inline_of(std::string_view collective) {

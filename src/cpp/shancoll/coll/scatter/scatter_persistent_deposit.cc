@@ -1,4 +1,4 @@
-// shan as a persistent scatter on one node, blocks of at most 64 KiB: the
+// shan as a persistent scatter on one node, blocks of at most 2 KiB: the
 // root deposits its send buffer, every other rank copies its own block out.
 // At _init the request gets its own node segment (shm/deposit_areas.h), two
 // areas per local rank (only the root's are used), each of the root's whole
@@ -32,9 +32,13 @@ namespace {
 
 constexpr int kScatterDepositSlots = 2;  // the root's runs k and k + 1 in flight
 
-// The largest block it takes: the segment holds every rank's areas of the
-// whole buffer (2 n * n b). Past it the library's own keeps the call.
-constexpr std::size_t kLargestBlock = std::size_t{64} << 10;
+// The largest block it takes. Zen 4 VM, 2 ranks, start + wait against the
+// library's own persistent scatter (benchmarks/c/persistent_calls.c,
+// docs/performance.md): 2 KiB 0.29 against Intel MPI's 0.42 us; 4 KiB 0.56
+// against 0.37 (and against MPICH's 1.77); at 16 KiB 2.68 against Intel
+// MPI's 0.48, which reads the root's buffer straight from the readers. Past
+// it the library's own keeps the call.
+constexpr std::size_t kLargestBlock = std::size_t{2} << 10;
 
 class DepositScatterEngine final : public Engine {
  public:
