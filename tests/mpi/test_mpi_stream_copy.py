@@ -66,6 +66,13 @@ def test_streamed_copies_are_right(comm):
                 shancoll.gather(comm, mine, gathered, 0)
                 if r == 0 and not (gathered == ref).all():
                     failures.append(f"gather n={n} offset={offset}")
+                whole = view(n * p, offset, np.uint8, 0)
+                whole[:] = (np.arange(n * p) * 5 + 1) % 249
+                part, part_ref = view(n, offset, np.uint8, 0), np.empty(n, np.uint8)
+                shancoll.scatter(comm, whole if r == 0 else None, part, 0)
+                comm.Scatter(whole, part_ref, 0)
+                if not (part == part_ref).all():
+                    failures.append(f"scatter n={n} offset={offset}")
                 send = view(n * p, offset, np.uint8, 0)
                 send[:] = (np.arange(n * p) + 3 * r) % 253
                 got, want = view(n * p, offset, np.uint8, 0), np.empty(n * p, np.uint8)

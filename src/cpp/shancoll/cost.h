@@ -53,6 +53,21 @@ inline void local_copy(void* dst, const void* src, std::size_t bytes) {
   charge_copy(bytes);
 }
 
+// Whether the copies into a result of `result_bytes` (all a rank receives
+// in one call) go around the cache: written chunk by chunk, a result of half
+// the last-level cache is evicted before anyone reads it, whatever each
+// chunk's size (Zen 4, gather of 16 MiB blocks through the pair channels'
+// 2 MiB ring: 910 us streamed against 1762; docs/performance.md).
+inline bool streams_result(std::int64_t result_bytes) {
+  return result_bytes > 0 && static_cast<std::size_t>(result_bytes) >= stream_copy_from;
+}
+
+// A copy into a result that streams_result() said to stream, or not.
+inline void result_copy(void* dst, const void* src, std::size_t bytes, bool stream) {
+  if (stream) return stream_copy(dst, src, bytes);
+  local_copy(dst, src, bytes);
+}
+
 // The same for a signed count (MPI's byte counts); nothing when not positive.
 inline void copy_bytes(std::byte* to, const std::byte* from, std::int64_t bytes) {
   if (bytes > 0) local_copy(to, from, static_cast<std::size_t>(bytes));

@@ -193,8 +193,9 @@ void ChannelWriter::write(std::int64_t k) {
   release_store(&line->flag, g);
 }
 
-ChannelReader::ChannelReader(PairChannels& ch, int from, std::byte* dst, std::int64_t expected)
-    : ch_(&ch), from_(from), dst_(dst), expected_(expected) {
+ChannelReader::ChannelReader(PairChannels& ch, int from, std::byte* dst, std::int64_t expected,
+                             bool stream)
+    : ch_(&ch), from_(from), dst_(dst), expected_(expected), stream_(stream) {
   first_ = ch.s_.taken[static_cast<std::size_t>(from)] + 1;
 }
 
@@ -240,7 +241,8 @@ void ChannelReader::release_next() {
 void ChannelReader::read_next() {
   std::int64_t n = 0;
   const std::byte* chunk = peek_next(&n);
-  if (matched() && n > 0) local_copy(dst_ + next_ * chunk_, chunk, static_cast<std::size_t>(n));
+  if (matched() && n > 0)
+    result_copy(dst_ + next_ * chunk_, chunk, static_cast<std::size_t>(n), stream_);
   release_next();
 }
 

@@ -112,11 +112,13 @@ class ChannelWriter {
 };
 
 // One block from local rank `from` into `dst`, which expects `expected`
-// bytes: copied only if the writer sends exactly that many.
+// bytes: copied only if the writer sends exactly that many; around the cache
+// when `stream` (cost.h, streams_result: the rank's whole result is large).
 class ChannelReader {
  public:
   ChannelReader() = default;
-  ChannelReader(PairChannels& ch, int from, std::byte* dst, std::int64_t expected);
+  ChannelReader(PairChannels& ch, int from, std::byte* dst, std::int64_t expected,
+                bool stream = false);
   // Chunks still to read (before the first: at least one).
   bool more() const { return next_ < chunks_; }
   // Reads the next chunk (the first brings the block's header).
@@ -139,6 +141,7 @@ class ChannelReader {
   std::byte* dst_ = nullptr;
   std::int64_t expected_ = 0, bytes_ = 0, chunk_ = 1, chunks_ = 1, next_ = 0;
   std::uint64_t first_ = 0;
+  bool stream_ = false;
 };
 
 }  // namespace shancoll

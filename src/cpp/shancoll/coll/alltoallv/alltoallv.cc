@@ -166,12 +166,12 @@ std::int64_t extent_of(const std::vector<std::int64_t>& counts,
 std::int64_t AlltoallvArgs::send_extent() const { return extent_of(send_counts, send_displs); }
 std::int64_t AlltoallvArgs::recv_extent() const { return extent_of(recv_counts, recv_displs); }
 
-void copy_self_block(const Comm& comm, const AlltoallvArgs& args, Stats& stats) {
+void copy_self_block(const Comm& comm, const AlltoallvArgs& args, Stats& stats, bool stream) {
   const auto me = static_cast<std::size_t>(comm.rank());
   const std::int64_t bytes = args.recv_counts[me];
   if (bytes == 0) return;
-  local_copy(args.recv + args.recv_displs[me], args.send + args.send_displs[me],
-             static_cast<std::size_t>(bytes));
+  result_copy(args.recv + args.recv_displs[me], args.send + args.send_displs[me],
+              static_cast<std::size_t>(bytes), stream);
   ++stats.intra_messages, stats.intra_bytes += bytes;
 }
 

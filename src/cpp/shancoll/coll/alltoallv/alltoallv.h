@@ -49,8 +49,10 @@ void alltoallv_mpi(Comm&, const AlltoallvArgs&, const Options&, Stats&);
 void alltoallv_shan_channels(Comm& comm, NodeContext& ctx, const AlltoallvArgs& args,
                              const Options& opt, Stats& stats);
 
-// Copies this rank's block for itself (send to recv; counted as one intra copy).
-void copy_self_block(const Comm& comm, const AlltoallvArgs& args, Stats& stats);
+// Copies this rank's block for itself (send to recv; counted as one intra
+// copy); around the cache when `stream` (cost.h, streams_result).
+void copy_self_block(const Comm& comm, const AlltoallvArgs& args, Stats& stats,
+                     bool stream = false);
 
 // ---------------------------------------------------------------------------
 // The registry and "auto" (alltoallv_select.cc)

@@ -22,6 +22,7 @@
 #include <string>
 
 #include "shancoll/coll/alltoallv/alltoallv.h"
+#include "shancoll/cost.h"
 #include "shancoll/error.h"
 #include "shancoll/shm/pair_channels.h"
 
@@ -34,14 +35,16 @@ void alltoallv_shan_channels(Comm& comm, NodeContext& ctx, const AlltoallvArgs& 
   PairChannels ch(ctx, opt.wait_timeout(), "alltoall 'shan'", opt.ring_window);
   auto& writers = ch.writers();
   auto& readers = ch.readers();
-  std::int64_t rounds = 0;
+  std::int64_t rounds = 0, result = 0;
+  for (int j = 0; j < n; ++j) result += args.recv_counts[t.ranks[0][j]];
+  const bool stream = streams_result(result);
   for (int i = 1; i < n; ++i) {
     const int j = (me + i) % n, r = t.ranks[0][j];
     writers[j] = ChannelWriter(ch, j, args.send + args.send_displs[r], args.send_counts[r]);
-    readers[j] = ChannelReader(ch, j, args.recv + args.recv_displs[r], args.recv_counts[r]);
+    readers[j] = ChannelReader(ch, j, args.recv + args.recv_displs[r], args.recv_counts[r], stream);
     rounds = std::max(rounds, writers[j].chunks());
   }
-  copy_self_block(comm, args, stats);
+  copy_self_block(comm, args, stats, stream);
   for (std::int64_t k = 0;; ++k) {
     bool more = k + 1 < rounds;
     for (int i = 1; i < n; ++i) {

@@ -37,13 +37,16 @@ void gatherv_shan_channels(Comm& comm, NodeContext& ctx, const GathervArgs& args
   }
   auto& readers = ch.readers();
   const auto rank_of = [&](int j) { return t.ranks[0][j]; };
+  std::int64_t result = 0;
+  for (int j = 0; j < t.local_size(); ++j) result += args.counts[rank_of(j)];
+  const bool stream = streams_result(result);
   for (int j = 0; j < t.local_size(); ++j)
     if (j != root_local)
-      readers[j] =
-          ChannelReader(ch, j, args.recv + args.displs[rank_of(j)], args.counts[rank_of(j)]);
+      readers[j] = ChannelReader(ch, j, args.recv + args.displs[rank_of(j)],
+                                 args.counts[rank_of(j)], stream);
   if (args.send && args.send_bytes > 0)
-    local_copy(args.recv + args.displs[args.root], args.send,
-               static_cast<std::size_t>(args.send_bytes));
+    result_copy(args.recv + args.displs[args.root], args.send,
+                static_cast<std::size_t>(args.send_bytes), stream);
   for (bool more = true; more;) {
     more = false;
     for (int j = 0; j < t.local_size(); ++j) {

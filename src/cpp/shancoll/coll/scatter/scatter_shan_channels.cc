@@ -29,7 +29,7 @@ void scatterv_shan_channels(Comm& comm, NodeContext& ctx, const ScattervArgs& ar
   stats.node_count = 1;
   stats.rounds = 1;
   if (comm.rank() != args.root) {
-    ChannelReader r(ch, root_local, args.recv, args.recv_bytes);
+    ChannelReader r(ch, root_local, args.recv, args.recv_bytes, streams_result(args.recv_bytes));
     while (r.more()) r.read_next();
     if (r.matched() && r.sent() > 0) stats.intra_messages += 1, stats.intra_bytes += r.sent();
     check_received(r.sent(), args.recv_bytes);
