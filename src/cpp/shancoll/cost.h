@@ -57,7 +57,10 @@ inline void local_copy(void* dst, const void* src, std::size_t bytes) {
 // in one call) go around the cache: written chunk by chunk, a result of half
 // the last-level cache is evicted before anyone reads it, whatever each
 // chunk's size (Zen 4, gather of 16 MiB blocks through the pair channels'
-// 2 MiB ring: 910 us streamed against 1762; docs/performance.md).
+// 2 MiB ring: medians of 1016 us streamed against 2948 not, in one run; but the
+// ring at these sizes runs 5-7x slower in some jobs, streamed or not, so
+// the Zen 4 tables keep single copy there: docs/performance.md, "Large
+// results through the pair channels").
 inline bool streams_result(std::int64_t result_bytes) {
   return result_bytes > 0 && static_cast<std::size_t>(result_bytes) >= stream_copy_from;
 }
