@@ -67,6 +67,12 @@ const std::byte* DepositAreas::chunk(int local_rank, std::uint64_t run, std::siz
   return area(local_rank, run) + kDepositChunk * c;
 }
 
+bool DepositAreas::all_completed(int& next, int end, int except, std::uint64_t need) const {
+  for (; next < end; ++next)
+    if (next != except && completed_by(next) < need) return false;
+  return true;
+}
+
 void DepositAreas::completed(int local_rank, std::uint64_t run) const {
   release_store(counter(local_rank), run);
 }

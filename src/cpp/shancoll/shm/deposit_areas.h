@@ -63,6 +63,11 @@ class DepositAreas {
   // of that run's areas come before).
   void completed(int local_rank, std::uint64_t run) const;
   std::uint64_t completed_by(int local_rank) const;
+  // Whether local ranks `next` .. `end` - 1, but `except`, have all
+  // completed run `need` (a writer's wait before its next start writes over
+  // the areas they read); `next` keeps where a false return stopped, so
+  // that each counter line is read until it holds, and no more.
+  bool all_completed(int& next, int end, int except, std::uint64_t need) const;
 
  private:
   std::byte* counter(int local_rank) const;

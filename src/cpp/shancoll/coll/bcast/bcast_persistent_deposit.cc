@@ -43,12 +43,14 @@ class DepositBcastEngine final : public Engine {
 
   void start() override {
     ++run_;
+    waited_ = 0;
     chunk_ = 0;
     if (me_ == root_) areas_.write(root_, run_, buf_, bytes_);
   }
 
   bool test() override {
-    if (me_ == root_) return readers_done(run_ + 1 - kBcastDepositSlots);
+    if (me_ == root_)
+      return areas_.all_completed(waited_, size_, root_, run_ + 1 - kBcastDepositSlots);
     for (; chunk_ < deposit_chunks(bytes_); ++chunk_) {
       const std::byte* data = areas_.chunk(root_, run_, chunk_, bytes_, "count");
       if (!data) return false;
@@ -67,15 +69,6 @@ class DepositBcastEngine final : public Engine {
   }
 
  private:
-  // Whether every reader has completed run `need` (the root's view, read
-  // only until it holds: one counter line per reader per run).
-  bool readers_done(std::uint64_t need) {
-    for (; waited_ < size_; ++waited_)
-      if (waited_ != root_ && areas_.completed_by(waited_) < need) return false;
-    waited_ = 0;
-    return true;
-  }
-
   const int me_, root_, size_;
   std::byte* buf_;
   const std::size_t bytes_;

@@ -71,10 +71,9 @@ class DepositScanEngine final : public Engine {
                              own, recv_ + from, inputs_, nullptr))
         return false;
     }
-    areas_.completed(me_, run_);        // after the reads: the others may write these areas again
-    for (; waited_ < size_; ++waited_)  // the ranks after this one, done with run - 1
-      if (areas_.completed_by(waited_) + kScanDepositSlots < run_ + 1) return false;
-    return true;
+    areas_.completed(me_, run_);  // after the reads: the others may write these areas again
+    return areas_.all_completed(waited_, size_, -1,
+                                run_ + 1 - kScanDepositSlots);  // the later ranks
   }
 
   void count(Stats& stats) const override {

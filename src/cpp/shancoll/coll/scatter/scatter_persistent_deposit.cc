@@ -55,6 +55,7 @@ class DepositScatterEngine final : public Engine {
 
   void start() override {
     ++run_;
+    waited_ = 0;
     header_ = false;
     if (me_ != root_) return;
     areas_.write(root_, run_, send_, deposit_);
@@ -62,7 +63,8 @@ class DepositScatterEngine final : public Engine {
   }
 
   bool test() override {
-    if (me_ == root_) return readers_done(run_ + 1 - kScatterDepositSlots);
+    if (me_ == root_)
+      return areas_.all_completed(waited_, size_, root_, run_ + 1 - kScatterDepositSlots);
     const std::size_t lo = at(me_), hi = lo + block_;  // my block in the deposit
     if (!header_) {                                    // chunk 0 first: it says the deposit's bytes
       if (!areas_.chunk(root_, run_, 0, deposit_, "recvcount")) return false;
@@ -89,15 +91,6 @@ class DepositScatterEngine final : public Engine {
 
  private:
   std::size_t at(int rank) const { return block_ * static_cast<std::size_t>(rank); }
-
-  // Whether every reader has completed run `need` (the root's view, read
-  // only until it holds: one counter line per reader per run).
-  bool readers_done(std::uint64_t need) {
-    for (; waited_ < size_; ++waited_)
-      if (waited_ != root_ && areas_.completed_by(waited_) < need) return false;
-    waited_ = 0;
-    return true;
-  }
 
   const int me_, root_, size_;
   const std::byte* const send_;  // the root's
