@@ -426,3 +426,86 @@ def test_deposit_reductions_against_mpi4py(comm, name):
     with pytest.raises(ValueError, match=f"as a request is the persistent {name} .* on one node"):
         init(comm, np.zeros(p), np.zeros(p if not block else 1), MPI.SUM, algorithm="shan",
              ranks_per_node=1)  # fmt: skip
+
+
+def test_deposit_gatherv_against_mpi4py(comm):
+    """shan (gatherv) by name: counts that differ by rank (one zero, one the
+    largest it takes, 16 KiB), displacements with gaps, every root, in place
+    at the root and not, one rank late before every third start: every run
+    equals mpi4py's Gatherv (and the gaps stay as they were). A block past
+    16 KiB is refused."""
+    if not one_node(comm):
+        pytest.skip("one node of several ranks only")
+    p, me = comm.size, comm.rank
+    counts = [(7 * r + 3) % 50 for r in range(p)]
+    counts[0], counts[-1] = 0, 16 * 1024 // 8
+    displs, at = [], 3
+    for c in counts:
+        displs.append(at)
+        at += c + 3
+    for root in range(p):
+        for in_place in (False, True):
+            mine, whole = np.zeros(counts[me]), np.zeros(at)
+            ip = in_place and me == root
+            req = shancoll.gatherv_init(comm, MPI.IN_PLACE if ip else mine,
+                                        [whole, counts, displs, MPI.DOUBLE], root,
+                                        algorithm="shan", timeout=TIMEOUT)  # fmt: skip
+            assert_all(comm, req.algorithm == "shan", f"gatherv_init: {req.algorithm}")
+            bad = []
+            for k in range(STARTS):
+                x = data(counts[me], k, me)
+                want = np.full(at, -1.0)
+                comm.Gatherv(x, [want, counts, displs, MPI.DOUBLE], root)
+                mine[:], whole[:] = x, -1
+                if ip:
+                    whole[displs[me] : displs[me] + counts[me]] = x
+                late(k, me, p)
+                req.start()
+                req.wait(timeout=TIMEOUT)
+                if me == root and not np.array_equal(whole, want):
+                    bad.append(k)
+            req.free()
+            assert_all(comm, not bad, f"gatherv root={root} in_place={in_place}: {bad}")
+    big = [16 * 1024 // 8 + 1] * p
+    with pytest.raises(ValueError, match="of blocks of at most 16 KiB"):
+        shancoll.gatherv_init(comm, np.zeros(big[me]), [np.zeros(sum(big)), big], 0,
+                              algorithm="shan")  # fmt: skip
+
+
+def test_deposit_reduce_scatter_against_mpi4py(comm):
+    """shan (reduce_scatter) by name: counts that differ by rank (one zero,
+    one the largest it takes, 8 KiB), in place and not, MPI.SUM on int64, one
+    rank late before every third start: every run equals mpi4py's
+    Reduce_scatter. A block past 8 KiB is refused."""
+    if not one_node(comm):
+        pytest.skip("one node of several ranks only")
+    p, me = comm.size, comm.rank
+    counts = [(5 * r + 2) % 40 for r in range(p)]
+    counts[0], counts[-1] = 0, 8 * 1024 // 8
+    total, mine = sum(counts), counts[me]
+    for in_place in (False, True):
+        send, recv = np.zeros(total, np.int64), np.zeros(total if in_place else mine, np.int64)
+        req = shancoll.reduce_scatter_init(comm, MPI.IN_PLACE if in_place else send, recv,
+                                           counts, MPI.SUM, algorithm="shan",
+                                           timeout=TIMEOUT)  # fmt: skip
+        assert_all(comm, req.algorithm == "shan", f"reduce_scatter_init: {req.algorithm}")
+        bad = []
+        for k in range(STARTS):
+            x = data(total, k, me).astype(np.int64)
+            want = np.zeros(mine, np.int64)
+            comm.Reduce_scatter(x, want, counts, MPI.SUM)
+            if in_place:
+                recv[:] = x
+            else:
+                send[:], recv[:] = x, -1
+            late(k, me, p)
+            req.start()
+            req.wait(timeout=TIMEOUT)
+            if not np.array_equal(recv[:mine], want):
+                bad.append(k)
+        req.free()
+        assert_all(comm, not bad, f"reduce_scatter in_place={in_place}: {bad}")
+    big = [8 * 1024 // 8 + 1] * p
+    with pytest.raises(ValueError, match="of a predefined op and blocks of at most 8 KiB"):
+        shancoll.reduce_scatter_init(comm, np.zeros(sum(big)), np.zeros(big[me]), big, MPI.SUM,
+                                     algorithm="shan")  # fmt: skip

@@ -11,8 +11,8 @@
 // the peers'), past it the deposit engines (coll/persistent_deposit.h: a
 // start copies the rank's input into the request's own segment, a test
 // takes the peers' deposits); and there, by their deposit engines, alltoall
-// (blocks of at most 4 KiB), gather (16 KiB), scatter (2 KiB),
-// reduce_scatter_block (8 KiB), scan and exscan (16 KiB). Why (b):
+// (blocks of at most 4 KiB), gather and gatherv (16 KiB), scatter (2 KiB),
+// reduce_scatter_block and reduce_scatter (8 KiB), scan and exscan (16 KiB). Why (b):
 // MPI's progress rule lets a peer wait in this request while its owner sits
 // in a blocking MPI call that shancoll does not see (an MPI_Recv, the
 // library's own collective); an engine whose later steps need the owner
@@ -20,15 +20,15 @@
 // an inter-communicator, a derived datatype, a user op, the bounds above)
 // returns the library's own persistent request untouched.
 //
-// Not interposed (the library's own, as MPI_Igatherv and MPI_Iscatterv in
-// pmpi_requests.cc): MPI_Gatherv_init, MPI_Scatterv_init,
-// MPI_Alltoallv_init, MPI_Reduce_scatter_init. shancoll's engines for their
-// requests are the point-to-point schedules, whose rounds after the first
-// are posted by the owner's test (they fail (b)), and `mpi`, the library's
-// own nonblocking call posted at each start, which `auto` chooses: routing
-// would wrap the library's call in two more layers, each start paying
-// shancoll's request and a nonblocking call where the library's own
-// persistent request is ready-made.
+// Not interposed (the library's own): MPI_Scatterv_init and
+// MPI_Alltoallv_init. A deposit engine for them needs what only the root
+// (scatterv) or the writer (alltoallv) knows, where a reader's block lies in
+// the deposit, handed over at _init; not done. shancoll's other engines for
+// their requests are the point-to-point schedules, whose rounds after the
+// first are posted by the owner's test (they fail (b)), and `mpi`, the
+// library's own nonblocking call posted at each start: routing would wrap
+// it in two more layers where the library's own persistent request is
+// ready-made.
 //
 // The handle: the library's own persistent request for the same call
 // (PMPI_<Coll>_init, never started), so that a call not interposed here sees
@@ -739,6 +739,25 @@ SHANCOLL_PMPI_INIT(Gather_init_c, gather_init_c, "shan", MPI_OP_NULL,
                    (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
                     MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
                    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm))
+SHANCOLL_PMPI_INIT(
+    Gatherv_init, gatherv_init, "shan", MPI_OP_NULL,
+    shancoll::pmpi::own_bytes(
+        sendbuf, sendcount, sendtype,
+        sendbuf == MPI_IN_PLACE ? shancoll::pmpi::count_at_root(recvcounts, comm) : 0, recvtype),
+    (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+     const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm),
+    (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm))
+SHANCOLL_PMPI_INIT(Gatherv_init_c, gatherv_init_c, "shan", MPI_OP_NULL,
+                   shancoll::pmpi::own_bytes(sendbuf, sendcount, sendtype,
+                                             sendbuf == MPI_IN_PLACE
+                                                 ? shancoll::pmpi::count_at_root(recvcounts, comm)
+                                                 : 0,
+                                             recvtype),
+                   (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                    int root, MPI_Comm comm),
+                   (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+                    comm))
 SHANCOLL_PMPI_INIT(Scatter_init, scatter_init, "shan", MPI_OP_NULL,
                    shancoll::pmpi::own_bytes(recvbuf, recvcount, recvtype, sendcount, sendtype),
                    (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -759,6 +778,16 @@ SHANCOLL_PMPI_INIT(Reduce_scatter_block_init_c, reduce_scatter_block_init_c, "sh
                    (const void* sendbuf, void* recvbuf, MPI_Count recvcount, MPI_Datatype datatype,
                     MPI_Op op, MPI_Comm comm),
                    (sendbuf, recvbuf, recvcount, datatype, op, comm))
+SHANCOLL_PMPI_INIT(Reduce_scatter_init, reduce_scatter_init, "shan", op,
+                   shancoll::pmpi::my_block_bytes(recvcounts, datatype, comm),
+                   (const void* sendbuf, void* recvbuf, const int recvcounts[],
+                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
+                   (sendbuf, recvbuf, recvcounts, datatype, op, comm))
+SHANCOLL_PMPI_INIT(Reduce_scatter_init_c, reduce_scatter_init_c, "shan", op,
+                   shancoll::pmpi::my_block_bytes(recvcounts, datatype, comm),
+                   (const void* sendbuf, void* recvbuf, const MPI_Count recvcounts[],
+                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
+                   (sendbuf, recvbuf, recvcounts, datatype, op, comm))
 SHANCOLL_PMPI_INIT(Scan_init, scan_init, "shan", op, shancoll::pmpi::bytes_of(count, datatype),
                    (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                     MPI_Comm comm),

@@ -3,8 +3,9 @@
 // inline engines' (coll/persistent_inline.h) large-message counterparts,
 // under the same names (allreduce and allgather(v) `shan`, bcast and reduce
 // `release_gather`); and `shan` of alltoall (blocks of at most 4 KiB),
-// gather (16 KiB), scatter (2 KiB), reduce_scatter_block (8 KiB), scan and
-// exscan (16 KiB), at every size up to those bounds. At _init the request gets a
+// gather and gatherv (16 KiB), scatter (2 KiB), reduce_scatter_block and
+// reduce_scatter (8 KiB), scan and exscan (16 KiB), at every size up to
+// those bounds. At _init the request gets a
 // node segment of its own sized for the call (shm/deposit_areas.h); a start
 // copies the rank's input into its area of the run, so that no peer needs
 // its owner after the start (what the PMPI library's routing asks,
@@ -85,16 +86,16 @@ std::unique_ptr<Engine> deposit_allgatherv(const Topology& topo, const Allgather
 // alltoall_persistent_deposit.cc: alltoall (not alltoallv), blocks of at most 4 KiB.
 std::unique_ptr<Engine> deposit_alltoall(const Topology& topo, const AlltoallvCall& call,
                                          const double& timeout);
-// gather_persistent_deposit.cc: gather (not gatherv), blocks of at most 16 KiB.
+// gather_persistent_deposit.cc: gather and gatherv, blocks of at most 16 KiB.
 std::unique_ptr<Engine> deposit_gather(const Topology& topo, const GathervCall& call,
                                        const double& timeout);
 // scatter_persistent_deposit.cc: scatter (not scatterv), blocks of at most 2 KiB.
 std::unique_ptr<Engine> deposit_scatter(const Topology& topo, const ScattervCall& call,
                                         const double& timeout);
-// reduce_scatter_block_persistent_deposit.cc: predefined ops on the typed kernels only.
-std::unique_ptr<Engine> deposit_reduce_scatter_block(const Topology& topo,
-                                                     const ReduceScatterCall& call,
-                                                     const double& timeout);
+// reduce_scatter_persistent_deposit.cc: reduce_scatter_block (`block`) and
+// reduce_scatter, predefined ops on the typed kernels only.
+std::unique_ptr<Engine> deposit_reduce_scatter(const Topology& topo, const ReduceScatterCall& call,
+                                               bool block, const double& timeout);
 // scan_persistent_deposit.cc: scan and exscan (`exclusive`), predefined ops
 // on the typed kernels only.
 std::unique_ptr<Engine> deposit_scan(const Topology& topo, const ScanCall& call, bool exclusive,

@@ -1,12 +1,14 @@
-// shan as a persistent gather on one node, blocks of at most 16 KiB: every other rank deposits its
-// block, the root copies each deposit to its place in recvbuf. At _init the
+// shan as a persistent gather or gatherv on one node, blocks of at most 16
+// KiB: every other rank deposits its block, the root copies each deposit to
+// its place in recvbuf (its displacement). At _init the
 // request gets its own node segment (shm/deposit_areas.h), two areas per
 // local rank used in turn. A non-root's start copies its block into its
 // area of the run (run mod 2), chunk by chunk, each chunk's flag after it;
 // the root's start copies its own block to its place (not in place), and
 // its test copies each peer's chunks out as their flags come (a deposit
-// whose bytes differ from recvcount's is an ArgumentError: counts that
-// differ between ranks), then stores the run in its counter line.
+// whose bytes differ from the root's count for it is an ArgumentError:
+// counts that differ between ranks), then stores the run in its counter
+// line.
 //
 // Why two areas suffice: the persistent reduce's argument
 // (reduce_persistent_deposit.cc): a non-root's run needs nothing from the
@@ -18,10 +20,12 @@
 // Cost per run (n local ranks, blocks of b bytes): every non-root copies b
 // into the segment at its start (local: it waits for nobody) and reads the
 // root's counter line at its completion; the root copies (n - 1) b out, one
-// chunk behind each writer. Segment: 2 n b. No MPI call, no allocation.
+// chunk behind each writer. Segment: 2 n b (b the largest block). No MPI
+// call, no allocation.
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "shancoll/coll/persistent_deposit.h"
 #include "shancoll/shm/deposit_areas.h"
@@ -41,23 +45,32 @@ constexpr std::size_t kLargestBlock = std::size_t{16} << 10;
 
 class DepositGatherEngine final : public Engine {
  public:
-  DepositGatherEngine(const Topology& topo, const GathervArgs& args, std::size_t block,
+  DepositGatherEngine(const Topology& topo, const GathervArgs& args, std::size_t largest,
                       const double& timeout)
       : me_(topo.local_rank),
         root_(topo.local_rank_of[args.root]),
         size_(topo.local_size()),
         send_(args.send),
         recv_(args.recv),
-        block_(block),
-        areas_(topo, kGatherDepositSlots, block, timeout) {}
+        own_(static_cast<std::size_t>(args.send_bytes)),
+        counts_name_(args.regular ? "recvcount" : "recvcounts"),
+        areas_(topo, kGatherDepositSlots, largest, timeout) {
+    if (me_ != root_) return;
+    for (int j = 0; j < size_; ++j) {  // the root's layout, by local rank (one node: all ranks)
+      const int r = topo.ranks[0][static_cast<std::size_t>(j)];
+      counts_.push_back(static_cast<std::size_t>(args.counts[r]));
+      displs_.push_back(static_cast<std::size_t>(args.displs[r]));
+    }
+  }
 
   void start() override {
     ++run_;
     if (me_ != root_) {
-      areas_.write(me_, run_, send_, block_);
+      areas_.write(me_, run_, send_, own_);
       return;
     }
-    if (send_ && block_ > 0) std::memcpy(recv_ + at(me_), send_, block_);  // else in place
+    if (send_ && counts_[me_] > 0)  // else in place
+      std::memcpy(recv_ + displs_[me_], send_, counts_[me_]);
     arrived_ = 1;
     chunk_ = 0;
   }
@@ -66,11 +79,12 @@ class DepositGatherEngine final : public Engine {
     if (me_ != root_) return areas_.completed_by(root_) + kGatherDepositSlots >= run_ + 1;
     for (; arrived_ < size_; ++arrived_, chunk_ = 0) {  // the next rank's first: no hot spot
       const int peer = (me_ + arrived_) % size_;
-      for (; chunk_ < deposit_chunks(block_); ++chunk_) {
-        const std::byte* data = areas_.chunk(peer, run_, chunk_, block_, "recvcount");
+      const std::size_t block = counts_[peer];
+      for (; chunk_ < deposit_chunks(block); ++chunk_) {
+        const std::byte* data = areas_.chunk(peer, run_, chunk_, block, counts_name_);
         if (!data) return false;
         const std::size_t from = chunk_ * kDepositChunk;
-        std::memcpy(recv_ + at(peer) + from, data, std::min(kDepositChunk, block_ - from));
+        std::memcpy(recv_ + displs_[peer] + from, data, std::min(kDepositChunk, block - from));
       }
     }
     areas_.completed(me_, run_);  // after the copies: the others may write these areas again
@@ -81,16 +95,22 @@ class DepositGatherEngine final : public Engine {
     stats.rounds = 1;
     stats.node_count = 1;
     stats.intra_messages = me_ == root_ ? size_ - 1 : 1;  // the deposits, to the root
-    stats.intra_bytes = static_cast<std::int64_t>(block_) * stats.intra_messages;
+    std::size_t bytes = own_;
+    if (me_ == root_) {
+      bytes = 0;
+      for (int j = 0; j < size_; ++j)
+        if (j != root_) bytes += counts_[j];
+    }
+    stats.intra_bytes = static_cast<std::int64_t>(bytes);
   }
 
  private:
-  std::size_t at(int rank) const { return block_ * static_cast<std::size_t>(rank); }
-
   const int me_, root_, size_;
-  const std::byte* const send_;  // nullptr: in place (the root)
-  std::byte* const recv_;        // the root's
-  const std::size_t block_;
+  const std::byte* const send_;               // nullptr: in place (the root)
+  std::byte* const recv_;                     // the root's
+  const std::size_t own_;                     // a non-root's block
+  const char* const counts_name_;             // what a deposit of other bytes names
+  std::vector<std::size_t> counts_, displs_;  // the root's: bytes, by local rank
   DepositAreas areas_;
   std::uint64_t run_ = 0;
   int arrived_ = 0;        // the root: peers' blocks of this run copied, its own counted
@@ -102,10 +122,12 @@ class DepositGatherEngine final : public Engine {
 std::unique_ptr<Engine> deposit_gather(const Topology& topo, const GathervCall& call,
                                        const double& timeout) {
   const GathervArgs& a = call.args;
-  if (call.typed || !a.regular || topo.node_count != 1 || topo.local_size() < 2) return nullptr;
-  const auto block =
-      static_cast<std::size_t>(topo.rank == a.root ? a.counts[a.root] : a.send_bytes);
-  if (node_largest(topo, block) > kLargestBlock) return nullptr;  // every rank alike
+  if (call.typed || topo.node_count != 1 || topo.local_size() < 2) return nullptr;
+  std::int64_t largest = a.send_bytes;
+  if (topo.rank == a.root) largest = *std::max_element(a.counts, a.counts + topo.size);
+  const std::size_t block =
+      node_largest(topo, static_cast<std::size_t>(std::max<std::int64_t>(largest, 0)));
+  if (block > kLargestBlock) return nullptr;  // every rank alike
   return std::make_unique<DepositGatherEngine>(topo, a, block, timeout);
 }
 

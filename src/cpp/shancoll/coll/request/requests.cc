@@ -92,11 +92,19 @@ constexpr PersistentName kInline[] = {
      "persistent only, by name, on one node: every rank's deposit of its block (of at most 16 "
      "KiB), copied out by the root",
      " of blocks of at most 16 KiB"},
+    {"gatherv", "shan",
+     "persistent only, by name, on one node: every rank's deposit of its block (of at most 16 "
+     "KiB), copied out by the root",
+     " of blocks of at most 16 KiB"},
     {"scatter", "shan",
      "persistent only, by name, on one node: the root's deposit of its blocks (of at most 2 "
      "KiB), each rank's block read by its owner",
      " of blocks of at most 2 KiB"},
     {"reduce_scatter_block", "shan",
+     "persistent only, by name, on one node, predefined ops: every rank's deposit of its input "
+     "(blocks of at most 8 KiB), each rank's block combined by its owner in rank order",
+     " of a predefined op and blocks of at most 8 KiB"},
+    {"reduce_scatter", "shan",
      "persistent only, by name, on one node, predefined ops: every rank's deposit of its input "
      "(blocks of at most 8 KiB), each rank's block combined by its owner in rank order",
      " of a predefined op and blocks of at most 8 KiB"},
@@ -408,11 +416,10 @@ std::unique_ptr<Request> request_of(const GathervCall& call, bool persistent) {
             persistent, rooted_shape(call.args.root, regular ? call.args.send_bytes : -1),
             [&](const Comm& c) { refuse_rooted(c, call, "recvcounts"); });
   check_root(s.comm, call.args.root);
-  if (regular)
-    if (auto r = inline_request(s, [&](const Topology& t, const double& timeout) {
-          return s.automatic ? nullptr : deposit_gather(t, call, timeout);
-        }))
-      return r;
+  if (auto r = inline_request(s, [&](const Topology& t, const double& timeout) {
+        return s.automatic ? nullptr : deposit_gather(t, call, timeout);
+      }))
+    return r;
   return made(s, [&] {
     if (!s.scheduled())
       return s.make(mpi_gatherv(s.comm.mpi(), call, s.comm.rank(), s.comm.size()));
@@ -527,11 +534,10 @@ std::unique_ptr<Request> request_of(const ReduceScatterCall& call, bool block, b
   }
   const Setup s = setup(call.comm, call.algorithm, call.options, c,
                         block ? "reduce_scatter_block" : "reduce_scatter", persistent, shape);
-  if (block)
-    if (auto r = inline_request(s, [&](const Topology& t, const double& timeout) {
-          return s.automatic ? nullptr : deposit_reduce_scatter_block(t, call, timeout);
-        }))
-      return r;
+  if (auto r = inline_request(s, [&](const Topology& t, const double& timeout) {
+        return s.automatic ? nullptr : deposit_reduce_scatter(t, call, block, timeout);
+      }))
+    return r;
   return made(s, [&] {
     const int p = s.comm.size();
     if (!s.scheduled()) return s.make(mpi_reduce_scatter(s.comm.mpi(), call, p, block));
