@@ -849,16 +849,16 @@ ROOTED_ROUTES = {
 }  # fmt: skip
 # others() there, per rank: 12 runs of a barrier alone and 12 among the
 # others, one in frees(); 12 of two allgathervs (one of zero counts), of
-# an in-place allgatherv_c, and of an alltoall, a gather, a gatherv, a
-# scatter, a reduce_scatter, a reduce_scatter_block, a scan and an exscan
-# (their deposit engines). MPI_Scatterv_init and MPI_Alltoallv_init are not
-# interposed.
+# an in-place allgatherv_c, and of an alltoall, an alltoallv, a gather, a
+# gatherv, a scatter, a reduce_scatter, a reduce_scatter_block, a scan and an
+# exscan (their deposit engines). MPI_Scatterv_init is not interposed.
 # large() there: LARGE_RUNS runs of each deposit engine's requests.
 OTHER_ROUTES = {
     ("MPI_Barrier_init", "release_gather"): 25,
     ("MPI_Allgatherv_init", "shan"): 24,
     ("MPI_Allgatherv_init_c", "shan"): 12,
     ("MPI_Alltoall_init", "shan"): 12,
+    ("MPI_Alltoallv_init", "shan"): 12,
     ("MPI_Gather_init", "shan"): 12,
     ("MPI_Gatherv_init", "shan"): 12,
     ("MPI_Reduce_scatter_init", "shan"): 12,

@@ -11,7 +11,8 @@
 // the peers'), past it the deposit engines (coll/persistent_deposit.h: a
 // start copies the rank's input into the request's own segment, a test
 // takes the peers' deposits); and there, by their deposit engines, alltoall
-// (blocks of at most 4 KiB), gather and gatherv (16 KiB), scatter (2 KiB),
+// and alltoallv (blocks of at most 4 KiB), gather and gatherv (16 KiB),
+// scatter (2 KiB),
 // reduce_scatter_block and reduce_scatter (8 KiB), scan and exscan (16 KiB). Why (b):
 // MPI's progress rule lets a peer wait in this request while its owner sits
 // in a blocking MPI call that shancoll does not see (an MPI_Recv, the
@@ -20,10 +21,9 @@
 // an inter-communicator, a derived datatype, a user op, the bounds above)
 // returns the library's own persistent request untouched.
 //
-// Not interposed (the library's own): MPI_Scatterv_init and
-// MPI_Alltoallv_init. A deposit engine for them needs what only the root
-// (scatterv) or the writer (alltoallv) knows, where a reader's block lies in
-// the deposit, handed over at _init; not done. shancoll's other engines for
+// Not interposed (the library's own): MPI_Scatterv_init. A deposit engine
+// for it needs what only the root knows, where a reader's block lies in the
+// deposit, handed over at _init, as alltoallv's does; not done. shancoll's other engines for
 // their requests are the point-to-point schedules, whose rounds after the
 // first are posted by the owner's test (they fail (b)), and `mpi`, the
 // library's own nonblocking call posted at each start: routing would wrap
@@ -729,6 +729,20 @@ SHANCOLL_PMPI_INIT(Alltoall_init_c, alltoall_init_c, "shan", MPI_OP_NULL,
                    (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm),
                    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
+SHANCOLL_PMPI_INIT(Alltoallv_init, alltoallv_init, "shan", MPI_OP_NULL,
+                   shancoll::pmpi::gathered_bytes(recvcounts, recvtype, comm),
+                   (const void* sendbuf, const int sendcounts[], const int sdispls[],
+                    MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm),
+                   (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                    comm))
+SHANCOLL_PMPI_INIT(Alltoallv_init_c, alltoallv_init_c, "shan", MPI_OP_NULL,
+                   shancoll::pmpi::gathered_bytes(recvcounts, recvtype, comm),
+                   (const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                    MPI_Datatype sendtype, void* recvbuf, const MPI_Count recvcounts[],
+                    const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm),
+                   (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                    comm))
 SHANCOLL_PMPI_INIT(Gather_init, gather_init, "shan", MPI_OP_NULL,
                    shancoll::pmpi::own_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype),
                    (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,

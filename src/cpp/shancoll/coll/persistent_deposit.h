@@ -2,7 +2,7 @@
 // of more than 56 bytes (per rank) on one node of several ranks, the
 // inline engines' (coll/persistent_inline.h) large-message counterparts,
 // under the same names (allreduce and allgather(v) `shan`, bcast and reduce
-// `release_gather`); and `shan` of alltoall (blocks of at most 4 KiB),
+// `release_gather`); and `shan` of alltoall(v) (blocks of at most 4 KiB),
 // gather and gatherv (16 KiB), scatter (2 KiB), reduce_scatter_block and
 // reduce_scatter (8 KiB), scan and exscan (16 KiB), at every size up to
 // those bounds. At _init the request gets a
@@ -83,9 +83,9 @@ std::unique_ptr<Engine> deposit_reduce(const Topology& topo, const ReduceCall& c
 // allgatherv_persistent_deposit.cc: allgather and allgatherv, the largest block past 56 bytes.
 std::unique_ptr<Engine> deposit_allgatherv(const Topology& topo, const AllgathervCall& call,
                                            const double& timeout);
-// alltoall_persistent_deposit.cc: alltoall (not alltoallv), blocks of at most 4 KiB.
-std::unique_ptr<Engine> deposit_alltoall(const Topology& topo, const AlltoallvCall& call,
-                                         const double& timeout);
+// alltoallv_persistent_deposit.cc: alltoall and alltoallv, blocks of at most 4 KiB.
+std::unique_ptr<Engine> deposit_alltoallv(const Topology& topo, const AlltoallvCall& call,
+                                          const double& timeout);
 // gather_persistent_deposit.cc: gather and gatherv, blocks of at most 16 KiB.
 std::unique_ptr<Engine> deposit_gather(const Topology& topo, const GathervCall& call,
                                        const double& timeout);

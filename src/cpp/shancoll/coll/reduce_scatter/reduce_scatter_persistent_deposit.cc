@@ -12,7 +12,7 @@
 // overwritten).
 //
 // Why two areas suffice: the persistent alltoall's argument
-// (alltoall_persistent_deposit.cc): every rank reads every peer's deposit,
+// (alltoallv_persistent_deposit.cc): every rank reads every peer's deposit,
 // so when a rank starts run n + 2 every peer has completed run n + 1, which
 // needed this rank's deposit of run n + 1, made after this rank completed
 // run n; and every peer completed run n, its reads included, before it

@@ -88,6 +88,10 @@ constexpr PersistentName kInline[] = {
      "persistent only, by name, on one node: every rank's deposit of its blocks (of at most 4 "
      "KiB), each rank's block read by its owner",
      " of blocks of at most 4 KiB"},
+    {"alltoallv", "shan",
+     "persistent only, by name, on one node: every rank's deposit of its blocks (of at most 4 "
+     "KiB), each rank's block read by its owner",
+     " of blocks of at most 4 KiB"},
     {"gather", "shan",
      "persistent only, by name, on one node: every rank's deposit of its block (of at most 16 "
      "KiB), copied out by the root",
@@ -502,12 +506,10 @@ std::unique_ptr<Request> request_of(const AlltoallvCall& call, bool persistent) 
       call.alltoall ? "alltoall" : "alltoallv", persistent,
       rooted_shape(
           -1, call.args.regular && !call.args.recv_counts.empty() ? call.args.recv_counts[0] : -1));
-  if (call.alltoall) {
-    if (auto r = inline_request(s, [&](const Topology& t, const double& timeout) {
-          return s.automatic ? nullptr : deposit_alltoall(t, call, timeout);
-        }))
-      return r;
-  }
+  if (auto r = inline_request(s, [&](const Topology& t, const double& timeout) {
+        return s.automatic ? nullptr : deposit_alltoallv(t, call, timeout);
+      }))
+    return r;
   return made(s, [&] {
     if (!s.scheduled()) return s.make(mpi_alltoallv(s.comm.mpi(), call));
     const AlltoallvArgs& a = call.args;
