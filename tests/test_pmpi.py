@@ -850,8 +850,8 @@ ROOTED_ROUTES = {
 # others() there, per rank: 12 runs of a barrier alone and 12 among the
 # others, one in frees(); 12 of two allgathervs (one of zero counts), of
 # an in-place allgatherv_c, and of an alltoall, an alltoallv, a gather, a
-# gatherv, a scatter, a reduce_scatter, a reduce_scatter_block, a scan and an
-# exscan (their deposit engines). MPI_Scatterv_init is not interposed.
+# gatherv, a scatter, a scatterv, a reduce_scatter, a reduce_scatter_block, a
+# scan and an exscan (their deposit engines).
 # large() there: LARGE_RUNS runs of each deposit engine's requests.
 OTHER_ROUTES = {
     ("MPI_Barrier_init", "release_gather"): 25,
@@ -863,6 +863,7 @@ OTHER_ROUTES = {
     ("MPI_Gatherv_init", "shan"): 12,
     ("MPI_Reduce_scatter_init", "shan"): 12,
     ("MPI_Scatter_init", "shan"): 12,
+    ("MPI_Scatterv_init", "shan"): 12,
     ("MPI_Reduce_scatter_block_init", "shan"): 12,
     ("MPI_Scan_init", "shan"): 12,
     ("MPI_Exscan_init", "shan"): 12,

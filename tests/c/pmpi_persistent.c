@@ -1,8 +1,7 @@
 /* Persistent collectives through the PMPI library: MPI_Allreduce_init,
  * MPI_Bcast_init, MPI_Reduce_init, MPI_Allgather(v)_init, MPI_Alltoall(v)_init,
- * MPI_Gather(v)_init, MPI_Scatter_init, MPI_Reduce_scatter(_block)_init,
- * MPI_Scan_init, MPI_Exscan_init (and their _c forms), MPI_Barrier_init,
- * beside the one left to the library (MPI_Scatterv_init), and the
+ * MPI_Gather(v)_init, MPI_Scatter(v)_init, MPI_Reduce_scatter(_block)_init,
+ * MPI_Scan_init, MPI_Exscan_init (and their _c forms), MPI_Barrier_init, and the
  * calls that start, complete and free requests, checked against the
  * blocking PMPI_ calls (the MPI library's own) on the same inputs. The same binary
  * runs with and without the preload; tests/test_pmpi.py reads the verbose
@@ -300,11 +299,10 @@ static void rooted(void) {
  * result checked against the blocking PMPI_ call: MPI_Barrier_init (alone
  * first, rank 0 late: no rank's wait may end before rank 0's start),
  * MPI_Allgatherv_init with irregular counts (one zero), MPI_Allgatherv_init_c
- * in place, MPI_Alltoall(v)_init, MPI_Gather(v)_init, MPI_Scatter_init,
+ * in place, MPI_Alltoall(v)_init, MPI_Gather(v)_init, MPI_Scatter(v)_init,
  * MPI_Reduce_scatter(_block)_init, MPI_Scan_init, MPI_Exscan_init
- * (shancoll's deposit engines on one node), the library's
- * MPI_Scatterv_init (root 1 for the rooted ones), and a zero-count
- * allgatherv. */
+ * (shancoll's deposit engines on one node; root 1 for the rooted ones), and
+ * a zero-count allgatherv. */
 enum { OTHER_RUNS = 12, OTHERS = 14 };
 
 static double now(void) {

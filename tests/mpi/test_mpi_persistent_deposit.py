@@ -359,7 +359,8 @@ def test_deposit_gather_scatter_against_mpi4py(comm, name):
         req = init(comm, np.ones(100 * p), np.zeros(n), 0, algorithm="shan", timeout=TIMEOUT)
     error = run_error(req)
     reader = 0 if name == "gather" else 1  # who reads the deposit that differs
-    ok = me != reader or (error is not None and "recvcount: rank" in error)
+    said = "recvcount: rank" if name == "gather" else "recvcount: the root sends"
+    ok = me != reader or (error is not None and said in error)
     assert_all(comm, ok, f"{name}, differing blocks: {error!r}")
     with contextlib.suppress(Exception):
         req.free()
@@ -568,5 +569,56 @@ def test_deposit_alltoallv_against_mpi4py(comm):
     error = run_error(req)
     ok = me == 0 or (error is not None and "recvcounts: local rank 0 sends 24 bytes" in error)
     assert_all(comm, ok, f"alltoallv, differing counts: {error!r}")
+    with contextlib.suppress(Exception):
+        req.free()
+
+
+def test_deposit_scatterv_against_mpi4py(comm):
+    """shan (scatterv) by name: counts that differ by rank (one zero, one the
+    largest it takes, 2 KiB), displacements with gaps and out of rank order,
+    every root, in place at the root and not, one rank late before every
+    third start: every run equals mpi4py's Scatterv. A block past 2 KiB is
+    refused; a rank expecting another count than the root sends it is an
+    error naming recvcount."""
+    if not one_node(comm):
+        pytest.skip("one node of several ranks only")
+    p, me = comm.size, comm.rank
+    counts = [(3 * r + 4) % 9 for r in range(p)]
+    counts[0], counts[-1] = 0, 2 * 1024 // 8
+    displs, at = [0] * p, 5
+    for r in reversed(range(p)):
+        displs[r], at = at, at + counts[r] + 2
+    for root in range(p):
+        for in_place in (False, True):
+            whole, mine = np.zeros(at), np.zeros(counts[me])
+            ip = in_place and me == root
+            req = shancoll.scatterv_init(comm, [whole, counts, displs, MPI.DOUBLE],
+                                         MPI.IN_PLACE if ip else mine, root, algorithm="shan",
+                                         timeout=TIMEOUT)  # fmt: skip
+            assert_all(comm, req.algorithm == "shan", f"scatterv_init: {req.algorithm}")
+            bad = []
+            for k in range(STARTS):
+                x = data(at, k, me)
+                want = np.zeros(counts[me])
+                comm.Scatterv([x, counts, displs, MPI.DOUBLE], want, root)
+                whole[:], mine[:] = x, -1
+                late(k, me, p)
+                req.start()
+                req.wait(timeout=TIMEOUT)
+                got = whole[displs[me] : displs[me] + counts[me]] if ip else mine
+                if not np.array_equal(got, want):
+                    bad.append(k)
+            req.free()
+            assert_all(comm, not bad, f"scatterv root={root} in_place={in_place}: {bad}")
+    big = [2 * 1024 // 8 + 1] * p
+    with pytest.raises(ValueError, match="of blocks of at most 2 KiB"):
+        shancoll.scatterv_init(comm, [np.zeros(sum(big)), big], np.zeros(big[me]), 0,
+                               algorithm="shan")  # fmt: skip
+    expects = 3 if me == p - 1 else 2  # the last rank expects more than the root sends
+    req = shancoll.scatterv_init(comm, [np.zeros(2 * p), [2] * p], np.zeros(expects), 0,
+                                 algorithm="shan", timeout=TIMEOUT)  # fmt: skip
+    error = run_error(req)
+    ok = me != p - 1 or (error is not None and "recvcount: the root sends 16 bytes" in error)
+    assert_all(comm, ok, f"scatterv, differing counts: {error!r}")
     with contextlib.suppress(Exception):
         req.free()

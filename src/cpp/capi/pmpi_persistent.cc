@@ -12,7 +12,7 @@
 // start copies the rank's input into the request's own segment, a test
 // takes the peers' deposits); and there, by their deposit engines, alltoall
 // and alltoallv (blocks of at most 4 KiB), gather and gatherv (16 KiB),
-// scatter (2 KiB),
+// scatter and scatterv (2 KiB),
 // reduce_scatter_block and reduce_scatter (8 KiB), scan and exscan (16 KiB). Why (b):
 // MPI's progress rule lets a peer wait in this request while its owner sits
 // in a blocking MPI call that shancoll does not see (an MPI_Recv, the
@@ -21,14 +21,14 @@
 // an inter-communicator, a derived datatype, a user op, the bounds above)
 // returns the library's own persistent request untouched.
 //
-// Not interposed (the library's own): MPI_Scatterv_init. A deposit engine
-// for it needs what only the root knows, where a reader's block lies in the
-// deposit, handed over at _init, as alltoallv's does; not done. shancoll's other engines for
-// their requests are the point-to-point schedules, whose rounds after the
-// first are posted by the owner's test (they fail (b)), and `mpi`, the
-// library's own nonblocking call posted at each start: routing would wrap
-// it in two more layers where the library's own persistent request is
-// ready-made.
+// Every persistent form of shancoll's collectives is interposed (MPI-4
+// libraries: MPI_VERSION >= 4). Where no engine takes the call
+// (the bounds above, several nodes, ...) the library's own persistent
+// request runs it: shancoll's other engines for requests are the
+// point-to-point schedules, whose rounds after the first are posted by the
+// owner's test (they fail (b)), and `mpi`, the library's own nonblocking
+// call posted at each start, which routing would only wrap where the
+// library's own persistent request is ready-made.
 //
 // The handle: the library's own persistent request for the same call
 // (PMPI_<Coll>_init, never started), so that a call not interposed here sees
@@ -782,6 +782,25 @@ SHANCOLL_PMPI_INIT(Scatter_init_c, scatter_init_c, "shan", MPI_OP_NULL,
                    (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
                     MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
                    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm))
+SHANCOLL_PMPI_INIT(
+    Scatterv_init, scatterv_init, "shan", MPI_OP_NULL,
+    shancoll::pmpi::own_bytes(
+        recvbuf, recvcount, recvtype,
+        recvbuf == MPI_IN_PLACE ? shancoll::pmpi::count_at_root(sendcounts, comm) : 0, sendtype),
+    (const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+     void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
+    (sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm))
+SHANCOLL_PMPI_INIT(Scatterv_init_c, scatterv_init_c, "shan", MPI_OP_NULL,
+                   shancoll::pmpi::own_bytes(recvbuf, recvcount, recvtype,
+                                             recvbuf == MPI_IN_PLACE
+                                                 ? shancoll::pmpi::count_at_root(sendcounts, comm)
+                                                 : 0,
+                                             sendtype),
+                   (const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                    MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                    MPI_Datatype recvtype, int root, MPI_Comm comm),
+                   (sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+                    comm))
 SHANCOLL_PMPI_INIT(Reduce_scatter_block_init, reduce_scatter_block_init, "shan", op,
                    shancoll::pmpi::bytes_of(recvcount, datatype),
                    (const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype,

@@ -6,6 +6,17 @@
 
 namespace shancoll {
 
+BlockSpan span_of_blocks(const std::int64_t* counts, const std::int64_t* displs, std::size_t n) {
+  std::int64_t lo = -1, hi = 0;
+  for (std::size_t r = 0; r < n; ++r) {
+    if (counts[r] == 0) continue;
+    lo = lo < 0 ? displs[r] : std::min(lo, displs[r]);
+    hi = std::max(hi, displs[r] + counts[r]);
+  }
+  if (lo < 0) return {};
+  return {static_cast<std::size_t>(lo), static_cast<std::size_t>(hi - lo)};
+}
+
 bool combine_deposited(const DepositAreas& areas, const Reducer& reducer, int me, int ranks,
                        int size, std::uint64_t run, std::size_t c, std::size_t from, std::size_t to,
                        std::size_t bytes, const std::byte* own, std::byte* out,

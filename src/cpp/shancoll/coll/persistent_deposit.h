@@ -46,6 +46,20 @@ inline bool deposit_fits(const Topology& topo, std::int64_t bytes) {
          bytes > static_cast<std::int64_t>(kInlineBytes);
 }
 
+// Where one rank's block lies in another's deposit, its bytes, and the
+// deposit's bytes: what the v-forms' writers tell their readers at _init
+// (a reader does not know the writer's layout).
+struct DepositPiece {
+  std::uint64_t offset = 0, bytes = 0, deposit = 0;
+};
+
+// Where a rank's blocks lie together: from the first non-empty block's start
+// to the last one's end (gaps and overlaps included), what it deposits.
+struct BlockSpan {
+  std::size_t lo = 0, bytes = 0;
+};
+BlockSpan span_of_blocks(const std::int64_t* counts, const std::int64_t* displs, std::size_t n);
+
 // Bytes [from, to) of the deposits of run `run` (within one chunk, `c`),
 // the deposits of local ranks 0 .. ranks - 1 combined in rank order into
 // `out` (where byte `from` of the result goes), once each of them has chunk

@@ -63,36 +63,14 @@ SendSide send_side(const AlltoallvArgs& a) {
   return {a.recv, a.recv_counts, a.recv_displs};
 }
 
-// The bytes from the first send block's start to the last one's end, and
-// where they start (empty blocks take no room).
-struct Span {
-  std::size_t lo = 0, bytes = 0;
-};
-
-Span span_of(const SendSide& s) {
-  std::int64_t lo = -1, hi = 0;
-  for (std::size_t r = 0; r < s.counts.size(); ++r) {
-    if (s.counts[r] == 0) continue;
-    lo = lo < 0 ? s.displs[r] : std::min(lo, s.displs[r]);
-    hi = std::max(hi, s.displs[r] + s.counts[r]);
-  }
-  return lo < 0 ? Span{} : Span{static_cast<std::size_t>(lo), static_cast<std::size_t>(hi - lo)};
-}
-
-// Where one rank's block for another lies in the writer's deposit, its
-// bytes, and the deposit's bytes: what the ranks tell each other at _init.
-struct Piece {
-  std::uint64_t offset = 0, bytes = 0, deposit = 0;
-};
-
 class DepositAlltoallvEngine final : public Engine {
  public:
-  DepositAlltoallvEngine(const Topology& topo, const AlltoallvCall& call, Span span,
+  DepositAlltoallvEngine(const Topology& topo, const AlltoallvCall& call, BlockSpan span,
                          const double& timeout)
       : DepositAlltoallvEngine(topo, call.args, call.alltoall ? "recvcount" : "recvcounts", span,
                                timeout) {}
   DepositAlltoallvEngine(const Topology& topo, const AlltoallvArgs& a, const char* counts_name,
-                         Span span, const double& timeout)
+                         BlockSpan span, const double& timeout)
       : me_(topo.local_rank),
         size_(topo.local_size()),
         counts_name_(counts_name),
@@ -105,7 +83,7 @@ class DepositAlltoallvEngine final : public Engine {
         recv_at_(static_cast<std::size_t>(size_)),
         expected_(static_cast<std::size_t>(size_)) {
     const SendSide s = send_side(a);
-    std::vector<Piece> mine(static_cast<std::size_t>(size_));
+    std::vector<DepositPiece> mine(static_cast<std::size_t>(size_));
     for (int j = 0; j < size_; ++j) {  // by local rank (one node: every rank)
       const auto r = static_cast<std::size_t>(topo.ranks[0][static_cast<std::size_t>(j)]);
       const auto bytes = static_cast<std::uint64_t>(s.counts[r]);
@@ -131,7 +109,7 @@ class DepositAlltoallvEngine final : public Engine {
   bool test() override {
     while (arrived_ < size_) {  // the next rank's deposit first: no hot spot
       const int peer = (me_ + arrived_) % size_;
-      const Piece& p = from_[peer];
+      const DepositPiece& p = from_[peer];
       if (!header_) {  // chunk 0 first: it says the deposit's bytes
         if (!areas_.chunk(peer, run_, 0, p.deposit, counts_name_)) return false;
         if (p.bytes != expected_[peer]) throw_differs(peer);
@@ -178,7 +156,7 @@ class DepositAlltoallvEngine final : public Engine {
   const std::byte* const source_;  // the span this rank deposits
   const std::size_t deposit_;
   DepositAreas areas_;
-  std::vector<Piece> from_;                      // per peer: where my block lies in its deposit
+  std::vector<DepositPiece> from_;               // per peer: where my block lies in its deposit
   std::vector<std::size_t> recv_at_, expected_;  // per peer: where its block goes, its bytes
   std::size_t own_from_ = 0;                     // the own block in the send buffer
   std::uint64_t run_ = 0;
@@ -195,7 +173,7 @@ std::unique_ptr<Engine> deposit_alltoallv(const Topology& topo, const AlltoallvC
   if (!a.recv || a.recv_counts.empty() || topo.node_count != 1 || topo.local_size() < 2)
     return nullptr;
   const SendSide s = send_side(a);
-  const Span span = span_of(s);
+  const BlockSpan span = span_of_blocks(s.counts.data(), s.displs.data(), s.counts.size());
   // Decided on the node's largest, so that every rank makes the engine or
   // none does: the blocks, and the span's share per rank (gaps count).
   std::int64_t largest = 0;

@@ -104,6 +104,10 @@ constexpr PersistentName kInline[] = {
      "persistent only, by name, on one node: the root's deposit of its blocks (of at most 2 "
      "KiB), each rank's block read by its owner",
      " of blocks of at most 2 KiB"},
+    {"scatterv", "shan",
+     "persistent only, by name, on one node: the root's deposit of its blocks (of at most 2 "
+     "KiB), each rank's block read by its owner",
+     " of blocks of at most 2 KiB"},
     {"reduce_scatter_block", "shan",
      "persistent only, by name, on one node, predefined ops: every rank's deposit of its input "
      "(blocks of at most 8 KiB), each rank's block combined by its owner in rank order",
@@ -452,11 +456,10 @@ std::unique_ptr<Request> request_of(const ScattervCall& call, bool persistent) {
             persistent, rooted_shape(call.args.root, regular ? call.args.recv_bytes : -1),
             [&](const Comm& c) { refuse_rooted(c, call, "sendcounts"); });
   check_root(s.comm, call.args.root);
-  if (regular)
-    if (auto r = inline_request(s, [&](const Topology& t, const double& timeout) {
-          return s.automatic ? nullptr : deposit_scatter(t, call, timeout);
-        }))
-      return r;
+  if (auto r = inline_request(s, [&](const Topology& t, const double& timeout) {
+        return s.automatic ? nullptr : deposit_scatter(t, call, timeout);
+      }))
+    return r;
   return made(s, [&] {
     if (!s.scheduled())
       return s.make(mpi_scatterv(s.comm.mpi(), call, s.comm.rank(), s.comm.size()));
