@@ -15,7 +15,8 @@
  * Usage: persistent_calls [N] [REPEATS] [collectives] [BYTES]
  *   defaults: 20000 calls, 7 repeats, bcast,reduce,allgather,allreduce,
  *   8 bytes (also: barrier, allgatherv, alltoall, gather, scatter,
- *   reduce_scatter_block, scan, exscan). bcast, reduce, gather and scatter
+ *   reduce_scatter_block, scan, exscan, and gatherv, scatterv, alltoallv,
+ *   reduce_scatter with the regular layout). bcast, reduce, gather and scatter
  *   have root 0; BYTES / 8 doubles (MPI_SUM); allgather(v), gather and
  *   scatter BYTES per rank, alltoall and reduce_scatter_block per block. The buffers are
  * set once (the persistent requests' buffers stay the same), so the figures are of warm caches.
@@ -73,6 +74,24 @@ static int scan(int d) {
 static int exscan(int d) {
   return (d ? PMPI_Exscan : MPI_Exscan)(x, y, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 }
+/* The v-forms with the regular layout (counts each, packed): their engines' cost beside the
+ * regular forms'. */
+static int gatherv(int d) {
+  return (d ? PMPI_Gatherv : MPI_Gatherv)(x, count, MPI_DOUBLE, y, counts, displs, MPI_DOUBLE, 0,
+                                          MPI_COMM_WORLD);
+}
+static int scatterv(int d) {
+  return (d ? PMPI_Scatterv : MPI_Scatterv)(z, counts, displs, MPI_DOUBLE, x, count, MPI_DOUBLE, 0,
+                                            MPI_COMM_WORLD);
+}
+static int alltoallv(int d) {
+  return (d ? PMPI_Alltoallv : MPI_Alltoallv)(z, counts, displs, MPI_DOUBLE, y, counts, displs,
+                                              MPI_DOUBLE, MPI_COMM_WORLD);
+}
+static int reduce_scatter(int d) {
+  return (d ? PMPI_Reduce_scatter : MPI_Reduce_scatter)(z, x, counts, MPI_DOUBLE, MPI_SUM,
+                                                        MPI_COMM_WORLD);
+}
 static void init_bcast(int d, MPI_Request* r) {
   (d ? PMPI_Bcast_init : MPI_Bcast_init)(x, count, MPI_DOUBLE, 0, MPI_COMM_WORLD, MPI_INFO_NULL, r);
 }
@@ -121,6 +140,23 @@ static void init_exscan(int d, MPI_Request* r) {
                                            MPI_INFO_NULL, r);
 }
 
+static void init_gatherv(int d, MPI_Request* r) {
+  (d ? PMPI_Gatherv_init : MPI_Gatherv_init)(x, count, MPI_DOUBLE, y, counts, displs, MPI_DOUBLE, 0,
+                                             MPI_COMM_WORLD, MPI_INFO_NULL, r);
+}
+static void init_scatterv(int d, MPI_Request* r) {
+  (d ? PMPI_Scatterv_init : MPI_Scatterv_init)(z, counts, displs, MPI_DOUBLE, x, count, MPI_DOUBLE,
+                                               0, MPI_COMM_WORLD, MPI_INFO_NULL, r);
+}
+static void init_alltoallv(int d, MPI_Request* r) {
+  (d ? PMPI_Alltoallv_init : MPI_Alltoallv_init)(z, counts, displs, MPI_DOUBLE, y, counts, displs,
+                                                 MPI_DOUBLE, MPI_COMM_WORLD, MPI_INFO_NULL, r);
+}
+static void init_reduce_scatter(int d, MPI_Request* r) {
+  (d ? PMPI_Reduce_scatter_init : MPI_Reduce_scatter_init)(z, x, counts, MPI_DOUBLE, MPI_SUM,
+                                                           MPI_COMM_WORLD, MPI_INFO_NULL, r);
+}
+
 static const struct {
   const char* name;
   Call call;
@@ -138,6 +174,10 @@ static const struct {
     {"reduce_scatter_block", reduce_scatter_block, init_reduce_scatter_block},
     {"scan", scan, init_scan},
     {"exscan", exscan, init_exscan},
+    {"gatherv", gatherv, init_gatherv},
+    {"scatterv", scatterv, init_scatterv},
+    {"alltoallv", alltoallv, init_alltoallv},
+    {"reduce_scatter", reduce_scatter, init_reduce_scatter},
 };
 
 static const char* kNames[kSeries] = {"MPI_<Coll> (blocking)", "MPI_<Coll>_init start+wait",
