@@ -35,6 +35,14 @@ def data(n, k, rank):
     return np.arange(n, dtype=float) * (rank + 1) + 10 * k + rank
 
 
+def set_input(send, recv, x, in_place):
+    """A run's input: in recvbuf in place, else in sendbuf (recvbuf poisoned)."""
+    if in_place:
+        recv[:] = x
+    else:
+        send[:], recv[:] = x, -1
+
+
 def run_error(req) -> str | None:
     """One run of `req`: the ValueError it raised, else None."""
     try:
@@ -58,10 +66,7 @@ def test_deposit_allreduce_against_mpi4py(comm):
             assert_all(comm, req.algorithm == "shan", f"n={n}: {req.algorithm}")
             for k in range(STARTS):
                 mine = data(n, k, comm.rank)
-                if in_place:
-                    recv[:] = mine
-                else:
-                    send[:], recv[:] = mine, -1
+                set_input(send, recv, mine, in_place)
                 want = np.zeros(n)
                 comm.Allreduce(mine, want, MPI.SUM)
                 req.start()
@@ -236,6 +241,16 @@ def test_deposit_missing_rank_times_out(comm):
     c.Free()
 
 
+def run_late(req, k, me, p):
+    """Run k of `req`, one rank sleeping before every third start: a rank
+    that runs ahead must wait for its readers before it writes an area
+    again."""
+    if k % 3 == 2 and me == (k // 3) % p:
+        time.sleep(0.002)
+    req.start()
+    req.wait(timeout=TIMEOUT)
+
+
 def test_deposit_alltoall_against_mpi4py(comm):
     """shan (alltoall) by name: blocks of none, one, 100 and 512 doubles (4
     KiB, the largest it takes), in place and not, the blocks changed between
@@ -256,14 +271,8 @@ def test_deposit_alltoall_against_mpi4py(comm):
                 x = data(n * p, k, me)
                 want = np.zeros(n * p)
                 comm.Alltoall(x, want)
-                if in_place:
-                    recv[:] = x
-                else:
-                    send[:], recv[:] = x, -1
-                if k % 3 == 2 and me == (k // 3) % p:
-                    time.sleep(0.002)
-                req.start()
-                req.wait(timeout=TIMEOUT)
+                set_input(send, recv, x, in_place)
+                run_late(req, k, me, p)
                 assert_all(comm, np.array_equal(recv, want),
                            f"alltoall n={n} in_place={in_place} run {k}")  # fmt: skip
             req.free()
@@ -280,13 +289,6 @@ def test_deposit_alltoall_against_mpi4py(comm):
     assert_all(comm, ok, f"differing blocks: {error!r}")
     with contextlib.suppress(Exception):
         req.free()
-
-
-def late(k, me, p):
-    """One rank sleeps before every third start: a rank that runs ahead
-    must wait for its readers before it writes an area again."""
-    if k % 3 == 2 and me == (k // 3) % p:
-        time.sleep(0.002)
 
 
 @pytest.mark.parametrize("name", ["gather", "scatter"])
@@ -329,9 +331,7 @@ def test_deposit_gather_scatter_against_mpi4py(comm, name):
                     else:
                         comm.Scatter(x, want[:n], root)
                         whole[:], mine[:] = x if me == root else whole, -1
-                    late(k, me, p)
-                    req.start()
-                    req.wait(timeout=TIMEOUT)
+                    run_late(req, k, me, p)
                     if name == "gather":
                         ok = me != root or np.array_equal(whole, want)
                     else:
@@ -400,13 +400,8 @@ def test_deposit_reductions_against_mpi4py(comm, name):
                         comm.Scan(x, want, op)
                     else:
                         comm.Exscan(x, want, op)
-                    if in_place:
-                        recv[:] = x
-                    else:
-                        send[:], recv[:] = x, -1
-                    late(k, me, p)
-                    req.start()
-                    req.wait(timeout=TIMEOUT)
+                    set_input(send, recv, x, in_place)
+                    run_late(req, k, me, p)
                     if not (name == "exscan" and me == 0) and not np.array_equal(recv[:n], want):
                         bad.append(k)
                 req.free()
@@ -460,9 +455,7 @@ def test_deposit_gatherv_against_mpi4py(comm):
                 mine[:], whole[:] = x, -1
                 if ip:
                     whole[displs[me] : displs[me] + counts[me]] = x
-                late(k, me, p)
-                req.start()
-                req.wait(timeout=TIMEOUT)
+                run_late(req, k, me, p)
                 if me == root and not np.array_equal(whole, want):
                     bad.append(k)
             req.free()
@@ -495,13 +488,8 @@ def test_deposit_reduce_scatter_against_mpi4py(comm):
             x = data(total, k, me).astype(np.int64)
             want = np.zeros(mine, np.int64)
             comm.Reduce_scatter(x, want, counts, MPI.SUM)
-            if in_place:
-                recv[:] = x
-            else:
-                send[:], recv[:] = x, -1
-            late(k, me, p)
-            req.start()
-            req.wait(timeout=TIMEOUT)
+            set_input(send, recv, x, in_place)
+            run_late(req, k, me, p)
             if not np.array_equal(recv[:mine], want):
                 bad.append(k)
         req.free()
@@ -551,9 +539,7 @@ def test_deposit_alltoallv_against_mpi4py(comm):
             want = np.full(recv_len, -1.0)
             comm.Alltoallv([x, scounts, sdispls, MPI.DOUBLE], [want, rcounts, rdispls, MPI.DOUBLE])
             send[:], recv[:] = x, -1
-            late(k, me, p)
-            req.start()
-            req.wait(timeout=TIMEOUT)
+            run_late(req, k, me, p)
             if not np.array_equal(recv, want):
                 bad.append(k)
         req.free()
@@ -602,9 +588,7 @@ def test_deposit_scatterv_against_mpi4py(comm):
                 want = np.zeros(counts[me])
                 comm.Scatterv([x, counts, displs, MPI.DOUBLE], want, root)
                 whole[:], mine[:] = x, -1
-                late(k, me, p)
-                req.start()
-                req.wait(timeout=TIMEOUT)
+                run_late(req, k, me, p)
                 got = whole[displs[me] : displs[me] + counts[me]] if ip else mine
                 if not np.array_equal(got, want):
                     bad.append(k)

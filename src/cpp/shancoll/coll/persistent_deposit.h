@@ -103,7 +103,7 @@ std::unique_ptr<Engine> deposit_alltoallv(const Topology& topo, const AlltoallvC
 // gather_persistent_deposit.cc: gather and gatherv, blocks of at most 16 KiB.
 std::unique_ptr<Engine> deposit_gather(const Topology& topo, const GathervCall& call,
                                        const double& timeout);
-// scatter_persistent_deposit.cc: scatter (not scatterv), blocks of at most 2 KiB.
+// scatter_persistent_deposit.cc: scatter and scatterv, blocks of at most 2 KiB.
 std::unique_ptr<Engine> deposit_scatter(const Topology& topo, const ScattervCall& call,
                                         const double& timeout);
 // reduce_scatter_persistent_deposit.cc: reduce_scatter_block (`block`) and

@@ -67,21 +67,18 @@ class DepositAlltoallvEngine final : public Engine {
  public:
   DepositAlltoallvEngine(const Topology& topo, const AlltoallvCall& call, BlockSpan span,
                          const double& timeout)
-      : DepositAlltoallvEngine(topo, call.args, call.alltoall ? "recvcount" : "recvcounts", span,
-                               timeout) {}
-  DepositAlltoallvEngine(const Topology& topo, const AlltoallvArgs& a, const char* counts_name,
-                         BlockSpan span, const double& timeout)
       : me_(topo.local_rank),
         size_(topo.local_size()),
-        counts_name_(counts_name),
-        send_(a.send),
-        recv_(a.recv),
-        source_(send_side(a).buf + span.lo),
+        counts_name_(call.alltoall ? "recvcount" : "recvcounts"),
+        send_(call.args.send),
+        recv_(call.args.recv),
+        source_(send_side(call.args).buf + span.lo),
         deposit_(span.bytes),
         areas_(topo, kAlltoallvDepositSlots, deposit_, timeout),
         from_(static_cast<std::size_t>(size_)),
         recv_at_(static_cast<std::size_t>(size_)),
         expected_(static_cast<std::size_t>(size_)) {
+    const AlltoallvArgs& a = call.args;
     const SendSide s = send_side(a);
     std::vector<DepositPiece> mine(static_cast<std::size_t>(size_));
     for (int j = 0; j < size_; ++j) {  // by local rank (one node: every rank)
@@ -170,8 +167,10 @@ class DepositAlltoallvEngine final : public Engine {
 std::unique_ptr<Engine> deposit_alltoallv(const Topology& topo, const AlltoallvCall& call,
                                           const double& timeout) {
   const AlltoallvArgs& a = call.args;
-  if (!a.recv || a.recv_counts.empty() || topo.node_count != 1 || topo.local_size() < 2)
-    return nullptr;
+  // Only what every rank decides alike (a rank receiving nothing may pass a
+  // null recvbuf; refusing there alone would leave the others in the
+  // segment's collective set-up).
+  if (a.recv_counts.empty() || topo.node_count != 1 || topo.local_size() < 2) return nullptr;
   const SendSide s = send_side(a);
   const BlockSpan span = span_of_blocks(s.counts.data(), s.displs.data(), s.counts.size());
   // Decided on the node's largest, so that every rank makes the engine or
