@@ -868,11 +868,12 @@ OTHER_ROUTES = {
     ("MPI_Scan_init", "shan"): 12,
     ("MPI_Exscan_init", "shan"): 12,
 }  # fmt: skip
-# large() there: the deposit engines, 10 runs at every root of each
-# (allreduce: two requests), beside rooted()'s 30; and the mixed rounds'
-# 128-byte bcast, 50 runs per rank.
+# large() there: the deposit and single-copy engines, 10 runs at every root
+# of each (allreduce: two requests), beside rooted()'s 30 and others()' 12;
+# and the mixed rounds' 128-byte bcast, 50 runs per rank.
 LARGE_RUNS = {"MPI_Allreduce_init": 20, "MPI_Bcast_init": 10, "MPI_Reduce_init": 10,
-              "MPI_Allgather_init": 10}  # fmt: skip
+              "MPI_Allgather_init": 10, "MPI_Gather_init": 10, "MPI_Scatter_init": 10,
+              "MPI_Alltoall_init": 10}  # fmt: skip
 
 
 def _summary_rows(output: str) -> dict[tuple[str, str], int]:
@@ -906,6 +907,7 @@ def test_persistent_allreduce(ranks, ranks_per_node):
             runs = (30 + LARGE_RUNS.get(call, 0)) * ranks + (50 if call == "MPI_Bcast_init" else 0)
             assert rows.get((call, algorithm)) == runs, (call, output[-3000:])
         for (call, algorithm), runs in OTHER_ROUTES.items():
+            runs += LARGE_RUNS.get(call, 0) * ranks
             assert rows.get((call, algorithm)) == runs, (call, output[-3000:])
     else:
         assert not _lines(output, "MPI_Allreduce_init", "routed to shancoll"), output[-3000:]

@@ -431,15 +431,21 @@ static void others(void) {
 }
 
 /* The deposit engines (past 56 bytes on one node): MPI_Allreduce_init (and
- * in place), MPI_Bcast_init, MPI_Reduce_init (in place at the root) and
- * MPI_Allgather_init of LARGE doubles (three deposit chunks and a part), at
- * every root, LARGE_RUNS starts of all five together (MPI_Startall,
- * MPI_Waitall), the inputs changed between starts, rank 0 late before
- * every third start, checked against the blocking PMPI_ calls. */
-enum { LARGE = 3 * 4096 + 17, LARGE_RUNS = 10, LARGES = 5 };
+ * in place), MPI_Reduce_init (in place at the root) and MPI_Allgather_init
+ * of LARGE doubles (three deposit chunks and a part); the single-copy
+ * engines where the ranks may copy straight between their buffers:
+ * MPI_Bcast_init, and MPI_Gather_init, MPI_Scatter_init and
+ * MPI_Alltoall_init of LARGE doubles per rank (past their deposits'
+ * bounds). At every root, LARGE_RUNS starts of all eight together
+ * (MPI_Startall, MPI_Waitall), the inputs changed between starts, rank 0
+ * late before every third start, checked against the blocking PMPI_ calls. */
+enum { LARGE = 3 * 4096 + 17, LARGE_RUNS = 10, LARGES = 8 };
 static double l_send[LARGE], l_sum[LARGE], l_sum_want[LARGE], l_in[LARGE], l_in_want[LARGE];
 static double l_bcast[LARGE], l_bcast_want[LARGE], l_red[LARGE], l_red_want[LARGE];
 static double l_all[LARGE * MAX_RANKS], l_all_want[LARGE * MAX_RANKS];
+static double l_gath[LARGE * MAX_RANKS], l_gath_want[LARGE * MAX_RANKS];
+static double l_scat[LARGE], l_scat_want[LARGE], l_a2a[LARGE * MAX_RANKS];
+static double l_a2a_want[LARGE * MAX_RANKS], l_blocks[LARGE * MAX_RANKS];
 
 static void large(void) {
   int p = 0;
@@ -455,6 +461,12 @@ static void large(void) {
                     w, MPI_INFO_NULL, &r[3]);
     MPI_Allgather_init(l_send, LARGE, MPI_DOUBLE, l_all, LARGE, MPI_DOUBLE, w, MPI_INFO_NULL,
                        &r[4]);
+    MPI_Gather_init(l_send, LARGE, MPI_DOUBLE, l_gath, LARGE, MPI_DOUBLE, root, w, MPI_INFO_NULL,
+                    &r[5]);
+    MPI_Scatter_init(l_blocks, LARGE, MPI_DOUBLE, l_scat, LARGE, MPI_DOUBLE, root, w, MPI_INFO_NULL,
+                     &r[6]);
+    MPI_Alltoall_init(l_blocks, LARGE, MPI_DOUBLE, l_a2a, LARGE, MPI_DOUBLE, w, MPI_INFO_NULL,
+                      &r[7]);
     for (int run = 0; run < LARGE_RUNS; ++run) {
       const int v = 100 * run + 10 * root + g_rank;
       for (int k = 0; k < LARGE; ++k) {
@@ -463,12 +475,19 @@ static void large(void) {
         l_bcast[k] = l_bcast_want[k] = g_rank == root ? v + k * 0.25 : -1;
         l_red[k] = l_red_want[k] = v - k % 13;
       }
+      for (int k = 0; k < LARGE * p; ++k) l_blocks[k] = v * 3 + k % 997;
+      memset(l_gath, 0, sizeof l_gath);
+      memset(l_scat, 0, sizeof l_scat);
+      memset(l_a2a, 0, sizeof l_a2a);
       PMPI_Allreduce(l_send, l_sum_want, LARGE, MPI_DOUBLE, MPI_SUM, w);
       PMPI_Allreduce(MPI_IN_PLACE, l_in_want, LARGE, MPI_DOUBLE, MPI_MAX, w);
       PMPI_Bcast(l_bcast_want, LARGE, MPI_DOUBLE, root, w);
       PMPI_Reduce(g_rank == root ? MPI_IN_PLACE : l_red_want, l_red_want, LARGE, MPI_DOUBLE,
                   MPI_SUM, root, w);
       PMPI_Allgather(l_send, LARGE, MPI_DOUBLE, l_all_want, LARGE, MPI_DOUBLE, w);
+      PMPI_Gather(l_send, LARGE, MPI_DOUBLE, l_gath_want, LARGE, MPI_DOUBLE, root, w);
+      PMPI_Scatter(l_blocks, LARGE, MPI_DOUBLE, l_scat_want, LARGE, MPI_DOUBLE, root, w);
+      PMPI_Alltoall(l_blocks, LARGE, MPI_DOUBLE, l_a2a_want, LARGE, MPI_DOUBLE, w);
       if (g_rank == 0 && run % 3 == 0) usleep(2000);
       MPI_Startall(LARGES, r);
       MPI_Waitall(LARGES, r, MPI_STATUSES_IGNORE);
@@ -480,6 +499,12 @@ static void large(void) {
         check(memcmp(l_red, l_red_want, sizeof l_red) == 0, "large reduce_init in place", at);
       check(memcmp(l_all, l_all_want, sizeof(double) * LARGE * (size_t)p) == 0,
             "large allgather_init", at);
+      if (g_rank == root)
+        check(memcmp(l_gath, l_gath_want, sizeof(double) * LARGE * (size_t)p) == 0,
+              "large gather_init", at);
+      check(memcmp(l_scat, l_scat_want, sizeof l_scat) == 0, "large scatter_init", at);
+      check(memcmp(l_a2a, l_a2a_want, sizeof(double) * LARGE * (size_t)p) == 0,
+            "large alltoall_init", at);
     }
     for (int i = 0; i < LARGES; ++i) MPI_Request_free(&r[i]);
   }

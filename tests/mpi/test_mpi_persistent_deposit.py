@@ -89,7 +89,9 @@ def test_deposit_bcast_against_mpi4py(comm, sleeper):
         late = {"root": root, "reader": (root + 1) % comm.size, "none": -1}[sleeper]
         for n in SIZES[-2:] if sleeper != "none" else SIZES:
             buf = np.zeros(n)
-            req = shancoll.bcast_init(comm, buf, root, algorithm="release_gather")
+            req = shancoll.bcast_init(
+                comm, buf, root, algorithm="release_gather", single_copy=False
+            )  # from 32 KiB: the single copy
             assert_all(comm, req.algorithm == "release_gather", f"n={n}: {req.algorithm}")
             bad = []
             for k in range(STARTS):
@@ -112,7 +114,9 @@ def test_deposit_counts_that_differ_are_refused(comm):
     if not one_node(comm):
         pytest.skip("one node of several ranks only")
     buf = np.zeros(CHUNK + 3 if comm.rank == 0 else CHUNK + 2)
-    req = shancoll.bcast_init(comm, buf, 0, algorithm="release_gather", timeout=TIMEOUT)
+    req = shancoll.bcast_init(
+        comm, buf, 0, algorithm="release_gather", timeout=TIMEOUT, single_copy=False
+    )  # the deposit, not the single copy
     error = run_error(req)
     want = f"count: rank 0 contributes {8 * (CHUNK + 3)} bytes"
     if comm.rank == 0:
@@ -164,7 +168,8 @@ def test_names_refused_on_virtual_nodes(comm, name):
 def test_deposit_reduce_and_allgather_against_mpi4py(comm):
     """release_gather (reduce, every root, in place at the root) and shan
     (allgather, in place too) by name past 56 bytes: every run equals mpi4py's;
-    an allgather block past 1 MiB is refused (measured slower there)."""
+    an allgather block past 1 MiB is refused without single copy
+    (measured slower there)."""
     if not one_node(comm):
         pytest.skip("one node of several ranks only")
     p, me = comm.size, comm.rank
@@ -205,7 +210,9 @@ def test_deposit_reduce_and_allgather_against_mpi4py(comm):
         req.free()
     big = (1 << 20) // 8 + 1
     with pytest.raises(ValueError, match="of at most 1 MiB per rank"):
-        shancoll.allgather_init(comm, np.zeros(big), np.zeros(big * p), algorithm="shan")
+        shancoll.allgather_init(
+            comm, np.zeros(big), np.zeros(big * p), algorithm="shan", single_copy=False
+        )
 
 
 def test_deposit_missing_rank_times_out(comm):
@@ -255,7 +262,8 @@ def test_deposit_alltoall_against_mpi4py(comm):
     """shan (alltoall) by name: blocks of none, one, 100 and 512 doubles (4
     KiB, the largest it takes), in place and not, the blocks changed between
     starts and one rank late before every third start: every run equals
-    mpi4py's Alltoall. A block past 4 KiB and virtual nodes are refused, a
+    mpi4py's Alltoall. A block past 4 KiB (without single copy) and virtual
+    nodes are refused, a
     block size that differs between ranks is an error naming recvcount,
     never a wrong answer."""
     if not one_node(comm):
@@ -278,7 +286,9 @@ def test_deposit_alltoall_against_mpi4py(comm):
             req.free()
     big = 4096 // 8 + 1
     with pytest.raises(ValueError, match="of blocks of at most 4 KiB"):
-        shancoll.alltoall_init(comm, np.zeros(big * p), np.zeros(big * p), algorithm="shan")
+        shancoll.alltoall_init(
+            comm, np.zeros(big * p), np.zeros(big * p), algorithm="shan", single_copy=False
+        )
     with pytest.raises(ValueError, match="as a request is the persistent alltoall .* on one node"):
         shancoll.alltoall_init(comm, np.zeros(p), np.zeros(p), algorithm="shan", ranks_per_node=1)
     n = 100 + (1 if me == 0 else 0)
@@ -296,9 +306,9 @@ def test_deposit_gather_scatter_against_mpi4py(comm, name):
     """shan (gather, scatter) by name: blocks of none, one and 100 doubles
     and the largest each takes (16 KiB, 2 KiB), every root, in place at the
     root and not, the blocks changed between starts and one rank late before
-    every third start: every run equals mpi4py's. A block past the bound and
-    virtual nodes are refused, a block that differs between ranks is an
-    error naming recvcount, never a wrong answer."""
+    every third start: every run equals mpi4py's. A block past the bound
+    (without single copy) and virtual nodes are refused, a block that differs
+    between ranks is an error naming recvcount, never a wrong answer."""
     if not one_node(comm):
         pytest.skip("one node of several ranks only")
     p, me = comm.size, comm.rank
@@ -344,9 +354,9 @@ def test_deposit_gather_scatter_against_mpi4py(comm, name):
     big = largest + 1
     with pytest.raises(ValueError, match=f"of blocks of at most {largest * 8 // 1024} KiB"):
         if name == "gather":
-            init(comm, np.zeros(big), np.zeros(big * p), 0, algorithm="shan")
+            init(comm, np.zeros(big), np.zeros(big * p), 0, algorithm="shan", single_copy=False)
         else:
-            init(comm, np.zeros(big * p), np.zeros(big), 0, algorithm="shan")
+            init(comm, np.zeros(big * p), np.zeros(big), 0, algorithm="shan", single_copy=False)
     with pytest.raises(ValueError, match=f"as a request is the persistent {name} .*on one node"):
         if name == "gather":
             init(comm, np.zeros(1), np.zeros(p), 0, algorithm="shan", ranks_per_node=1)
@@ -429,7 +439,7 @@ def test_deposit_gatherv_against_mpi4py(comm):
     largest it takes, 16 KiB), displacements with gaps, every root, in place
     at the root and not, one rank late before every third start: every run
     equals mpi4py's Gatherv (and the gaps stay as they were). A block past
-    16 KiB is refused."""
+    16 KiB is refused without single copy."""
     if not one_node(comm):
         pytest.skip("one node of several ranks only")
     p, me = comm.size, comm.rank
@@ -463,7 +473,7 @@ def test_deposit_gatherv_against_mpi4py(comm):
     big = [16 * 1024 // 8 + 1] * p
     with pytest.raises(ValueError, match="of blocks of at most 16 KiB"):
         shancoll.gatherv_init(comm, np.zeros(big[me]), [np.zeros(sum(big)), big], 0,
-                              algorithm="shan")  # fmt: skip
+                              algorithm="shan", single_copy=False)  # fmt: skip
 
 
 def test_deposit_reduce_scatter_against_mpi4py(comm):
@@ -505,7 +515,8 @@ def test_deposit_alltoallv_against_mpi4py(comm):
     the largest it takes, 4 KiB), displacements with gaps and out of rank
     order on the send side, in place and not, one rank late before every
     third start: every run equals mpi4py's Alltoallv (the gaps of recvbuf
-    stay as they were). A block past 4 KiB is refused; counts that differ
+    stay as they were). A block past 4 KiB is refused without single copy;
+    counts that differ
     between sender and receiver are an error naming recvcounts."""
     if not one_node(comm):
         pytest.skip("one node of several ranks only")
@@ -547,7 +558,7 @@ def test_deposit_alltoallv_against_mpi4py(comm):
     big = [513] * p
     with pytest.raises(ValueError, match="of blocks of at most 4 KiB"):
         shancoll.alltoallv_init(comm, [np.zeros(513 * p), big], [np.zeros(513 * p), big],
-                                algorithm="shan")  # fmt: skip
+                                algorithm="shan", single_copy=False)  # fmt: skip
     sent = 3 if me == 0 else 2  # rank 0 sends 3 to each, every rank expects 2
     req = shancoll.alltoallv_init(comm, [np.zeros(sent * p), [sent] * p],
                                   [np.zeros(2 * p), [2] * p], algorithm="shan",
@@ -564,7 +575,7 @@ def test_deposit_scatterv_against_mpi4py(comm):
     largest it takes, 2 KiB), displacements with gaps and out of rank order,
     every root, in place at the root and not, one rank late before every
     third start: every run equals mpi4py's Scatterv. A block past 2 KiB is
-    refused; a rank expecting another count than the root sends it is an
+    refused without single copy; a rank expecting another count than the root sends it is an
     error naming recvcount."""
     if not one_node(comm):
         pytest.skip("one node of several ranks only")
@@ -597,7 +608,7 @@ def test_deposit_scatterv_against_mpi4py(comm):
     big = [2 * 1024 // 8 + 1] * p
     with pytest.raises(ValueError, match="of blocks of at most 2 KiB"):
         shancoll.scatterv_init(comm, [np.zeros(sum(big)), big], np.zeros(big[me]), 0,
-                               algorithm="shan")  # fmt: skip
+                               algorithm="shan", single_copy=False)  # fmt: skip
     expects = 3 if me == p - 1 else 2  # the last rank expects more than the root sends
     req = shancoll.scatterv_init(comm, [np.zeros(2 * p), [2] * p], np.zeros(expects), 0,
                                  algorithm="shan", timeout=TIMEOUT)  # fmt: skip

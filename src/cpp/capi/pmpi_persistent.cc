@@ -13,7 +13,11 @@
 // takes the peers' deposits); and there, by their deposit engines, alltoall
 // and alltoallv (blocks of at most 4 KiB), gather and gatherv (16 KiB),
 // scatter and scatterv (2 KiB),
-// reduce_scatter_block and reduce_scatter (8 KiB), scan and exscan (16 KiB). Why (b):
+// reduce_scatter_block and reduce_scatter (8 KiB), scan and exscan (16 KiB);
+// past those bounds, and for bcast from 32 KiB, where the ranks may copy
+// straight between their buffers, the single-copy engines
+// (coll/persistent_single_copy.h: each block claimed by whichever of its
+// two ranks is waiting, so that neither needs the other's test). Why (b):
 // MPI's progress rule lets a peer wait in this request while its owner sits
 // in a blocking MPI call that shancoll does not see (an MPI_Recv, the
 // library's own collective); an engine whose later steps need the owner

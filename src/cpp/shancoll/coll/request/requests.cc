@@ -7,6 +7,7 @@
 #include "shancoll/coll/door.h"
 #include "shancoll/coll/persistent_deposit.h"
 #include "shancoll/coll/persistent_inline.h"
+#include "shancoll/coll/persistent_single_copy.h"
 #include "shancoll/coll/request/request_binomial_v.h"
 #include "shancoll/coll/request/request_mpi.h"
 #include "shancoll/coll/request/request_schedule.h"
@@ -56,9 +57,11 @@ const ScheduleName* schedule_of(std::string_view collective) {
   return nullptr;
 }
 
-// The persistent engines (coll/persistent_inline.h, coll/persistent_deposit.h):
-// what a persistent request runs under `auto` where its engine fits, or by
-// name; `takes` says where it fits, for the refusal of a call that does not.
+// The persistent engines (coll/persistent_inline.h, coll/persistent_deposit.h,
+// coll/persistent_single_copy.h): what a persistent request runs under
+// `auto` where its engine fits, or by name; `takes` says where it fits, for
+// the refusal of a call that does not ("single copy": where the ranks may
+// copy straight between their buffers, the single_copy option not off).
 struct PersistentName {
   const char* collective;
   const char* algorithm;
@@ -70,7 +73,8 @@ constexpr PersistentName kPersistent[] = {
      "persistent only, on one node of several ranks: every rank's flag line, read by all", ""},
     {"bcast", "release_gather",
      "persistent only, on one node: the root's line, read by every rank (at most 56 bytes; "
-     "auto's choice), else the root's deposit, copied out by every rank (by name)",
+     "auto's choice), else (by name) the root's deposit, copied out by every rank, or from 32 "
+     "KiB where cross-memory attach works its buffer, copied straight into every rank's",
      ""},
     {"reduce", "release_gather",
      "persistent only, on one node, predefined ops: every rank's line (at most 56 bytes; auto's "
@@ -78,36 +82,44 @@ constexpr PersistentName kPersistent[] = {
      " of a predefined op"},
     {"allgather", "shan",
      "persistent only, on one node: every rank's line (at most 56 bytes per rank; auto's "
-     "choice), else its deposit (by name, at most 1 MiB per rank), read by all",
-     " of at most 1 MiB per rank"},
+     "choice), else (by name) its deposit (at most 1 MiB per rank), read by all, or past it "
+     "where cross-memory attach works its block, copied straight into every rank's",
+     " of at most 1 MiB per rank, or more by single copy"},
     {"allgatherv", "shan",
      "persistent only, on one node: every rank's line (at most 56 bytes per rank; auto's "
-     "choice), else its deposit (by name, at most 1 MiB per rank), read by all",
-     " of at most 1 MiB per rank"},
+     "choice), else (by name) its deposit (at most 1 MiB per rank), read by all, or past it "
+     "where cross-memory attach works its block, copied straight into every rank's",
+     " of at most 1 MiB per rank, or more by single copy"},
     {"alltoall", "shan",
      "persistent only, by name, on one node: every rank's deposit of its blocks (of at most 4 "
-     "KiB), each rank's block read by its owner",
-     " of blocks of at most 4 KiB"},
+     "KiB), each rank's block read by its owner; past it, not in place, where cross-memory "
+     "attach works, each block copied straight from its owner's buffer",
+     " of blocks of at most 4 KiB, or larger by single copy (not in place)"},
     {"alltoallv", "shan",
      "persistent only, by name, on one node: every rank's deposit of its blocks (of at most 4 "
-     "KiB), each rank's block read by its owner",
-     " of blocks of at most 4 KiB"},
+     "KiB), each rank's block read by its owner; past it, not in place, where cross-memory "
+     "attach works, each block copied straight from its owner's buffer",
+     " of blocks of at most 4 KiB, or larger by single copy (not in place)"},
     {"gather", "shan",
      "persistent only, by name, on one node: every rank's deposit of its block (of at most 16 "
-     "KiB), copied out by the root",
-     " of blocks of at most 16 KiB"},
+     "KiB), copied out by the root; past it, where cross-memory attach works, each block "
+     "copied straight from its owner's buffer",
+     " of blocks of at most 16 KiB, or larger by single copy"},
     {"gatherv", "shan",
      "persistent only, by name, on one node: every rank's deposit of its block (of at most 16 "
-     "KiB), copied out by the root",
-     " of blocks of at most 16 KiB"},
+     "KiB), copied out by the root; past it, where cross-memory attach works, each block "
+     "copied straight from its owner's buffer",
+     " of blocks of at most 16 KiB, or larger by single copy"},
     {"scatter", "shan",
      "persistent only, by name, on one node: the root's deposit of its blocks (of at most 2 "
-     "KiB), each rank's block read by its owner",
-     " of blocks of at most 2 KiB"},
+     "KiB), each rank's block read by its owner; past it, where cross-memory attach works, "
+     "each block copied straight from the root's buffer",
+     " of blocks of at most 2 KiB, or larger by single copy"},
     {"scatterv", "shan",
      "persistent only, by name, on one node: the root's deposit of its blocks (of at most 2 "
-     "KiB), each rank's block read by its owner",
-     " of blocks of at most 2 KiB"},
+     "KiB), each rank's block read by its owner; past it, where cross-memory attach works, "
+     "each block copied straight from the root's buffer",
+     " of blocks of at most 2 KiB, or larger by single copy"},
     {"reduce_scatter_block", "shan",
      "persistent only, by name, on one node, predefined ops: every rank's deposit of its input "
      "(blocks of at most 8 KiB), each rank's block combined by its owner in rank order",
@@ -170,7 +182,14 @@ struct Setup {
                                      options.wait_timeout(), persistent);
   }
   bool scheduled() const { return std::strcmp(algorithm, "mpi") != 0; }
-  const Topology& topo() const { return comm.nodes(options.ranks_per_node).topo; }
+  NodeContext& nodes() const { return comm.nodes(options.ranks_per_node); }
+  const Topology& topo() const { return nodes().topo; }
+  // A persistent single-copy engine by `make(nodes, single_copy)`, by name
+  // only (as the deposit engines).
+  template <class Make>
+  std::unique_ptr<Engine> single_copy(Make&& make) const {
+    return automatic ? nullptr : make(nodes(), options.single_copy);
+  }
 };
 
 // Whether `given` (else SHANCOLL_I<COLL>_ALGORITHM) asks for `auto`.
@@ -382,6 +401,9 @@ std::unique_ptr<Request> request_of(const BcastCall& call, bool persistent) {
   check_root(s.comm, call.root);
   if (auto r = persistent_request(s, [&](const Topology& t, const double& timeout) {
         if (auto lines = inline_bcast(t, call, timeout)) return lines;
+        if (auto single = s.single_copy(
+                [&](NodeContext& n, int sc) { return single_copy_bcast(n, call, sc); }))
+          return single;
         return s.automatic ? nullptr : deposit_bcast(t, call, timeout);
       }))
     return r;
@@ -426,7 +448,9 @@ std::unique_ptr<Request> request_of(const GathervCall& call, bool persistent) {
             [&](const Comm& c) { refuse_rooted(c, call, "recvcounts"); });
   check_root(s.comm, call.args.root);
   if (auto r = persistent_request(s, [&](const Topology& t, const double& timeout) {
-        return s.automatic ? nullptr : deposit_gather(t, call, timeout);
+        if (auto deposit = s.automatic ? nullptr : deposit_gather(t, call, timeout)) return deposit;
+        return s.single_copy(
+            [&](NodeContext& n, int sc) { return single_copy_gather(n, call, sc); });
       }))
     return r;
   return made(s, [&] {
@@ -458,7 +482,10 @@ std::unique_ptr<Request> request_of(const ScattervCall& call, bool persistent) {
             [&](const Comm& c) { refuse_rooted(c, call, "sendcounts"); });
   check_root(s.comm, call.args.root);
   if (auto r = persistent_request(s, [&](const Topology& t, const double& timeout) {
-        return s.automatic ? nullptr : deposit_scatter(t, call, timeout);
+        if (auto deposit = s.automatic ? nullptr : deposit_scatter(t, call, timeout))
+          return deposit;
+        return s.single_copy(
+            [&](NodeContext& n, int sc) { return single_copy_scatter(n, call, sc); });
       }))
     return r;
   return made(s, [&] {
@@ -489,7 +516,10 @@ std::unique_ptr<Request> request_of(const AllgathervCall& call, bool persistent)
   refuse_allgatherv(call);
   if (auto r = persistent_request(s, [&](const Topology& t, const double& timeout) {
         if (auto lines = inline_allgatherv(t, call, timeout)) return lines;
-        return s.automatic ? nullptr : deposit_allgatherv(t, call, timeout);
+        if (auto deposit = s.automatic ? nullptr : deposit_allgatherv(t, call, timeout))
+          return deposit;
+        return s.single_copy(
+            [&](NodeContext& n, int sc) { return single_copy_allgatherv(n, call, sc); });
       }))
     return r;
   return made(s, [&] {
@@ -511,7 +541,10 @@ std::unique_ptr<Request> request_of(const AlltoallvCall& call, bool persistent) 
       rooted_shape(
           -1, call.args.regular && !call.args.recv_counts.empty() ? call.args.recv_counts[0] : -1));
   if (auto r = persistent_request(s, [&](const Topology& t, const double& timeout) {
-        return s.automatic ? nullptr : deposit_alltoallv(t, call, timeout);
+        if (auto deposit = s.automatic ? nullptr : deposit_alltoallv(t, call, timeout))
+          return deposit;
+        return s.single_copy(
+            [&](NodeContext& n, int sc) { return single_copy_alltoallv(n, call, sc); });
       }))
     return r;
   return made(s, [&] {

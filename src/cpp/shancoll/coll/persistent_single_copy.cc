@@ -1,0 +1,174 @@
+// The persistent single-copy engine (persistent_single_copy.h): its lines,
+// the exchange at _init, and a run.
+#include "shancoll/coll/persistent_single_copy.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "shancoll/cost.h"
+#include "shancoll/error.h"
+#include "shancoll/shm/flags.h"
+#include "shancoll/shm/peer_memory.h"
+#include "shancoll/shm/segment.h"
+
+namespace shancoll {
+namespace {
+
+// What a rank tells local rank j at _init: where its block for j lies and
+// its bytes, and where j's block goes in its memory.
+struct Given {
+  std::uint64_t address = 0, bytes = 0, destination = 0;
+};
+
+constexpr std::size_t chunks_of(std::size_t bytes) {
+  return (bytes + kClaimedChunk - 1) / kClaimedChunk;
+}
+
+// One block between two local ranks, as one of them sees it: the peer, the
+// direction, where it lies on each side, its chunks, and the pair's line.
+struct Block {
+  int peer = 0;
+  bool give = false;  // mine to the peer (else the peer's to me)
+  const std::byte* from = nullptr;
+  std::byte* to = nullptr;
+  std::size_t bytes = 0, chunks = 0;
+  std::byte* line = nullptr;  // claim counter, then done counter
+};
+
+class SingleCopyEngine final : public Engine {
+ public:
+  SingleCopyEngine(NodeContext& ctx, const SingleCopyPlan& plan, const std::vector<Given>& peer)
+      : me_(ctx.topo.local_rank),
+        size_(ctx.topo.local_size()),
+        memory_(*ctx.peer_memory),
+        own_from_(plan.own_from),
+        own_to_(plan.own_to),
+        own_bytes_(plan.own_bytes),
+        lines_(ctx.topo.node_comm, ctx.topo.node_comm, ctx.call_timeout) {
+    const auto n = static_cast<std::size_t>(size_);
+    lines_.reserve(kCacheLine * (n + n * n));
+    for (int k = 1; k < size_; ++k) {  // rank i starts with rank i + 1: no hot spot
+      const int j = (me_ + k) % size_;
+      if (plan.take_bytes[j] > 0)
+        blocks_.push_back({j, false, reinterpret_cast<const std::byte*>(peer[j].address),
+                           plan.take[j], plan.take_bytes[j], chunks_of(plan.take_bytes[j]),
+                           pair_line(j, me_)});
+    }
+    for (int k = 1; k < size_; ++k) {
+      const int j = (me_ + k) % size_;
+      if (plan.give_bytes[j] > 0)
+        blocks_.push_back({j, true, plan.give[j], reinterpret_cast<std::byte*>(peer[j].destination),
+                           plan.give_bytes[j], chunks_of(plan.give_bytes[j]), pair_line(me_, j)});
+    }
+  }
+
+  void start() override {
+    ++run_;
+    release_store(started(me_), run_);  // my buffers are this run's
+    if (own_bytes_ > 0) local_copy(own_to_, own_from_, own_bytes_);
+  }
+
+  bool test() override {
+    for (const Block& b : blocks_)
+      if (acquire_load(started(b.peer)) >= run_) copy_unclaimed(b);
+    for (const Block& b : blocks_)
+      if (acquire_load(done(b)) < run_ * b.chunks) return false;
+    return true;
+  }
+
+  void count(Stats& stats) const override {
+    stats.rounds = 1;
+    stats.node_count = 1;
+    for (const Block& b : blocks_)
+      if (!b.give) stats.intra_messages += 1, stats.intra_bytes += b.bytes;
+  }
+
+ private:
+  // The run local rank j's buffers are in, in a line of its own; then the
+  // line of each ordered pair (giver, taker).
+  std::byte* started(int j) const { return lines_.base() + kCacheLine * j; }
+  std::byte* pair_line(int giver, int taker) const {
+    return started(size_) + kCacheLine * (giver * size_ + taker);
+  }
+  static std::byte* done(const Block& b) { return b.line + sizeof(std::uint64_t); }
+
+  // Copies every chunk of `b` that nobody has claimed in this run (both
+  // ranks have started it), claiming each first.
+  void copy_unclaimed(const Block& b) const {
+    std::atomic<std::uint64_t>& claims = flag_at(b.line);
+    const std::uint64_t end = run_ * b.chunks;  // every chunk of every run so far
+    std::uint64_t c = claims.load(std::memory_order_acquire);
+    while (c < end) {
+      if (!claims.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel)) continue;
+      const std::size_t at = (c - (end - b.chunks)) * kClaimedChunk;
+      const std::size_t bytes = std::min(kClaimedChunk, b.bytes - at);
+      if (b.give)
+        memory_.write(b.peer, b.to + at, b.from + at, bytes);
+      else
+        memory_.read(b.peer, b.to + at, b.from + at, bytes);
+      flag_at(done(b)).fetch_add(1, std::memory_order_release);  // after the copy
+      c = claims.load(std::memory_order_acquire);
+    }
+  }
+
+  const int me_, size_;
+  const PeerMemory& memory_;
+  const std::byte* const own_from_;
+  std::byte* const own_to_;
+  const std::size_t own_bytes_;
+  NodeSegment lines_;
+  std::vector<Block> blocks_;  // what I take, then what I give
+  std::uint64_t run_ = 0;
+};
+
+// The local rank whose count differs first, else -1; `said`: the message.
+// (this rank's own block included: what it gives itself against what it
+// expects).
+int mismatch(const SingleCopyPlan& plan, const std::vector<Given>& from, int me,
+             std::string& said) {
+  for (std::size_t j = 0; j < from.size(); ++j) {
+    if (from[j].bytes == plan.take_bytes[j]) continue;
+    said = std::string(plan.counts_name) + ": local rank " + std::to_string(j) +
+           (static_cast<int>(j) == me ? " (this rank)" : "") + " gives " +
+           std::to_string(from[j].bytes) + " bytes where this rank expects " +
+           std::to_string(plan.take_bytes[j]) + " (counts must match on every rank)";
+    return static_cast<int>(j);
+  }
+  return -1;
+}
+
+}  // namespace
+
+bool single_copy_agreed(NodeContext& ctx, int single_copy, bool fits) {
+  const Topology& t = ctx.topo;
+  int ok = fits && single_copy != 0 && t.node_count == 1 && t.local_size() > 1 && ctx.peer_memory &&
+           ctx.peer_memory->available();
+  check_mpi(PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, t.node_comm),
+            "MPI_Allreduce (single-copy engine)");
+  return ok != 0;
+}
+
+std::unique_ptr<Engine> single_copy_engine(NodeContext& ctx, const SingleCopyPlan& plan) {
+  const Topology& t = ctx.topo;
+  std::vector<Given> mine(plan.give.size()), from(plan.give.size());
+  for (std::size_t j = 0; j < mine.size(); ++j)
+    mine[j] = {reinterpret_cast<std::uint64_t>(plan.give[j]), plan.give_bytes[j],
+               reinterpret_cast<std::uint64_t>(plan.take[j])};
+  check_mpi(PMPI_Alltoall(mine.data(), sizeof(Given), MPI_BYTE, from.data(), sizeof(Given),
+                          MPI_BYTE, t.node_comm),
+            "MPI_Alltoall (single-copy buffers)");
+  std::string said;
+  int bad = mismatch(plan, from, t.local_rank, said);
+  int first = bad < 0 ? t.local_size() : t.local_rank;
+  check_mpi(PMPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, t.node_comm),
+            "MPI_Allreduce (single-copy counts)");
+  if (bad >= 0) throw ArgumentError(said);
+  if (first < t.local_size())
+    throw ArgumentError(std::string(plan.counts_name) + ": local rank " + std::to_string(first) +
+                        " expects other bytes than its peers give (counts must match on every "
+                        "rank)");
+  return std::make_unique<SingleCopyEngine>(ctx, plan, from);
+}
+
+}  // namespace shancoll

@@ -1,0 +1,107 @@
+// The persistent single-copy engines: bcast, gather(v), scatter(v),
+// allgather(v) and alltoall(v) past the deposit engines' bounds
+// (coll/persistent_deposit.h), on one node of several ranks where
+// cross-memory attach works (shm/peer_memory.h). MPI fixes a persistent
+// collective's buffers at _init, so the ranks tell each other there, once,
+// where in its memory each takes its blocks from; a start publishes only
+// the run in the rank's line, and each rank copies what it takes straight
+// from the owners' buffers (one copy, by the kernel: process_vm_readv),
+// where a deposit copies into the request's segment and out again.
+//
+// Who copies: whoever of the two is there. A block crosses in chunks
+// (kClaimedChunk), each claimed by the taker (a read, process_vm_readv)
+// or by the giver (a write into the taker's buffer, process_vm_writev),
+// whichever claims it first in its own test, once both have started the
+// run. So a rank waiting in its request never needs a peer's test after the
+// peer's start: it copies all that is left of what it exchanges with that
+// peer itself. That is MPI's progress rule for a nonblocking collective, and
+// what the PMPI library's routing asks (capi/pmpi_persistent.cc): a peer may
+// sit in a blocking call shancoll does not see (an MPI_Recv) while this
+// rank's wait needs its blocks. Where both wait, both copy, chunk by chunk:
+// a bcast's root and reader, a gather's root and owner, share the work.
+//
+// The rules of a run (`k`): a start writes the rank's line and copies its
+// own block (local: it waits for nobody); a chunk of a block between two
+// ranks is claimed (one compare-and-swap on the pair's claim counter, which
+// counts every chunk claimed in every run) only once both lines say k (the
+// giver's send buffer holds run k's data, the taker's receive buffer is the
+// run's), copied, then counted in the pair's done counter; a run completes
+// once every block the rank gives or takes is done. So a buffer is read or
+// written only between its owner's start and its completion, when MPI
+// forbids the owner to touch it, and neither rank can be past run k while a
+// chunk of k is unclaimed.
+//
+// Cost per run (n local ranks, blocks of b bytes): one line write at the
+// start, per chunk a claim and a count on the pair's line and one system
+// call, and the reads of those lines. Segment: a line per rank and one per
+// ordered pair. No MPI call, no allocation.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "shancoll/coll/allgatherv/allgatherv.h"
+#include "shancoll/coll/alltoallv/alltoallv.h"
+#include "shancoll/coll/gather/gather.h"
+#include "shancoll/coll/request/request.h"
+#include "shancoll/coll/rooted.h"
+#include "shancoll/coll/scatter/scatter.h"
+#include "shancoll/comm.h"
+
+namespace shancoll {
+
+// The bytes a claim copies: enough that its system call and its claim cost
+// little beside it, few enough that both ranks of a pair share a block.
+constexpr std::size_t kClaimedChunk = std::size_t{128} << 10;
+
+// What one rank gives and takes in every run, by local rank.
+struct SingleCopyPlan {
+  explicit SingleCopyPlan(int local_size)
+      : give(static_cast<std::size_t>(local_size)),
+        give_bytes(give.size()),
+        take(give.size()),
+        take_bytes(give.size()) {}
+
+  // By local rank j: where my block for j lies and its bytes,
+  // where what I take of j's goes and the bytes I expect; at j = me the
+  // bytes of my own block as I give it and as I expect it (checked alike).
+  std::vector<const std::byte*> give;
+  std::vector<std::size_t> give_bytes;
+  std::vector<std::byte*> take;
+  std::vector<std::size_t> take_bytes;
+  const char* counts_name = "count";  // the argument a mismatch names
+  // My own block, copied by the start (no bytes: none, or in place).
+  const std::byte* own_from = nullptr;
+  std::byte* own_to = nullptr;
+  std::size_t own_bytes = 0;
+};
+
+// Whether every local rank runs a single-copy engine: one node of several
+// ranks, cross-memory attach available, `single_copy` (the option) not 0,
+// and `fits` on every rank (one allreduce over the node: an engine is made
+// on every rank or on none).
+bool single_copy_agreed(NodeContext& ctx, int single_copy, bool fits);
+
+// The engine of `plan` (collective over the node: the ranks exchange where
+// they give, and check that what each takes is what its owner gives: an
+// ArgumentError on every local rank where a count differs).
+std::unique_ptr<Engine> single_copy_engine(NodeContext& ctx, const SingleCopyPlan& plan);
+
+// Each makes its engine where it fits (alike on every rank), else null.
+// bcast_persistent_single_copy.cc: from 32 KiB.
+std::unique_ptr<Engine> single_copy_bcast(NodeContext& ctx, const BcastCall& call, int single_copy);
+// gather_persistent_single_copy.cc: gather and gatherv.
+std::unique_ptr<Engine> single_copy_gather(NodeContext& ctx, const GathervCall& call,
+                                           int single_copy);
+// scatter_persistent_single_copy.cc: scatter and scatterv.
+std::unique_ptr<Engine> single_copy_scatter(NodeContext& ctx, const ScattervCall& call,
+                                            int single_copy);
+// allgatherv_persistent_single_copy.cc: allgather and allgatherv.
+std::unique_ptr<Engine> single_copy_allgatherv(NodeContext& ctx, const AllgathervCall& call,
+                                               int single_copy);
+// alltoallv_persistent_single_copy.cc: alltoall and alltoallv, not in place.
+std::unique_ptr<Engine> single_copy_alltoallv(NodeContext& ctx, const AlltoallvCall& call,
+                                              int single_copy);
+
+}  // namespace shancoll
