@@ -1034,6 +1034,75 @@ def test_mpi4py_persistent_under_openmpi(tmp_path):
     _assert_persistent_script_runs(output)
 
 
+INTEL_PERSISTENT_SCRIPT = """
+import sys
+import mpi4py
+
+mpi4py.profile("shancoll_pmpi", path=[sys.argv[1]])
+from mpi4py import MPI  # noqa: E402
+import numpy as np  # noqa: E402
+
+comm = MPI.COMM_WORLD
+rank, size = comm.Get_rank(), comm.Get_size()
+n = 8192  # doubles per rank: 64 KiB, past the deposit engines' bounds
+one, many = np.zeros(n), np.zeros(n * size)
+calls = {
+    "gather": (lambda: comm.Gather_init(one, many, 0), lambda w: comm.Gather(one, w, 0), many),
+    "scatter": (lambda: comm.Scatter_init(many, one, 0), lambda w: comm.Scatter(many, w, 0), one),
+    "allgather": (lambda: comm.Allgather_init(one, many), lambda w: comm.Allgather(one, w), many),
+}
+wrong = []
+for name, (init, blocking, out) in calls.items():
+    req = init()
+    for k in range(20):
+        one[:] = np.arange(n) + 1000 * k + 100 * rank
+        many[:] = np.arange(n * size) - 1000 * k
+        want = np.zeros_like(out)
+        blocking(want)
+        out[:] = -1 if name != "scatter" else out
+        req.Start()
+        req.Wait()
+        if (name != "gather" or rank == 0) and not np.array_equal(out, want):
+            wrong.append((name, k))
+    req.Free()
+wrong = comm.gather(wrong, 0)
+if rank == 0:
+    print("intel persistent wrong runs", sum(wrong, []))
+"""
+
+
+def test_intel_mpi_persistent_gather_scatter_allgather_repaired(tmp_path):
+    """Intel MPI's own persistent gather, scatter and allgather give wrong
+    results (docs/performance.md): where no engine of shancoll's takes such a
+    call (here the gather and the scatter of 64 KiB per rank with
+    SHANCOLL_SINGLE_COPY=0: past their deposit engines' bounds), the PMPI
+    library runs it as shancoll's `mpi` request (Intel MPI's nonblocking call
+    at each start): every run right (the allgather's by its deposit engine),
+    and the summary counts them (none: the library's own, wrong)."""
+    from shancoll.bench import mpi_envs
+
+    if "impi" not in mpi_envs.available():
+        missing("no impi env built (python -m shancoll.bench.mpi_envs ensure impi)")
+    if not mpi_envs.is_current("impi"):
+        missing("the impi env is stale: sources changed (mpi_envs ensure impi)")
+    env = mpi_envs.load("impi")
+    where = "import shancoll, pathlib; print(pathlib.Path(shancoll.__file__).parent / 'lib')"
+    found = subprocess.run([env.python, "-c", where], env=env.environ(), capture_output=True,
+                           text=True, cwd="/", check=True)  # fmt: skip
+    script = tmp_path / "intel.py"
+    script.write_text(INTEL_PERSISTENT_SCRIPT)
+    extra = {"SHANCOLL_TIMEOUT": "60", "SHANCOLL_PMPI_VERBOSE": "1", "SHANCOLL_PMPI_SUMMARY": "1",
+             "SHANCOLL_SINGLE_COPY": "0", "LD_PRELOAD": None}  # fmt: skip
+    run = env.run(2, [env.python, str(script), found.stdout.strip()], extra=extra,
+                  timeout=TIMEOUT, cwd=tmp_path)  # fmt: skip
+    output = run.stdout + run.stderr
+    assert run.returncode == 0, output[-3000:]
+    assert "intel persistent wrong runs []" in output, output[-3000:]
+    rows = _summary_rows(output)
+    for call in ("MPI_Gather_init", "MPI_Scatter_init"):  # mpi4py calls the _c forms
+        assert rows.get((call + "_c", "mpi")) == 20, (call, output[-3000:])
+
+
 def test_mpi4py_persistent_allreduce(tmp_path):
     """mpi4py under mpi4py.profile (its default thread level, MULTIPLE):
     comm.Allreduce_init, Bcast_init, Barrier_init, Allgatherv_init,

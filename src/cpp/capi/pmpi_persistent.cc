@@ -445,10 +445,58 @@ const char* shared_reason(MPI_Comm comm, MPI_Op op) {
   return nullptr;
 }
 
+// Whether the library's own persistent form of `collective` gives wrong
+// results: Intel MPI's MPI_Gather_init, MPI_Scatter_init and
+// MPI_Allgather_init (and _c). Intel MPI 2021.18.1, 2 ranks on one node,
+// each run's inputs changed before its start and checked against the
+// blocking call (docs/performance.md, "Intel MPI's own persistent gather,
+// scatter and allgather"): the gather's root wrong in every run, the scatter
+// and the allgather right in the first run only, some jobs ending in a
+// segmentation fault inside MPI_Start; its nonblocking forms and its other
+// persistent collectives right. Where no engine of shancoll's takes such a
+// call, shancoll's `mpi` request (the library's nonblocking call, posted at
+// each start) runs it instead of the library's persistent request.
+bool intel_mpi() {
+  static const bool intel = [] {
+    char text[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+    int length = 0;
+    PMPI_Get_library_version(text, &length);
+    return std::strstr(text, "Intel(R) MPI Library") != nullptr;
+  }();
+  return intel;
+}
+
+// `collective` is `name` or its _c form.
+bool is(const char* collective, const char* name) {
+  return std::strncmp(collective, name, std::strlen(name)) == 0;
+}
+
+bool library_persistent_wrong(const char* collective) {
+  return intel_mpi() && (is(collective, "MPI_Gather_init") || is(collective, "MPI_Scatter_init") ||
+                         is(collective, "MPI_Allgather_init"));
+}
+
+// Where the library's own persistent call beats shancoll's engines: Intel
+// MPI's (right) persistent bcast past 16 KiB and alltoall past blocks of 4
+// KiB (Zen 4 VM, 2 ranks, docs/performance.md, "Persistent single copy":
+// bcast 128 KiB 4.9 against 14.5 us, 8 MiB 364 against 538; alltoall 16 KiB
+// 1.79 against 3.45, 8 MiB 1588 against 2801). `bytes`: the summary's, the
+// whole message (alltoall: the size of every rank's blocks).
+bool library_persistent_faster(const char* collective, std::int64_t bytes, MPI_Comm comm) {
+  if (!intel_mpi()) return false;
+  if (is(collective, "MPI_Bcast_init")) return bytes > (std::int64_t{16} << 10);
+  if (!is(collective, "MPI_Alltoall_init")) return false;  // not MPI_Alltoallv_init
+  int size = 1;
+  PMPI_Comm_size(comm, &size);
+  return bytes / size > (std::int64_t{4} << 10);
+}
+
 // Why this rank would not route; the ranks agree (the header).
-const char* agreed_reason(MPI_Comm comm) {
+const char* agreed_reason(MPI_Comm comm, const char* collective, std::int64_t bytes) {
   const char* mine = nullptr;
-  if (fortran_loaded())
+  if (library_persistent_faster(collective, bytes, comm))
+    mine = "the MPI library's own persistent call is faster here (Intel MPI)";
+  else if (fortran_loaded())
     mine =
         "an MPI Fortran binding is loaded (its MPI_WAIT may call PMPI_Wait, which cannot see "
         "shancoll's run)";
@@ -539,20 +587,26 @@ int refuse_cancel(Routed& r) {
 }
 
 // The library's persistent request first (the program's handle), then
-// shancoll's where the rule above lets it run the call.
+// shancoll's where the rule above lets it run the call: `algorithm`'s
+// engine, else, where the library's own is wrong, shancoll's `mpi`.
 template <class Library, class Shancoll>
-int persistent_init(const char* collective, MPI_Comm comm, MPI_Op op, std::int64_t bytes,
-                    MPI_Request* request, Library&& library_init, Shancoll&& shancoll_init) {
+int persistent_init(const char* collective, const char* algorithm, MPI_Comm comm, MPI_Op op,
+                    std::int64_t bytes, MPI_Request* request, Library&& library_init,
+                    Shancoll&& shancoll_init) {
   const int rc = library_init();
   if (rc != MPI_SUCCESS || capi::inside() || !request) return rc;
   const char* why = shared_reason(comm, op);
-  if (!why) why = agreed_reason(comm);
+  if (!why) why = agreed_reason(comm, collective, bytes);
   if (why) {
     report(collective, comm, "to the MPI library: ", why);
     return MPI_SUCCESS;
   }
   shancoll_request own = SHANCOLL_REQUEST_NULL;
-  const int made = shancoll_init(&own);
+  int made = shancoll_init(algorithm, &own);
+  if (capi::refused(made) && library_persistent_wrong(collective)) {
+    report_refusal(collective, comm, shancoll_last_error());
+    made = shancoll_init("mpi", &own);  // every rank alike: the same refusal, the same library
+  }
   if (made == MPI_SUCCESS) return enter(collective, comm, bytes, *request, own);
   if (capi::refused(made)) {
     report_refusal(collective, comm, shancoll_last_error());
@@ -668,14 +722,14 @@ extern "C" {
 // that runs it (the only one the PMPI library routes), its op (MPI_OP_NULL:
 // none) and its bytes for the summary.
 #define SHANCOLL_UNPAREN(...) __VA_ARGS__
-#define SHANCOLL_PMPI_INIT(mpi, capi, algorithm, op, bytes, params, args)         \
-  int MPI_##mpi(SHANCOLL_UNPAREN params, MPI_Info info, MPI_Request* request) {   \
-    return shancoll::pmpi::persistent_init(                                       \
-        "MPI_" #mpi, comm, op, bytes, request,                                    \
-        [&] { return PMPI_##mpi(SHANCOLL_UNPAREN args, info, request); },         \
-        [&](shancoll_request* own) {                                              \
-          return shancoll_##capi(SHANCOLL_UNPAREN args, algorithm, nullptr, own); \
-        });                                                                       \
+#define SHANCOLL_PMPI_INIT(mpi, capi, algorithm, op, bytes, params, args)       \
+  int MPI_##mpi(SHANCOLL_UNPAREN params, MPI_Info info, MPI_Request* request) { \
+    return shancoll::pmpi::persistent_init(                                     \
+        "MPI_" #mpi, algorithm, comm, op, bytes, request,                       \
+        [&] { return PMPI_##mpi(SHANCOLL_UNPAREN args, info, request); },       \
+        [&](const char* name, shancoll_request* own) {                          \
+          return shancoll_##capi(SHANCOLL_UNPAREN args, name, nullptr, own);    \
+        });                                                                     \
   }
 SHANCOLL_PMPI_INIT(Allreduce_init, allreduce_init, "shan", op,
                    shancoll::pmpi::bytes_of(count, datatype),

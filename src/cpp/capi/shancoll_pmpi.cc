@@ -99,9 +99,12 @@ std::string what_falls_back() {
 #endif
   out +=
       ", persistent collectives on several nodes, with a user op, or past their engine's "
-      "bound (alltoall(v) blocks of 4 KiB, gather(v) 16 KiB, scatter(v) 2 KiB, "
-      "reduce_scatter(_block) 8 KiB, scan and exscan 16 KiB, allgather(v) 1 MiB), and all of "
-      "them while an MPI Fortran binding is loaded";
+      "bound (reduce_scatter(_block) blocks of 8 KiB, scan and exscan 16 KiB; alltoall(v) "
+      "blocks of 4 KiB (128 KiB), gather(v) 16 KiB, scatter(v) 2 KiB and allgather(v) 1 MiB "
+      "unless single copy works, alltoall(v) not in place), and all of them while an MPI Fortran "
+      "binding is loaded (where the library's own persistent gather, scatter or allgather is "
+      "wrong, Intel MPI's, shancoll's mpi runs them instead; where Intel MPI's own persistent "
+      "bcast and alltoall are faster, past 16 KiB and blocks of 4 KiB, they run)";
   return out;
 }
 

@@ -100,7 +100,8 @@ std::unique_ptr<Engine> single_copy_scatter(NodeContext& ctx, const ScattervCall
 // allgatherv_persistent_single_copy.cc: allgather and allgatherv.
 std::unique_ptr<Engine> single_copy_allgatherv(NodeContext& ctx, const AllgathervCall& call,
                                                int single_copy);
-// alltoallv_persistent_single_copy.cc: alltoall and alltoallv, not in place.
+// alltoallv_persistent_single_copy.cc: alltoall and alltoallv, not in place,
+// blocks of at most 128 KiB.
 std::unique_ptr<Engine> single_copy_alltoallv(NodeContext& ctx, const AlltoallvCall& call,
                                               int single_copy);
 
