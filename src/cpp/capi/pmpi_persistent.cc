@@ -445,17 +445,7 @@ const char* shared_reason(MPI_Comm comm, MPI_Op op) {
   return nullptr;
 }
 
-// Whether the library's own persistent form of `collective` gives wrong
-// results: Intel MPI's MPI_Gather_init, MPI_Scatter_init and
-// MPI_Allgather_init (and _c). Intel MPI 2021.18.1, 2 ranks on one node,
-// each run's inputs changed before its start and checked against the
-// blocking call (docs/performance.md, "Intel MPI's own persistent gather,
-// scatter and allgather"): the gather's root wrong in every run, the scatter
-// and the allgather right in the first run only, some jobs ending in a
-// segmentation fault inside MPI_Start; its nonblocking forms and its other
-// persistent collectives right. Where no engine of shancoll's takes such a
-// call, shancoll's `mpi` request (the library's nonblocking call, posted at
-// each start) runs it instead of the library's persistent request.
+// Whether the MPI library is Intel MPI (the rules below are its).
 bool intel_mpi() {
   static const bool intel = [] {
     char text[MPI_MAX_LIBRARY_VERSION_STRING] = "";
@@ -471,6 +461,17 @@ bool is(const char* collective, const char* name) {
   return std::strncmp(collective, name, std::strlen(name)) == 0;
 }
 
+// Whether the library's own persistent form of `collective` gives wrong
+// results: Intel MPI's MPI_Gather_init, MPI_Scatter_init and
+// MPI_Allgather_init (and _c). Intel MPI 2021.18.1, 2 ranks on one node,
+// each run's inputs changed before its start and checked against the
+// blocking call (docs/performance.md, "Intel MPI's own persistent gather,
+// scatter and allgather"): the gather's root wrong in every run, the scatter
+// and the allgather right in the first run only, some jobs ending in a
+// segmentation fault inside MPI_Start; its nonblocking forms and its other
+// persistent collectives right. Where no engine of shancoll's takes such a
+// call, shancoll's `mpi` request (the library's nonblocking call, posted at
+// each start) runs it instead of the library's persistent request.
 bool library_persistent_wrong(const char* collective) {
   return intel_mpi() && (is(collective, "MPI_Gather_init") || is(collective, "MPI_Scatter_init") ||
                          is(collective, "MPI_Allgather_init"));

@@ -122,9 +122,9 @@ class SingleCopyEngine final : public Engine {
   std::uint64_t run_ = 0;
 };
 
-// The local rank whose count differs first, else -1; `said`: the message.
-// (this rank's own block included: what it gives itself against what it
-// expects).
+// The first local rank whose block differs from what this rank expects of
+// it (this rank's own included: what it gives itself), else -1; `said`: the
+// message.
 int mismatch(const SingleCopyPlan& plan, const std::vector<Given>& from, int me,
              std::string& said) {
   for (std::size_t j = 0; j < from.size(); ++j) {
