@@ -304,3 +304,39 @@ def test_single_copy_refused_where_it_cannot_run(comm):
     with pytest.raises(ValueError, match="as a request is the persistent scatter .*on one node"):
         shancoll.scatter_init(comm, np.zeros(CHUNK * p), np.zeros(CHUNK), 0, algorithm="shan",
                               ranks_per_node=1)  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["bcast", "gather"])
+def test_single_copy_missing_rank_times_out(comm, name):
+    """A rank missing from a run: the root, which exchanges a block with it,
+    raises CollectiveTimeout within the wait's timeout (nobody copies a block
+    before both of its ranks have started), the run stays active, and the
+    late start completes it with the right answer."""
+    need_single_copy(comm)
+    c = comm.Dup()
+    make, _ = CASES[name]
+    req, set_input, result, want = make(c, 3 * CHUNK + 5, 0, False)
+    absent = c.size - 1
+    expected = want(1)
+    set_input(1)
+    outcome = None
+    if c.rank != absent:
+        req.start()
+        began = time.monotonic()
+        try:
+            req.wait(timeout=0.3)
+            outcome = "finished"
+        except shancoll.CollectiveTimeout:
+            took = time.monotonic() - began
+            outcome = "timeout" if took < 5 else f"late {took:.1f}s"
+    outcomes = c.allgather(outcome)
+    if c.rank == absent:
+        req.start()
+    req.wait(timeout=TIMEOUT)
+    ok = expected is None or np.array_equal(result(), expected)
+    req.free()
+    # the root (rank 0) exchanges a block with the absent rank; the other
+    # ranks' blocks are the root's alone, and may complete
+    late = outcomes[0] != "timeout"
+    assert_all(c, not late and ok, f"{name}: rank {absent} missing: root {outcomes[0]}, ok={ok}")
+    c.Free()
