@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 
 import numpy as np
 import pytest
@@ -208,3 +209,16 @@ def one_rank_bad_calls(comm, persistent=False):
         "scan": lambda: form("scan")(comm, ones(n), recv(n)),
         "exscan": lambda: form("exscan")(comm, ones(n), recv(n)),
     }  # fmt: skip
+
+
+def start_and_time_out(req, timeout: float = 0.3) -> str:
+    """Starts `req` and waits `timeout` seconds: "finished", "timeout" (a
+    CollectiveTimeout within 5 s), or "late ..." (one that took longer)."""
+    req.start()
+    began = time.monotonic()
+    try:
+        req.wait(timeout=timeout)
+        return "finished"
+    except shancoll.CollectiveTimeout:
+        took = time.monotonic() - began
+        return "timeout" if took < 5 else f"late {took:.1f}s"

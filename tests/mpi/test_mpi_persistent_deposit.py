@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 import pytest
-from _mpi_util import REDUCED, assert_all
+from _mpi_util import REDUCED, assert_all, start_and_time_out
 from mpi4py import MPI
 
 import shancoll
@@ -228,14 +228,7 @@ def test_deposit_missing_rank_times_out(comm):
     outcome = None
     send[:] = data(n, 1, c.rank)
     if c.rank != absent:
-        req.start()
-        began = time.monotonic()
-        try:
-            req.wait(timeout=0.3)
-            outcome = "finished"
-        except shancoll.CollectiveTimeout:
-            took = time.monotonic() - began
-            outcome = "timeout" if took < 5 else f"late {took:.1f}s"
+        outcome = start_and_time_out(req)
     outcomes = c.allgather(outcome)
     if c.rank == absent:
         req.start()

@@ -14,7 +14,7 @@
 // and alltoallv (blocks of at most 4 KiB), gather and gatherv (16 KiB),
 // scatter and scatterv (2 KiB),
 // reduce_scatter_block and reduce_scatter (8 KiB), scan and exscan (16 KiB);
-// past those bounds, and for bcast from 32 KiB, where the ranks may copy
+// past those bounds, and for bcast from 128 KiB, where the ranks may copy
 // straight between their buffers, the single-copy engines
 // (coll/persistent_single_copy.h: each block claimed by whichever of its
 // two ranks is waiting, so that neither needs the other's test). Why (b):

@@ -89,7 +89,7 @@ bool single_copy_agreed(NodeContext& ctx, int single_copy, bool fits);
 std::unique_ptr<Engine> single_copy_engine(NodeContext& ctx, const SingleCopyPlan& plan);
 
 // Each makes its engine where it fits (alike on every rank), else null.
-// bcast_persistent_single_copy.cc: from 32 KiB.
+// bcast_persistent_single_copy.cc: from 128 KiB.
 std::unique_ptr<Engine> single_copy_bcast(NodeContext& ctx, const BcastCall& call, int single_copy);
 // gather_persistent_single_copy.cc: gather and gatherv.
 std::unique_ptr<Engine> single_copy_gather(NodeContext& ctx, const GathervCall& call,

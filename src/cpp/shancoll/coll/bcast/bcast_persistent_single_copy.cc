@@ -1,4 +1,4 @@
-// release_gather as a persistent bcast on one node, from 32 KiB, where
+// release_gather as a persistent bcast on one node, from 128 KiB, where
 // cross-memory attach works: the root's buffer crosses straight into every
 // reader's (coll/persistent_single_copy.h), one copy where the deposit
 // (bcast_persistent_deposit.cc) makes two, chunk by chunk, each read by the
@@ -16,11 +16,12 @@ namespace shancoll {
 namespace {
 
 // Where it takes over from the deposit. Zen 4 VM, 2 ranks, start + wait
-// (benchmarks/c/persistent_calls.c under the MPICH preload,
-// docs/performance.md): 8 KiB 3.0 against the deposit's 0.81 us, 32 KiB 3.0
-// against 3.8, 128 KiB 8.1 against 20.2, 4 MiB 205 against 291; from 512
-// KiB to 2 MiB the two within each other's spread.
-constexpr std::size_t kFromBytes = std::size_t{32} << 10;
+// under the MPICH preload (benchmarks/c/persistent_calls.c,
+// docs/performance.md, "Persistent single copy"), three jobs each: 32 KiB
+// 4.1-6.7 against the deposit's 1.2-3.7 us, 64 KiB 7.0-8.4 against 7.5-7.8;
+// 128 KiB 13.1 against 20.2 (other jobs); 4 MiB 205 (its first, taker-only
+// version) against 291.
+constexpr std::size_t kFromBytes = std::size_t{128} << 10;
 
 }  // namespace
 

@@ -73,7 +73,7 @@ constexpr PersistentName kPersistent[] = {
      "persistent only, on one node of several ranks: every rank's flag line, read by all", ""},
     {"bcast", "release_gather",
      "persistent only, on one node: the root's line, read by every rank (at most 56 bytes; "
-     "auto's choice), else (by name) the root's deposit, copied out by every rank, or from 32 "
+     "auto's choice), else (by name) the root's deposit, copied out by every rank, or from 128 "
      "KiB where cross-memory attach works its buffer, copied straight into every rank's",
      ""},
     {"reduce", "release_gather",
