@@ -876,6 +876,11 @@ LARGE_RUNS = {"MPI_Allreduce_init": 20, "MPI_Bcast_init": 10, "MPI_Reduce_init":
               "MPI_Alltoall_init": 10}  # fmt: skip
 
 
+# Every persistent engine wherever it fits (rules.h, <coll>_init rows): what
+# the routing tests below count, on any machine.
+ENGINES_TABLE = str(Path(__file__).parent / "rules" / "persistent-engines.tsv")
+
+
 def _summary_rows(output: str) -> dict[tuple[str, str], int]:
     return {(c, a): int(n) for c, a, n in SUMMARY_ROW.findall(output)}
 
@@ -895,7 +900,7 @@ def test_persistent_allreduce(ranks, ranks_per_node):
     routed = ranks_per_node is None
     extra = {"SHANCOLL_RANKS_PER_NODE": ranks_per_node} if ranks_per_node else {}
     output = _run(ranks, "routed" if routed else "library", binary="shancoll_pmpi_persistent",
-                  SHANCOLL_PMPI_SUMMARY="1", **extra)  # fmt: skip
+                  SHANCOLL_PMPI_SUMMARY="1", SHANCOLL_RULES=ENGINES_TABLE, **extra)  # fmt: skip
     rows = _summary_rows(output)
     if routed:
         assert _lines(output, "MPI_Allreduce_init", "routed to shancoll shan"), output[-3000:]
@@ -929,7 +934,7 @@ def test_persistent_allreduce_deadline():
     in MPI_ERR_IN_STATUS (the pair MPI_ERR_PENDING, untouched), the request
     stays active, and a later MPI_Waitall completes all with the right result."""
     output = _run(2, "routed", "deadline", binary="shancoll_pmpi_persistent",
-                  SHANCOLL_TIMEOUT="2")  # fmt: skip
+                  SHANCOLL_TIMEOUT="2", SHANCOLL_RULES=ENGINES_TABLE)  # fmt: skip
     for call in ("MPI_Wait", "MPI_Waitall"):
         said = f"{call} on the persistent MPI_Allreduce_init: request: not complete after 2 s"
         assert said in output, output[-3000:]
@@ -1037,7 +1042,8 @@ def test_mpi4py_persistent_under_openmpi(tmp_path):
     build of the PMPI library): Open MPI declares MPI-4's persistent
     collectives (not their _c forms) while it says MPI 3.1, and the library
     interposes them there too: every run is shancoll's."""
-    run, output = _profiled_in_env("openmpi", tmp_path, PERSISTENT_SCRIPT)
+    run, output = _profiled_in_env("openmpi", tmp_path, PERSISTENT_SCRIPT,
+                                   SHANCOLL_RULES=ENGINES_TABLE)  # fmt: skip
     assert run.returncode == 0 and output.count("persistent ok") == 2, output[-3000:]
     _assert_persistent_script_runs(output)
 
@@ -1102,7 +1108,8 @@ def test_mpi4py_persistent_allreduce(tmp_path):
     MPI.Prequest.Startall, Wait and Waitall; every one runs shancoll's
     engines (the summary counts their 50 runs each; the 100-double
     allreduce the deposit engine's)."""
-    output = _run_profiled(tmp_path, PERSISTENT_SCRIPT, SHANCOLL_PMPI_SUMMARY="1")
+    output = _run_profiled(tmp_path, PERSISTENT_SCRIPT, SHANCOLL_PMPI_SUMMARY="1",
+                           SHANCOLL_RULES=ENGINES_TABLE)  # fmt: skip
     assert output.count("persistent ok") == 2, output[-3000:]
     _assert_persistent_script_runs(output)
 

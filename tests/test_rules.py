@@ -205,8 +205,13 @@ def test_ring_and_buffer_sizes_go_into_their_rules():
         _row("allreduce", "pieces", 65536, 1.0, options="ring_window=2097152"),
         _row("allreduce", "shan", 65536, 1.5),
         _row("reduce", "release_gather", 65536, 2.0),
-        _row("reduce", "release_gather", 65536, 1.0,
-             options="single_copy=False,buffer_size=2097152,buffers=64"),  # fmt: skip
+        _row(
+            "reduce",
+            "release_gather",
+            65536,
+            1.0,
+            options="single_copy=False,buffer_size=2097152,buffers=64",
+        ),  # fmt: skip
     ]
     parsed = _core.parse_rules(report.rule_table(rows, "test"))
     assert [(r[0], r[7], r[8]) for r in parsed] == [
@@ -271,6 +276,59 @@ def test_the_amd_epyc_mpich_table_runs_shan_for_scans_reduce_scatter_and_alltoal
         ]
         for coll, size, want in cases:
             assert _core.choose_auto(coll, size, 2, 1) == want, (coll, size)
+    finally:
+        shancoll.set_rules(None)
+
+
+def test_persistent_rows():
+    """<coll>_init rows: the persistent form's auto (rules.h); options '-' or
+    single_copy=0 only."""
+    rows = _core.parse_rules(
+        "gather_init 0 * 2 2 1 * shan single_copy=0\nalltoall_init 0 * 1 * * mpi -"
+    )
+    assert [r[0] for r in rows] == ["gather_init", "alltoallv_init"]
+    assert rows[0][8] == "single_copy=0"
+    with pytest.raises(ValueError, match="on a persistent row"):
+        _core.parse_rules("bcast_init 0 * 1 * * release_gather single_copy=1")
+    with pytest.raises(ValueError, match="unknown collective 'alltoallw_init'"):
+        _core.parse_rules("alltoallw_init 0 * 1 * * mpi -")
+
+
+def test_persistent_rows_by_machine():
+    """The Zen 4 Intel MPI table leaves the persistent bcast past 16 KiB and
+    alltoall past blocks of 4 KiB to Intel MPI's own (faster there); the Zen 3
+    MPICH table keeps the bcast's single copy out (never measured there); the
+    conservative table, for a machine no table was measured on, has no
+    persistent rows (the inline engines alone)."""
+    from shancoll._rules import PACKAGE_RULES
+
+    cases = {
+        "amd-epyc-zen4-impi-2021.18.tsv": [
+            ("bcast", 16 << 10, "release_gather", ("release_gather", -1)),
+            ("bcast", (16 << 10) + 1, "release_gather", ("mpi", -1)),
+            ("alltoall", 4 << 10, "shan", ("shan", -1)),
+            ("alltoall", 8 << 10, "shan", ("mpi", -1)),
+            ("gather", 1 << 20, "shan", ("shan", -1)),
+        ],
+        "amd-epyc-zen4-mpich-5.0.2.tsv": [
+            ("bcast", 8 << 20, "release_gather", ("release_gather", -1))
+        ],
+        "amd-epyc-zen3-mpich-5.0.2.tsv": [
+            ("bcast", 1 << 20, "release_gather", ("release_gather", 0)),
+            ("gather", 64, "shan", ("", -1)),
+        ],
+        "conservative.tsv": [
+            ("allreduce", 800, "shan", ("", -1)),
+            ("bcast", 8, "release_gather", ("", -1)),
+        ],
+    }
+    try:
+        for table, rows in cases.items():
+            shancoll.set_rules(PACKAGE_RULES / table)
+            for coll, size, engine, want in rows:
+                got = _core.persistent_choice(coll, size, 2, engine=engine)
+                assert got == want, (table, coll, size)
+            assert _core.persistent_choice("allreduce", 8, 3) == ("", -1), table  # measured at 2
     finally:
         shancoll.set_rules(None)
 

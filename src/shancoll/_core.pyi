@@ -74,6 +74,9 @@ def choose_auto(
     itemsize: int = 8,
     hosts: int = 1,
 ) -> str: ...
+def persistent_choice(
+    coll: str, bytes: int, ranks: int, nodes: int = 1, hosts: int = 1, engine: str = "shan"
+) -> tuple[str, int]: ...
 
 # Tests only: the buffer-spec parser's reading of `spec` (bindings/bufspec.h).
 def _parse_message(

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -222,3 +224,18 @@ def start_and_time_out(req, timeout: float = 0.3) -> str:
     except shancoll.CollectiveTimeout:
         took = time.monotonic() - began
         return "timeout" if took < 5 else f"late {took:.1f}s"
+
+
+# Every persistent collective's engine wherever it fits (rules.h, <coll>_init rows).
+ENGINES_TABLE = str(Path(__file__).parent.parent / "rules" / "persistent-engines.tsv")
+
+
+@contextlib.contextmanager
+def rule_table(path: str):
+    """The rule table `path` ("builtin": none) for the block, then the process's
+    own again (SHANCOLL_RULES, else the shipped table that matches)."""
+    shancoll.set_rules(path)
+    try:
+        yield
+    finally:
+        shancoll.set_rules(None)

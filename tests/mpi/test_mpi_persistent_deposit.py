@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 import pytest
-from _mpi_util import REDUCED, assert_all, start_and_time_out
+from _mpi_util import ENGINES_TABLE, REDUCED, assert_all, rule_table, start_and_time_out
 from mpi4py import MPI
 
 import shancoll
@@ -73,9 +73,14 @@ def test_deposit_allreduce_against_mpi4py(comm):
                 req.wait(timeout=TIMEOUT)
                 assert_all(comm, np.array_equal(recv, want), f"n={n} in_place={in_place} run {k}")
             req.free()
-    auto = shancoll.allreduce_init(comm, np.zeros(100), np.zeros(100))
-    assert_all(comm, auto.algorithm != "shan", f"auto at 800 bytes: {auto.algorithm}")
-    auto.free()
+    with rule_table("builtin"):  # no allreduce_init row: the inline engine alone
+        auto = shancoll.allreduce_init(comm, np.zeros(100), np.zeros(100))
+        assert_all(comm, auto.algorithm != "shan", f"auto at 800 bytes: {auto.algorithm}")
+        auto.free()
+    with rule_table(ENGINES_TABLE):  # a row naming it: the deposit
+        auto = shancoll.allreduce_init(comm, np.zeros(100), np.zeros(100))
+        assert_all(comm, auto.algorithm == "shan", f"auto by the table: {auto.algorithm}")
+        auto.free()
 
 
 @pytest.mark.parametrize("sleeper", ["root", "reader", "none"])

@@ -106,4 +106,16 @@ void bind_rules(py::module_& m) {
         py::arg("hosts") = 1,
         "The algorithm auto picks for such a call (bytes: per rank; nodes 0: unknown; hosts: "
         "physical nodes).");
+  m.def(
+      "persistent_choice",
+      [](const std::string& coll, std::int64_t bytes, int ranks, int nodes, int hosts,
+         const std::string& engine) {
+        const PersistentChoice c =
+            persistent_choice(coll, bytes, ranks, nodes, hosts, engine.c_str());
+        return py::make_tuple(c.algorithm, c.single_copy);
+      },
+      py::arg("coll"), py::arg("bytes"), py::arg("ranks"), py::arg("nodes") = 1,
+      py::arg("hosts") = 1, py::arg("engine") = "shan",
+      "The active table's <coll>_init row for such a call: (engine, mpi or '' for no row, its "
+      "single_copy or -1).");
 }

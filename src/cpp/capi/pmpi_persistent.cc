@@ -3,12 +3,13 @@
 // requests shancoll runs.
 //
 // Routed only where shancoll has an engine that (a) beats the MPI library's
-// persistent collective and (b) needs no progress from its owner after the
-// start: today the barrier, allreduce, bcast, reduce, allgather and
-// allgatherv on one node of several ranks: at most 56 bytes (per rank) the
-// inline engines (coll/allreduce/allreduce_persistent_inline.h and
-// coll/persistent_inline.h: a start writes the rank's line, a test reads
-// the peers'), past it the deposit engines (coll/persistent_deposit.h: a
+// persistent collective on this machine (the rule table's <coll>_init rows,
+// measured per CPU and library: rules.h; without a row, on a machine no
+// table was measured on, the inline engines alone) and (b) needs no
+// progress from its owner after the start: today the barrier, allreduce, bcast, reduce, allgather
+// and allgatherv on one node of several ranks: at most 56 bytes (per rank) the inline engines
+// (coll/allreduce/allreduce_persistent_inline.h and coll/persistent_inline.h: a start writes the
+// rank's line, a test reads the peers'), past it the deposit engines (coll/persistent_deposit.h: a
 // start copies the rank's input into the request's own segment, a test
 // takes the peers' deposits); and there, by their deposit engines, alltoall
 // and alltoallv (blocks of at most 4 KiB), gather and gatherv (16 KiB),
@@ -477,27 +478,10 @@ bool library_persistent_wrong(const char* collective) {
                          is(collective, "MPI_Allgather_init"));
 }
 
-// Where the library's own persistent call beats shancoll's engines: Intel
-// MPI's (right) persistent bcast past 16 KiB and alltoall past blocks of 4
-// KiB (Zen 4 VM, 2 ranks, docs/performance.md, "Persistent single copy":
-// bcast 128 KiB 4.9 against 14.5 us, 8 MiB 364 against 538; alltoall 16 KiB
-// 1.79 against 3.45, 8 MiB 1588 against 2801). `bytes`: the summary's, the
-// whole message (alltoall: the size of every rank's blocks).
-bool library_persistent_faster(const char* collective, std::int64_t bytes, MPI_Comm comm) {
-  if (!intel_mpi()) return false;
-  if (is(collective, "MPI_Bcast_init")) return bytes > (std::int64_t{16} << 10);
-  if (!is(collective, "MPI_Alltoall_init")) return false;  // not MPI_Alltoallv_init
-  int size = 1;
-  PMPI_Comm_size(comm, &size);
-  return bytes / size > (std::int64_t{4} << 10);
-}
-
 // Why this rank would not route; the ranks agree (the header).
-const char* agreed_reason(MPI_Comm comm, const char* collective, std::int64_t bytes) {
+const char* agreed_reason(MPI_Comm comm) {
   const char* mine = nullptr;
-  if (library_persistent_faster(collective, bytes, comm))
-    mine = "the MPI library's own persistent call is faster here (Intel MPI)";
-  else if (fortran_loaded())
+  if (fortran_loaded())
     mine =
         "an MPI Fortran binding is loaded (its MPI_WAIT may call PMPI_Wait, which cannot see "
         "shancoll's run)";
@@ -588,25 +572,36 @@ int refuse_cancel(Routed& r) {
 }
 
 // The library's persistent request first (the program's handle), then
-// shancoll's where the rule above lets it run the call: `algorithm`'s
-// engine, else, where the library's own is wrong, shancoll's `mpi`.
+// shancoll's request by its `auto` where that picks the collective's
+// persistent `engine` (the rule table of this machine and library: rules.h,
+// <coll>_init rows; without a row, the inline engines alone; never by
+// SHANCOLL_I<COLL>_ALGORITHM, which may name a schedule, which fails (b)).
+// Elsewhere the library's own persistent request runs the call, except
+// where that is wrong: shancoll's `mpi` request (the library's nonblocking
+// call at each start) runs it instead.
 template <class Library, class Shancoll>
-int persistent_init(const char* collective, const char* algorithm, MPI_Comm comm, MPI_Op op,
+int persistent_init(const char* collective, const char* engine, MPI_Comm comm, MPI_Op op,
                     std::int64_t bytes, MPI_Request* request, Library&& library_init,
                     Shancoll&& shancoll_init) {
   const int rc = library_init();
   if (rc != MPI_SUCCESS || capi::inside() || !request) return rc;
   const char* why = shared_reason(comm, op);
-  if (!why) why = agreed_reason(comm, collective, bytes);
+  if (!why) why = agreed_reason(comm);
   if (why) {
     report(collective, comm, "to the MPI library: ", why);
     return MPI_SUCCESS;
   }
   shancoll_request own = SHANCOLL_REQUEST_NULL;
-  int made = shancoll_init(algorithm, &own);
-  if (capi::refused(made) && library_persistent_wrong(collective)) {
-    report_refusal(collective, comm, shancoll_last_error());
-    made = shancoll_init("mpi", &own);  // every rank alike: the same refusal, the same library
+  int made = shancoll_init("auto", &own);
+  if (made == MPI_SUCCESS && std::strcmp(shancoll_last_algorithm(), engine) != 0) {
+    shancoll_request_free(&own);  // every rank alike: the same table, an agreed choice
+    if (!library_persistent_wrong(collective)) {
+      report(collective, comm, "to the MPI library: ",
+             "no persistent engine of shancoll's is chosen here (the rule table: "
+             "shancoll.rules_info(), SHANCOLL_RULES)");
+      return MPI_SUCCESS;
+    }
+    made = shancoll_init("mpi", &own);
   }
   if (made == MPI_SUCCESS) return enter(collective, comm, bytes, *request, own);
   if (capi::refused(made)) {
@@ -719,14 +714,14 @@ extern "C" {
 // says MPI 3.1.
 #if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
 // One line per persistent collective shancoll may run: the MPI signature
-// (without info and request), the C API's persistent form, the algorithm
-// that runs it (the only one the PMPI library routes), its op (MPI_OP_NULL:
-// none) and its bytes for the summary.
+// (without info and request), the C API's persistent form, its persistent
+// engine (the only algorithm routed), its op (MPI_OP_NULL: none) and its
+// bytes for the summary.
 #define SHANCOLL_UNPAREN(...) __VA_ARGS__
-#define SHANCOLL_PMPI_INIT(mpi, capi, algorithm, op, bytes, params, args)       \
+#define SHANCOLL_PMPI_INIT(mpi, capi, engine, op, bytes, params, args)          \
   int MPI_##mpi(SHANCOLL_UNPAREN params, MPI_Info info, MPI_Request* request) { \
     return shancoll::pmpi::persistent_init(                                     \
-        "MPI_" #mpi, algorithm, comm, op, bytes, request,                       \
+        "MPI_" #mpi, engine, comm, op, bytes, request,                          \
         [&] { return PMPI_##mpi(SHANCOLL_UNPAREN args, info, request); },       \
         [&](const char* name, shancoll_request* own) {                          \
           return shancoll_##capi(SHANCOLL_UNPAREN args, name, nullptr, own);    \

@@ -779,12 +779,33 @@ void scatter_bytes(Collective which, const OwnBlock& mine, RootLayout<Count, Dis
   mine.unpack_staged();
 }
 
-// Inside a request form: whether the request runs `mpi` (the call's
-// algorithm, else SHANCOLL_I<COLL>_ALGORITHM); a name without a request
-// form is refused here, before any datatype is looked at.
-bool typed_request(const char* collective, const char* algorithm) {
-  return t_state.intake &&
-         std::string_view(request_algorithm(algorithm ? algorithm : "", collective)) == "mpi";
+// Whether `type` is one the doors take as bytes (plain_size); false for
+// any other, MPI_DATATYPE_NULL included (the typed path refuses it).
+bool plain_type(MPI_Datatype type) {
+  try {
+    return type_bytes(type, "datatype").plain;
+  } catch (const Refusal&) {
+    return false;
+  }
+}
+
+// Inside a request form: whether the request runs `mpi` with the caller's
+// datatypes as they are (TypedRooted): `mpi` by name (the call's
+// algorithm, else SHANCOLL_I<COLL>_ALGORITHM) or a nonblocking `auto`. A
+// persistent `auto` goes to the door, whose persistent engines may take it
+// (rules.h, <coll>_init rows), where every rank's datatypes are `plain` (one
+// allreduce at _init: a staged block is packed once, and the ranks must
+// take one path). A name without a request form is refused here, before
+// any datatype is looked at.
+bool typed_request(const char* collective, const char* algorithm, MPI_Comm comm, bool plain) {
+  if (!t_state.intake) return false;
+  const char* given = algorithm ? algorithm : "";
+  if (std::string_view(request_algorithm(given, collective)) != "mpi") return false;
+  if (!t_state.intake->persistent || !request_asks_auto(given, collective)) return true;
+  int all_plain = plain;
+  check_mpi(PMPI_Allreduce(MPI_IN_PLACE, &all_plain, 1, MPI_INT, MPI_LAND, comm),
+            "MPI_Allreduce (datatypes of a persistent request)");
+  return !all_plain;
 }
 
 // A gather's or scatter's request under `mpi`: the caller's buffers and
@@ -832,7 +853,9 @@ void gather_call(Collective which, const void* sendbuf, MPI_Count sendcount, MPI
   const Place p = place_of(comm, root);
   if (which == Collective::gatherv && p.root && (!counts || !displs))
     refuse(MPI_ERR_ARG, "recvcounts/displs: NULL at the root");
-  if (typed_request(which == Collective::gather ? "gather" : "gatherv", algorithm)) {
+  const bool plain =
+      (sendbuf == MPI_IN_PLACE || plain_type(sendtype)) && (!p.root || plain_type(recvtype));
+  if (typed_request(which == Collective::gather ? "gather" : "gatherv", algorithm, comm, plain)) {
     request_typed<GathervCall>(which, comm, root, options, p, sendbuf, sendcount, sendtype, recvbuf,
                                counts, displs, count, recvtype, "sendbuf", "recvcounts");
     return;
@@ -853,7 +876,10 @@ void scatter_call(Collective which, const void* sendbuf, const Count* counts, co
   const Place p = place_of(comm, root);
   if (which == Collective::scatterv && p.root && (!counts || !displs))
     refuse(MPI_ERR_ARG, "sendcounts/displs: NULL at the root");
-  if (typed_request(which == Collective::scatter ? "scatter" : "scatterv", algorithm)) {
+  const bool plain =
+      (recvbuf == MPI_IN_PLACE || plain_type(recvtype)) && (!p.root || plain_type(sendtype));
+  if (typed_request(which == Collective::scatter ? "scatter" : "scatterv", algorithm, comm,
+                    plain)) {
     request_typed<ScattervCall>(which, comm, root, options, p, recvbuf, recvcount, recvtype,
                                 sendbuf, counts, displs, count, sendtype, "recvbuf", "sendcounts");
     return;

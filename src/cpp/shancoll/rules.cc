@@ -66,11 +66,17 @@ std::vector<std::string> row_fields(std::istringstream& in, const std::string& w
 Rule parse_line(std::istringstream& in, const std::string& where) {
   std::vector<std::string> f = row_fields(in, where);
   Rule r;
-  r.coll = f[0] == "allgather" ? "allgatherv" : f[0];
+  // "<coll>_init": the persistent form's rows (persistent_choice).
+  const bool persistent = f[0].size() > 5 && f[0].compare(f[0].size() - 5, 5, "_init") == 0;
+  r.coll = persistent ? f[0].substr(0, f[0].size() - 5) : f[0];
+  if (r.coll == "allgather") r.coll = "allgatherv";
   if (r.coll == "alltoall") r.coll = "alltoallv";  // alltoall rows: alltoallv's table
   bool known = false;
   for (const char* c : kCollectives) known = known || r.coll == c;
   if (!known) throw ArgumentError(where + "unknown collective '" + f[0] + "'");
+  if (persistent && f[8] != "-" && f[8] != "single_copy=0")
+    throw ArgumentError(where + "options: '" + f[8] + "' on a persistent row (its engines " +
+                        "take '-' or single_copy=0)");
   r.min_bytes = parse_int(f[1], false, 0, where);
   r.max_bytes = parse_int(f[2], true, INT64_MAX, where);
   r.min_ranks = static_cast<int>(parse_int(f[3], false, 0, where));
@@ -101,6 +107,7 @@ Rule parse_line(std::istringstream& in, const std::string& where) {
   }
   if (r.min_bytes >= r.max_bytes || r.min_ranks > r.max_ranks)
     throw ArgumentError(where + "empty range");
+  if (persistent) r.coll += "_init";
   return r;
 }
 
@@ -537,6 +544,16 @@ std::string rule_choice(const std::string& coll, std::int64_t bytes, int ranks, 
                         int hosts, const std::function<bool(const std::string&)>& valid) {
   const Rule* r = matching_rule(coll, bytes, ranks, nodes, hosts);
   return r && valid(r->algorithm) ? r->algorithm : "";
+}
+
+PersistentChoice persistent_choice(const std::string& coll, std::int64_t bytes, int ranks,
+                                   int nodes, int hosts, const char* engine) {
+  const std::string base = coll == "allgather"  ? "allgatherv"
+                           : coll == "alltoall" ? "alltoallv"
+                                                : coll;
+  const Rule* r = matching_rule(base + "_init", bytes, ranks, nodes, hosts);
+  if (!r || (r->algorithm != engine && r->algorithm != "mpi")) return {};
+  return {r->algorithm, r->options ? r->options->resolved().single_copy : -1};
 }
 
 const CallOptions* rule_options(const std::string& coll, std::int64_t bytes, int ranks, int nodes,

@@ -29,6 +29,18 @@
 // non-commutative op, rank-varying floating point, ...) the built-in rule
 // decides instead.
 //
+// coll may also be <coll>_init (allgather_init, alltoall_init as above):
+// the persistent form's `auto` (persistent_choice), whose algorithm is the
+// collective's persistent engine (coll/request/requests.cc: shan or
+// release_gather, each taking the sizes it fits by its own bounds) or mpi
+// (the MPI library's own: the PMPI library leaves it the library's
+// persistent request); options '-' or single_copy=0 (the shared-segment
+// deposits alone, not the single-copy engines), which a call with no
+// single_copy option of its own runs with. bytes as for the blocking rows,
+// except alltoallv_init (alltoallv calls too) and the v-forms: 0. Without
+// a row persistent `auto` takes the inline engines (at most 56 bytes, the
+// built-in rule) and the MPI library's own elsewhere.
+//
 // A table is measured on one kind of machine, and holds there: its lines
 //
 //   match  cpu     <CPU model, or its beginning>
@@ -145,5 +157,15 @@ std::string active_rules_path();
 // else "" (the caller applies its built-in rule).
 std::string rule_choice(const std::string& coll, std::int64_t bytes, int ranks, int nodes,
                         int hosts, const std::function<bool(const std::string&)>& valid);
+
+// The active table's choice for the persistent form of `coll` (its rows
+// <coll>_init): algorithm `engine`, "mpi", or "" (no such row: the built-in
+// rule), and the single_copy option the row gives the engines (-1: none).
+struct PersistentChoice {
+  std::string algorithm;
+  int single_copy = -1;
+};
+PersistentChoice persistent_choice(const std::string& coll, std::int64_t bytes, int ranks,
+                                   int nodes, int hosts, const char* engine);
 
 }  // namespace shancoll

@@ -16,6 +16,7 @@
 #include "shancoll/cost.h"
 #include "shancoll/error.h"
 #include "shancoll/pattern/nway_dissemination.h"
+#include "shancoll/rules.h"
 
 namespace shancoll {
 namespace {
@@ -79,24 +80,32 @@ const AllreduceAlgorithm& auto_allreduce(Comm& comm, const AllreduceArgs& args, 
 
 // shan's persistent engines on one node where they fit: the inline lines
 // (persistent `auto` and `shan`: they beat any message schedule and MPI's
-// own persistent allreduce, docs/performance.md), and past 56 bytes the
-// deposit areas (`shan` by name: what the PMPI library routes; `auto` was
-// not measured against the other request engines); null elsewhere.
+// own persistent allreduce, docs/performance.md), and past 56 bytes, where
+// `deposit`, the deposit areas; null elsewhere.
 std::unique_ptr<Request> persistent_shan(Comm& comm, const AllreduceArgs& args, const Options& o,
                                          bool deposit) {
   NodeContext& ctx = comm.nodes(o.ranks_per_node);
-  const bool small = persistent_inline_fits(ctx.topo, args);
-  if (!small && !(deposit && deposit_fits(ctx.topo, args.bytes()))) return nullptr;
+  const Topology& t = ctx.topo;
+  const bool small = persistent_inline_fits(t, args);
+  if (!small && !(deposit && deposit_fits(t, args.bytes()))) return nullptr;
   return comm.run({"iallreduce", "shan"}, [&]() -> std::unique_ptr<Request> {
     std::unique_ptr<Engine> engine;
     if (small)
-      engine = std::make_unique<InlineAllreduceEngine>(ctx.topo, args, ctx.call_timeout);
+      engine = std::make_unique<InlineAllreduceEngine>(t, args, ctx.call_timeout);
     else
-      engine = deposit_allreduce(ctx.topo, args, ctx.call_timeout);
+      engine = deposit_allreduce(t, args, ctx.call_timeout);
     if (!engine) return nullptr;
     return std::make_unique<Request>(comm, "iallreduce", "shan", std::move(engine),
                                      o.wait_timeout(), true);
   });
+}
+
+// A persistent `auto`'s engine by the rule table's allreduce_init row
+// (rules.h): "shan" (the deposit too), "mpi" (the library's own), or ""
+// (no row: the inline engine alone, else the built-in rule).
+std::string persistent_auto(Comm& comm, const AllreduceArgs& args, const Options& o) {
+  const Topology& t = comm.nodes(o.ranks_per_node).topo;
+  return agreed_persistent_choice(comm, t, "allreduce", args.bytes(), "shan").algorithm;
 }
 
 // What the door's plan is keyed by.
@@ -169,14 +178,18 @@ std::unique_ptr<Request> iallreduce(const AllreduceCall& call, bool persistent) 
   check_buffers(call);
   const Reducer reducer(call.op, call.type, call.datatype);  // copied by the request
   const AllreduceArgs args = args_of(call, reducer, co);
+  std::string_view chosen = name;
   if (persistent && (name == "auto" || name == "shan")) {
-    if (auto shan = persistent_shan(comm, args, o, name == "shan")) return shan;
+    const std::string row = name == "shan" ? "shan" : persistent_auto(comm, args, o);
+    if (row != "mpi")
+      if (auto shan = persistent_shan(comm, args, o, row == "shan")) return shan;
     if (name == "shan")
       throw ArgumentError(
           "algorithm: 'shan' as a request is the persistent allreduce on one node of several "
           "ranks (of a predefined element type past 56 bytes)");
+    if (row == "mpi") chosen = "mpi";
   }
-  const AllreduceAlgorithm& algo = select_iallreduce(name, args, comm.size());
+  const AllreduceAlgorithm& algo = select_iallreduce(chosen, args, comm.size());
   return comm.run({"iallreduce", algo.name}, [&] {
     std::unique_ptr<Engine> engine;
     if (algo.schedule)

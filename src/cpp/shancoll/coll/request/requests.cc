@@ -1,5 +1,6 @@
 #include "shancoll/coll/request/requests.h"
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -13,8 +14,10 @@
 #include "shancoll/coll/request/request_schedule.h"
 #include "shancoll/environment.h"
 #include "shancoll/error.h"
+#include "shancoll/ops.h"
 #include "shancoll/pattern/block_reduce.h"
 #include "shancoll/pattern/block_rooted.h"
+#include "shancoll/rules.h"
 
 namespace shancoll {
 namespace {
@@ -184,37 +187,45 @@ struct Setup {
   bool scheduled() const { return std::strcmp(algorithm, "mpi") != 0; }
   NodeContext& nodes() const { return comm.nodes(options.ranks_per_node); }
   const Topology& topo() const { return nodes().topo; }
-  // A persistent single-copy engine by `make(nodes, single_copy)`, by name
-  // only (as the deposit engines).
-  template <class Make>
-  std::unique_ptr<Engine> single_copy(Make&& make) const {
-    return automatic ? nullptr : make(nodes(), options.single_copy);
-  }
 };
 
-// Whether `given` (else SHANCOLL_I<COLL>_ALGORITHM) asks for `auto`.
-bool asks_auto(std::string_view given, const char* collective) {
-  if (!given.empty()) return given == "auto";
-  const auto& set = environment().requests;
-  auto it = set.find(collective);
-  if (it == set.end()) it = set.find(v_form(collective));
-  return it == set.end() || it->second == "auto";
+// Which of a persistent collective's engines `s` asks for: all of them
+// (its name, or a rule table's `auto` choice of it: rules.h, <coll>_init
+// rows), the inline ones alone (`auto` without such a row: the built-in
+// rule), or none (a nonblocking request, another name, the table's `mpi`);
+// and the single_copy option they run with (the call's, else the row's).
+// `bytes`: the call's as the table's rows count them.
+struct Engines {
+  bool any = false;
+  bool all = false;  // past the inline engines too
+  int single_copy = -1;
+};
+Engines engines_asked(const Setup& s, const PersistentName& engine, std::int64_t bytes) {
+  const int own = s.options.single_copy;
+  if (!s.persistent) return {};
+  if (std::strcmp(s.algorithm, engine.algorithm) == 0) return {true, true, own};
+  if (!s.automatic) return {};
+  const PersistentChoice choice =
+      agreed_persistent_choice(s.comm, s.topo(), s.collective, bytes, engine.algorithm);
+  if (choice.algorithm.empty()) return {true, false, own};
+  if (choice.algorithm == "mpi") return {};
+  return {true, true, own >= 0 ? own : choice.single_copy};
 }
 
-// The persistent engine where `s` asks for it (persistent `auto`, or its
-// name) and `make(topo, timeout)` finds that it fits; null otherwise.
-// Its name on a nonblocking request, or where it does not fit, is an
+// The persistent engine where `s` asks for it (engines_asked) and
+// `make(topo, timeout, engines)` finds that it fits; null otherwise. Its
+// name on a nonblocking request, or where it does not fit, is an
 // ArgumentError.
 template <class Make>
-std::unique_ptr<Request> persistent_request(const Setup& s, Make&& make) {
+std::unique_ptr<Request> persistent_request(const Setup& s, std::int64_t bytes, Make&& make) {
   const PersistentName* persistent = persistent_of(s.collective);
   const bool named = std::strcmp(s.algorithm, persistent->algorithm) == 0;
-  if (!named && !(s.automatic && s.persistent)) return nullptr;
   std::unique_ptr<Request> request;
-  if (s.persistent) {
-    NodeContext& nodes = s.comm.nodes(s.options.ranks_per_node);
+  const Engines asked = engines_asked(s, *persistent, bytes);
+  if (asked.any) {
+    NodeContext& nodes = s.nodes();
     request = s.comm.run({s.collective, persistent->algorithm}, [&]() -> std::unique_ptr<Request> {
-      std::unique_ptr<Engine> engine = make(nodes.topo, nodes.call_timeout);
+      std::unique_ptr<Engine> engine = make(nodes.topo, nodes.call_timeout, asked);
       if (!engine) return nullptr;
       return std::make_unique<Request>(s.comm, s.collective, persistent->algorithm,
                                        std::move(engine), s.options.wait_timeout(), true);
@@ -240,6 +251,11 @@ CallShape reduction_shape(MPI_Op op, DType type, std::int64_t count, int root = 
   shape.op = op;
   shape.dtype = static_cast<int>(type);
   return shape;
+}
+
+// A reduction's bytes (count elements of `type`) for the rule tables.
+std::int64_t reduction_bytes(std::int64_t count, DType type) {
+  return count * static_cast<std::int64_t>(dtype_size(type));
 }
 
 // What a door refuses that one rank alone may see (its root's layout,
@@ -274,7 +290,7 @@ Setup setup(MPI_Comm user, std::string_view algorithm, const CallOptions* given,
     compare_request(comm, co.check, shape, refusal, o.timeout);
   }
   return {o,          comm,       request_algorithm(algorithm, collective),
-          collective, persistent, asks_auto(algorithm, collective)};
+          collective, persistent, request_asks_auto(algorithm, collective)};
 }
 
 // Runs make() as the request's collective (Comm::run: a failure breaks the
@@ -339,6 +355,14 @@ const char* request_algorithm(std::string_view given, const char* collective) {
   return named(it->second, collective, request_algorithm_variable(it->first));
 }
 
+bool request_asks_auto(std::string_view given, const char* collective) {
+  if (!given.empty()) return given == "auto";
+  const auto& set = environment().requests;
+  auto it = set.find(collective);
+  if (it == set.end()) it = set.find(v_form(collective));
+  return it == set.end() || it->second == "auto";
+}
+
 void compare_request(Comm& comm, bool check, CallShape shape, const std::string& refusal,
                      double timeout) {
   if (!check) {  // the door and the refusals alone
@@ -363,6 +387,19 @@ void refuse_before_door(MPI_Comm user, const char* door, const std::string& why,
   compare_request(comm, false, shape, why, timeout);
 }
 
+PersistentChoice agreed_persistent_choice(const Comm& comm, const Topology& t,
+                                          const char* collective, std::int64_t bytes,
+                                          const char* engine) {
+  PersistentChoice mine =
+      persistent_choice(collective, bytes, t.size, t.node_count, t.hosts, engine);
+  const int own = mine.algorithm == "mpi" ? 0 : mine.algorithm.empty() ? 1 : 2;  // the least wins
+  int agreed = own;
+  check_mpi(PMPI_Allreduce(MPI_IN_PLACE, &agreed, 1, MPI_INT, MPI_MIN, comm.mpi()),
+            "MPI_Allreduce (persistent auto's choice)");
+  if (agreed == own) return mine;
+  return {agreed == 0 ? "mpi" : "", -1};
+}
+
 std::string request_algorithms(const char* collective) {
   const ScheduleName* schedule = schedule_of(collective);
   const PersistentName* persistent = persistent_of(collective);
@@ -383,8 +420,10 @@ std::optional<std::vector<AlgorithmInfo>> request_listing(std::string_view colle
 std::unique_ptr<Request> request_of(const BarrierCall& call, bool persistent) {
   const Setup s =
       setup(call.comm, call.algorithm, call.options, Collective::barrier, "barrier", persistent);
-  if (auto r = persistent_request(
-          s, [&](const Topology& t, const double& timeout) { return inline_barrier(t, timeout); }))
+  if (auto r =
+          persistent_request(s, 0, [&](const Topology& t, const double& timeout, const Engines&) {
+            return inline_barrier(t, timeout);
+          }))
     return r;
   return made(s, [&] {
     if (!s.scheduled()) return s.make(mpi_barrier(s.comm.mpi()));
@@ -399,13 +438,16 @@ std::unique_ptr<Request> request_of(const BcastCall& call, bool persistent) {
       setup(call.comm, call.algorithm, call.options, Collective::bcast, "bcast", persistent,
             rooted_shape(call.root, call.bytes), [&](const Comm& c) { check_root(c, call.root); });
   check_root(s.comm, call.root);
-  if (auto r = persistent_request(s, [&](const Topology& t, const double& timeout) {
-        if (auto lines = inline_bcast(t, call, timeout)) return lines;
-        if (auto single = s.single_copy(
-                [&](NodeContext& n, int sc) { return single_copy_bcast(n, call, sc); }))
-          return single;
-        return s.automatic ? nullptr : deposit_bcast(t, call, timeout);
-      }))
+  if (auto r = persistent_request(s, call.bytes,
+                                  [&](const Topology& t, const double& timeout,
+                                      const Engines& e) -> std::unique_ptr<Engine> {
+                                    if (auto lines = inline_bcast(t, call, timeout)) return lines;
+                                    if (!e.all) return nullptr;
+                                    if (auto single =
+                                            single_copy_bcast(s.nodes(), call, e.single_copy))
+                                      return single;
+                                    return deposit_bcast(t, call, timeout);
+                                  }))
     return r;
   return made(s, [&] {
     if (!s.scheduled()) return s.make(mpi_bcast(s.comm.mpi(), call));
@@ -421,10 +463,12 @@ std::unique_ptr<Request> request_of(const ReduceCall& call, bool persistent) {
                         persistent, reduction_shape(call.op, call.type, call.count, call.root),
                         [&](const Comm& c) { refuse_reduce(c, call); });
   refuse_reduce(s.comm, call);
-  if (auto r = persistent_request(s, [&](const Topology& t, const double& timeout) {
-        if (auto lines = inline_reduce(t, call, timeout)) return lines;
-        return s.automatic ? nullptr : deposit_reduce(t, call, timeout);
-      }))
+  if (auto r = persistent_request(s, reduction_bytes(call.count, call.type),
+                                  [&](const Topology& t, const double& timeout,
+                                      const Engines& e) -> std::unique_ptr<Engine> {
+                                    if (auto lines = inline_reduce(t, call, timeout)) return lines;
+                                    return e.all ? deposit_reduce(t, call, timeout) : nullptr;
+                                  }))
     return r;
   return made(s, [&] {
     if (!s.scheduled()) return s.make(mpi_reduce(s.comm.mpi(), call));
@@ -447,11 +491,14 @@ std::unique_ptr<Request> request_of(const GathervCall& call, bool persistent) {
             persistent, rooted_shape(call.args.root, regular ? call.args.send_bytes : -1),
             [&](const Comm& c) { refuse_rooted(c, call, "recvcounts"); });
   check_root(s.comm, call.args.root);
-  if (auto r = persistent_request(s, [&](const Topology& t, const double& timeout) {
-        if (auto deposit = s.automatic ? nullptr : deposit_gather(t, call, timeout)) return deposit;
-        return s.single_copy(
-            [&](NodeContext& n, int sc) { return single_copy_gather(n, call, sc); });
-      }))
+  if (auto r = persistent_request(s, regular ? call.args.send_bytes : 0,
+                                  [&](const Topology& t, const double& timeout,
+                                      const Engines& e) -> std::unique_ptr<Engine> {
+                                    if (!e.all) return nullptr;
+                                    if (auto deposit = deposit_gather(t, call, timeout))
+                                      return deposit;
+                                    return single_copy_gather(s.nodes(), call, e.single_copy);
+                                  }))
     return r;
   return made(s, [&] {
     if (!s.scheduled())
@@ -481,12 +528,14 @@ std::unique_ptr<Request> request_of(const ScattervCall& call, bool persistent) {
             persistent, rooted_shape(call.args.root, regular ? call.args.recv_bytes : -1),
             [&](const Comm& c) { refuse_rooted(c, call, "sendcounts"); });
   check_root(s.comm, call.args.root);
-  if (auto r = persistent_request(s, [&](const Topology& t, const double& timeout) {
-        if (auto deposit = s.automatic ? nullptr : deposit_scatter(t, call, timeout))
-          return deposit;
-        return s.single_copy(
-            [&](NodeContext& n, int sc) { return single_copy_scatter(n, call, sc); });
-      }))
+  if (auto r = persistent_request(s, regular ? call.args.recv_bytes : 0,
+                                  [&](const Topology& t, const double& timeout,
+                                      const Engines& e) -> std::unique_ptr<Engine> {
+                                    if (!e.all) return nullptr;
+                                    if (auto deposit = deposit_scatter(t, call, timeout))
+                                      return deposit;
+                                    return single_copy_scatter(s.nodes(), call, e.single_copy);
+                                  }))
     return r;
   return made(s, [&] {
     if (!s.scheduled())
@@ -514,13 +563,16 @@ std::unique_ptr<Request> request_of(const AllgathervCall& call, bool persistent)
                         call.allgather ? "allgather" : "allgatherv", persistent,
                         allgatherv_shape(call), [&](const Comm&) { refuse_allgatherv(call); });
   refuse_allgatherv(call);
-  if (auto r = persistent_request(s, [&](const Topology& t, const double& timeout) {
-        if (auto lines = inline_allgatherv(t, call, timeout)) return lines;
-        if (auto deposit = s.automatic ? nullptr : deposit_allgatherv(t, call, timeout))
-          return deposit;
-        return s.single_copy(
-            [&](NodeContext& n, int sc) { return single_copy_allgatherv(n, call, sc); });
-      }))
+  if (auto r = persistent_request(s, call.args.total() / std::max(s.comm.size(), 1),
+                                  [&](const Topology& t, const double& timeout,
+                                      const Engines& e) -> std::unique_ptr<Engine> {
+                                    if (auto lines = inline_allgatherv(t, call, timeout))
+                                      return lines;
+                                    if (!e.all) return nullptr;
+                                    if (auto deposit = deposit_allgatherv(t, call, timeout))
+                                      return deposit;
+                                    return single_copy_allgatherv(s.nodes(), call, e.single_copy);
+                                  }))
     return r;
   return made(s, [&] {
     if (!s.scheduled()) return s.make(mpi_allgatherv(s.comm.mpi(), call, s.comm.rank()));
@@ -540,16 +592,19 @@ std::unique_ptr<Request> request_of(const AlltoallvCall& call, bool persistent) 
       call.alltoall ? "alltoall" : "alltoallv", persistent,
       rooted_shape(
           -1, call.args.regular && !call.args.recv_counts.empty() ? call.args.recv_counts[0] : -1));
-  if (auto r = persistent_request(s, [&](const Topology& t, const double& timeout) {
-        if (auto deposit = s.automatic ? nullptr : deposit_alltoallv(t, call, timeout))
-          return deposit;
-        return s.single_copy(
-            [&](NodeContext& n, int sc) { return single_copy_alltoallv(n, call, sc); });
-      }))
+  const AlltoallvArgs& a = call.args;
+  const std::int64_t block = call.alltoall && !a.recv_counts.empty() ? a.recv_counts[0] : 0;
+  if (auto r = persistent_request(s, block,
+                                  [&](const Topology& t, const double& timeout,
+                                      const Engines& e) -> std::unique_ptr<Engine> {
+                                    if (!e.all) return nullptr;
+                                    if (auto deposit = deposit_alltoallv(t, call, timeout))
+                                      return deposit;
+                                    return single_copy_alltoallv(s.nodes(), call, e.single_copy);
+                                  }))
     return r;
   return made(s, [&] {
     if (!s.scheduled()) return s.make(mpi_alltoallv(s.comm.mpi(), call));
-    const AlltoallvArgs& a = call.args;
     const bool in_place = a.send == nullptr;
     return s.make(std::make_unique<ScheduleEngine>(
         s.comm, s.topo(),
@@ -573,9 +628,12 @@ std::unique_ptr<Request> request_of(const ReduceScatterCall& call, bool block, b
   }
   const Setup s = setup(call.comm, call.algorithm, call.options, c,
                         block ? "reduce_scatter_block" : "reduce_scatter", persistent, shape);
-  if (auto r = persistent_request(s, [&](const Topology& t, const double& timeout) {
-        return s.automatic ? nullptr : deposit_reduce_scatter(t, call, block, timeout);
-      }))
+  if (auto r = persistent_request(s, block ? reduction_bytes(call.count, call.type) : 0,
+                                  [&](const Topology& t, const double& timeout,
+                                      const Engines& e) -> std::unique_ptr<Engine> {
+                                    if (!e.all) return nullptr;
+                                    return deposit_reduce_scatter(t, call, block, timeout);
+                                  }))
     return r;
   return made(s, [&] {
     const int p = s.comm.size();
@@ -603,9 +661,12 @@ std::unique_ptr<Request> request_of(const ScanCall& call, bool exclusive, bool p
   const Setup s = setup(
       call.comm, call.algorithm, call.options, exclusive ? Collective::exscan : Collective::scan,
       exclusive ? "exscan" : "scan", persistent, reduction_shape(call.op, call.type, call.count));
-  if (auto r = persistent_request(s, [&](const Topology& t, const double& timeout) {
-        return s.automatic ? nullptr : deposit_scan(t, call, exclusive, timeout);
-      }))
+  if (auto r = persistent_request(s, reduction_bytes(call.count, call.type),
+                                  [&](const Topology& t, const double& timeout,
+                                      const Engines& e) -> std::unique_ptr<Engine> {
+                                    if (!e.all) return nullptr;
+                                    return deposit_scan(t, call, exclusive, timeout);
+                                  }))
     return r;
   return made(s, [&] {
     if (!s.scheduled()) return s.make(mpi_scan(s.comm.mpi(), call, exclusive));

@@ -20,11 +20,15 @@
 //              (`shan`) of at most 56 bytes per rank on one node of several
 //              ranks: lines of the request's own node segment
 //              (coll/persistent_inline.h); persistent requests only;
-//   auto       a persistent request: the inline engine where it fits; else
-//              `mpi`: the library's own request progresses inside its own
-//              tests and waits as well as inside shancoll's, and shancoll's
-//              schedules move the same point-to-point messages as the
-//              library's; allreduce keeps its built-in rule (select_iallreduce).
+//   auto       a persistent request: the collective's persistent engine
+//              (every size it fits) or `mpi` where the rule table's
+//              <coll>_init row says so (rules.h: measured per machine and
+//              library); without a row, the inline engine where it fits,
+//              else `mpi`: the library's own request progresses inside its
+//              own tests and waits as well as inside shancoll's, and
+//              shancoll's schedules move the same point-to-point messages as
+//              the library's. A nonblocking request: `mpi` (allreduce keeps
+//              its built-in rule, select_iallreduce).
 #pragma once
 
 #include <mpi.h>
@@ -48,6 +52,7 @@
 #include "shancoll/coll/rooted.h"
 #include "shancoll/coll/scan/scan.h"
 #include "shancoll/coll/scatter/scatter.h"
+#include "shancoll/rules.h"
 
 namespace shancoll {
 
@@ -63,6 +68,15 @@ struct TypedRooted {
   std::int64_t count = 0;                    // the root's per rank (regular)
   MPI_Datatype layout_type = MPI_DATATYPE_NULL;
 };
+
+// Persistent `auto`'s table choice on topology `t` of `comm`
+// (persistent_choice: `engine`, "mpi", or "" for no row; the row's
+// single_copy), the same on every rank: one allreduce at _init,
+// since a row's bytes may differ between ranks (an erroneous call, a
+// root's in-place block) and ranks choosing apart would meet in no engine.
+PersistentChoice agreed_persistent_choice(const Comm& comm, const Topology& t,
+                                          const char* collective, std::int64_t bytes,
+                                          const char* engine);
 
 std::unique_ptr<Request> request_of(const BarrierCall& call, bool persistent);
 std::unique_ptr<Request> request_of(const BcastCall& call, bool persistent);
@@ -122,6 +136,8 @@ void refuse_before_door(MPI_Comm user, const char* door, const std::string& why,
 // "auto": SHANCOLL_I<COLL>_ALGORITHM, else auto): "mpi" or the schedule's
 // name; ArgumentError naming the argument or variable for any other.
 const char* request_algorithm(std::string_view given, const char* collective);
+// Whether `given` (else SHANCOLL_I<COLL>_ALGORITHM) asks for `auto`.
+bool request_asks_auto(std::string_view given, const char* collective);
 
 // The algorithms a request of `collective` ("bcast", ...) can run, as
 // "auto, binomial, mpi".
