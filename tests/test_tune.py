@@ -23,6 +23,19 @@ def synthetic_results(path):
                 "status": "ok", "check": "ok", "time_median_s": t, "distribution": "regular",
                 "ranks": 2, "nodes": 1, "bytes_per_rank": size, "ranks_per_node": 0,
             })  # fmt: skip
+    # gather_init (persistent): the engine below 4 KiB, the engine with single
+    # copy off at 4 KiB, the library's own persistent request above.
+    for size, times in ((64, (1e-7, 2e-7, 1e-6)), (4096, (2e-6, 1e-6, 3e-6)),
+                        (32768, (5e-6, 6e-6, 4e-6))):  # fmt: skip
+        for (algorithm, options), t in zip(
+            (("shan", ""), ("shan", "single_copy=False"), ("mpi", "")), times, strict=True
+        ):
+            rows.append({
+                "collective": "gather_init", "kind": "shancoll", "algorithm": algorithm,
+                "options": options, "status": "ok", "check": "ok", "time_median_s": t,
+                "distribution": "regular", "ranks": 2, "nodes": 1, "bytes_per_rank": size,
+                "ranks_per_node": 0,
+            })  # fmt: skip
     path.mkdir(parents=True)
     write_results(path / "results.csv", rows)
 
@@ -50,13 +63,15 @@ def test_tune_writes_this_machine_s_table_and_auto_reads_it(tmp_path):
         "info = shancoll.rules_info()\n"
         "print(info['path']); print(info['how'])\n"
         "print(_core.choose_auto('bcast', 64, 2, 1), _core.choose_auto('bcast', 32768, 2, 1))\n"
+        "print(*(_core.persistent_choice('gather', n, 2) for n in (64, 4096, 32768)))\n"
     )
     out = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, env=env,
                          timeout=120, stdin=subprocess.DEVNULL)  # fmt: skip
-    path, how, choices = out.stdout.splitlines()[:3]
+    path, how, choices, persistent = out.stdout.splitlines()[:4]
     assert path == str(written[0]), out.stdout + out.stderr
     assert "measured on this machine" in how
     assert choices == "binomial mpi"
+    assert persistent == "('shan', -1) ('shan', 0) ('mpi', -1)", text
 
 
 def open_sysfs_caches() -> str:

@@ -104,3 +104,25 @@ def test_rows_of_an_unknown_collective_or_option_are_refused(tmp_path):
     with pytest.raises(ValueError, match="unknown collective 'frobnicate_init'"):
         shancoll.set_rules(bad)
     shancoll.set_rules(None)
+
+
+def test_the_tune_kernel_times_every_persistent_form(comm):
+    """python -m shancoll.tune's kernel on <coll>_init: the engine (with single
+    copy off too) and the library's own persistent request, each checked after
+    its timed calls (a wrong result, a hang or an error would show in its row)."""
+    from shancoll.bench import kernel
+    from shancoll.bench.series import PERSISTENT_COLLECTIVES, algorithms_of, parse_series
+    from shancoll.bench.tune import PERSISTENT_MECHANISMS
+
+    for collective in PERSISTENT_COLLECTIVES:
+        labels = algorithms_of(collective) + PERSISTENT_MECHANISMS.get(collective, [])
+        series = [parse_series(label) for label in labels]
+        rows = kernel.run(comm, collective=collective, distribution="regular",
+                          sizes=[8, 40000], series=series, warmup=1, repeats=1, iterations=2,
+                          call_timeout=TIMEOUT)  # fmt: skip
+        if comm.rank == 0:
+            assert len(rows) == 2 * len(series), (collective, rows)
+            for row in rows:  # ok, or refused past its engine's bounds (single copy off)
+                refused = "as a request is the persistent" in row["error"]
+                assert (row["status"], row["check"]) == ("ok", "ok") or refused, (collective, row)
+            assert rows[0]["check"] == "ok", rows[0]  # 8 bytes: every engine takes it

@@ -75,6 +75,7 @@ from .series import (
     ALL_DISTRIBUTIONS,
     COLLECTIVES,
     MESSAGE_COLLECTIVES,
+    PERSISTENT_COLLECTIVES,
     Series,
     algorithms_of,
     check_distribution,
@@ -560,12 +561,109 @@ class AlltoallPoint:
         return bool(np.array_equal(self.recv, self.expected))
 
 
+class PersistentPoint:
+    """A persistent collective (``<coll>_init``): the buffers of its blocking
+    collective's point, one request per series made once at the point (MPI
+    fixes the buffers at _init), each call a start and its wait. Series: the
+    collective's persistent engine by name (``shancoll.<coll>_init``, its
+    options), and ``mpi`` and ``native``, both the MPI library's own persistent
+    request (mpi4py's ``<Coll>_init``): what the PMPI library leaves a call to
+    where a table's row says ``mpi``. Intel MPI's own persistent gather,
+    scatter and allgather give wrong results (docs/performance.md): not timed."""
+
+    def __init__(self, comm, collective: str, distribution: str, nbytes: int, dtype: np.dtype):
+        self.base = collective.removesuffix("_init")
+        self.inner = make_point(comm, self.base, distribution, nbytes, dtype)
+        self.comm, self.collective = comm, collective
+        self.bytes, self.total_bytes = self.inner.bytes, self.inner.total_bytes
+        self.view = None
+        self.requests: list[Any] = []
+
+    def _library_request(self):
+        from mpi4py import MPI
+
+        comm, send, recv = self.comm, self.inner.send, self.inner.recv
+        at_root = comm.Get_rank() == 0
+        make = {
+            "allreduce": lambda: comm.Allreduce_init(send, recv, MPI.SUM),
+            "bcast": lambda: comm.Bcast_init(recv, 0),
+            "reduce": lambda: comm.Reduce_init(send, recv, MPI.SUM, 0),
+            "scan": lambda: comm.Scan_init(send, recv, MPI.SUM),
+            "exscan": lambda: comm.Exscan_init(send, recv, MPI.SUM),
+            "reduce_scatter_block": lambda: comm.Reduce_scatter_block_init(send, recv, MPI.SUM),
+            "gather": lambda: comm.Gather_init(send, recv if at_root else None, 0),
+            "scatter": lambda: comm.Scatter_init(send if at_root else None, recv, 0),
+            "allgather": lambda: comm.Allgather_init(send, recv),
+            "alltoall": lambda: comm.Alltoall_init(send, recv),
+        }
+        return make[self.base]()
+
+    def _shancoll_request(self, s: Series, rpn: int, timeout: float | None):
+        from mpi4py import MPI
+
+        import shancoll
+
+        p, comm = self.inner, self.comm
+        kw = dict(s.options, algorithm=s.algorithm, ranks_per_node=rpn, timeout=timeout)
+        make = getattr(shancoll, self.collective)
+        if self.base in ("allreduce", "scan", "exscan", "reduce_scatter_block"):
+            return make(comm, p.send, p.recv, MPI.SUM, **kw)
+        if self.base == "bcast":
+            return make(comm, p.recv, 0, **kw)
+        if self.base == "reduce":
+            return make(comm, p.send, p.recv, MPI.SUM, 0, **kw)
+        if self.base in ("gather", "scatter"):
+            return make(comm, p.send, p.recv, 0, **kw)
+        return make(comm, p.send, p.recv, **kw)  # allgather, alltoall
+
+    def call_for(self, s: Series, rpn: int, timeout: float | None) -> Callable[[], Any]:
+        if s.kind == "memcpy":
+            return self.inner.call_for(s, rpn, timeout)
+        if s.kind == "native" or s.algorithm == "mpi":
+            request = self._library_request()
+            self.requests.append(request)
+            return lambda: (request.Start(), request.Wait())
+        try:
+            request = self._shancoll_request(s, rpn, timeout)
+        except ValueError as e:  # past the engine's bounds: every rank's refusal, its row's error
+
+            def refused(e=e):
+                raise e
+
+            return refused
+        self.requests.append(request)
+        return lambda: (request.start(), request.wait(timeout=timeout))
+
+    def reset(self, s: Series) -> None:
+        self.inner.reset(s)
+
+    def check(self, s: Series) -> bool:
+        return self.inner.check(s)
+
+    def close(self) -> None:
+        """Frees the requests (every rank alike, after the point's last call)."""
+        for request in self.requests:
+            (request.Free if hasattr(request, "Free") else request.free)()
+        self.requests.clear()
+
+
+def intel_mpi_persistent_wrong(collective: str) -> bool:
+    """Whether the running library is Intel MPI and `collective` one of the
+    persistent forms it gets wrong (docs/performance.md)."""
+    from mpi4py import MPI
+
+    wrong = ("gather_init", "scatter_init", "allgather_init")
+    return collective in wrong and "Intel(R) MPI" in MPI.Get_library_version()
+
+
 def point_class(collective: str) -> type:
     """The buffers and calls of a collective's points: each collective names
     its class, so a collective missing from the lists is an error, never
     timed as another (scan and exscan were once timed as allgatherv)."""
     if collective == "intergroup":
         return InterPoint
+    if collective in PERSISTENT_COLLECTIVES:
+        return PersistentPoint
     if collective in ("alltoall", "alltoallv"):
         return AlltoallPoint
     if collective in MESSAGE_COLLECTIVES:
@@ -579,8 +677,8 @@ def make_point(comm, collective: str, distribution: str, nbytes: int, dtype, int
     cls = point_class(collective)
     if cls is InterPoint:
         return InterPoint(*inter, distribution, nbytes, dtype)
-    if cls is Point:
-        return Point(comm, collective, distribution, nbytes, dtype)
+    if cls in (Point, PersistentPoint):
+        return cls(comm, collective, distribution, nbytes, dtype)
     return cls(comm, collective, nbytes, dtype)
 
 
@@ -595,6 +693,8 @@ def _irrelevant(s: Series, collective: str, node_count: int) -> str:
         return f"{collective} has no node-shared variant"
     if s.kind == "memcpy" and collective == "barrier":
         return "barrier moves no data"
+    if (s.kind == "native" or s.algorithm == "mpi") and intel_mpi_persistent_wrong(collective):
+        return "Intel MPI's own persistent form gives wrong results (docs/performance.md)"
     if s.needs_nodes and node_count < 2:
         return "transport option is irrelevant on a single node"
     return ""
@@ -723,6 +823,8 @@ def run(
             }
             rows.append(row)
             emit({"event": "row", **row})
+        if isinstance(point, PersistentPoint):
+            point.close()
         del point, calls
     if inter is not None:
         inter[0].Free()

@@ -17,6 +17,7 @@ __all__ = [
     "COLLECTIVES",
     "DISTRIBUTIONS",
     "KINDS",
+    "PERSISTENT_COLLECTIVES",
     "Series",
     "algorithms_of",
     "check_distribution",
@@ -57,6 +58,15 @@ MESSAGE_COLLECTIVES += ("scan", "exscan", "reduce_scatter_block")  # its block: 
 # gather, scatter: one block of `bytes_per_rank` per rank, root 0.
 COLLECTIVES += ("gather", "scatter")
 MESSAGE_COLLECTIVES += ("gather", "scatter")
+# The persistent forms (<coll>_init, start + wait per call) of the regular
+# collectives, with their persistent engine's name (rules.h, <coll>_init
+# rows); the v-forms' rows hold at 0 bytes (no size every rank knows) and
+# are not timed.
+PERSISTENT_ENGINES = {"bcast": "release_gather", "reduce": "release_gather"} | dict.fromkeys(
+    ("allreduce", "allgather", "alltoall", "gather", "scatter", "scan", "exscan",
+     "reduce_scatter_block"), "shan")  # fmt: skip
+PERSISTENT_COLLECTIVES = tuple(f"{c}_init" for c in PERSISTENT_ENGINES)
+COLLECTIVES += PERSISTENT_COLLECTIVES
 
 # ---------------------------------------------------------------------------
 # sizes and distributions (pure: no MPI; also used by the sweep driver)
@@ -278,11 +288,15 @@ def check_distribution(collective: str, distribution: str) -> None:
 
 
 def algorithms_of(collective: str) -> list[str]:
-    """shancoll's algorithms of a collective (intergroup: those of inter-communicators)."""
+    """shancoll's algorithms of a collective (intergroup: those of inter-communicators;
+    <coll>_init: its persistent engine, and ``mpi``, which the kernel times as the MPI
+    library's own persistent request: what ``mpi`` rows leave a call to)."""
     import shancoll
 
     if collective == "intergroup":
         return shancoll.algorithms("allgatherv", inter=True)
+    if collective in PERSISTENT_COLLECTIVES:  # the engine, and the library's own persistent call
+        return [PERSISTENT_ENGINES[collective.removesuffix("_init")], "mpi"]
     return shancoll.algorithms(collective)
 
 

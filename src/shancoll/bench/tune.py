@@ -8,7 +8,9 @@ under ``mpiexec`` it says so and stops, instead of every rank starting a
 sweep of its own.
 
 Times every shancoll algorithm of allgatherv, allreduce, bcast and reduce,
-the MPI library's own call among them (``mpi``), side by side on one node
+and the persistent engine of each regular collective's persistent form
+(``<coll>_init``, start + wait), the MPI library's own call among them
+(``mpi``; for a persistent form its own persistent request), side by side on one node
 at ``--ranks`` ranks (a sweep, ``shancoll.bench.sweep``, with the same
 kernel and method), fits the rule table (the fastest algorithm per size
 range, ``shancoll.bench.report.rule_table``), adds this machine's match
@@ -40,9 +42,19 @@ from pathlib import Path
 
 from .report import rule_table
 from .results import read_results
+from .series import PERSISTENT_ENGINES
 from .sweep import load_config, run_sweep
 
 COLLECTIVES = ["allgatherv", "allreduce", "bcast", "reduce"]
+# The persistent forms (rules.h, <coll>_init rows): each collective's persistent
+# engine against the MPI library's own persistent request (``mpi``), the
+# engines that may copy straight between the ranks' buffers also with that
+# off (single_copy=0: their shared-segment deposits alone).
+PERSISTENT = [f"{c}_init" for c in PERSISTENT_ENGINES]
+PERSISTENT_MECHANISMS = {
+    f"{c}_init": [f"{PERSISTENT_ENGINES[c]}[single_copy=false]"]
+    for c in ("bcast", "allgather", "alltoall", "gather", "scatter")
+}
 # The mechanism variants timed beside the defaults (report.TUNED_OPTIONS).
 MECHANISMS = ["release_gather[single_copy=false]", "release_gather[single_copy=true]"]
 # reduce: also release_gather's segment with 2 MiB buffers in 64 slots
@@ -120,8 +132,9 @@ def measure(ranks: int, quick: bool, out: Path, dry_run: bool) -> Path | None:
         distributions=["regular"],
         series="*",
         collective_series={"allreduce": ALLREDUCE_MECHANISMS, "bcast": MECHANISMS}
-        | {"reduce": REDUCE_MECHANISMS, "allgatherv": ALLGATHER_MECHANISMS},
-    ).replace(collectives=COLLECTIVES)
+        | {"reduce": REDUCE_MECHANISMS, "allgatherv": ALLGATHER_MECHANISMS}
+        | PERSISTENT_MECHANISMS,
+    ).replace(collectives=COLLECTIVES + PERSISTENT)
     if dry_run:
         print(f"would time {', '.join(cfg.collectives)} at {ranks} ranks on one node into {out}")
         return None
