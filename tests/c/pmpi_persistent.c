@@ -609,6 +609,37 @@ static void deadline(void) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
+/* MPI_Alltoallv_init where rank 0 receives nothing and passes a NULL
+ * recvbuf (MPI allows it: no count of it is read), the others exchanging
+ * among themselves and sending to rank 0: NULL_RECV_RUNS starts, checked
+ * against PMPI_Alltoallv. */
+enum { NULL_RECV_RUNS = 5 };
+static void null_recv(void) {
+  int p = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  if (p > MAX_RANKS) return;
+  int send[MAX_RANKS * 3], recv[MAX_RANKS * 3], want[MAX_RANKS * 3];
+  int scounts[MAX_RANKS], sdispls[MAX_RANKS], rcounts[MAX_RANKS], rdispls[MAX_RANKS];
+  for (int j = 0; j < p; ++j) {
+    scounts[j] = j == 0 ? 0 : 3, sdispls[j] = 3 * j;
+    rcounts[j] = g_rank == 0 ? 0 : 3, rdispls[j] = 3 * j;
+  }
+  int* into = g_rank == 0 ? NULL : recv;
+  MPI_Request r;
+  MPI_Alltoallv_init(send, scounts, sdispls, MPI_INT, into, rcounts, rdispls, MPI_INT,
+                     MPI_COMM_WORLD, MPI_INFO_NULL, &r);
+  for (int run = 0; run < NULL_RECV_RUNS; ++run) {
+    for (int k = 0; k < 3 * p; ++k) send[k] = 1000 * run + 100 * g_rank + k, recv[k] = want[k] = -1;
+    PMPI_Alltoallv(send, scounts, sdispls, MPI_INT, g_rank == 0 ? NULL : want, rcounts, rdispls,
+                   MPI_INT, MPI_COMM_WORLD);
+    MPI_Start(&r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    check(memcmp(recv, want, sizeof(int) * 3 * (size_t)p) == 0, "alltoallv_init, NULL recvbuf",
+          run);
+  }
+  MPI_Request_free(&r);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -624,6 +655,7 @@ int main(int argc, char** argv) {
     rooted();
     others();
     large();
+    null_recv();
     comm_freed_first();
     for (int i = 0; i < CASES; ++i) MPI_Request_free(&g_cases[i].request);
     frees();
