@@ -420,11 +420,10 @@ std::optional<std::vector<AlgorithmInfo>> request_listing(std::string_view colle
 std::unique_ptr<Request> request_of(const BarrierCall& call, bool persistent) {
   const Setup s =
       setup(call.comm, call.algorithm, call.options, Collective::barrier, "barrier", persistent);
-  if (auto r =
-          persistent_request(s, 0, [&](const Topology& t, const double& timeout, const Engines&) {
-            return inline_barrier(t, timeout);
-          }))
-    return r;
+  const auto engine = [&](const Topology& t, const double& timeout, const Engines&) {
+    return inline_barrier(t, timeout);
+  };
+  if (auto r = persistent_request(s, 0, engine)) return r;
   return made(s, [&] {
     if (!s.scheduled()) return s.make(mpi_barrier(s.comm.mpi()));
     return s.make(std::make_unique<ScheduleEngine>(
@@ -438,17 +437,14 @@ std::unique_ptr<Request> request_of(const BcastCall& call, bool persistent) {
       setup(call.comm, call.algorithm, call.options, Collective::bcast, "bcast", persistent,
             rooted_shape(call.root, call.bytes), [&](const Comm& c) { check_root(c, call.root); });
   check_root(s.comm, call.root);
-  if (auto r = persistent_request(s, call.bytes,
-                                  [&](const Topology& t, const double& timeout,
-                                      const Engines& e) -> std::unique_ptr<Engine> {
-                                    if (auto lines = inline_bcast(t, call, timeout)) return lines;
-                                    if (!e.all) return nullptr;
-                                    if (auto single =
-                                            single_copy_bcast(s.nodes(), call, e.single_copy))
-                                      return single;
-                                    return deposit_bcast(t, call, timeout);
-                                  }))
-    return r;
+  const auto engine = [&](const Topology& t, const double& timeout,
+                          const Engines& e) -> std::unique_ptr<Engine> {
+    if (auto lines = inline_bcast(t, call, timeout)) return lines;
+    if (!e.all) return nullptr;
+    if (auto single = single_copy_bcast(s.nodes(), call, e.single_copy)) return single;
+    return deposit_bcast(t, call, timeout);
+  };
+  if (auto r = persistent_request(s, call.bytes, engine)) return r;
   return made(s, [&] {
     if (!s.scheduled()) return s.make(mpi_bcast(s.comm.mpi(), call));
     return s.make(std::make_unique<ScheduleEngine>(
@@ -463,13 +459,12 @@ std::unique_ptr<Request> request_of(const ReduceCall& call, bool persistent) {
                         persistent, reduction_shape(call.op, call.type, call.count, call.root),
                         [&](const Comm& c) { refuse_reduce(c, call); });
   refuse_reduce(s.comm, call);
-  if (auto r = persistent_request(s, reduction_bytes(call.count, call.type),
-                                  [&](const Topology& t, const double& timeout,
-                                      const Engines& e) -> std::unique_ptr<Engine> {
-                                    if (auto lines = inline_reduce(t, call, timeout)) return lines;
-                                    return e.all ? deposit_reduce(t, call, timeout) : nullptr;
-                                  }))
-    return r;
+  const auto engine = [&](const Topology& t, const double& timeout,
+                          const Engines& e) -> std::unique_ptr<Engine> {
+    if (auto lines = inline_reduce(t, call, timeout)) return lines;
+    return e.all ? deposit_reduce(t, call, timeout) : nullptr;
+  };
+  if (auto r = persistent_request(s, reduction_bytes(call.count, call.type), engine)) return r;
   return made(s, [&] {
     if (!s.scheduled()) return s.make(mpi_reduce(s.comm.mpi(), call));
     Reducer reducer = Reducer(call.op, call.type, call.datatype);
@@ -491,15 +486,13 @@ std::unique_ptr<Request> request_of(const GathervCall& call, bool persistent) {
             persistent, rooted_shape(call.args.root, regular ? call.args.send_bytes : -1),
             [&](const Comm& c) { refuse_rooted(c, call, "recvcounts"); });
   check_root(s.comm, call.args.root);
-  if (auto r = persistent_request(s, regular ? call.args.send_bytes : 0,
-                                  [&](const Topology& t, const double& timeout,
-                                      const Engines& e) -> std::unique_ptr<Engine> {
-                                    if (!e.all) return nullptr;
-                                    if (auto deposit = deposit_gather(t, call, timeout))
-                                      return deposit;
-                                    return single_copy_gather(s.nodes(), call, e.single_copy);
-                                  }))
-    return r;
+  const auto engine = [&](const Topology& t, const double& timeout,
+                          const Engines& e) -> std::unique_ptr<Engine> {
+    if (!e.all) return nullptr;
+    if (auto deposit = deposit_gather(t, call, timeout)) return deposit;
+    return single_copy_gather(s.nodes(), call, e.single_copy);
+  };
+  if (auto r = persistent_request(s, regular ? call.args.send_bytes : 0, engine)) return r;
   return made(s, [&] {
     if (!s.scheduled())
       return s.make(mpi_gatherv(s.comm.mpi(), call, s.comm.rank(), s.comm.size()));
@@ -528,15 +521,13 @@ std::unique_ptr<Request> request_of(const ScattervCall& call, bool persistent) {
             persistent, rooted_shape(call.args.root, regular ? call.args.recv_bytes : -1),
             [&](const Comm& c) { refuse_rooted(c, call, "sendcounts"); });
   check_root(s.comm, call.args.root);
-  if (auto r = persistent_request(s, regular ? call.args.recv_bytes : 0,
-                                  [&](const Topology& t, const double& timeout,
-                                      const Engines& e) -> std::unique_ptr<Engine> {
-                                    if (!e.all) return nullptr;
-                                    if (auto deposit = deposit_scatter(t, call, timeout))
-                                      return deposit;
-                                    return single_copy_scatter(s.nodes(), call, e.single_copy);
-                                  }))
-    return r;
+  const auto engine = [&](const Topology& t, const double& timeout,
+                          const Engines& e) -> std::unique_ptr<Engine> {
+    if (!e.all) return nullptr;
+    if (auto deposit = deposit_scatter(t, call, timeout)) return deposit;
+    return single_copy_scatter(s.nodes(), call, e.single_copy);
+  };
+  if (auto r = persistent_request(s, regular ? call.args.recv_bytes : 0, engine)) return r;
   return made(s, [&] {
     if (!s.scheduled())
       return s.make(mpi_scatterv(s.comm.mpi(), call, s.comm.rank(), s.comm.size()));
@@ -563,16 +554,14 @@ std::unique_ptr<Request> request_of(const AllgathervCall& call, bool persistent)
                         call.allgather ? "allgather" : "allgatherv", persistent,
                         allgatherv_shape(call), [&](const Comm&) { refuse_allgatherv(call); });
   refuse_allgatherv(call);
-  if (auto r = persistent_request(s, call.args.total() / std::max(s.comm.size(), 1),
-                                  [&](const Topology& t, const double& timeout,
-                                      const Engines& e) -> std::unique_ptr<Engine> {
-                                    if (auto lines = inline_allgatherv(t, call, timeout))
-                                      return lines;
-                                    if (!e.all) return nullptr;
-                                    if (auto deposit = deposit_allgatherv(t, call, timeout))
-                                      return deposit;
-                                    return single_copy_allgatherv(s.nodes(), call, e.single_copy);
-                                  }))
+  const auto engine = [&](const Topology& t, const double& timeout,
+                          const Engines& e) -> std::unique_ptr<Engine> {
+    if (auto lines = inline_allgatherv(t, call, timeout)) return lines;
+    if (!e.all) return nullptr;
+    if (auto deposit = deposit_allgatherv(t, call, timeout)) return deposit;
+    return single_copy_allgatherv(s.nodes(), call, e.single_copy);
+  };
+  if (auto r = persistent_request(s, call.args.total() / std::max(s.comm.size(), 1), engine))
     return r;
   return made(s, [&] {
     if (!s.scheduled()) return s.make(mpi_allgatherv(s.comm.mpi(), call, s.comm.rank()));
@@ -594,15 +583,13 @@ std::unique_ptr<Request> request_of(const AlltoallvCall& call, bool persistent) 
           -1, call.args.regular && !call.args.recv_counts.empty() ? call.args.recv_counts[0] : -1));
   const AlltoallvArgs& a = call.args;
   const std::int64_t block = call.alltoall && !a.recv_counts.empty() ? a.recv_counts[0] : 0;
-  if (auto r = persistent_request(s, block,
-                                  [&](const Topology& t, const double& timeout,
-                                      const Engines& e) -> std::unique_ptr<Engine> {
-                                    if (!e.all) return nullptr;
-                                    if (auto deposit = deposit_alltoallv(t, call, timeout))
-                                      return deposit;
-                                    return single_copy_alltoallv(s.nodes(), call, e.single_copy);
-                                  }))
-    return r;
+  const auto engine = [&](const Topology& t, const double& timeout,
+                          const Engines& e) -> std::unique_ptr<Engine> {
+    if (!e.all) return nullptr;
+    if (auto deposit = deposit_alltoallv(t, call, timeout)) return deposit;
+    return single_copy_alltoallv(s.nodes(), call, e.single_copy);
+  };
+  if (auto r = persistent_request(s, block, engine)) return r;
   return made(s, [&] {
     if (!s.scheduled()) return s.make(mpi_alltoallv(s.comm.mpi(), call));
     const bool in_place = a.send == nullptr;
@@ -628,12 +615,12 @@ std::unique_ptr<Request> request_of(const ReduceScatterCall& call, bool block, b
   }
   const Setup s = setup(call.comm, call.algorithm, call.options, c,
                         block ? "reduce_scatter_block" : "reduce_scatter", persistent, shape);
-  if (auto r = persistent_request(s, block ? reduction_bytes(call.count, call.type) : 0,
-                                  [&](const Topology& t, const double& timeout,
-                                      const Engines& e) -> std::unique_ptr<Engine> {
-                                    if (!e.all) return nullptr;
-                                    return deposit_reduce_scatter(t, call, block, timeout);
-                                  }))
+  const auto engine = [&](const Topology& t, const double& timeout,
+                          const Engines& e) -> std::unique_ptr<Engine> {
+    if (!e.all) return nullptr;
+    return deposit_reduce_scatter(t, call, block, timeout);
+  };
+  if (auto r = persistent_request(s, block ? reduction_bytes(call.count, call.type) : 0, engine))
     return r;
   return made(s, [&] {
     const int p = s.comm.size();
@@ -661,13 +648,12 @@ std::unique_ptr<Request> request_of(const ScanCall& call, bool exclusive, bool p
   const Setup s = setup(
       call.comm, call.algorithm, call.options, exclusive ? Collective::exscan : Collective::scan,
       exclusive ? "exscan" : "scan", persistent, reduction_shape(call.op, call.type, call.count));
-  if (auto r = persistent_request(s, reduction_bytes(call.count, call.type),
-                                  [&](const Topology& t, const double& timeout,
-                                      const Engines& e) -> std::unique_ptr<Engine> {
-                                    if (!e.all) return nullptr;
-                                    return deposit_scan(t, call, exclusive, timeout);
-                                  }))
-    return r;
+  const auto engine = [&](const Topology& t, const double& timeout,
+                          const Engines& e) -> std::unique_ptr<Engine> {
+    if (!e.all) return nullptr;
+    return deposit_scan(t, call, exclusive, timeout);
+  };
+  if (auto r = persistent_request(s, reduction_bytes(call.count, call.type), engine)) return r;
   return made(s, [&] {
     if (!s.scheduled()) return s.make(mpi_scan(s.comm.mpi(), call, exclusive));
     Reducer reducer = Reducer(call.op, call.type, call.datatype);
