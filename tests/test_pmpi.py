@@ -82,6 +82,9 @@ def _lines(output: str, collective: str, outcome: str) -> list[str]:
     ]
 
 
+# Every persistent engine wherever it fits (rules.h, <coll>_init rows): what
+# the routing tests count, on any machine.
+ENGINES_TABLE = str(Path(__file__).parent / "rules" / "persistent-engines.tsv")
 COLLECTIVES = ["MPI_Allgather", "MPI_Allgatherv", "MPI_Allreduce", "MPI_Bcast", "MPI_Reduce"]
 ROOTED_BLOCKS = ["MPI_Gather", "MPI_Gatherv", "MPI_Scatter", "MPI_Scatterv"]
 
@@ -246,7 +249,7 @@ def test_linked_before_mpi():
 @pytest.mark.parametrize("ranks", [1, 2, 3])
 def test_c_api(ranks):
     """tests/c/capi_check.c: every algorithm through the C API against MPI, and the refusals."""
-    _run(ranks, preload=False, binary="shancoll_capi_check")
+    _run(ranks, preload=False, binary="shancoll_capi_check", SHANCOLL_RULES=ENGINES_TABLE)
 
 
 def test_c_api_checked_refusals():
@@ -876,11 +879,6 @@ NULL_RECV_RUNS = 5
 LARGE_RUNS = {"MPI_Allreduce_init": 20, "MPI_Bcast_init": 10, "MPI_Reduce_init": 10,
               "MPI_Allgather_init": 10, "MPI_Gather_init": 10, "MPI_Scatter_init": 10,
               "MPI_Alltoall_init": 10}  # fmt: skip
-
-
-# Every persistent engine wherever it fits (rules.h, <coll>_init rows): what
-# the routing tests below count, on any machine.
-ENGINES_TABLE = str(Path(__file__).parent / "rules" / "persistent-engines.tsv")
 
 
 def _summary_rows(output: str) -> dict[tuple[str, str], int]:

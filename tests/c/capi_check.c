@@ -666,6 +666,37 @@ static void binomial_v_requests(void) {
  * started twice with new contents; the binomial schedule by name is refused
  * with MPI_ERR_TYPE naming the datatype and the rank, on every rank (each
  * has a derived type here, so none starts). */
+/* A persistent gather by auto whose root's datatypes are plain and the
+ * others' derived: the root goes to the door's persistent engines, the others
+ * take the typed path, and they agree at _init on the library's call (no
+ * engine reads a derived type; tests/rules/persistent-engines.tsv names the
+ * engine); two starts with new contents against MPI_Gather. */
+static void derived_off_the_root(int root, MPI_Datatype strided, int* mine, int* got, int* want) {
+  enum { K = 50 };
+  const size_t all = (size_t)g_size * K;
+  const int at_root = g_rank == root;
+  int compact[K];
+  shancoll_request req = SHANCOLL_REQUEST_NULL;
+  expect(shancoll_gather_init(at_root ? (void*)compact : (void*)mine, at_root ? K : 1,
+                              at_root ? MPI_INT : strided, got, K, MPI_INT, root, MPI_COMM_WORLD,
+                              NULL, NULL, &req) == MPI_SUCCESS,
+         "gather_init, derived off the root only", "auto");
+  expect(strcmp(shancoll_last_algorithm(), "mpi") == 0, "gather_init, derived off the root: mpi",
+         shancoll_last_algorithm());
+  for (int k = 0; k < 2; ++k) {
+    for (int i = 0; i < 2 * K; ++i) mine[i] = g_rank * 1000 + i + 11 * k;
+    for (int i = 0; i < K; ++i) compact[i] = mine[2 * i];
+    memset(got, 0, all * sizeof(int)), memset(want, 0, all * sizeof(int));
+    MPI_Gather(at_root ? (void*)compact : (void*)mine, at_root ? K : 1, at_root ? MPI_INT : strided,
+               want, K, MPI_INT, root, MPI_COMM_WORLD);
+    expect(shancoll_start(&req) == MPI_SUCCESS && shancoll_wait(&req) == MPI_SUCCESS,
+           "gather_init, derived off the root only: start", "auto");
+    expect(!at_root || memcmp(got, want, all * sizeof(int)) == 0,
+           "gather_init, derived off the root only: result", "auto");
+  }
+  expect(shancoll_request_free(&req) == MPI_SUCCESS, "free", "auto");
+}
+
 static void request_forms_derived(void) {
   enum { K = 50 };
   MPI_Datatype strided, placed;
@@ -723,6 +754,7 @@ static void request_forms_derived(void) {
     expect(memcmp(back, back_want, sizeof back) == 0, "iscatterv into derived blocks: result",
            names[a]);
   }
+  derived_off_the_root(root, strided, mine, got, want);
   shancoll_request req = SHANCOLL_REQUEST_NULL;
   expect(shancoll_igather(mine, 1, strided, got, 1, strided, root, MPI_COMM_WORLD, "binomial", NULL,
                           &req) == MPI_ERR_TYPE &&

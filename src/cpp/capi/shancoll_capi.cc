@@ -789,39 +789,36 @@ bool plain_type(MPI_Datatype type) {
   }
 }
 
-// Inside a request form: whether the request runs `mpi` with the caller's
-// datatypes as they are (TypedRooted): `mpi` by name (the call's
-// algorithm, else SHANCOLL_I<COLL>_ALGORITHM) or a nonblocking `auto`. A
-// persistent `auto` goes to the door, whose persistent engines may take it
-// (rules.h, <coll>_init rows), where every rank's datatypes are `plain` (one
-// allreduce at _init: a staged block is packed once, and the ranks must
-// take one path). A name without a request form is refused here, before
-// any datatype is looked at.
-bool typed_request(const char* collective, const char* algorithm, MPI_Comm comm, bool plain) {
+// Inside a request form: whether the request takes the caller's datatypes
+// as they are (TypedRooted): one that runs `mpi` (by name: the call's
+// algorithm, else SHANCOLL_I<COLL>_ALGORITHM; or a nonblocking `auto`), and
+// a persistent `auto` where this rank's datatypes are not `plain` (the
+// door's persistent engines take plain bytes only; its ranks agree there,
+// at _init, on `mpi` when any rank's call is typed). A name without a
+// request form is refused here, before any datatype is looked at.
+bool typed_request(const char* collective, const char* algorithm, bool plain) {
   if (!t_state.intake) return false;
   const char* given = algorithm ? algorithm : "";
   if (std::string_view(request_algorithm(given, collective)) != "mpi") return false;
-  if (!t_state.intake->persistent || !request_asks_auto(given, collective)) return true;
-  int all_plain = plain;
-  check_mpi(PMPI_Allreduce(MPI_IN_PLACE, &all_plain, 1, MPI_INT, MPI_LAND, comm),
-            "MPI_Allreduce (datatypes of a persistent request)");
-  return !all_plain;
+  if (t_state.intake->persistent && request_asks_auto(given, collective)) return !plain;
+  return true;
 }
 
-// A gather's or scatter's request under `mpi`: the caller's buffers and
-// datatypes as they are (TypedRooted), whatever the datatypes, on every rank.
+// A gather's or scatter's request under `mpi` (or a persistent `auto`,
+// typed_request): the caller's buffers and datatypes as they are
+// (TypedRooted), whatever the datatypes.
 template <class Call, class Count, class Displ>
-void request_typed(Collective which, MPI_Comm comm, int root, const char* options, const Place& p,
-                   const void* block, MPI_Count block_count, MPI_Datatype block_type,
-                   const void* layout_buf, const Count* counts, const Displ* displs,
-                   MPI_Count count, MPI_Datatype layout_type, const char* block_name,
-                   const char* counts_name) {
+void request_typed(Collective which, MPI_Comm comm, int root, const char* algorithm,
+                   const char* options, const Place& p, const void* block, MPI_Count block_count,
+                   MPI_Datatype block_type, const void* layout_buf, const Count* counts,
+                   const Displ* displs, MPI_Count count, MPI_Datatype layout_type,
+                   const char* block_name, const char* counts_name) {
   OptionsStorage storage;
   Call call;
   call.comm = comm;
   call.args.root = root;
   call.args.regular = which == Collective::gather || which == Collective::scatter;
-  call.algorithm = "mpi";
+  call.algorithm = algorithm ? algorithm : "";  // as the caller named it (typed_request)
   call.options = call_options(which, options, storage);
   TypedRooted t;
   if (block == MPI_IN_PLACE && !p.root)
@@ -855,9 +852,10 @@ void gather_call(Collective which, const void* sendbuf, MPI_Count sendcount, MPI
     refuse(MPI_ERR_ARG, "recvcounts/displs: NULL at the root");
   const bool plain =
       (sendbuf == MPI_IN_PLACE || plain_type(sendtype)) && (!p.root || plain_type(recvtype));
-  if (typed_request(which == Collective::gather ? "gather" : "gatherv", algorithm, comm, plain)) {
-    request_typed<GathervCall>(which, comm, root, options, p, sendbuf, sendcount, sendtype, recvbuf,
-                               counts, displs, count, recvtype, "sendbuf", "recvcounts");
+  if (typed_request(which == Collective::gather ? "gather" : "gatherv", algorithm, plain)) {
+    request_typed<GathervCall>(which, comm, root, algorithm, options, p, sendbuf, sendcount,
+                               sendtype, recvbuf, counts, displs, count, recvtype, "sendbuf",
+                               "recvcounts");
     return;
   }
   const OwnBlock mine = own_block(sendbuf, sendcount, sendtype, p, true, "sendbuf", "sendtype");
@@ -878,10 +876,10 @@ void scatter_call(Collective which, const void* sendbuf, const Count* counts, co
     refuse(MPI_ERR_ARG, "sendcounts/displs: NULL at the root");
   const bool plain =
       (recvbuf == MPI_IN_PLACE || plain_type(recvtype)) && (!p.root || plain_type(sendtype));
-  if (typed_request(which == Collective::scatter ? "scatter" : "scatterv", algorithm, comm,
-                    plain)) {
-    request_typed<ScattervCall>(which, comm, root, options, p, recvbuf, recvcount, recvtype,
-                                sendbuf, counts, displs, count, sendtype, "recvbuf", "sendcounts");
+  if (typed_request(which == Collective::scatter ? "scatter" : "scatterv", algorithm, plain)) {
+    request_typed<ScattervCall>(which, comm, root, algorithm, options, p, recvbuf, recvcount,
+                                recvtype, sendbuf, counts, displs, count, sendtype, "recvbuf",
+                                "sendcounts");
     return;
   }
   const OwnBlock mine = own_block(recvbuf, recvcount, recvtype, p, false, "recvbuf", "recvtype");

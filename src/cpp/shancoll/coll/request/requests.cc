@@ -390,8 +390,9 @@ void refuse_before_door(MPI_Comm user, const char* door, const std::string& why,
 PersistentChoice agreed_persistent_choice(const Comm& comm, const Topology& t,
                                           const char* collective, std::int64_t bytes,
                                           const char* engine) {
-  PersistentChoice mine =
-      persistent_choice(collective, bytes, t.size, t.node_count, t.hosts, engine);
+  PersistentChoice mine = bytes == kTypedCall ? PersistentChoice{"mpi", -1}
+                                              : persistent_choice(collective, bytes, t.size,
+                                                                  t.node_count, t.hosts, engine);
   const int own = mine.algorithm == "mpi" ? 0 : mine.algorithm.empty() ? 1 : 2;  // the least wins
   int agreed = own;
   check_mpi(PMPI_Allreduce(MPI_IN_PLACE, &agreed, 1, MPI_INT, MPI_MIN, comm.mpi()),
@@ -486,13 +487,14 @@ std::unique_ptr<Request> request_of(const GathervCall& call, bool persistent) {
             persistent, rooted_shape(call.args.root, regular ? call.args.send_bytes : -1),
             [&](const Comm& c) { refuse_rooted(c, call, "recvcounts"); });
   check_root(s.comm, call.args.root);
+  const std::int64_t bytes = call.typed ? kTypedCall : regular ? call.args.send_bytes : 0;
   const auto engine = [&](const Topology& t, const double& timeout,
                           const Engines& e) -> std::unique_ptr<Engine> {
     if (!e.all) return nullptr;
     if (auto deposit = deposit_gather(t, call, timeout)) return deposit;
     return single_copy_gather(s.nodes(), call, e.single_copy);
   };
-  if (auto r = persistent_request(s, regular ? call.args.send_bytes : 0, engine)) return r;
+  if (auto r = persistent_request(s, bytes, engine)) return r;
   return made(s, [&] {
     if (!s.scheduled())
       return s.make(mpi_gatherv(s.comm.mpi(), call, s.comm.rank(), s.comm.size()));
@@ -521,13 +523,14 @@ std::unique_ptr<Request> request_of(const ScattervCall& call, bool persistent) {
             persistent, rooted_shape(call.args.root, regular ? call.args.recv_bytes : -1),
             [&](const Comm& c) { refuse_rooted(c, call, "sendcounts"); });
   check_root(s.comm, call.args.root);
+  const std::int64_t bytes = call.typed ? kTypedCall : regular ? call.args.recv_bytes : 0;
   const auto engine = [&](const Topology& t, const double& timeout,
                           const Engines& e) -> std::unique_ptr<Engine> {
     if (!e.all) return nullptr;
     if (auto deposit = deposit_scatter(t, call, timeout)) return deposit;
     return single_copy_scatter(s.nodes(), call, e.single_copy);
   };
-  if (auto r = persistent_request(s, regular ? call.args.recv_bytes : 0, engine)) return r;
+  if (auto r = persistent_request(s, bytes, engine)) return r;
   return made(s, [&] {
     if (!s.scheduled())
       return s.make(mpi_scatterv(s.comm.mpi(), call, s.comm.rank(), s.comm.size()));

@@ -69,11 +69,16 @@ struct TypedRooted {
   MPI_Datatype layout_type = MPI_DATATYPE_NULL;
 };
 
+// A call's bytes when its buffers only MPI can read (the C API's typed
+// gather and scatter): no persistent engine takes it.
+constexpr std::int64_t kTypedCall = -1;
+
 // Persistent `auto`'s table choice on topology `t` of `comm`
 // (persistent_choice: `engine`, "mpi", or "" for no row; the row's
 // single_copy), the same on every rank: one allreduce at _init,
 // since a row's bytes may differ between ranks (an erroneous call, a
-// root's in-place block) and ranks choosing apart would meet in no engine.
+// root's in-place block, a rank's typed call: kTypedCall, `mpi` for all)
+// and ranks choosing apart would meet in no engine.
 PersistentChoice agreed_persistent_choice(const Comm& comm, const Topology& t,
                                           const char* collective, std::int64_t bytes,
                                           const char* engine);
