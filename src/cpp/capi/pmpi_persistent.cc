@@ -6,11 +6,13 @@
 // persistent collective on this machine (the rule table's <coll>_init rows,
 // measured per CPU and library: rules.h; without a row, on a machine no
 // table was measured on, the inline engines alone) and (b) needs no
-// progress from its owner after the start: today the barrier, allreduce, bcast, reduce, allgather
-// and allgatherv on one node of several ranks: at most 56 bytes (per rank) the inline engines
-// (coll/allreduce/allreduce_persistent_inline.h and coll/persistent_inline.h: a start writes the
-// rank's line, a test reads the peers'), past it the deposit engines (coll/persistent_deposit.h: a
-// start copies the rank's input into the request's own segment, a test
+// progress from its owner after the start: today the barrier, allreduce,
+// bcast, reduce, allgather and allgatherv on one node of several ranks: at
+// most 56 bytes (per rank) the inline engines
+// (coll/allreduce/allreduce_persistent_inline.h and coll/persistent_inline.h:
+// a start writes the rank's line, a test reads the peers'), past it the
+// deposit engines (coll/persistent_deposit.h: a start copies the rank's
+// input into the request's own segment, a test
 // takes the peers' deposits); and there, by their deposit engines, alltoall
 // and alltoallv (blocks of at most 4 KiB), gather and gatherv (16 KiB),
 // scatter and scatterv (2 KiB),
