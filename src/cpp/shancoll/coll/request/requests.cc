@@ -62,9 +62,11 @@ const ScheduleName* schedule_of(std::string_view collective) {
 
 // The persistent engines (coll/persistent_inline.h, coll/persistent_deposit.h,
 // coll/persistent_single_copy.h): what a persistent request runs under
-// `auto` where its engine fits, or by name; `takes` says where it fits, for
-// the refusal of a call that does not ("single copy": where the ranks may
-// copy straight between their buffers, the single_copy option not off).
+// `auto` (its inline engine where it fits, the others where the rule
+// table's <coll>_init row names it: engines_asked), or by name; `takes`
+// says where it fits, for the refusal of a call that does not ("single
+// copy": where the ranks may copy straight between their buffers, the
+// single_copy option not off).
 struct PersistentName {
   const char* collective;
   const char* algorithm;
@@ -76,68 +78,78 @@ constexpr PersistentName kPersistent[] = {
      "persistent only, on one node of several ranks: every rank's flag line, read by all", ""},
     {"bcast", "release_gather",
      "persistent only, on one node: the root's line, read by every rank (at most 56 bytes; "
-     "auto's choice), else (by name) the root's deposit, copied out by every rank, or from 128 "
-     "KiB where cross-memory attach works its buffer, copied straight into every rank's",
+     "auto's choice), else (by name, or auto by the rule table) the root's deposit, copied "
+     "out by every rank, or from 128 KiB where cross-memory attach works its buffer, copied "
+     "straight into every rank's",
      ""},
     {"reduce", "release_gather",
-     "persistent only, on one node, predefined ops: every rank's line (at most 56 bytes; auto's "
-     "choice), else its deposit (by name), combined by the root in rank order",
+     "persistent only, on one node, predefined ops: every rank's line (at most 56 bytes; "
+     "auto's choice), else its deposit (by name, or auto by the rule table), combined by the "
+     "root in rank order",
      " of a predefined op"},
     {"allgather", "shan",
      "persistent only, on one node: every rank's line (at most 56 bytes per rank; auto's "
-     "choice), else (by name) its deposit (at most 1 MiB per rank), read by all, or past it "
-     "where cross-memory attach works its block, copied straight into every rank's",
+     "choice), else (by name, or auto by the rule table) its deposit (at most 1 MiB per "
+     "rank), read by all, or past it where cross-memory attach works its block, copied "
+     "straight into every rank's",
      " of at most 1 MiB per rank, or more by single copy"},
     {"allgatherv", "shan",
      "persistent only, on one node: every rank's line (at most 56 bytes per rank; auto's "
-     "choice), else (by name) its deposit (at most 1 MiB per rank), read by all, or past it "
-     "where cross-memory attach works its block, copied straight into every rank's",
+     "choice), else (by name, or auto by the rule table) its deposit (at most 1 MiB per "
+     "rank), read by all, or past it where cross-memory attach works its block, copied "
+     "straight into every rank's",
      " of at most 1 MiB per rank, or more by single copy"},
     {"alltoall", "shan",
-     "persistent only, by name, on one node: every rank's deposit of its blocks (of at most 4 "
-     "KiB), each rank's block read by its owner; past it, to 128 KiB, not in place, where "
-     "cross-memory attach works, each block copied straight from its owner's buffer",
+     "persistent only, by name or auto by the rule table, on one node: every rank's deposit "
+     "of its blocks (of at most 4 KiB), each rank's block read by its owner; past it, to 128 "
+     "KiB, not in place, where cross-memory attach works, each block copied straight from its "
+     "owner's buffer",
      " of blocks of at most 4 KiB, or to 128 KiB by single copy (not in place)"},
     {"alltoallv", "shan",
-     "persistent only, by name, on one node: every rank's deposit of its blocks (of at most 4 "
-     "KiB), each rank's block read by its owner; past it, to 128 KiB, not in place, where "
-     "cross-memory attach works, each block copied straight from its owner's buffer",
+     "persistent only, by name or auto by the rule table, on one node: every rank's deposit "
+     "of its blocks (of at most 4 KiB), each rank's block read by its owner; past it, to 128 "
+     "KiB, not in place, where cross-memory attach works, each block copied straight from its "
+     "owner's buffer",
      " of blocks of at most 4 KiB, or to 128 KiB by single copy (not in place)"},
     {"gather", "shan",
-     "persistent only, by name, on one node: every rank's deposit of its block (of at most 16 "
-     "KiB), copied out by the root; past it, where cross-memory attach works, each block "
-     "copied straight from its owner's buffer",
+     "persistent only, by name or auto by the rule table, on one node: every rank's deposit "
+     "of its block (of at most 16 KiB), copied out by the root; past it, where cross-memory "
+     "attach works, each block copied straight from its owner's buffer",
      " of blocks of at most 16 KiB, or larger by single copy"},
     {"gatherv", "shan",
-     "persistent only, by name, on one node: every rank's deposit of its block (of at most 16 "
-     "KiB), copied out by the root; past it, where cross-memory attach works, each block "
-     "copied straight from its owner's buffer",
+     "persistent only, by name or auto by the rule table, on one node: every rank's deposit "
+     "of its block (of at most 16 KiB), copied out by the root; past it, where cross-memory "
+     "attach works, each block copied straight from its owner's buffer",
      " of blocks of at most 16 KiB, or larger by single copy"},
     {"scatter", "shan",
-     "persistent only, by name, on one node: the root's deposit of its blocks (of at most 2 "
-     "KiB), each rank's block read by its owner; past it, where cross-memory attach works, "
-     "each block copied straight from the root's buffer",
+     "persistent only, by name or auto by the rule table, on one node: the root's deposit of "
+     "its blocks (of at most 2 KiB), each rank's block read by its owner; past it, where "
+     "cross-memory attach works, each block copied straight from the root's buffer",
      " of blocks of at most 2 KiB, or larger by single copy"},
     {"scatterv", "shan",
-     "persistent only, by name, on one node: the root's deposit of its blocks (of at most 2 "
-     "KiB), each rank's block read by its owner; past it, where cross-memory attach works, "
-     "each block copied straight from the root's buffer",
+     "persistent only, by name or auto by the rule table, on one node: the root's deposit of "
+     "its blocks (of at most 2 KiB), each rank's block read by its owner; past it, where "
+     "cross-memory attach works, each block copied straight from the root's buffer",
      " of blocks of at most 2 KiB, or larger by single copy"},
     {"reduce_scatter_block", "shan",
-     "persistent only, by name, on one node, predefined ops: every rank's deposit of its input "
-     "(blocks of at most 8 KiB), each rank's block combined by its owner in rank order",
+     "persistent only, by name or auto by the rule table, on one node, predefined ops: every "
+     "rank's deposit of its input (blocks of at most 8 KiB), each rank's block combined by "
+     "its owner in rank order",
      " of a predefined op and blocks of at most 8 KiB"},
     {"reduce_scatter", "shan",
-     "persistent only, by name, on one node, predefined ops: every rank's deposit of its input "
-     "(blocks of at most 8 KiB), each rank's block combined by its owner in rank order",
+     "persistent only, by name or auto by the rule table, on one node, predefined ops: every "
+     "rank's deposit of its input (blocks of at most 8 KiB), each rank's block combined by "
+     "its owner in rank order",
      " of a predefined op and blocks of at most 8 KiB"},
     {"scan", "shan",
-     "persistent only, by name, on one node, predefined ops: every rank's deposit of its input "
-     "(at most 16 KiB), the earlier ranks' combined by each in rank order",
+     "persistent only, by name or auto by the rule table, on one node, predefined ops: every "
+     "rank's deposit of its input (at most 16 KiB), the earlier ranks' combined by each in "
+     "rank order",
      " of a predefined op and at most 16 KiB"},
     {"exscan", "shan",
-     "persistent only, by name, on one node, predefined ops: every rank's deposit of its input "
-     "(at most 16 KiB), the earlier ranks' combined by each in rank order",
+     "persistent only, by name or auto by the rule table, on one node, predefined ops: every "
+     "rank's deposit of its input (at most 16 KiB), the earlier ranks' combined by each in "
+     "rank order",
      " of a predefined op and at most 16 KiB"},
 };
 
