@@ -851,7 +851,8 @@ void gather_call(Collective which, const void* sendbuf, MPI_Count sendcount, MPI
   if (which == Collective::gatherv && p.root && (!counts || !displs))
     refuse(MPI_ERR_ARG, "recvcounts/displs: NULL at the root");
   const bool plain =
-      (sendbuf == MPI_IN_PLACE || plain_type(sendtype)) && (!p.root || plain_type(recvtype));
+      !t_state.intake ||  // read by request forms only
+      ((sendbuf == MPI_IN_PLACE || plain_type(sendtype)) && (!p.root || plain_type(recvtype)));
   if (typed_request(which == Collective::gather ? "gather" : "gatherv", algorithm, plain)) {
     request_typed<GathervCall>(which, comm, root, algorithm, options, p, sendbuf, sendcount,
                                sendtype, recvbuf, counts, displs, count, recvtype, "sendbuf",
@@ -875,7 +876,8 @@ void scatter_call(Collective which, const void* sendbuf, const Count* counts, co
   if (which == Collective::scatterv && p.root && (!counts || !displs))
     refuse(MPI_ERR_ARG, "sendcounts/displs: NULL at the root");
   const bool plain =
-      (recvbuf == MPI_IN_PLACE || plain_type(recvtype)) && (!p.root || plain_type(sendtype));
+      !t_state.intake ||  // read by request forms only
+      ((recvbuf == MPI_IN_PLACE || plain_type(recvtype)) && (!p.root || plain_type(sendtype)));
   if (typed_request(which == Collective::scatter ? "scatter" : "scatterv", algorithm, plain)) {
     request_typed<ScattervCall>(which, comm, root, algorithm, options, p, recvbuf, recvcount,
                                 recvtype, sendbuf, counts, displs, count, sendtype, "recvbuf",
