@@ -26,6 +26,14 @@ const char* const kCollectives[] = {"allgatherv", "allreduce",      "bcast",
                                     "alltoallv",  "gather",         "gatherv",
                                     "scatter",    "scatterv"};
 
+// The table a collective's rows live in: allgather's are allgatherv's,
+// alltoall's alltoallv's (rules.h).
+std::string table_coll(const std::string& coll) {
+  if (coll == "allgather") return "allgatherv";
+  if (coll == "alltoall") return "alltoallv";
+  return coll;
+}
+
 std::int64_t parse_int(const std::string& field, bool star_ok, std::int64_t star,
                        const std::string& where) {
   if (star_ok && field == "*") return star;
@@ -68,9 +76,7 @@ Rule parse_line(std::istringstream& in, const std::string& where) {
   Rule r;
   // "<coll>_init": the persistent form's rows (persistent_choice).
   const bool persistent = f[0].size() > 5 && f[0].compare(f[0].size() - 5, 5, "_init") == 0;
-  r.coll = persistent ? f[0].substr(0, f[0].size() - 5) : f[0];
-  if (r.coll == "allgather") r.coll = "allgatherv";
-  if (r.coll == "alltoall") r.coll = "alltoallv";  // alltoall rows: alltoallv's table
+  r.coll = table_coll(persistent ? f[0].substr(0, f[0].size() - 5) : f[0]);
   bool known = false;
   for (const char* c : kCollectives) known = known || r.coll == c;
   if (!known) throw ArgumentError(where + "unknown collective '" + f[0] + "'");
@@ -261,7 +267,7 @@ bool in_range(int n, int min, int max) {
 
 const Rule* match_rule(const std::vector<Rule>& rules, const std::string& coll, std::int64_t bytes,
                        int ranks, int nodes, int hosts) {
-  const std::string c = coll == "allgather" ? "allgatherv" : coll;
+  const std::string c = table_coll(coll);
   for (const Rule& r : rules) {
     if (r.coll == c && r.min_bytes <= bytes && bytes < r.max_bytes && r.min_ranks <= ranks &&
         ranks <= r.max_ranks && in_range(nodes, r.min_nodes, r.max_nodes) &&
@@ -548,10 +554,7 @@ std::string rule_choice(const std::string& coll, std::int64_t bytes, int ranks, 
 
 PersistentChoice persistent_choice(const std::string& coll, std::int64_t bytes, int ranks,
                                    int nodes, int hosts, const char* engine) {
-  const std::string base = coll == "allgather"  ? "allgatherv"
-                           : coll == "alltoall" ? "alltoallv"
-                                                : coll;
-  const Rule* r = matching_rule(base + "_init", bytes, ranks, nodes, hosts);
+  const Rule* r = matching_rule(table_coll(coll) + "_init", bytes, ranks, nodes, hosts);
   if (!r || (r->algorithm != engine && r->algorithm != "mpi")) return {};
   return {r->algorithm, r->options ? r->options->resolved().single_copy : -1};
 }
