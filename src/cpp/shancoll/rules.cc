@@ -425,7 +425,9 @@ std::string mpi_version() {
   char text[MPI_MAX_LIBRARY_VERSION_STRING] = "";
   int length = 0;
   MPI_Get_library_version(text, &length);
-  const std::string all(text, static_cast<std::size_t>(std::max(length, 0)));
+  // Open MPI counts the terminating NUL in length: a table written from the
+  // fingerprint would carry it into its match line.
+  const std::string all(text, strnlen(text, static_cast<std::size_t>(std::max(length, 0))));
   return squeezed(all.substr(0, all.find('\n')));
 }
 
