@@ -36,6 +36,19 @@ def synthetic_results(path):
                 "distribution": "regular", "ranks": 2, "nodes": 1, "bytes_per_rank": size,
                 "ranks_per_node": 0,
             })  # fmt: skip
+    # gather: binomial below 4 KiB, shan through a 2 MiB ring above; gatherv
+    # (irregular: read at 0 bytes) gets gather's rows, not the built-in shan.
+    for size in (64, 512, 4096, 32768):
+        for (algorithm, options), t in (
+            (("binomial", ""), 1e-6), (("shan", ""), 2e-6 if size < 4096 else 9e-7),
+            (("shan", "ring_window=2097152"), 3e-6 if size < 4096 else 8e-7), (("mpi", ""), 4e-6),
+        ):  # fmt: skip
+            rows.append({
+                "collective": "gather", "kind": "shancoll", "algorithm": algorithm,
+                "options": options, "status": "ok", "check": "ok", "time_median_s": t,
+                "distribution": "regular", "ranks": 2, "nodes": 1, "bytes_per_rank": size,
+                "ranks_per_node": 0,
+            })  # fmt: skip
     path.mkdir(parents=True)
     write_results(path / "results.csv", rows)
 
@@ -64,14 +77,32 @@ def test_tune_writes_this_machine_s_table_and_auto_reads_it(tmp_path):
         "print(info['path']); print(info['how'])\n"
         "print(_core.choose_auto('bcast', 64, 2, 1), _core.choose_auto('bcast', 32768, 2, 1))\n"
         "print(*(_core.persistent_choice('gather', n, 2) for n in (64, 4096, 32768)))\n"
+        "print(*(_core.choose_auto(c, n, 2, 1) for c, n in"
+        " (('gather', 64), ('gather', 32768), ('gatherv', 1 << 20))))\n"
     )
     out = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, env=env,
                          timeout=120, stdin=subprocess.DEVNULL)  # fmt: skip
-    path, how, choices, persistent = out.stdout.splitlines()[:4]
+    path, how, choices, persistent, gather = out.stdout.splitlines()[:5]
     assert path == str(written[0]), out.stdout + out.stderr
     assert "measured on this machine" in how
     assert choices == "binomial mpi"
     assert persistent == "('shan', -1) ('shan', 0) ('mpi', -1)", text
+    assert gather == "binomial shan binomial", text
+    assert "\ngather\t1448\t*\t2\t2\t1\t1\tshan\tring_window=2097152\n" in text
+    assert "\ngatherv\t0\t1448\t2\t2\t1\t1\tbinomial\t-\n" in text
+
+
+def test_tune_times_every_collective_the_tables_hold():
+    """Each collective a table row may name (rules.h's kCollectives, the v-forms
+    and reduce_scatter through their regular siblings) is measured by tune."""
+    from shancoll.bench.report import SIBLINGS
+
+    measured = set(tune.COLLECTIVES) | set(tune.PERSISTENT) | {"allgather"}
+    measured |= {SIBLINGS[c] for c in measured if c in SIBLINGS} | {"alltoallv"}
+    for coll in ("allgatherv", "allreduce", "bcast", "reduce", "barrier", "scan", "exscan",
+                 "reduce_scatter", "reduce_scatter_block", "alltoallv", "gather", "gatherv",
+                 "scatter", "scatterv"):  # fmt: skip
+        assert coll in measured, coll
 
 
 def open_sysfs_caches() -> str:
@@ -128,3 +159,25 @@ def test_under_mpiexec_tune_says_how_to_run_it_instead_of_a_sweep_per_rank(tmp_p
     )  # fmt: skip
     assert alone.returncode == 0 and "would time" in alone.stdout, alone.stdout + alone.stderr
     assert str(tmp_path / "shancoll" / "tune") in alone.stdout  # not the working directory
+
+
+def test_an_option_within_the_noise_leaves_the_algorithm_s_defaults():
+    """single copy 5% faster at 64 bytes (where it changes nothing) is noise, not a rule;
+    twice as fast at 64 KiB it is one."""
+    from shancoll.bench.report import rule_table
+
+    def row(size, options, t):
+        return {
+            "collective": "bcast", "kind": "shancoll", "algorithm": "release_gather",
+            "options": options, "status": "ok", "check": "ok", "time_median_s": t,
+            "distribution": "regular", "ranks": 2, "nodes": 1, "bytes_per_rank": size,
+            "ranks_per_node": 0,
+        }  # fmt: skip
+
+    rows = [row(64, "", 1.05e-6), row(64, "single_copy=True", 1e-6)]
+    rows += [row(65536, "", 2e-5), row(65536, "single_copy=True", 1e-5)]
+    lines = [line for line in rule_table(rows).splitlines() if line.startswith("bcast")]
+    assert lines == [
+        "bcast\t0\t2048\t2\t2\t1\t1\trelease_gather\t-",
+        "bcast\t2048\t*\t2\t2\t1\t1\trelease_gather\tsingle_copy=1",
+    ]

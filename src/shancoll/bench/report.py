@@ -14,7 +14,8 @@ All read only ``results.csv`` rows (``shancoll.bench.results.read_results``):
   algorithms with their default options or with mechanism options
   (:data:`TUNED_OPTIONS`: a winner with them carries them into its row), a
   correct result and, for allgatherv, the regular distribution count (the
-  table has no distribution).
+  table has no distribution). gatherv, scatterv and reduce_scatter get the
+  rows of gather, scatter and reduce_scatter_block (:data:`SIBLINGS`).
 * :func:`performance_sections` -> per collective a Markdown block: at each size
   the best shancoll algorithm and its speedup over the library's default
   collective (``native``) and over its best forced algorithm (``native:<name>``).
@@ -58,9 +59,18 @@ def _rule_options(text: str) -> str | None:
     return ",".join(f"{k}={value.get(v, v)}" for k, v in items)
 
 
+# A choice must win by more than this to enter a rule: below it the
+# algorithm's defaults are kept, and the choice of the next smaller size. At
+# sizes where an option changes nothing (single copy of 8 bytes), one run's
+# series differ by up to 20% on these VMs; a table fitted without a margin
+# flips "-" and "single_copy=0", or shan and pieces, from size to size.
+MARGIN = 0.10
+
+
 def _winners(rows: Sequence[dict]) -> dict[tuple, dict[int, tuple[str, str]]]:
-    """(collective, ranks, nodes, hosts) -> {bytes_per_rank: (fastest algorithm, its options)}."""
-    best: dict[tuple, dict[int, tuple[float, tuple[str, str]]]] = {}
+    """(collective, ranks, nodes, hosts) -> {bytes_per_rank: (algorithm, options)}: the
+    fastest at each size, within :data:`MARGIN` the smaller size's choice or defaults."""
+    times: dict[tuple, dict[int, dict[tuple[str, str], float]]] = {}
     for r in rows:
         options = _rule_options(r.get("options") or "")
         if r.get("kind") != "shancoll" or options is None or not _good(r):
@@ -73,21 +83,46 @@ def _winners(rows: Sequence[dict]) -> dict[tuple, dict[int, tuple[str, str]]]:
             continue  # auto reads no alltoallv sizes: they differ from rank to rank
         coll = "allgatherv" if r["collective"] == "allgather" else r["collective"]
         key = (coll, int(r["ranks"]), int(r.get("nodes") or 0), row_hosts(r))
-        sizes = best.setdefault(key, {})
-        t = float(r["time_median_s"])
-        if r["bytes_per_rank"] not in sizes or t < sizes[r["bytes_per_rank"]][0]:
-            sizes[r["bytes_per_rank"]] = (t, (r["algorithm"], options))
-    return {k: {s: a for s, (_, a) in v.items()} for k, v in best.items()}
+        at = times.setdefault(key, {}).setdefault(r["bytes_per_rank"], {})
+        choice = (r["algorithm"], options)
+        at[choice] = min(float(r["time_median_s"]), at.get(choice, math.inf))
+    return {key: _choices(by_size) for key, by_size in times.items()}
+
+
+def _choices(by_size: dict[int, dict[tuple[str, str], float]]) -> dict[int, tuple[str, str]]:
+    chosen: dict[int, tuple[str, str]] = {}
+    previous = None
+    for size in sorted(by_size):
+        at = by_size[size]
+        fastest = min(at, key=at.get)
+        bound = at[fastest] * (1 + MARGIN)
+        plain = (fastest[0], "-")
+        if previous in at and at[previous] <= bound:
+            fastest = previous
+        elif at.get(plain, math.inf) <= bound:
+            fastest = plain
+        chosen[size] = previous = fastest
+    return chosen
+
+
+# The collectives whose rows a sibling shares: the sweep times the regular
+# forms, and auto reads a v-form's regular calls by its regular form's rows,
+# its irregular ones at 0 bytes by its own, reduce_scatter's by its mean block.
+SIBLINGS = {"gather": "gatherv", "scatter": "scatterv", "reduce_scatter_block": "reduce_scatter"}
 
 
 def rule_table(rows: Sequence[dict], source: str = "") -> str:
     """The rule table (text) fitted from sweep rows; see the module docstring."""
+    winners = _winners(rows)
+    for (coll, *rest), by_size in list(winners.items()):
+        if coll in SIBLINGS:
+            winners.setdefault((SIBLINGS[coll], *rest), by_size)
     lines = [
         "# shancoll rule table for algorithm='auto' (format: src/cpp/shancoll/rules.h)",
         f"# fitted by python -m shancoll.bench.sweep from {source or 'a sweep'}",
         "# coll\tmin_bytes\tmax_bytes\tmin_ranks\tmax_ranks\tnodes\thosts\talgorithm\toptions",
     ]
-    for (coll, ranks, nodes, hosts), by_size in sorted(_winners(rows).items()):
+    for (coll, ranks, nodes, hosts), by_size in sorted(winners.items()):
         sizes = sorted(by_size)
         bounds = [0] + [math.isqrt(a * b) for a, b in zip(sizes, sizes[1:], strict=False)] + [None]
         spans: list[list] = []  # [lo, hi, (algorithm, options)]

@@ -7,8 +7,11 @@
 under ``mpiexec`` it says so and stops, instead of every rank starting a
 sweep of its own.
 
-Times every shancoll algorithm of allgatherv, allreduce, bcast and reduce,
-and the persistent engine of each regular collective's persistent form
+Times every shancoll algorithm of every collective the tables hold
+(allgatherv, allreduce, bcast, reduce, gather, scatter, alltoall,
+reduce_scatter_block, scan, exscan, barrier; the v-forms and reduce_scatter
+get the rows of their regular siblings), and the persistent engine of each
+regular collective's persistent form
 (``<coll>_init``, start + wait), the MPI library's own call among them
 (``mpi``; for a persistent form its own persistent request), side by side on one node
 at ``--ranks`` ranks (a sweep, ``shancoll.bench.sweep``, with the same
@@ -22,9 +25,10 @@ process of this user on a machine of the same CPU, caches and MPI library then
 uses it; ``shancoll.rules_info()`` (and ``SHANCOLL_PMPI_VERBOSE``) says so.
 
 Every algorithm runs with its default options, and release_gather (bcast,
-reduce, allreduce) and shan (allgatherv) also with single copy forced off and
-on, shan's shared-memory ring also at 2 MiB per rank and release_gather's
-reduce also with 2 MiB buffers: the mechanism that wins
+reduce, allreduce) and shan (allgatherv, gather, scatter, alltoall, scan,
+exscan) also with single copy forced off and on,
+shan's shared-memory ring and pair channels also at 2 MiB per rank and
+release_gather's reduce also with 2 MiB buffers: the mechanism that wins
 differs between machines (on the Zen 3 and Zen 5 EPYC VMs the shared segment
 beat cross-memory attach, on the Intel Xeon and the Zen 4 VM the reverse; on
 Zen 4 a ring larger than the L2 caches beat both), and a rule that chose one
@@ -45,7 +49,8 @@ from .results import read_results
 from .series import PERSISTENT_ENGINES
 from .sweep import load_config, run_sweep
 
-COLLECTIVES = ["allgatherv", "allreduce", "bcast", "reduce"]
+COLLECTIVES = ["allgatherv", "allreduce", "bcast", "reduce", "gather", "scatter", "alltoall"]
+COLLECTIVES += ["reduce_scatter_block", "scan", "exscan", "barrier"]
 # The persistent forms (rules.h, <coll>_init rows): each collective's persistent
 # engine against the MPI library's own persistent request (``mpi``), the
 # engines that may copy straight between the ranks' buffers also with that
@@ -73,6 +78,13 @@ ALLGATHER_MECHANISMS = [
     "shan[single_copy=true]",
     "shan[single_copy=false,ring_window=2097152]",
 ]
+# gather, scatter, alltoall on one node: shan's pair channels, with single
+# copy off and on, and through a 2 MiB ring per pair
+# (on the Zen 4 VM up to eight times faster than the default ring at 64 KiB-4 MiB).
+PAIR_MECHANISMS = [*ALLGATHER_MECHANISMS[:2], "shan[ring_window=2097152]"]
+RING_MECHANISMS = PAIR_MECHANISMS[2:]  # reduce_scatter_block: no single copy
+# scan and exscan on one node of two ranks: shan's pair paths, single copy off and on.
+SCAN_MECHANISMS = ALLGATHER_MECHANISMS[:2]
 
 
 # The fingerprint's keys, in the order of a table's match lines (src/cpp/shancoll/rules.h).
@@ -133,6 +145,9 @@ def measure(ranks: int, quick: bool, out: Path, dry_run: bool) -> Path | None:
         series="*",
         collective_series={"allreduce": ALLREDUCE_MECHANISMS, "bcast": MECHANISMS}
         | {"reduce": REDUCE_MECHANISMS, "allgatherv": ALLGATHER_MECHANISMS}
+        | dict.fromkeys(("gather", "scatter", "alltoall"), PAIR_MECHANISMS)
+        | {"reduce_scatter_block": RING_MECHANISMS}
+        | dict.fromkeys(("scan", "exscan"), SCAN_MECHANISMS)
         | PERSISTENT_MECHANISMS,
     ).replace(collectives=COLLECTIVES + PERSISTENT)
     if dry_run:
