@@ -421,8 +421,9 @@ def test_a_shipped_table_for_this_machine_or_the_conservative_one(monkeypatch):
 ZEN5 = {"cpu": "AMD EPYC", "cpuid": "family 26 model 2", "caches": "L1d 48K L2 1M L3 32M"}
 ZEN3 = {"cpu": "AMD EPYC", "cpuid": "family 25 model 1", "caches": "L1d 32K L2 512K L3 32M"}
 ZEN4 = {"cpu": "AMD EPYC", "cpuid": "family 25 model 17", "caches": "L1d 32K L2 1M L3 32M"}
+# The Intel Xeon VM of 2026-11-29 (Emerald Rapids; lscpu's "L2 4 MiB" is two cores' sum).
 XEON = {"cpu": "Intel(R) Xeon(R) Processor", "cpuid": "family 6 model 207",
-        "caches": "L1d 48K L2 4M L3 105M"}  # fmt: skip
+        "caches": "L1d 48K L2 2M L3 300M"}  # fmt: skip
 MPICH = "MPICH Version: 5.0.2"
 LIBRARIES = {
     "mpich-5.0.2": MPICH,
@@ -440,10 +441,20 @@ def shipped_table_for(machine: dict[str, str]) -> str:
 def test_the_table_chosen_for_a_fingerprint():
     for library, mpi in LIBRARIES.items():
         assert shipped_table_for({**ZEN5, "mpi": mpi}) == f"amd-epyc-{library}.tsv"
-    assert shipped_table_for({**XEON, "mpi": MPICH}) == "intel-xeon-mpich-5.0.2.tsv"
+    for library, mpi in LIBRARIES.items():
+        assert shipped_table_for({**XEON, "mpi": mpi}) == f"intel-xeon-emr-{library}.tsv"
     assert shipped_table_for({**ZEN3, "mpi": MPICH}) == "amd-epyc-zen3-mpich-5.0.2.tsv"
     for library, mpi in LIBRARIES.items():
         assert shipped_table_for({**ZEN4, "mpi": mpi}) == f"amd-epyc-zen4-{library}.tsv"
+
+
+def test_the_xeon_tables_hold_on_their_model_and_caches_only():
+    """Measured on one Xeon model (family 6 model 207, 2 MiB L2 per core); its L3
+    (what the VM reports) is not named. Another model or L2 gets the conservative table."""
+    for mpi in LIBRARIES.values():
+        assert "intel-xeon" in shipped_table_for({**XEON, "caches": "L1d 48K L2 2M L3 105M", "mpi": mpi})
+        for other in ({**XEON, "cpuid": "family 6 model 143"}, {**XEON, "caches": "L1d 48K L2 4M"}):
+            assert shipped_table_for({**other, "mpi": mpi}) == "conservative.tsv", other
 
 
 def test_a_zen4_table_holds_on_zen4_only():

@@ -842,7 +842,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="PATH",
         default=None,
         help="run nothing: write the auto rule table fitted from the existing results to PATH "
-        "(e.g. src/shancoll/rules/intel-xeon-mpich-5.0.2.tsv, or a file for SHANCOLL_RULES)",
+        "(e.g. src/shancoll/rules/intel-xeon-emr-mpich-5.0.2.tsv, or a file for SHANCOLL_RULES)",
     )
     ap.add_argument(
         "--update-docs",
