@@ -181,3 +181,31 @@ def test_an_option_within_the_noise_leaves_the_algorithm_s_defaults():
         "bcast\t0\t2048\t2\t2\t1\t1\trelease_gather\t-",
         "bcast\t2048\t*\t2\t2\t1\t1\trelease_gather\tsingle_copy=1",
     ]
+
+
+def test_the_mpi_library_s_call_wins_its_ties():
+    """shan ahead at 1 MiB; at 4 MiB shan within the margin of the fastest, but
+    slower than the library's own call (allreduce: the library's the fastest;
+    reduce: binomial the fastest): the rule takes the fastest there (never
+    slower than the library), not the smaller size's shan."""
+    from shancoll.bench.report import rule_table
+
+    def row(coll, size, algorithm, t):
+        return {
+            "collective": coll, "kind": "shancoll", "algorithm": algorithm,
+            "options": "", "status": "ok", "check": "ok", "time_median_s": t,
+            "distribution": "regular", "ranks": 2, "nodes": 1, "bytes_per_rank": size,
+            "ranks_per_node": 0,
+        }  # fmt: skip
+
+    rows = []
+    for coll, alternative in (("allreduce", []), ("reduce", [("binomial", 3.9e-4)])):
+        rows += [row(coll, 1 << 20, "shan", 1e-4), row(coll, 1 << 20, "mpi", 2e-4)]
+        for algorithm, t in [("shan", 4.12e-4), ("mpi", 4e-4), *alternative]:
+            rows.append(row(coll, 4 << 20, algorithm, t))
+    lines = [line for line in rule_table(rows).splitlines() if "reduce\t" in line]
+    assert lines == [
+        f"{coll}\t{lo}\t{hi}\t2\t2\t1\t1\t{algorithm}\t-"
+        for coll, large in (("allreduce", "mpi"), ("reduce", "binomial"))
+        for lo, hi, algorithm in ((0, 2097152, "shan"), (2097152, "*", large))
+    ]

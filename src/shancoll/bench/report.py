@@ -60,7 +60,8 @@ def _rule_options(text: str) -> str | None:
 
 
 # A choice must win by more than this to enter a rule: below it the
-# algorithm's defaults are kept, and the choice of the next smaller size. At
+# algorithm's defaults are kept, and the choice of the next smaller size,
+# unless the MPI library's own call is faster than they are. At
 # sizes where an option changes nothing (single copy of 8 bytes), one run's
 # series differ by up to 20% on these VMs; a table fitted without a margin
 # flips "-" and "single_copy=0", or shan and pieces, from size to size.
@@ -69,7 +70,8 @@ MARGIN = 0.10
 
 def _winners(rows: Sequence[dict]) -> dict[tuple, dict[int, tuple[str, str]]]:
     """(collective, ranks, nodes, hosts) -> {bytes_per_rank: (algorithm, options)}: the
-    fastest at each size, within :data:`MARGIN` the smaller size's choice or defaults."""
+    fastest at each size, else within :data:`MARGIN` of it (and no slower than ``mpi``)
+    the smaller size's choice or the fastest algorithm's defaults."""
     times: dict[tuple, dict[int, dict[tuple[str, str], float]]] = {}
     for r in rows:
         options = _rule_options(r.get("options") or "")
@@ -95,7 +97,8 @@ def _choices(by_size: dict[int, dict[tuple[str, str], float]]) -> dict[int, tupl
     for size in sorted(by_size):
         at = by_size[size]
         fastest = min(at, key=at.get)
-        bound = at[fastest] * (1 + MARGIN)
+        # Never slower than the MPI library's own call: it wins its ties.
+        bound = min(at[fastest] * (1 + MARGIN), at.get(("mpi", "-"), math.inf))
         plain = (fastest[0], "-")
         if previous in at and at[previous] <= bound:
             fastest = previous
