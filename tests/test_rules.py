@@ -452,7 +452,9 @@ def test_the_xeon_tables_hold_on_their_model_and_caches_only():
     """Measured on one Xeon model (family 6 model 207, 2 MiB L2 per core); its L3
     (what the VM reports) is not named. Another model or L2 gets the conservative table."""
     for mpi in LIBRARIES.values():
-        assert "intel-xeon" in shipped_table_for({**XEON, "caches": "L1d 48K L2 2M L3 105M", "mpi": mpi})
+        assert "intel-xeon" in shipped_table_for(
+            {**XEON, "caches": "L1d 48K L2 2M L3 105M", "mpi": mpi}
+        )
         for other in ({**XEON, "cpuid": "family 6 model 143"}, {**XEON, "caches": "L1d 48K L2 4M"}):
             assert shipped_table_for({**other, "mpi": mpi}) == "conservative.tsv", other
 
