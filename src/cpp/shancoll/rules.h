@@ -59,9 +59,10 @@
 // a message leaves a cache, which is what the crossovers of a table depend
 // on (one model name, "AMD EPYC" in a KVM guest, covers Zen 3 with 32K L1d
 // and 512K L2 and Zen 5 with 48K and 1M). Pairs a line leaves out are not
-// compared, so a table records what was known of its machine (the Intel
-// Xeon table: its L2 only). A value this machine cannot tell ("unknown":
-// no sysfs, no cpuid lines) holds for no line naming that key.
+// compared, so a table records what was known of its machine, or what
+// holds on every VM of its CPU (the Intel Xeon tables: L1d and L2, not the
+// L3 the VM reports). A value this machine cannot tell ("unknown": no
+// sysfs, no cpuid lines) holds for no line naming that key.
 //
 // The active table: set_rules(path), else $SHANCOLL_RULES (as they are,
 // matched or not), else the first table of the default directories
