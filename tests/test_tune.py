@@ -11,6 +11,16 @@ from shancoll.bench import tune
 from shancoll.bench.results import write_results
 
 
+def row(collective, size, algorithm, t, options=""):
+    """One sweep result: 2 ranks on one node, correct, `t` seconds per call."""
+    return {
+        "collective": collective, "kind": "shancoll", "algorithm": algorithm,
+        "options": options, "status": "ok", "check": "ok", "time_median_s": t,
+        "distribution": "regular", "ranks": 2, "nodes": 1, "bytes_per_rank": size,
+        "ranks_per_node": 0,
+    }  # fmt: skip
+
+
 def synthetic_results(path):
     """bcast at 2 ranks on one node: binomial the fastest below 1 KiB, mpi above."""
     rows = []
@@ -18,11 +28,7 @@ def synthetic_results(path):
         for algorithm, t in (("release_gather", 3e-6), ("binomial", 2e-6), ("mpi", 2.5e-6)):
             if size >= 4096 and algorithm == "mpi":
                 t = 1e-6
-            rows.append({
-                "collective": "bcast", "kind": "shancoll", "algorithm": algorithm, "options": "",
-                "status": "ok", "check": "ok", "time_median_s": t, "distribution": "regular",
-                "ranks": 2, "nodes": 1, "bytes_per_rank": size, "ranks_per_node": 0,
-            })  # fmt: skip
+            rows.append(row("bcast", size, algorithm, t))
     # gather_init (persistent): the engine below 4 KiB, the engine with single
     # copy off at 4 KiB, the library's own persistent request above.
     for size, times in ((64, (1e-7, 2e-7, 1e-6)), (4096, (2e-6, 1e-6, 3e-6)),
@@ -30,12 +36,7 @@ def synthetic_results(path):
         for (algorithm, options), t in zip(
             (("shan", ""), ("shan", "single_copy=False"), ("mpi", "")), times, strict=True
         ):
-            rows.append({
-                "collective": "gather_init", "kind": "shancoll", "algorithm": algorithm,
-                "options": options, "status": "ok", "check": "ok", "time_median_s": t,
-                "distribution": "regular", "ranks": 2, "nodes": 1, "bytes_per_rank": size,
-                "ranks_per_node": 0,
-            })  # fmt: skip
+            rows.append(row("gather_init", size, algorithm, t, options))
     # gather: binomial below 4 KiB, shan through a 2 MiB ring above; gatherv
     # (irregular: read at 0 bytes) gets gather's rows, not the built-in shan.
     for size in (64, 512, 4096, 32768):
@@ -43,12 +44,7 @@ def synthetic_results(path):
             (("binomial", ""), 1e-6), (("shan", ""), 2e-6 if size < 4096 else 9e-7),
             (("shan", "ring_window=2097152"), 3e-6 if size < 4096 else 8e-7), (("mpi", ""), 4e-6),
         ):  # fmt: skip
-            rows.append({
-                "collective": "gather", "kind": "shancoll", "algorithm": algorithm,
-                "options": options, "status": "ok", "check": "ok", "time_median_s": t,
-                "distribution": "regular", "ranks": 2, "nodes": 1, "bytes_per_rank": size,
-                "ranks_per_node": 0,
-            })  # fmt: skip
+            rows.append(row("gather", size, algorithm, t, options))
     path.mkdir(parents=True)
     write_results(path / "results.csv", rows)
 
@@ -166,16 +162,10 @@ def test_an_option_within_the_noise_leaves_the_algorithm_s_defaults():
     twice as fast at 64 KiB it is one."""
     from shancoll.bench.report import rule_table
 
-    def row(size, options, t):
-        return {
-            "collective": "bcast", "kind": "shancoll", "algorithm": "release_gather",
-            "options": options, "status": "ok", "check": "ok", "time_median_s": t,
-            "distribution": "regular", "ranks": 2, "nodes": 1, "bytes_per_rank": size,
-            "ranks_per_node": 0,
-        }  # fmt: skip
-
-    rows = [row(64, "", 1.05e-6), row(64, "single_copy=True", 1e-6)]
-    rows += [row(65536, "", 2e-5), row(65536, "single_copy=True", 1e-5)]
+    rows = [row("bcast", 64, "release_gather", 1.05e-6)]
+    rows += [row("bcast", 64, "release_gather", 1e-6, "single_copy=True")]
+    rows += [row("bcast", 65536, "release_gather", 2e-5)]
+    rows += [row("bcast", 65536, "release_gather", 1e-5, "single_copy=True")]
     lines = [line for line in rule_table(rows).splitlines() if line.startswith("bcast")]
     assert lines == [
         "bcast\t0\t2048\t2\t2\t1\t1\trelease_gather\t-",
@@ -189,14 +179,6 @@ def test_the_mpi_library_s_call_wins_its_ties():
     reduce: binomial the fastest): the rule takes the fastest there (never
     slower than the library), not the smaller size's shan."""
     from shancoll.bench.report import rule_table
-
-    def row(coll, size, algorithm, t):
-        return {
-            "collective": coll, "kind": "shancoll", "algorithm": algorithm,
-            "options": "", "status": "ok", "check": "ok", "time_median_s": t,
-            "distribution": "regular", "ranks": 2, "nodes": 1, "bytes_per_rank": size,
-            "ranks_per_node": 0,
-        }  # fmt: skip
 
     rows = []
     for coll, alternative in (("allreduce", []), ("reduce", [("binomial", 3.9e-4)])):
