@@ -157,6 +157,13 @@ def test_under_mpiexec_tune_says_how_to_run_it_instead_of_a_sweep_per_rank(tmp_p
     assert str(tmp_path / "shancoll" / "tune") in alone.stdout  # not the working directory
 
 
+def test_tune_times_every_power_of_two():
+    """The fit splits between measured sizes at their geometric mean: at powers
+    of four gather's single copy, faster from 32 KiB on the Xeon VM, got a rule from 16."""
+    sizes = tune.sweep_config(2, quick=False).sizes
+    assert list(sizes) == [8 << i for i in range(20)], sizes  # 8 B .. 4 MiB
+
+
 def test_an_option_within_the_noise_leaves_the_algorithm_s_defaults():
     """single copy 5% faster at 64 bytes (where it changes nothing) is noise, not a rule;
     twice as fast at 64 KiB it is one."""
@@ -191,3 +198,13 @@ def test_the_mpi_library_s_call_wins_its_ties():
         for coll, large in (("allreduce", "mpi"), ("reduce", "binomial"))
         for lo, hi, algorithm in ((0, 2097152, "shan"), (2097152, "*", large))
     ]
+
+
+def test_several_runs_of_a_series_count_by_their_median():
+    """Three tune runs concatenated: one fast run of release_gather does not
+    outvote the two where the library's own call was faster."""
+    from shancoll.bench.report import rule_table
+
+    rows = [row("bcast", 64, "release_gather", t) for t in (1.0e-6, 1.02e-6, 0.6e-6)]
+    rows += [row("bcast", 64, "mpi", t) for t in (0.9e-6, 0.95e-6, 0.9e-6)]
+    assert "\nbcast\t0\t*\t2\t2\t1\t1\tmpi\t-\n" in rule_table(rows)

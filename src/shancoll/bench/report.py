@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import re
+import statistics
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -72,7 +73,7 @@ def _winners(rows: Sequence[dict]) -> dict[tuple, dict[int, tuple[str, str]]]:
     """(collective, ranks, nodes, hosts) -> {bytes_per_rank: (algorithm, options)}: the
     fastest at each size, else within :data:`MARGIN` of it (and no slower than ``mpi``)
     the smaller size's choice or the fastest algorithm's defaults."""
-    times: dict[tuple, dict[int, dict[tuple[str, str], float]]] = {}
+    times: dict[tuple, dict[int, dict[tuple[str, str], list[float]]]] = {}
     for r in rows:
         options = _rule_options(r.get("options") or "")
         if r.get("kind") != "shancoll" or options is None or not _good(r):
@@ -86,9 +87,14 @@ def _winners(rows: Sequence[dict]) -> dict[tuple, dict[int, tuple[str, str]]]:
         coll = "allgatherv" if r["collective"] == "allgather" else r["collective"]
         key = (coll, int(r["ranks"]), int(r.get("nodes") or 0), row_hosts(r))
         at = times.setdefault(key, {}).setdefault(r["bytes_per_rank"], {})
-        choice = (r["algorithm"], options)
-        at[choice] = min(float(r["time_median_s"]), at.get(choice, math.inf))
-    return {key: _choices(by_size) for key, by_size in times.items()}
+        at.setdefault((r["algorithm"], options), []).append(float(r["time_median_s"]))
+    # Several runs of one series (results concatenated): the median of their
+    # medians, robust to one run's noise (the fastest of three put Open MPI's
+    # exscan ahead at single sizes that shan won in two runs of three).
+    return {
+        key: _choices({s: {c: statistics.median(t) for c, t in at.items()} for s, at in v.items()})
+        for key, v in times.items()
+    }
 
 
 def _choices(by_size: dict[int, dict[tuple[str, str], float]]) -> dict[int, tuple[str, str]]:

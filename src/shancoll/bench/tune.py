@@ -132,9 +132,9 @@ def install(text: str, fingerprint: dict[str, str], directory: Path | None = Non
     return target
 
 
-def measure(ranks: int, quick: bool, out: Path, dry_run: bool) -> Path | None:
-    """Runs the calibration sweep into `out`; None for a dry run."""
-    cfg = load_config(
+def sweep_config(ranks: int, quick: bool):
+    """The calibration sweep: every collective and mechanism, at ``ranks`` on one node."""
+    return load_config(
         "quick",
         name="tune",
         ranks=[ranks],
@@ -153,6 +153,11 @@ def measure(ranks: int, quick: bool, out: Path, dry_run: bool) -> Path | None:
         | dict.fromkeys(("scan", "exscan"), SCAN_MECHANISMS)
         | PERSISTENT_MECHANISMS,
     ).replace(collectives=COLLECTIVES + PERSISTENT)
+
+
+def measure(ranks: int, quick: bool, out: Path, dry_run: bool) -> Path | None:
+    """Runs the calibration sweep into `out`; None for a dry run."""
+    cfg = sweep_config(ranks, quick)
     if dry_run:
         print(f"would time {', '.join(cfg.collectives)} at {ranks} ranks on one node into {out}")
         return None
