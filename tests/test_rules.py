@@ -448,6 +448,21 @@ def test_the_table_chosen_for_a_fingerprint():
         assert shipped_table_for({**ZEN4, "mpi": mpi}) == f"amd-epyc-zen4-{library}.tsv"
 
 
+def test_the_conservative_table_leaves_large_gathers_to_the_library():
+    """shan's default gather (pair channels) lost from 64 KiB to MPICH's and
+    Intel MPI's on the Xeon VM, its single copy on the EPYC VMs; below 32 KiB
+    shan won everywhere (built-in rule)."""
+    from shancoll._rules import PACKAGE_RULES
+
+    shancoll.set_rules(PACKAGE_RULES / "conservative.tsv")
+    try:
+        assert _core.choose_auto("gather", 16 << 10, 2, 1) == "shan"
+        assert _core.choose_auto("gather", 64 << 10, 2, 1) == "mpi"
+        assert _core.choose_auto("scatter", 64 << 10, 2, 1) == "mpi"
+    finally:
+        shancoll.set_rules(None)
+
+
 def test_the_xeon_tables_hold_on_their_model_and_caches_only():
     """Measured on one Xeon model (family 6 model 207, 2 MiB L2 per core); its L3
     (what the VM reports) is not named. Another model or L2 gets the conservative table."""
