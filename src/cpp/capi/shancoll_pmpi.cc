@@ -40,6 +40,7 @@
 
 #include "pmpi_common.h"
 #include "shancoll/on_error.h"
+#include "shancoll/rules.h"
 
 namespace shancoll::pmpi {
 namespace {
@@ -66,19 +67,12 @@ const char* thread_level_name() {
   return "unknown";
 }
 
-// The first line of MPI_Get_library_version, runs of blanks as one space.
+// The MPI library's version line, as the rule tables' match lines read it
+// (rules.h: its first line, runs of blanks as one space).
 std::string library_version() {
-  char text[MPI_MAX_LIBRARY_VERSION_STRING] = "";
-  int length = 0;
-  PMPI_Get_library_version(text, &length);
-  std::string line;
-  for (int i = 0; i < length && text[i] && text[i] != '\n'; ++i) {
-    const bool blank = text[i] == ' ' || text[i] == '\t' || text[i] == '\r';
-    if (blank && (line.empty() || line.back() == ' ')) continue;
-    line += blank ? ' ' : text[i];
-  }
-  while (!line.empty() && line.back() == ' ') line.pop_back();
-  return line;
+  for (const auto& [key, value] : machine_fingerprint())
+    if (key == "mpi") return value;
+  return "unknown";
 }
 
 // What goes to the MPI library in this process, and why (README's list).
