@@ -360,6 +360,10 @@ class Stats:
         fields above then describe the intragroup phase, and ``rounds`` the
         exchange between the groups: the steps this process took in it (the
         larger of its messages sent and received there).
+    single_copy_bytes : int
+        Bytes this rank copied by cross-memory attach, straight between its
+        buffer and another local rank's (Linux ``process_vm_readv``/``writev``;
+        0 where the shared segment carried everything): which mechanism ran.
     bcast_tree, reduce_tree : str
         ``release_gather``: the tree each phase ran on this rank's node, e.g.
         ``"kary k=2 right, socket_leader_last over 2 sockets (hwloc)"``;
@@ -382,6 +386,7 @@ class Stats:
     remote_sent_bytes: int = 0
     remote_recv_messages: int = 0
     remote_recv_bytes: int = 0
+    single_copy_bytes: int = 0
     bcast_tree: str = ""
     reduce_tree: str = ""
 

@@ -18,6 +18,7 @@ Run over 1-8 ranks by test_mpi_suites.py (SHANCOLL_RANKS_PER_NODE runs too).
 from __future__ import annotations
 
 import itertools
+import os
 
 import numpy as np
 import pytest
@@ -158,7 +159,7 @@ def test_virtual_nodes(comm, algorithm, kind, layout):
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_pairs_single_copy(comm, algorithm, kind):
     """Nodes of two ranks: the pair channels by default; with single_copy
-    (shan), blocks of 32 KiB and more by single copy, split between the root
+    (shan), blocks of 8 KiB and more by single copy, split between the root
     and the block's owner, smaller ones through the segment; both directions
     of the root, blocks larger and smaller than the root's own."""
     pair = two_rank_nodes(comm)
@@ -377,3 +378,49 @@ def test_inter_communicator_goes_to_mpi(comm):
     finally:
         inter.Free()
         half.Free()
+
+
+def pair_call(pair, kind, block, options):
+    """One shan call of `kind` on a node of two ranks, blocks of `block`
+    bytes; the bytes both ranks moved by cross-memory attach."""
+    r = pair.rank
+    if kind == "gather":
+        recv = np.zeros(pair.size * block, np.uint8) if r == 0 else None
+        shancoll.gather(pair, fill(np.uint8, block, r), recv, 0, algorithm="shan",
+                        ranks_per_node=PAIR, **options)  # fmt: skip
+        ref = pair.gather(fill(np.uint8, block, r))  # every rank calls it
+        ok = r != 0 or same(recv, np.concatenate(ref))
+    elif kind == "scatter":
+        send = fill(np.uint8, pair.size * block, 5) if r == 0 else None
+        out = np.zeros(block, np.uint8)
+        shancoll.scatter(pair, send, out, 0, algorithm="shan", ranks_per_node=PAIR, **options)
+        ref = pair.scatter(np.split(send, pair.size) if r == 0 else None)
+        ok = same(out, ref)
+    else:
+        send, out = fill(np.uint8, pair.size * block, r), np.zeros(pair.size * block, np.uint8)
+        shancoll.alltoall(pair, send, out, algorithm="shan", ranks_per_node=PAIR, **options)
+        ref = np.zeros_like(out)
+        pair.Alltoall(send, ref)
+        ok = same(out, ref)
+    moved = pair.allreduce(shancoll.last_stats(pair).single_copy_bytes)
+    return ok, moved
+
+
+@pytest.mark.parametrize("kind", ["gather", "scatter", "alltoall"])
+def test_single_copy_from_8_kib_when_asked(comm, kind):
+    """Nodes of two ranks, shan: with single_copy=1 (what a rule table asks
+    where single copy won) blocks from 8 KiB cross by cross-memory attach,
+    each block once (last_stats().single_copy_bytes over the pair), smaller
+    ones through the segment; by default the pair channels, no single copy."""
+    pair = two_rank_nodes(comm)
+    off = os.environ.get("SHANCOLL_SINGLE_COPY") == "0"
+    try:
+        for block, options in itertools.product([8191, 8192, 20000], [{}, {"single_copy": True}]):
+            ok, moved = pair_call(pair, kind, block, options)
+            crossing = 2 * block if kind == "alltoall" else block
+            want = crossing if options and block >= 8192 and pair.size == 2 and not off else 0
+            what = f"{kind} pair block={block} {options}"
+            assert_all(comm, ok, f"{what}: differs from mpi4py")
+            assert_all(comm, moved == want, f"{what}: {moved} bytes by single copy, not {want}")
+    finally:
+        pair.Free()

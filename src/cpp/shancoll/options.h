@@ -61,6 +61,9 @@ struct Stats {
   std::int64_t remote_sent_bytes = 0;
   std::int64_t remote_recv_messages = 0;
   std::int64_t remote_recv_bytes = 0;
+  // Bytes this rank copied by cross-memory attach (shm/peer_memory.h),
+  // straight between its buffer and another local rank's: which mechanism ran.
+  std::int64_t single_copy_bytes = 0;
   TreeUsed bcast_tree, reduce_tree;  // release_gather's phases
 
   // Every counter by name, in declaration order (then the trees, described):
@@ -72,6 +75,7 @@ struct Stats {
     f("forwarded", forwarded), f("node_count", node_count), f("block_count", block_count);
     f("remote_sent_messages", remote_sent_messages), f("remote_sent_bytes", remote_sent_bytes);
     f("remote_recv_messages", remote_recv_messages), f("remote_recv_bytes", remote_recv_bytes);
+    f("single_copy_bytes", single_copy_bytes);
     f("bcast_tree", describe(bcast_tree)), f("reduce_tree", describe(reduce_tree));
   }
 };

@@ -17,6 +17,7 @@
 #include "shancoll/error.h"
 #include "shancoll/ops.h"
 #include "shancoll/rules.h"
+#include "shancoll/shm/peer_memory.h"
 
 namespace shancoll {
 
@@ -229,19 +230,25 @@ inline bool library_offer_taken(const char* algorithm) {
 template <class C, class F>
 auto run_recorded(C& comm, const char* collective, const char* algorithm, F&& body) {
   Stats stats;
-  if (library_offer_taken(algorithm)) {
+  const auto record = [&] {
     comm.last_stats = stats;
     comm.last_algorithm = algorithm;
+  };
+  if (library_offer_taken(algorithm)) {
+    record();
     return decltype(body(stats))();
   }
+  const std::int64_t copied = single_copy_bytes_so_far();
+  const auto record_run = [&] {
+    stats.single_copy_bytes = single_copy_bytes_so_far() - copied;
+    record();
+  };
   if constexpr (std::is_void_v<decltype(body(stats))>) {
     comm.run({collective, algorithm}, [&] { body(stats); });
-    comm.last_stats = stats;
-    comm.last_algorithm = algorithm;
+    record_run();
   } else {
     auto result = comm.run({collective, algorithm}, [&] { return body(stats); });
-    comm.last_stats = stats;
-    comm.last_algorithm = algorithm;
+    record_run();
     return result;
   }
 }

@@ -88,6 +88,12 @@ PeerMemory::PeerMemory(MPI_Comm node_comm) {
   for (const Probe& p : all) pids_.push_back(p.pid);
 }
 
+namespace {
+thread_local std::int64_t t_copied = 0;  // single_copy_bytes_so_far
+}  // namespace
+
+std::int64_t single_copy_bytes_so_far() { return t_copied; }
+
 void PeerMemory::read(int peer, void* local, const void* remote, std::size_t bytes) const {
   copy(peer, false, local, remote, bytes);
 }
@@ -112,6 +118,7 @@ void PeerMemory::copy(int peer, bool to_peer, void* local, const void* remote,
     }
     mine += done;
     theirs += done;
+    t_copied += done;
     bytes -= static_cast<std::size_t>(done);
   }
 #else

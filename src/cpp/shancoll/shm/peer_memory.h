@@ -23,6 +23,7 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace shancoll {
@@ -49,5 +50,22 @@ class PeerMemory {
   std::vector<long> pids_;  // by local rank
   bool available_ = false;
 };
+
+// The smallest block that a path choosing single copy by size (gather and
+// scatter shan; alltoall's blocks on average) sends by cross-memory attach:
+// its own `by_size`, or 8 KiB where the call asks for single copy (single_copy=1, a
+// rule table's choice where single copy won). Below that the system call
+// costs more than the segment's second copy. Intel Xeon EMR VM, 2 ranks,
+// scatter through the segment against single copy: 4 KiB 1.55 against
+// 1.55 us, 8 KiB 2.32 against 1.66, 16 KiB 3.40 against 1.85
+// (docs/performance.md).
+constexpr std::int64_t kAskedSingleCopyMin = 8 << 10;
+constexpr std::int64_t single_copy_min(int single_copy, std::int64_t by_size) {
+  return single_copy == 1 && by_size > kAskedSingleCopyMin ? kAskedSingleCopyMin : by_size;
+}
+
+// Bytes this thread has copied by cross-memory attach so far (read and
+// written): the doors count a call's as the difference (Stats::single_copy_bytes).
+std::int64_t single_copy_bytes_so_far();
 
 }  // namespace shancoll

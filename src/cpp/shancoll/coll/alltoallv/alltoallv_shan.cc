@@ -14,8 +14,9 @@
 //      into it; node barrier;
 //   4. every rank copies its blocks out of the segment: from local ranks out
 //      of their messages, from other nodes out of the received ones.
-//   One node, at least kSingleCopyBytes per rank on average, cross-memory
-//   attach available: instead of 2-4, every rank reads each of its blocks
+//   One node, at least kSingleCopyBytes per rank on average (with
+//   single_copy=1, blocks of 8 KiB on average: shm/peer_memory.h),
+//   cross-memory attach available: instead of 2-4, every rank reads each of its blocks
 //   straight from the sender's buffer (one copy, not two), then a node
 //   barrier keeps every sender's buffer until all reads are over.
 //
@@ -38,6 +39,7 @@
 // the barrier that follows every rank's posting, by which every rank has
 // left the previous call; a message from another node lands only in a
 // receive posted after that barrier.
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -212,11 +214,15 @@ void copy_out(Call& c, const std::byte* data) {
   }
 }
 
-bool single_copy_fits(const Call& c) {
+bool single_copy_fits(const Call& c, int single_copy) {
   if (c.t.node_count != 1 || !c.ctx.peer_memory->available()) return false;
   std::int64_t bytes = 0;
-  for (int i = 0; i < c.t.local_size(); ++i) bytes += to_node(c, i, 0);
-  return bytes >= kSingleCopyBytes * c.t.local_size();
+  const std::int64_t ranks = c.t.local_size();
+  for (int i = 0; i < ranks; ++i) bytes += to_node(c, i, 0);
+  // Asked for (single_copy=1): from blocks of kAskedSingleCopyMin on average.
+  const std::int64_t per_rank =
+      single_copy == 1 ? std::min(kSingleCopyBytes, kAskedSingleCopyMin * ranks) : kSingleCopyBytes;
+  return bytes >= per_rank * ranks;
 }
 
 void single_copy(Call& c) {
@@ -250,7 +256,7 @@ void alltoallv_shan(Comm& comm, const AlltoallvArgs& args, const Options& option
   copy_self_block(comm, args, stats);
   stats.node_count = ctx.topo.node_count;
   stats.rounds = pattern::node_exchange_steps(ctx.topo.node_count);
-  if (single_copy_fits(c)) return single_copy(c);
+  if (single_copy_fits(c, options.single_copy)) return single_copy(c);
   s.data->reserve(static_cast<std::size_t>(lay_out(c)));
   std::byte* data = s.data->base();
   copy_in(c, data);

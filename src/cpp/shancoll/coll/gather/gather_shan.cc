@@ -213,8 +213,8 @@ void gatherv_shan(Comm& comm, const GathervArgs& args, const Options& opt, Stats
   stats.node_count = t.node_count;
   stats.rounds = shared + pattern::binomial_depth(t.node_count);
   if (comm.rank() != m.rep[m.me]) {
-    const bool single =
-        m.me == 0 && ctx.peer_memory->available() && args.send_bytes >= kRootedSingleCopyMin;
+    const bool single = m.me == 0 && ctx.peer_memory->available() &&
+                        args.send_bytes >= single_copy_min(opt.single_copy, kRootedSingleCopyMin);
     NodeStep(ctx, timeout)
         .contribute(args.send, args.send_bytes, single, ctx, t.local_rank_of[args.root], stats);
     return;

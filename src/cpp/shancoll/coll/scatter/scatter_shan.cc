@@ -184,8 +184,8 @@ void scatterv_shan(Comm& comm, const ScattervArgs& args, const Options& opt, Sta
   stats.node_count = t.node_count;
   stats.rounds = shared + pattern::binomial_depth(t.node_count);
   if (comm.rank() != m.rep[m.me]) {
-    const bool single =
-        m.me == 0 && ctx.peer_memory->available() && args.recv_bytes >= kRootedSingleCopyMin;
+    const bool single = m.me == 0 && ctx.peer_memory->available() &&
+                        args.recv_bytes >= single_copy_min(opt.single_copy, kRootedSingleCopyMin);
     const std::int64_t sent =
         NodeStep(ctx, timeout)
             .receive(args.recv, args.recv_bytes, single, ctx, t.local_rank_of[args.root], stats);
