@@ -48,7 +48,8 @@ DEPS=(
   "mypy>=1.10"
 )
 
-step() { printf '\n==> [setup] %s\n' "$*"; }
+# Each step says how long setup has run so far (a slow CI shows where its time went).
+step() { printf '\n==> [setup] %s (at %ds)\n' "$*" "$SECONDS"; }
 note() { printf '    %s\n' "$*"; }
 warn() { printf '    WARNING: %s\n' "$*" >&2; }
 
@@ -254,8 +255,17 @@ ci="$(printf '%s' "${CI:-}" | tr '[:upper:]' '[:lower:]')"
 if [[ "${SHANCOLL_ALL_LIBS:-0}" != 1 && ( -z "$ci" || "$ci" == 0 || "$ci" == false ) ]]; then
   note "skipped (CI=true or SHANCOLL_ALL_LIBS=1 builds them)"
 else
+  # SimGrid's apt download and build overlap the envs' downloads and builds.
+  smpi_log="$LOG_DIR/setup-smpi.log"
+  bash "$ROOT/scripts/setup_smpi.sh" >"$smpi_log" 2>&1 &
+  smpi=$!
   (cd / && SHANCOLL_ROOT="$ROOT" "$VPY" -m shancoll.bench.mpi_envs ensure others) ||
     warn "building the Open MPI / Intel MPI envs failed (logs: .venvs/*-build.log)"
-  bash "$ROOT/scripts/setup_smpi.sh" || warn "installing SimGrid or building build/smpi failed"
+  if wait "$smpi"; then
+    grep -a '^setup_smpi:' "$smpi_log" | sed 's/^/    /'
+  else
+    tail -n 20 "$smpi_log" >&2
+    warn "installing SimGrid or building build/smpi failed (log: $smpi_log)"
+  fi
 fi
 step "Done"

@@ -1,7 +1,7 @@
 """shancoll.bcast, shancoll.reduce and allreduce's release_gather against mpi4py's
 comm.Bcast, comm.Reduce and comm.Allreduce.
 
-Sizes: 0, 1, inline-sized (<= 56 bytes), one 8 KiB chunk, and more than the
+Sizes: 0, 1, inline-sized (<= 56 bytes; a bcast's to 312), one 8 KiB chunk, and more than the
 32 KiB buffer (chunked, pipelined). Data are small integers (also in float and
 complex types), so every combine order is exact and results compare bit for
 bit. Checks accumulate and are made collective once per test (few allgathers:
@@ -21,7 +21,9 @@ from test_mpi_allreduce import equal, exact_data, name_of, two_rank_nodes, valid
 import shancoll
 
 ROOTED = ["release_gather", "binomial", "mpi"]
-BYTE_SIZES = [0, 1, 40, 8192, 100_000]  # 100 000 > the 32 KiB buffer: 13 chunks of 8 KiB
+# 40, 312: inlined (a bcast spills past its flag's line from 57 bytes); 313 in a slot;
+# 100 000 > the 32 KiB buffer: 13 chunks of 8 KiB
+BYTE_SIZES = [0, 1, 40, 312, 313, 8192, 100_000]
 
 
 def roots(comm) -> list[int]:

@@ -23,10 +23,11 @@ constexpr std::size_t kFlagBytes = sizeof(std::uint64_t);
 constexpr std::size_t kInlineBytes = kCacheLine - kFlagBytes;
 
 // An inline line's flag may also carry the size of its data: the writer's
-// counter above six bits of size (at most kInlineBytes), so that a reader
-// whose own size differs sees it; a writer that refuses the call writes
-// kRefusedSize. A wait for counter c waits for inline_flag(c, 0).
-constexpr int kInlineSizeBits = 6;
+// counter above eleven bits of size (kInlineBytes, or a release/gather bcast
+// line's with the lines it spills into), so that a reader whose own size
+// differs sees it; a writer that refuses the call writes kRefusedSize. A wait
+// for counter c waits for inline_flag(c, 0).
+constexpr int kInlineSizeBits = 11;
 constexpr std::size_t kRefusedSize = (std::size_t{1} << kInlineSizeBits) - 1;
 static_assert(kInlineBytes < kRefusedSize);
 constexpr std::uint64_t inline_flag(std::uint64_t counter, std::size_t bytes) {
@@ -58,6 +59,21 @@ inline std::uint64_t acquire_load(const void* flag) {
 inline void wait_flag_reaches(const void* flag, std::uint64_t value, const char* what,
                               double timeout) {
   wait_until([&] { return acquire_load(flag) >= value; }, what, timeout);
+}
+
+// wait_flag_reaches, loading the `spill` lines after the flag's line on every
+// look: data written there before the flag crosses with it, not after it
+// (one line transfer's wait where reading them after the flag takes two).
+inline void wait_flag_and_lines(const std::byte* flag, std::uint64_t value, int spill,
+                                const char* what, double timeout) {
+  wait_until(
+      [&] {
+        const bool up = acquire_load(flag) >= value;
+        for (int i = 1; i <= spill; ++i)
+          flag_at(const_cast<std::byte*>(flag) + i * kCacheLine).load(std::memory_order_relaxed);
+        return up;
+      },
+      what, timeout);
 }
 
 // Claims a slot exactly once per epoch across all ranks of a node: the first

@@ -34,11 +34,32 @@ constexpr int kInlineSlots = 8;
 
 std::size_t round_up(std::size_t x) { return (x + kCacheLine - 1) / kCacheLine * kCacheLine; }
 
-// L release lines | L gather lines | L post lines | kInlineSlots lines for
-// bcast | kInlineSlots lines per rank for reduce | bcast buffer | L reduce buffers.
+// A bcast's inlined chunk continues past its flag's line into the next
+// kBcastSpillLines lines, which readers load with the flag
+// (wait_flag_and_lines): up to 56 + 256 bytes cross in one line transfer's
+// wait instead of a slot's flag and then its data. Intel Xeon EMR VM, 2 ranks
+// (docs/performance.md): bcast of 64-256 B 0.57-0.60 us through a slot, 0.38-0.41
+// with 4 lines, Open MPI's coll/sm 0.35-0.40; but 512 B with 8 lines 0.87 against
+// 0.61 through a slot: more lines polled while the root writes them bounce
+// between the cores. Only on nodes of up to kSpillReaders + 1 ranks: every
+// reader polls every line, and the root's writes invalidate them all.
+constexpr std::size_t kBcastSpillLines = 4;
+constexpr int kSpillReaders = 7;
+constexpr std::size_t kBcastInlineStride = 1 + kBcastSpillLines;  // lines per bcast slot
+
+// L release lines | L gather lines | L post lines | kInlineSlots slots of
+// kBcastInlineStride lines for bcast | kInlineSlots lines per rank for reduce |
+// bcast buffer | L reduce buffers.
 std::size_t lines_bytes(int local_size) {
   const auto l = static_cast<std::size_t>(local_size);
-  return kCacheLine * (3 * l + kInlineSlots * (1 + l));
+  return kCacheLine * (3 * l + kInlineSlots * (kBcastInlineStride + l));
+}
+
+// Lines a bcast's inlined chunk of `bytes` takes after its flag's line.
+int spill_lines(std::size_t bytes) {
+  return bytes > kInlineBytes
+             ? static_cast<int>((bytes - kInlineBytes + kCacheLine - 1) / kCacheLine)
+             : 0;
 }
 
 // Local rank r's gather line.
@@ -46,11 +67,14 @@ std::byte* gather_line_at(std::byte* base, std::size_t local_size, int r) {
   return base + kCacheLine * (local_size + static_cast<std::size_t>(r));
 }
 
-// Rank r's inlined line of `slot` (r < 0: bcast's): its flag, then the data.
-// Lines apart from the buffers, so a flag never holds an old chunk's data.
+// Rank r's inlined line of `slot` (r < 0: bcast's, the first of its
+// kBcastInlineStride): its flag, then the data. Lines apart from the
+// buffers, so a flag never holds an old chunk's data.
 std::byte* inline_line_at(std::byte* base, std::size_t local_size, int r, std::size_t slot) {
-  return base +
-         kCacheLine * (3 * local_size + kInlineSlots * static_cast<std::size_t>(r + 1) + slot);
+  const std::size_t bcast = kInlineSlots * kBcastInlineStride;
+  return base + kCacheLine * (3 * local_size +
+                              (r < 0 ? slot * kBcastInlineStride
+                                     : bcast + kInlineSlots * static_cast<std::size_t>(r) + slot));
 }
 
 std::size_t segment_bytes(int local_size, std::size_t buffer) {
@@ -240,11 +264,13 @@ RgPhase::RgPhase(NodeContext& ctx, const ReleaseGatherOptions& o, bool reduce, i
   node_ = &tree_node();
   const RgBuffer buffer = o.buffer_for(reduce, bytes);
   planned_.buffer_bytes = buffer.bytes;
+  const std::size_t inline_bytes =
+      reduce ? kInlineBytes : static_cast<std::size_t>(rg_bcast_inline_bytes(local_size_));
   planned_.inline_data =
-      o.inline_data && bytes <= static_cast<std::int64_t>(kInlineBytes) && elem <= kInlineBytes;
+      o.inline_data && bytes <= static_cast<std::int64_t>(inline_bytes) && elem <= inline_bytes;
   planned_.slots = planned_.inline_data ? kInlineSlots : buffer.slots;
   planned_.slot_bytes = planned_.inline_data
-                            ? kInlineBytes
+                            ? inline_bytes
                             : planned_.buffer_bytes / buffer.slots / kCacheLine * kCacheLine;
   planned_.read_from_parent = !reduce && o.read_from_parent;  // reduce has no release flags
   chunk_ = static_cast<std::int64_t>(planned_.slot_bytes / elem * elem);
@@ -414,8 +440,9 @@ const std::byte* RgPhase::bcast_release(const std::byte* root_data, std::size_t 
 }
 
 // Inlined: the root writes the chunk and its release count into the slot's
-// line, and every other rank reads that line (whatever the tree: the data
-// needs no forwarding); one line transfer per reader. The tree still
+// line (and the lines it spills into), and every other rank reads them
+// (whatever the tree: the data needs no forwarding); one line transfer's
+// wait per reader. The tree still
 // carries the gather steps that free the line.
 const std::byte* RgPhase::bcast_inline(const std::byte* root_data, std::size_t bytes,
                                        std::uint64_t r, std::uint64_t chunk, int slot) {
@@ -425,7 +452,8 @@ const std::byte* RgPhase::bcast_inline(const std::byte* root_data, std::size_t b
     std::memcpy(line + kFlagBytes, root_data, bytes);
     release_store(line, inline_flag(r, sizes_differ_ ? kRefusedSize : bytes));
   } else {
-    wait_flag(line, inline_flag(r, 0), "release_gather: the root's release");
+    wait_flag_and_lines(line, inline_flag(r, 0), spill_lines(bytes),
+                        "release_gather: the root's release", timeout_);
     if (inline_size(acquire_load(line)) != bytes) sizes_differ_ = true;
   }
   region_.last_use[slot] = chunk;
@@ -438,6 +466,11 @@ const std::byte* RgPhase::bcast_inline(const std::byte* root_data, std::size_t b
 // nothing changed) when the root would have to wait for a free line (once
 // per kInlineSlots calls: RgPhase's wait_consumed does it) or a non-root has
 // children (a tree not flat: its gather waits for them).
+std::int64_t rg_bcast_inline_bytes(int local_size) {
+  const std::size_t spill = local_size <= kSpillReaders + 1 ? kBcastSpillLines * kCacheLine : 0;
+  return static_cast<std::int64_t>(kInlineBytes + spill);
+}
+
 bool rg_bcast_inline_repeat(NodeContext& ctx, std::byte* buf, std::int64_t bytes, int local_root,
                             const ReleaseGatherOptions& o, double timeout, Stats& stats,
                             bool& differ) {
@@ -465,7 +498,8 @@ bool rg_bcast_inline_repeat(NodeContext& ctx, std::byte* buf, std::int64_t bytes
     std::memcpy(line + kFlagBytes, buf, n);
     release_store(line, inline_flag(r, n));
   } else {
-    wait_flag_reaches(line, inline_flag(r, 0), "release_gather: the root's release", timeout);
+    wait_flag_and_lines(line, inline_flag(r, 0), spill_lines(n),
+                        "release_gather: the root's release", timeout);
     differ = inline_size(acquire_load(line)) != n;
     if (!differ) std::memcpy(buf, line + kFlagBytes, n);
   }

@@ -289,6 +289,10 @@ class RgBarrier {
                                      std::int64_t count, const Reducer& reducer, int local_root,
                                      const ReleaseGatherOptions& o, double timeout, Stats& stats);
 [[noreturn]] void throw_sizes_differ(const NodeContext& ctx, std::int64_t bytes);
+// The largest bcast chunk inlined beside its flag on a node of `local_size`
+// ranks: 56 bytes in the flag's line, 312 with the lines after it on nodes
+// of up to 8 ranks (release_gather.cc, kBcastSpillLines).
+std::int64_t rg_bcast_inline_bytes(int local_size);
 // A bcast that repeats the region's last plan, inlined (a loop of the same
 // small call, default options): straight from the plan to the root's line,
 // no RgPhase built. False, having done nothing, when the call is no such

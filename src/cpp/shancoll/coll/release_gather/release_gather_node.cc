@@ -80,7 +80,7 @@ bool rg_bcast_on_node(NodeContext& ctx, std::byte* buf, std::int64_t bytes, int 
                       const ReleaseGatherOptions& o, double timeout, Stats& stats, bool refuses) {
   if (ctx.topo.local_size() == 1) return false;
   bool differ = false;
-  if (!refuses && bytes <= static_cast<std::int64_t>(kInlineBytes) &&
+  if (!refuses && bytes <= rg_bcast_inline_bytes(ctx.topo.local_size()) &&
       rg_bcast_inline_repeat(ctx, buf, bytes, local_root, o, timeout, stats, differ))
     return differ;
   RgPhase phase(ctx, o, false, local_root, bytes, 1, timeout, stats);
