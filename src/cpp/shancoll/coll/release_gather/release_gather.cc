@@ -442,8 +442,7 @@ const std::byte* RgPhase::bcast_release(const std::byte* root_data, std::size_t 
 // Inlined: the root writes the chunk and its release count into the slot's
 // line (and the lines it spills into), and every other rank reads them
 // (whatever the tree: the data needs no forwarding); one line transfer's
-// wait per reader. The tree still
-// carries the gather steps that free the line.
+// wait per reader. The tree still carries the gather steps that free the line.
 const std::byte* RgPhase::bcast_inline(const std::byte* root_data, std::size_t bytes,
                                        std::uint64_t r, std::uint64_t chunk, int slot) {
   std::byte* line = inline_line(-1, slot);
@@ -460,17 +459,17 @@ const std::byte* RgPhase::bcast_inline(const std::byte* root_data, std::size_t b
   return line + kFlagBytes;
 }
 
+std::int64_t rg_bcast_inline_bytes(int local_size) {
+  const std::size_t spill = local_size <= kSpillReaders + 1 ? kBcastSpillLines * kCacheLine : 0;
+  return static_cast<std::int64_t>(kInlineBytes + spill);
+}
+
 // The repeat of an inlined bcast, one chunk: bcast_release, bcast_inline and
 // bcast_gather's steps on the region's plan, in the same order and on the
 // same counters, so that the next call may take either path. Not taken (and
 // nothing changed) when the root would have to wait for a free line (once
 // per kInlineSlots calls: RgPhase's wait_consumed does it) or a non-root has
 // children (a tree not flat: its gather waits for them).
-std::int64_t rg_bcast_inline_bytes(int local_size) {
-  const std::size_t spill = local_size <= kSpillReaders + 1 ? kBcastSpillLines * kCacheLine : 0;
-  return static_cast<std::int64_t>(kInlineBytes + spill);
-}
-
 bool rg_bcast_inline_repeat(NodeContext& ctx, std::byte* buf, std::int64_t bytes, int local_root,
                             const ReleaseGatherOptions& o, double timeout, Stats& stats,
                             bool& differ) {
