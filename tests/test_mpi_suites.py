@@ -108,11 +108,6 @@ DESELECT = {
     "openmpi": "not mismatch",
     "openmpi-noput": "mismatch or hosts",
     "n4-hosts2-openmpi-reduced": " and ".join(f"not test_mpi_{m}" for m in _NOT_COLLECTIVES),
-    # The tests that wait out a timeout on purpose took most of this run's
-    # 100 s (the OFI run without them: 24 s; Intel Xeon VM, 2026-11-29); they
-    # run across the two hosts in n2-hosts2-ucx-full, and at every layout on
-    # one host.
-    "n4-hosts2-ucx-reduced": "not timeout and not deadlines",
 }
 
 # (ranks, SHANCOLL_RANKS_PER_NODE or None, mode, network module between two

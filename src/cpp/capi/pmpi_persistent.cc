@@ -66,12 +66,14 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "pmpi_common.h"
 #include "pmpi_routed.h"
 #include "shancoll/on_error.h"
 #include "shancoll/ops.h"
+#include "shancoll/rules.h"
 
 namespace shancoll::pmpi {
 
@@ -449,15 +451,7 @@ const char* shared_reason(MPI_Comm comm, MPI_Op op) {
 }
 
 // Whether the MPI library is Intel MPI (the rules below are its).
-bool intel_mpi() {
-  static const bool intel = [] {
-    char text[MPI_MAX_LIBRARY_VERSION_STRING] = "";
-    int length = 0;
-    PMPI_Get_library_version(text, &length);
-    return std::strstr(text, "Intel(R) MPI Library") != nullptr;
-  }();
-  return intel;
-}
+bool intel_mpi() { return machine_mpi().find("Intel(R) MPI Library") != std::string::npos; }
 
 // `collective` is `name` or its _c form.
 bool is(const char* collective, const char* name) {

@@ -67,14 +67,6 @@ const char* thread_level_name() {
   return "unknown";
 }
 
-// The MPI library's version line, as the rule tables' match lines read it
-// (rules.h: its first line, runs of blanks as one space).
-std::string library_version() {
-  for (const auto& [key, value] : machine_fingerprint())
-    if (key == "mpi") return value;
-  return "unknown";
-}
-
 // What goes to the MPI library in this process, and why (README's list).
 std::string what_falls_back() {
   if (!enabled()) return "everything (SHANCOLL_PMPI=0)";
@@ -108,8 +100,7 @@ void print_status() {
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const std::string line = "shancoll_pmpi: rank " + std::to_string(rank) +
                            ": start-up: thread level " + thread_level_name() +
-                           "; MPI library: " + library_version() +
-                           "; rules: " + shancoll_rules_info() +
+                           "; MPI library: " + machine_mpi() + "; rules: " + shancoll_rules_info() +
                            "; falls back to the MPI library: " + what_falls_back() + "\n";
   std::fwrite(line.data(), 1, line.size(), stderr);  // one write: ranks' lines do not mix
 }

@@ -507,6 +507,15 @@ const Match& machine_fingerprint() {
   return fingerprint;
 }
 
+const std::string& machine_mpi() {
+  static const std::string mpi = [] {
+    for (const auto& [key, value] : machine_fingerprint())
+      if (key == "mpi") return value;
+    return std::string("unknown");
+  }();
+  return mpi;
+}
+
 bool matches(const Match& match, const Match& machine) {
   for (const auto& [key, value] : match) {
     bool held = false;

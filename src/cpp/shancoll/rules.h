@@ -108,6 +108,8 @@ using Match = std::vector<std::pair<std::string, std::string>>;
 // MPI library's version line), as match lines compare them. Needs MPI
 // initialised.
 const Match& machine_fingerprint();
+// The fingerprint's mpi: the MPI library's version line ("unknown" if none).
+const std::string& machine_mpi();
 // cpu0's caches under a sysfs cache directory (/sys/devices/system/cpu/cpu0/cache),
 // "L1d 48K L2 1M L3 32M"; "unknown" when none can be read.
 std::string read_caches(const std::string& dir);
