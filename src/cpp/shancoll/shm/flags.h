@@ -64,8 +64,10 @@ inline void wait_flag_reaches(const void* flag, std::uint64_t value, const char*
 // wait_flag_reaches, loading the `spill` lines after the flag's line on every
 // look: data written there before the flag crosses with it, not after it
 // (one line transfer's wait where reading them after the flag takes two).
-inline void wait_flag_and_lines(const std::byte* flag, std::uint64_t value, int spill,
-                                const char* what, double timeout) {
+// `what` as wait_until's (a string, or a callable that makes one).
+template <class What>
+void wait_flag_and_lines(const std::byte* flag, std::uint64_t value, int spill, const What& what,
+                         double timeout) {
   wait_until(
       [&] {
         const bool up = acquire_load(flag) >= value;

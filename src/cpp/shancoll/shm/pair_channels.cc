@@ -210,13 +210,8 @@ const std::byte* ChannelReader::peek_next(std::int64_t* bytes) {
   const int polled = next_ == 0 && expected_ > kInLineChunk && expected_ <= ch.spill_bytes()
                          ? static_cast<int>((expected_ + kCacheLine - 1) / kCacheLine)
                          : 0;
-  wait_until(
-      [&] {
-        const bool up = acquire_load(&line.flag) >= g;
-        for (int i = 1; i <= polled; ++i)
-          flag_at(const_cast<std::byte*>(ready) + i * kCacheLine).load(std::memory_order_relaxed);
-        return up;
-      },
+  wait_flag_and_lines(
+      ready, g, polled,
       [&] {
         return std::string(ch.who_) + ": a chunk of local rank " + std::to_string(from_) +
                "'s block (pair channel)";
