@@ -630,6 +630,35 @@ def test_a_repeated_small_call_goes_from_the_route_to_shancoll(collective, tmp_p
     assert long_way == 1, (entry, long_way)
 
 
+# A repeated 8-byte call replays its door's plan through its algorithm's
+# express (coll/door.h, Express): the instructions per call (callgrind, both
+# ranks, shancoll's waiting left out) before the express (c568b8e, Xeon VM;
+# rank 0 / rank 1): bcast 770 / 824, reduce 1050 / 1023, exscan 980 / 943;
+# with it 624 / 539, 744 / 767, 699 / 596. The bounds leave 10-20% for
+# another CPU's memcpy and the run-to-run spread.
+EXPRESS_BOUNDS = {"bcast": 700, "reduce": 900, "exscan": 800}
+
+
+def test_a_repeated_small_call_replays_its_plan():
+    if not (shutil.which("valgrind") and shutil.which("callgrind_annotate")):
+        missing("valgrind is not installed (make setup as root installs it)")
+    repo = Path(__file__).resolve().parents[1]
+    built = sorted(repo.glob("build/*/libshancoll_pmpi.so"))
+    if not built:  # the installed library's names are stripped: its waiting cannot be told apart
+        missing("no build tree's libshancoll_pmpi.so (make setup builds it under build/)")
+    run = subprocess.run(
+        ["bash", str(repo / "benchmarks/c/callgrind_calls.sh"), "1000",
+         ",".join(EXPRESS_BOUNDS), "preload"],
+        capture_output=True, text=True, timeout=10 * TIMEOUT, stdin=subprocess.DEVNULL,
+        env=dict(os.environ, PRELOAD=str(built[0]), VENV=str(Path(sys.executable).parent.parent)),
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    for collective, bound in EXPRESS_BOUNDS.items():
+        row = re.search(rf"^{collective} +preload +(\d+) +(\d+)$", run.stdout, re.M)
+        assert row, run.stdout
+        assert max(int(row.group(1)), int(row.group(2))) < bound, (collective, run.stdout)
+
+
 def test_osu_style_benchmark_under_preload():
     """benchmarks/c/osu_style.c, a plain MPI program, runs under the preload (smoke test)."""
     mpiexec = Path(sys.executable).parent / "mpiexec"

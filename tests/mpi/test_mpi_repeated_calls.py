@@ -19,7 +19,7 @@ import sys
 
 import numpy as np
 import pytest
-from _mpi_util import assert_all, raises_all
+from _mpi_util import assert_all, raises_all, run_all
 from mpi4py import MPI
 
 import shancoll
@@ -340,3 +340,67 @@ def test_drop_kept_calls():
         _kept_calls(COMM, calls=1)
     finally:
         dup.Free()
+
+
+# A loop of one small call replays its door's plan through release_gather's
+# express (src/cpp/shancoll/coll/door.h, Express) from the third call on:
+# longer than the 8 inlined lines a root or writer cycles through (its
+# "would wait" calls go the usual way), interleaved with calls that change
+# the region's plan (another size, the other of scan and exscan, bcast on the
+# lines exscan's pair uses). Every result against mpi4py; every call's stats
+# equal to the first call's of its shape (the replay counts what the usual
+# path counts).
+EXPRESS_CALLS = 40
+
+
+def _rooted_call(comm, which, n, i):
+    send = np.arange(n, dtype=np.float64) + 10 * comm.rank + i
+    got = np.full(n, -1.0)
+    want = np.full(n, -1.0)
+    if which == "bcast":
+        got[...] = send if comm.rank == 0 else -1.0
+        shancoll.bcast(comm, got)
+        want[...] = send
+        comm.Bcast(want, root=0)
+    elif which == "reduce":
+        shancoll.reduce(comm, send, got if comm.rank == 0 else None)
+        comm.Reduce(send, want if comm.rank == 0 else None, root=0)
+    elif which == "scan_in_place":
+        got[...] = send
+        shancoll.scan(comm, MPI.IN_PLACE, got)
+        comm.Scan(send, want)
+    else:
+        getattr(shancoll, which)(comm, send, got)
+        getattr(comm, which.capitalize())(send, want)
+    if (which == "exscan" and comm.rank == 0) or (which == "reduce" and comm.rank != 0):
+        return True  # no result there
+    return np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("n", [1, 7, 39])  # 8 B, 56 B (one line), 312 B (bcast's spill lines)
+def test_express_replays_match_the_usual_path(n, monkeypatch):
+    monkeypatch.setenv("SHANCOLL_SCAN_ALGORITHM", "shan")
+    monkeypatch.setenv("SHANCOLL_EXSCAN_ALGORITHM", "shan")
+    shancoll.reload_environment()
+    wrong: list[str] = []
+    first: dict = {}
+    order = ["bcast", "reduce", "scan", "exscan", "scan_in_place"]
+
+    def body():
+        for _ in range(2):
+            for which in order + ["bcast", "exscan"]:  # bcast and exscan share the lines
+                for i in range(EXPRESS_CALLS):
+                    if not _rooted_call(COMM, which, n, i):
+                        wrong.append(f"{which} n={n} call {i}")
+                    stats = shancoll.last_stats(COMM)
+                    if first.setdefault(which, stats) != stats:
+                        wrong.append(f"{which} n={n} call {i}: {stats} != {first[which]}")
+                _rooted_call(COMM, which, n + 1, 0)  # another size in between
+
+    try:
+        run_all(COMM, body)
+    finally:
+        monkeypatch.delenv("SHANCOLL_SCAN_ALGORITHM")
+        monkeypatch.delenv("SHANCOLL_EXSCAN_ALGORITHM")
+        shancoll.reload_environment()
+    assert_all(COMM, not wrong, f"{wrong[:5]}")

@@ -109,6 +109,27 @@ const A& auto_choice(Comm& comm, const AutoShape& shape, Options& o, const CallO
   return *memo.algorithm;
 }
 
+// An algorithm's express for its door's plan: the replay of the plan's call
+// on the caller's buffers without the algorithm's set-up (its node layout,
+// options, trees and checks, which the calls before it went through with
+// the same arguments), for the paths where that set-up is most of a call
+// (bcast and reduce inlined on release_gather's lines, release_gather.h).
+// The algorithm makes it (its registry entry's `express`) after the plan's
+// first repeat ran the usual way; `run` does the call and returns true, or
+// returns false having done nothing (the door then runs the algorithm the
+// usual way, which decides afresh). A replay records `stats`, the same on
+// every call. Every process-wide or communicator-wide rule holds as on the
+// usual path: run under Comm::run, a timeout breaks the communicator.
+struct Express {
+  bool (*run)(const Express& e, const std::byte* send, std::byte* recv) = nullptr;
+  void* state = nullptr;             // the algorithm's (release_gather: the NodeContext)
+  std::int64_t count = 0;            // the call's bytes or elements
+  int root = 0;                      // the local rank of the root
+  const Reducer* reducer = nullptr;  // the plan's
+  double timeout = 0;
+  Stats stats;
+};
+
 // What a door's plan for a repeated call is keyed by: the arguments its
 // resolution read (bytes or elements, root, element type, the caller's
 // datatype and op; unused ones stay at their defaults).
@@ -144,6 +165,8 @@ struct RepeatPlan : LayoutState {
   const A* algorithm = nullptr;
   Options options;
   std::optional<Reducer> reducer;
+  Express express;             // the algorithm's, once asked (make_express)
+  bool express_asked = false;  // asked since remembered
 
   bool matches(const RepeatKey& k) const {
     return generation == selection_generation() && key == k;
@@ -153,6 +176,8 @@ struct RepeatPlan : LayoutState {
     algorithm = &a;
     options = o;
     generation = selection_generation();
+    express = {};
+    express_asked = false;
   }
 };
 
@@ -251,6 +276,30 @@ auto run_recorded(C& comm, const char* collective, const char* algorithm, F&& bo
     record_run();
     return result;
   }
+}
+
+// The door's repeat through its plan's express (Express): true when it ran.
+template <class Plan>
+bool run_express(Comm& comm, const char* collective, const Plan& plan, const std::byte* send,
+                 std::byte* recv) {
+  const Express& e = plan.express;
+  if (!e.run) return false;
+  t_library_offer.offered = false;  // used up, as by run_recorded (an express is never `mpi`)
+  const char* algorithm = plan.algorithm->name;
+  if (!comm.run({collective, algorithm}, [&] { return e.run(e, send, recv); })) return false;
+  comm.last_stats = e.stats;
+  comm.last_algorithm = algorithm;
+  return true;
+}
+
+// After the plan's call ran the usual way: its algorithm's express, asked
+// once per plan (an algorithm without one, or a call it has none for, is
+// not asked again).
+template <class Plan, class Args>
+void make_express(Comm& comm, Plan& plan, const Args& args) {
+  if (plan.express_asked) return;
+  plan.express_asked = true;
+  if (plan.algorithm->express) plan.express = plan.algorithm->express(comm, args, plan.options);
 }
 
 }  // namespace shancoll

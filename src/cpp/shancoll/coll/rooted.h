@@ -40,6 +40,9 @@ struct ReduceArgs {
 
 using BcastFn = void (*)(Comm&, const BcastArgs&, const Options&, Stats&);
 using ReduceFn = void (*)(Comm&, const ReduceArgs&, const Options&, Stats&);
+struct Express;  // coll/door.h
+using BcastExpressFn = Express (*)(Comm&, const BcastArgs&, const Options&);
+using ReduceExpressFn = Express (*)(Comm&, const ReduceArgs&, const Options&);
 
 void bcast_release_gather(Comm&, const BcastArgs&, const Options&, Stats&);
 void bcast_binomial(Comm&, const BcastArgs&, const Options&, Stats&);
@@ -47,6 +50,8 @@ void bcast_mpi(Comm&, const BcastArgs&, const Options&, Stats&);
 void reduce_release_gather(Comm&, const ReduceArgs&, const Options&, Stats&);
 void reduce_binomial(Comm&, const ReduceArgs&, const Options&, Stats&);
 void reduce_mpi(Comm&, const ReduceArgs&, const Options&, Stats&);
+Express bcast_release_gather_express(Comm&, const BcastArgs&, const Options&);
+Express reduce_release_gather_express(Comm&, const ReduceArgs&, const Options&);
 
 // ---------------------------------------------------------------------------
 // The registries and "auto"
@@ -55,6 +60,7 @@ struct BcastAlgorithm {
   const char* name;
   BcastFn fn;
   const char* summary;
+  BcastExpressFn express = nullptr;  // its replay of a repeated call, if any (door.h)
 };
 
 struct ReduceAlgorithm {
@@ -62,6 +68,7 @@ struct ReduceAlgorithm {
   ReduceFn fn;
   bool rank_order;  // combines in rank order: non-commutative ops allowed
   const char* summary;
+  ReduceExpressFn express = nullptr;  // its replay of a repeated call, if any (door.h)
 };
 
 const Registry<BcastAlgorithm>& bcast_registry();

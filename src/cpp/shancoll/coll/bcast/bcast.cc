@@ -26,9 +26,11 @@ bool bcast_repeat(Comm& comm, const BcastCall& call) {
   auto* plan = repeat_plan<BcastAlgorithm>(comm, call.algorithm, call.options, repeat_key_of(call));
   if (!plan) return false;
   if (!call.buf && call.bytes > 0) throw ArgumentError("buf: NULL");
+  if (run_express(comm, "bcast", *plan, nullptr, static_cast<std::byte*>(call.buf))) return true;
   const BcastArgs args{static_cast<std::byte*>(call.buf), call.bytes, call.root};
   const BcastAlgorithm& algo = *plan->algorithm;
   run_recorded(comm, "bcast", algo.name, [&](Stats& s) { algo.fn(comm, args, plan->options, s); });
+  make_express(comm, *plan, args);
   return true;
 }
 

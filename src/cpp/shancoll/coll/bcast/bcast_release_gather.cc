@@ -7,6 +7,7 @@
 // intra-node bcast from its representative.
 // Cost: one node, see release_gather_node.cc; between nodes ceil(log2 N)
 // rounds of m bytes, N - 1 messages.
+#include "shancoll/coll/door.h"
 #include "shancoll/coll/release_gather/release_gather.h"
 #include "shancoll/coll/rooted.h"
 #include "shancoll/transport/p2p.h"
@@ -42,6 +43,19 @@ void bcast_release_gather(Comm& comm, const BcastArgs& args, const Options& opt,
   if (rg_bcast_on_node(ctx, args.buf, args.bytes, t.local_rank_of[rep], release_gather_options(opt),
                        timeout, stats))
     throw_sizes_differ(ctx, args.bytes);
+}
+
+// The express of a repeated call (door.h): one node, default options, a
+// size inlined beside the flag, not empty (the path where set-up is most of
+// a call).
+Express bcast_release_gather_express(Comm& comm, const BcastArgs& args, const Options& opt) {
+  NodeContext& ctx = comm.nodes(opt.ranks_per_node);
+  const Topology& t = ctx.topo;
+  if (t.node_count > 1 || t.local_size() == 1 || args.bytes == 0 ||
+      &release_gather_options(opt) != &release_gather_defaults() ||
+      args.bytes > rg_bcast_inline_bytes(t.local_size()))
+    return {};
+  return rg_bcast_express(ctx, args.bytes, t.local_rank_of[args.root], opt.wait_timeout());
 }
 
 }  // namespace shancoll

@@ -10,7 +10,8 @@ const Registry<BcastAlgorithm>& bcast_registry() {
       {
           {"release_gather", bcast_release_gather,
            "shared-memory release/gather steps on a tree of cache-line flags, chunked "
-           "and pipelined (Jain et al.); binomial tree of nodes between nodes"},
+           "and pipelined (Jain et al.); binomial tree of nodes between nodes",
+           bcast_release_gather_express},
           {"binomial", bcast_binomial, "point-to-point binomial tree, ceil(log2 P) rounds"},
           {"mpi", bcast_mpi, "the MPI library's own MPI_Bcast"},
       });

@@ -59,8 +59,10 @@ bool reduce_repeat(Comm& comm, const ReduceCall& call) {
   if (!plan) return false;
   check_buffers(call, comm);
   const ReduceArgs args = args_of(call, comm, *plan->reducer);
+  if (run_express(comm, "reduce", *plan, args.send, args.recv)) return true;
   const ReduceAlgorithm& algo = *plan->algorithm;
   run_recorded(comm, "reduce", algo.name, [&](Stats& s) { algo.fn(comm, args, plan->options, s); });
+  make_express(comm, *plan, args);
   return true;
 }
 

@@ -11,6 +11,7 @@
 // a binomial tree of nodes (point to point) into the root.
 // Cost: one node, see release_gather_node.cc; between nodes ceil(log2 N)
 // rounds of m bytes, N - 1 messages; scratch 2m on representatives.
+#include "shancoll/coll/door.h"
 #include "shancoll/coll/release_gather/release_gather.h"
 #include "shancoll/coll/rooted.h"
 #include "shancoll/transport/p2p.h"
@@ -57,6 +58,22 @@ void reduce_release_gather(Comm& comm, const ReduceArgs& args, const Options& op
     reduce_between_nodes(comm, ctx, args, partial, scratch + bytes, timeout, stats);
   stats.node_count = t.node_count;
   if (sizes_differ) throw_sizes_differ(ctx, args.bytes());
+}
+
+// The express of a repeated call (door.h): one node, default options, a
+// size inlined beside the flag, not empty and not the pair's (rg_reduce_on_node's
+// order: the pair's single copy first).
+Express reduce_release_gather_express(Comm& comm, const ReduceArgs& args, const Options& opt) {
+  NodeContext& ctx = comm.nodes(opt.ranks_per_node);
+  const Topology& t = ctx.topo;
+  const ReleaseGatherOptions& o = release_gather_options(opt);
+  if (t.node_count > 1 || t.local_size() == 1 || args.count == 0 ||
+      &o != &release_gather_defaults() || !o.data_copy ||
+      args.bytes() > static_cast<std::int64_t>(kInlineBytes) ||
+      rg_reduce_pair_fits(ctx, o, args.bytes()))
+    return {};
+  return rg_reduce_express(ctx, args.count, *args.reducer, t.local_rank_of[args.root],
+                           opt.wait_timeout());
 }
 
 }  // namespace shancoll

@@ -10,7 +10,8 @@ const Registry<ReduceAlgorithm>& reduce_registry() {
       {
           {"release_gather", reduce_release_gather, false,
            "shared-memory release/gather steps up a tree of cache-line flags, chunked and "
-           "pipelined, reducing into recvbuf (Jain et al.); binomial tree of nodes between nodes"},
+           "pipelined, reducing into recvbuf (Jain et al.); binomial tree of nodes between nodes",
+           reduce_release_gather_express},
           {"binomial", reduce_binomial, true,
            "point-to-point binomial tree, ceil(log2 P) rounds (rank order for non-commutative "
            "ops)"},

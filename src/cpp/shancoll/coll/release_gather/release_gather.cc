@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "shancoll/coll/door.h"
 #include "shancoll/error.h"
 #include "shancoll/progress.h"
 #include "shancoll/shm/flags.h"
@@ -464,16 +465,17 @@ std::int64_t rg_bcast_inline_bytes(int local_size) {
   return static_cast<std::int64_t>(kInlineBytes + spill);
 }
 
+namespace {
+
 // The repeat of an inlined bcast, one chunk: bcast_release, bcast_inline and
 // bcast_gather's steps on the region's plan, in the same order and on the
 // same counters, so that the next call may take either path. Not taken (and
 // nothing changed) when the root would have to wait for a free line (once
 // per kInlineSlots calls: RgPhase's wait_consumed does it) or a non-root has
-// children (a tree not flat: its gather waits for them).
-bool rg_bcast_inline_repeat(NodeContext& ctx, std::byte* buf, std::int64_t bytes, int local_root,
-                            const ReleaseGatherOptions& o, double timeout, Stats& stats,
-                            bool& differ) {
-  if (&o != &release_gather_defaults()) return false;
+// children (a tree not flat: its gather waits for them). Counts nothing:
+// the repeat and the express count alike (count_bcast_replay).
+bool bcast_replay(NodeContext& ctx, std::byte* buf, std::int64_t bytes, int local_root,
+                  double timeout, bool& differ) {
   ReleaseGatherState& st = ctx.state<ReleaseGatherState>();
   RgRegion& region = st.bcast;
   const RgPlan& plan = region.plan;
@@ -503,13 +505,55 @@ bool rg_bcast_inline_repeat(NodeContext& ctx, std::byte* buf, std::int64_t bytes
     if (!differ) std::memcpy(buf, line + kFlagBytes, n);
   }
   release_store(gather_line_at(base, local_size, me), ++st.gather_state);
+  return true;
+}
+
+void count_bcast_replay(const RgPlan& plan, std::int64_t bytes, Stats& stats) {
   stats.bcast_tree = plan.used;
   stats.intra_messages += 1;
   stats.intra_bytes += bytes;
   stats.rounds += 2;
   stats.block_count += 1;
+}
+
+bool bcast_express(const Express& e, const std::byte*, std::byte* buf) {
+  return rg_bcast_replay(*static_cast<NodeContext*>(e.state), buf, e.count, e.root, e.timeout);
+}
+
+}  // namespace
+
+bool rg_bcast_replay(NodeContext& ctx, std::byte* buf, std::int64_t bytes, int local_root,
+                     double timeout) {
+  bool differ = false;
+  if (!bcast_replay(ctx, buf, bytes, local_root, timeout, differ)) return false;
+  if (differ) throw_sizes_differ(ctx, bytes);
   return true;
 }
+
+bool rg_bcast_inline_repeat(NodeContext& ctx, std::byte* buf, std::int64_t bytes, int local_root,
+                            const ReleaseGatherOptions& o, double timeout, Stats& stats,
+                            bool& differ) {
+  if (&o != &release_gather_defaults()) return false;
+  if (!bcast_replay(ctx, buf, bytes, local_root, timeout, differ)) return false;
+  count_bcast_replay(ctx.state<ReleaseGatherState>().bcast.plan, bytes, stats);
+  return true;
+}
+
+Express rg_bcast_express(NodeContext& ctx, std::int64_t bytes, int local_root, double timeout) {
+  const RgPlan& plan = ctx.state<ReleaseGatherState>().bcast.plan;
+  if (!plan.valid || plan.root != local_root || plan.bytes != bytes) return {};
+  Express e;
+  e.run = bcast_express;
+  e.state = &ctx;
+  e.count = bytes;
+  e.root = local_root;
+  e.timeout = timeout;
+  e.stats.node_count = ctx.topo.node_count;
+  count_bcast_replay(plan, bytes, e.stats);
+  return e;
+}
+
+namespace {
 
 // The repeat of an inlined reduce, one chunk: reduce_slot, reduce_chunk and
 // reduce_publish on the region's plan, in the same order and on the same
@@ -517,11 +561,9 @@ bool rg_bcast_inline_repeat(NodeContext& ctx, std::byte* buf, std::int64_t bytes
 // nothing changed) when a writer would have to wait for its parent to free
 // the slot's line (once per kInlineSlots calls: RgPhase's wait_consumed does
 // it). The root combines straight into `result` (data_copy, the default).
-bool rg_reduce_inline_repeat(NodeContext& ctx, const std::byte* send, std::byte* result,
-                             std::int64_t count, const Reducer& reducer, int local_root,
-                             const ReleaseGatherOptions& o, double timeout, Stats& stats,
-                             bool& differ) {
-  if (&o != &release_gather_defaults() || !o.data_copy) return false;
+// Counts nothing (count_reduce_replay).
+bool reduce_replay(NodeContext& ctx, const std::byte* send, std::byte* result, std::int64_t count,
+                   const Reducer& reducer, int local_root, double timeout, bool& differ) {
   ReleaseGatherState& st = ctx.state<ReleaseGatherState>();
   RgRegion& region = st.reduce;
   const RgPlan& plan = region.plan;
@@ -549,13 +591,62 @@ bool rg_reduce_inline_repeat(NodeContext& ctx, const std::byte* send, std::byte*
         differ = differ || inline_size(acquire_load(child)) != n;
         return child + kFlagBytes;
       },
-      send, root ? result : mine + kFlagBytes, count, reducer, stats);
+      send, root ? result : mine + kFlagBytes, count, reducer);
   if (!root) release_store(mine, inline_flag(g, differ ? kRefusedSize : n));
   release_store(gather_line_at(base, local_size, me), g);
-  stats.reduce_tree = plan.used;
+  return true;
+}
+
+void count_reduce_replay(const RgRegion& region, std::int64_t bytes, Stats& stats) {
+  count_reduce_chunk(region.tree.node.children.size(), bytes, stats);
+  stats.reduce_tree = region.plan.used;
   stats.rounds += 1;
   stats.block_count += 1;
+}
+
+bool reduce_express(const Express& e, const std::byte* send, std::byte* recv) {
+  return rg_reduce_replay(*static_cast<NodeContext*>(e.state), send ? send : recv, recv, e.count,
+                          *e.reducer, e.root, e.timeout);
+}
+
+}  // namespace
+
+bool rg_reduce_replay(NodeContext& ctx, const std::byte* send, std::byte* result,
+                      std::int64_t count, const Reducer& reducer, int local_root, double timeout) {
+  bool differ = false;
+  if (!reduce_replay(ctx, send, result, count, reducer, local_root, timeout, differ)) return false;
+  if (differ) throw_sizes_differ(ctx, count * static_cast<std::int64_t>(reducer.elem_size()));
   return true;
+}
+
+bool rg_reduce_inline_repeat(NodeContext& ctx, const std::byte* send, std::byte* result,
+                             std::int64_t count, const Reducer& reducer, int local_root,
+                             const ReleaseGatherOptions& o, double timeout, Stats& stats,
+                             bool& differ) {
+  if (&o != &release_gather_defaults() || !o.data_copy) return false;
+  if (!reduce_replay(ctx, send, result, count, reducer, local_root, timeout, differ)) return false;
+  count_reduce_replay(ctx.state<ReleaseGatherState>().reduce,
+                      count * static_cast<std::int64_t>(reducer.elem_size()), stats);
+  return true;
+}
+
+Express rg_reduce_express(NodeContext& ctx, std::int64_t count, const Reducer& reducer,
+                          int local_root, double timeout) {
+  const RgRegion& region = ctx.state<ReleaseGatherState>().reduce;
+  const std::int64_t bytes = count * static_cast<std::int64_t>(reducer.elem_size());
+  if (!region.plan.valid || region.plan.root != local_root || region.plan.bytes != bytes ||
+      region.plan.elem != reducer.elem_size())
+    return {};
+  Express e;
+  e.run = reduce_express;
+  e.state = &ctx;
+  e.count = count;
+  e.root = local_root;
+  e.reducer = &reducer;
+  e.timeout = timeout;
+  e.stats.node_count = ctx.topo.node_count;
+  count_reduce_replay(region, bytes, e.stats);
+  return e;
 }
 
 void RgPhase::bcast_gather(bool last) {

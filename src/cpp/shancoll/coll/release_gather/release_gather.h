@@ -52,6 +52,8 @@
 
 namespace shancoll {
 
+struct Express;  // coll/door.h
+
 // One phase's tree: bcast's (its release steps) or reduce's (its gather
 // steps), chosen apart (Sec. III-A4). Allreduce runs both phases.
 struct RgTreeOptions {
@@ -293,6 +295,26 @@ class RgBarrier {
 // ranks: 56 bytes in the flag's line, 312 with the lines after it on nodes
 // of up to 8 ranks (release_gather.cc, kBcastSpillLines).
 std::int64_t rg_bcast_inline_bytes(int local_size);
+// A bcast that repeats the region's plan of `bytes` from `local_root`,
+// inlined (rg_bcast_inline_repeat's steps, counting nothing, whatever the
+// options): false, having done nothing, when it is no such repeat;
+// ArgumentError when the local ranks' sizes differ. What the expresses run.
+bool rg_bcast_replay(NodeContext& ctx, std::byte* buf, std::int64_t bytes, int local_root,
+                     double timeout);
+// The same for a reduce of `count` elements of `send` into the local root's
+// `result` (rg_reduce_inline_repeat's steps).
+bool rg_reduce_replay(NodeContext& ctx, const std::byte* send, std::byte* result,
+                      std::int64_t count, const Reducer& reducer, int local_root, double timeout);
+// The express of a bcast (door.h, Express) that repeats the region's plan
+// of `bytes` from `local_root`, inlined (rg_bcast_inline_repeat's steps
+// without their options and counting): none (run null) when the region's
+// plan is another. Made for one node and default options
+// (bcast_release_gather_express).
+Express rg_bcast_express(NodeContext& ctx, std::int64_t bytes, int local_root, double timeout);
+// The same for a reduce of `count` elements of `reducer`'s type to
+// `local_root` (reduce_release_gather_express).
+Express rg_reduce_express(NodeContext& ctx, std::int64_t count, const Reducer& reducer,
+                          int local_root, double timeout);
 // A bcast that repeats the region's last plan, inlined (a loop of the same
 // small call, default options): straight from the plan to the root's line,
 // no RgPhase built. False, having done nothing, when the call is no such
@@ -304,24 +326,27 @@ bool rg_bcast_inline_repeat(NodeContext& ctx, std::byte* buf, std::int64_t bytes
 
 // One chunk of a reduce: my input combined with my children's partial
 // results (`child_data(c)`: child c's chunk, once it is there) into `dst`
-// (my slot, or the root's recvbuf); a leaf copies its input.
+// (my slot, or the root's recvbuf); a leaf copies its input. Counted by
+// count_reduce_chunk.
 template <class ChildData>
 void rg_reduce_chunk(const std::vector<int>& children, ChildData&& child_data,
                      const std::byte* input, std::byte* dst, std::int64_t count,
-                     const Reducer& reducer, Stats& stats) {
-  const std::int64_t bytes = count * static_cast<std::int64_t>(reducer.elem_size());
+                     const Reducer& reducer) {
   const std::byte* left = input;  // the first combine reads my input, later ones dst
   for (int c : children) {
     reducer.combine(dst, left, child_data(c), count, nullptr);
     left = dst;
-    stats.intra_messages += 1;
-    stats.intra_bytes += bytes;
   }
-  if (left != dst && bytes > 0) {  // a leaf: a plain copy
+  const std::int64_t bytes = count * static_cast<std::int64_t>(reducer.elem_size());
+  if (left != dst && bytes > 0)  // a leaf: a plain copy
     std::memcpy(dst, input, static_cast<std::size_t>(bytes));
-    stats.intra_messages += 1;
-    stats.intra_bytes += bytes;
-  }
+}
+
+// What rg_reduce_chunk moved: a message per child combined, or the leaf's copy.
+inline void count_reduce_chunk(std::size_t children, std::int64_t bytes, Stats& stats) {
+  const std::int64_t messages = children ? static_cast<std::int64_t>(children) : bytes > 0;
+  stats.intra_messages += messages;
+  stats.intra_bytes += messages * bytes;
 }
 
 // The same for a reduce (rg_reduce_on_node).

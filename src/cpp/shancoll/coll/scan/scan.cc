@@ -40,9 +40,12 @@ bool repeat_in(Comm& comm, const ScanCall& call) {
   if (!plan) return false;
   check_buffers(call);
   const ScanArgs args = args_of(call, *plan->reducer, Exclusive);
+  const char* collective = Exclusive ? "exscan" : "scan";
+  if (run_express(comm, collective, *plan, args.send, args.recv)) return true;
   const ScanAlgorithm& algo = *plan->algorithm;
-  run_recorded(comm, Exclusive ? "exscan" : "scan", algo.name,
+  run_recorded(comm, collective, algo.name,
                [&](Stats& s) { algo.fn(comm, args, plan->options, s); });
+  make_express(comm, *plan, args);
   return true;
 }
 

@@ -34,10 +34,13 @@ struct ScanArgs {
 };
 
 using ScanFn = void (*)(Comm&, const ScanArgs&, const Options&, Stats&);
+struct Express;  // coll/door.h
+using ScanExpressFn = Express (*)(Comm&, const ScanArgs&, const Options&);
 
 void scan_shan(Comm&, const ScanArgs&, const Options&, Stats&);
 void scan_recursive_doubling(Comm&, const ScanArgs&, const Options&, Stats&);
 void scan_mpi(Comm&, const ScanArgs&, const Options&, Stats&);
+Express scan_shan_express(Comm&, const ScanArgs&, const Options&);
 
 // ---------------------------------------------------------------------------
 // The registries and "auto"
@@ -46,6 +49,7 @@ struct ScanAlgorithm {
   const char* name;
   ScanFn fn;
   const char* summary;
+  ScanExpressFn express = nullptr;  // its replay of a repeated call, if any (door.h)
 };
 
 const Registry<ScanAlgorithm>& scan_registry();

@@ -11,7 +11,8 @@ std::vector<ScanAlgorithm> scan_table() {
        "node prefix of each fraction in the node's shared segment, in local rank order; exscan "
        "of the node totals between nodes by recursive doubling; combined (contiguous nodes); "
        "on one node of two ranks release_gather's bcast (exscan) or reduce (scan, commutative "
-       "ops)"},
+       "ops)",
+       scan_shan_express},
       {"recursive_doubling", scan_recursive_doubling,
        "point-to-point recursive doubling, ceil(log2 P) rounds, rank order kept"},
       {"mpi", scan_mpi, "the MPI library's own MPI_Scan / MPI_Exscan"},

@@ -59,6 +59,8 @@
 #include <memory>
 
 #include "shancoll/coll/allreduce/shan_fractions.h"
+#include "shancoll/coll/door.h"
+#include "shancoll/coll/release_gather/release_gather.h"
 #include "shancoll/coll/rooted.h"
 #include "shancoll/coll/scan/scan.h"
 #include "shancoll/cost.h"
@@ -149,6 +151,23 @@ void exscan_pair(Comm& comm, const ScanArgs& args, const Options& options, Stats
   bcast_release_gather(comm, bcast, options, stats);
 }
 
+// The pairs' expresses (door.h): the bcast's or the reduce's replay on the
+// scan's buffers, as exscan_pair and scan_pair call them.
+bool exscan_pair_express(const Express& e, const std::byte* send, std::byte* recv) {
+  NodeContext& ctx = *static_cast<NodeContext*>(e.state);
+  std::byte* buf = ctx.topo.local_rank == 0 ? const_cast<std::byte*>(send ? send : recv) : recv;
+  return rg_bcast_replay(ctx, buf, e.count, 0, e.timeout);
+}
+
+bool scan_pair_express(const Express& e, const std::byte* send, std::byte* recv) {
+  NodeContext& ctx = *static_cast<NodeContext*>(e.state);
+  if (!rg_reduce_replay(ctx, send ? send : recv, recv, e.count, *e.reducer, 1, e.timeout))
+    return false;
+  if (ctx.topo.local_rank == 0 && send)
+    local_copy(recv, send, static_cast<std::size_t>(e.count) * e.reducer->elem_size());
+  return true;
+}
+
 // Scan on one node of two ranks, commutative op: rank 1's result is the
 // reduction of both inputs (release_gather's reduce to rank 1), rank 0's its
 // own input (a local copy, after its part of the reduce).
@@ -197,6 +216,25 @@ void scan_shan(Comm& comm, const ScanArgs& args, const Options& options, Stats& 
   }
   node_barrier(ctx, timeout);  // every prefix is complete and node-wide
   copy_out(c);
+}
+
+// The express of a repeated call on one node of two ranks (the pair paths),
+// with release_gather's defaults: the bcast's or the reduce's, on the scan's
+// buffers.
+Express scan_shan_express(Comm& comm, const ScanArgs& args, const Options& opt) {
+  NodeContext& ctx = comm.nodes(opt.ranks_per_node);
+  const Topology& t = ctx.topo;
+  if (t.node_count != 1 || t.local_size() != 2 || args.count == 0) return {};
+  if (args.exclusive) {
+    Express e = bcast_release_gather_express(comm, {args.recv, args.bytes(), 0}, opt);
+    if (e.run) e.run = exscan_pair_express;
+    return e;
+  }
+  if (!args.reducer->commutative()) return {};
+  Express e =
+      reduce_release_gather_express(comm, {args.send, args.recv, args.count, args.reducer, 1}, opt);
+  if (e.run) e.run = scan_pair_express;
+  return e;
 }
 
 }  // namespace shancoll
