@@ -26,7 +26,6 @@ PLATFORMS = ROOT / "benchmarks" / "smpi" / "platforms"
 TIMEOUT = float(os.environ.get("SHANCOLL_TEST_SUITE_TIMEOUT", "300"))
 
 
-
 @pytest.fixture(scope="module")
 def driver() -> Path:
     if not (shutil.which("smpicxx") and shutil.which("smpirun") and shutil.which("cmake")):

@@ -342,8 +342,8 @@ def test_drop_kept_calls():
         dup.Free()
 
 
-# A loop of one small call replays its door's plan through release_gather's
-# express (src/cpp/shancoll/coll/door.h, Express) from the third call on:
+# A loop of one small call (or of barriers) replays its door's plan through
+# release_gather's express (src/cpp/shancoll/coll/door.h, Express) from the third call on:
 # longer than the 8 inlined lines a root or writer cycles through (its
 # "would wait" calls go the usual way), interleaved with calls that change
 # the region's plan (another size, the other of scan and exscan, bcast on the
@@ -357,6 +357,9 @@ def _rooted_call(comm, which, n, i):
     send = np.arange(n, dtype=np.float64) + 10 * comm.rank + i
     got = np.full(n, -1.0)
     want = np.full(n, -1.0)
+    if which == "barrier":
+        shancoll.barrier(comm)
+        return True
     if which == "bcast":
         got[...] = send if comm.rank == 0 else -1.0
         shancoll.bcast(comm, got)
@@ -384,7 +387,7 @@ def test_express_replays_match_the_usual_path(n, monkeypatch):
     shancoll.reload_environment()
     wrong: list[str] = []
     first: dict = {}
-    order = ["bcast", "reduce", "scan", "exscan", "scan_in_place"]
+    order = ["bcast", "reduce", "scan", "exscan", "scan_in_place", "barrier"]
 
     def body():
         for _ in range(2):

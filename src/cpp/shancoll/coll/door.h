@@ -295,11 +295,11 @@ bool run_express(Comm& comm, const char* collective, const Plan& plan, const std
 // After the plan's call ran the usual way: its algorithm's express, asked
 // once per plan (an algorithm without one, or a call it has none for, is
 // not asked again).
-template <class Plan, class Args>
-void make_express(Comm& comm, Plan& plan, const Args& args) {
+template <class Plan, class... Args>
+void make_express(Comm& comm, Plan& plan, const Args&... args) {
   if (plan.express_asked) return;
   plan.express_asked = true;
-  if (plan.algorithm->express) plan.express = plan.algorithm->express(comm, args, plan.options);
+  if (plan.algorithm->express) plan.express = plan.algorithm->express(comm, args..., plan.options);
 }
 
 }  // namespace shancoll

@@ -22,8 +22,10 @@ const BarrierAlgorithm& auto_barrier(Comm& comm, Options& o, const CallOptions* 
 bool barrier_repeat(Comm& comm, const BarrierCall& call) {
   auto* plan = repeat_plan<BarrierAlgorithm>(comm, call.algorithm, call.options, {});
   if (!plan) return false;
+  if (run_express(comm, "barrier", *plan, nullptr, nullptr)) return true;
   const BarrierAlgorithm& algo = *plan->algorithm;
   run_recorded(comm, "barrier", algo.name, [&](Stats& s) { algo.fn(comm, plan->options, s); });
+  make_express(comm, *plan);
   return true;
 }
 

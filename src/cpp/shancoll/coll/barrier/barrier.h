@@ -39,10 +39,15 @@ void dissemination_among(Comm& comm, int size, int me, MemberRank rank_of, const
 // ---------------------------------------------------------------------------
 // The registry and "auto"
 
+struct Express;  // coll/door.h
+using BarrierExpressFn = Express (*)(Comm&, const Options&);
+Express barrier_release_gather_express(Comm&, const Options&);
+
 struct BarrierAlgorithm {
   const char* name;
   BarrierFn fn;
   const char* summary;
+  BarrierExpressFn express = nullptr;  // its replay of a repeated call, if any (door.h)
 };
 
 const Registry<BarrierAlgorithm>& barrier_registry();

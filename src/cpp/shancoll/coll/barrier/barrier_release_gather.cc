@@ -21,6 +21,7 @@
 // between nodes ceil(log2 N) rounds, one zero-byte message per leader each.
 
 #include "shancoll/coll/barrier/barrier.h"
+#include "shancoll/coll/door.h"
 #include "shancoll/coll/release_gather/release_gather.h"
 
 namespace shancoll {
@@ -50,6 +51,13 @@ void barrier_release_gather(Comm& comm, const Options& opt, Stats& stats) {
   // flag (local rank 0: its release line).
   stats.rounds += 2;
   stats.intra_messages += 1;
+}
+
+// The express of a repeated call (door.h): one node of several ranks.
+Express barrier_release_gather_express(Comm& comm, const Options& opt) {
+  NodeContext& ctx = comm.nodes(opt.ranks_per_node);
+  if (ctx.topo.node_count > 1 || ctx.topo.local_size() == 1) return {};
+  return rg_barrier_express(ctx, opt.wait_timeout());
 }
 
 }  // namespace shancoll

@@ -9,7 +9,8 @@ const Registry<BarrierAlgorithm>& barrier_registry() {
       "barrier", {
                      {"release_gather", barrier_release_gather,
                       "shared-memory gather then release steps on cache-line flags (Jain et al.); "
-                      "dissemination between node leaders"},
+                      "dissemination between node leaders",
+                      barrier_release_gather_express},
                      {"dissemination", barrier_dissemination,
                       "point-to-point dissemination barrier, ceil(log2 P) rounds"},
                      {"mpi", barrier_mpi, "the MPI library's own MPI_Barrier"},

@@ -718,6 +718,39 @@ RgBarrier::RgBarrier(NodeContext& ctx, double timeout, Stats& stats)
       TreeUsed{true, {pattern::TreeKind::flat, 1, false}, pattern::TreeTopology::none, 1, ""};
 }
 
+RgBarrier::RgBarrier(ReleaseGatherState& st, const Topology& t, double timeout)
+    : st_(st),
+      me_(t.local_rank),
+      timeout_(timeout),
+      base_(st.segment->base()),
+      local_size_(t.local_size()) {}
+
+namespace {
+
+bool barrier_express(const Express& e, const std::byte*, std::byte*) {
+  NodeContext& ctx = *static_cast<NodeContext*>(e.state);
+  RgBarrier node(ctx.state<ReleaseGatherState>(), ctx.topo, e.timeout);
+  node.gather();
+  node.release();
+  return true;
+}
+
+}  // namespace
+
+Express rg_barrier_express(NodeContext& ctx, double timeout) {
+  const ReleaseGatherState& st = ctx.state<ReleaseGatherState>();
+  if (!st.segment || !st.barrier_tree_made) return {};
+  Express e;
+  e.run = barrier_express;
+  e.state = &ctx;
+  e.timeout = timeout;
+  RgBarrier counted(ctx, timeout, e.stats);  // its trees, as every call records them
+  e.stats.node_count = ctx.topo.node_count;
+  e.stats.rounds = 2;
+  e.stats.intra_messages = 1;
+  return e;
+}
+
 void RgBarrier::gather() {
   const std::uint64_t g = ++st_.gather_state;
   for (int c : st_.barrier_tree.children)

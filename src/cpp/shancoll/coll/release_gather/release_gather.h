@@ -262,6 +262,9 @@ class RgPhase {
 class RgBarrier {
  public:
   RgBarrier(NodeContext& ctx, double timeout, Stats& stats);
+  // On a node whose barrier ran before (its segment and tree made): what
+  // the barrier's express replays (rg_barrier_express), counting nothing.
+  RgBarrier(ReleaseGatherState& st, const Topology& t, double timeout);
   bool root() const { return me_ == 0; }
   void gather();   // my children's gather flags, then mine
   void release();  // local rank 0 stores its release line; the others wait for it
@@ -305,6 +308,10 @@ bool rg_bcast_replay(NodeContext& ctx, std::byte* buf, std::int64_t bytes, int l
 // `result` (rg_reduce_inline_repeat's steps).
 bool rg_reduce_replay(NodeContext& ctx, const std::byte* send, std::byte* result,
                       std::int64_t count, const Reducer& reducer, int local_root, double timeout);
+// The express of a barrier on one node whose barrier ran before (door.h,
+// Express): gather and release on the flags, without looking the segment up
+// again (barrier_release_gather_express).
+Express rg_barrier_express(NodeContext& ctx, double timeout);
 // The express of a bcast (door.h, Express) that repeats the region's plan
 // of `bytes` from `local_root`, inlined (rg_bcast_inline_repeat's steps
 // without their options and counting): none (run null) when the region's
