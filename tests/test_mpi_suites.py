@@ -108,6 +108,12 @@ DESELECT = {
     "openmpi": "not mismatch",
     "openmpi-noput": "mismatch or hosts",
     "n4-hosts2-openmpi-reduced": " and ".join(f"not test_mpi_{m}" for m in _NOT_COLLECTIVES),
+    # Across hosts a call whose ranks disagree ends only at its 1 s timeout
+    # (on one host the flags refuse it at once): the mismatch tests took 83 of
+    # this run's 104 s (2026-11-30, Xeon VM). They run across the same hosts
+    # at 2 x 1 (n2-hosts2-ucx-full) and under Open MPI (openmpi-noput), and
+    # at 4 ranks on one host and on virtual nodes.
+    "n4-hosts2-ucx-reduced": "not mismatch",
 }
 
 # (ranks, SHANCOLL_RANKS_PER_NODE or None, mode, network module between two

@@ -585,6 +585,26 @@ ROUTE_ENVIRONMENT = {
 }
 
 
+def _callgrind_of_calls(tmp_path, env: dict, ranks) -> str:
+    """benchmarks/c/calls.c under mpiexec with `ranks(calls, valgrind)`'s
+    arguments (one rank's under valgrind): callgrind_annotate --tree=calling."""
+    venv_bin = Path(sys.executable).parent
+    calls = tmp_path / "calls"
+    source = Path(__file__).resolve().parents[1] / "benchmarks" / "c" / "calls.c"
+    subprocess.run([str(venv_bin / "mpicc"), "-O2", "-o", str(calls), str(source)], check=True)
+    out = tmp_path / "callgrind.out"
+    grind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "-q"]
+    run = subprocess.run(
+        [str(venv_bin / "mpiexec"), *ranks(str(calls), grind)],
+        capture_output=True, text=True, timeout=TIMEOUT, env=env, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    return subprocess.run(
+        ["callgrind_annotate", "--tree=calling", "--threshold=100", str(out)],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+
+
 def _calls_made(annotated: str, caller: str, callee: str) -> int:
     """How many times `caller` called `callee`, from callgrind_annotate --tree=calling."""
     calls = 0
@@ -607,23 +627,11 @@ def test_a_repeated_small_call_goes_from_the_route_to_shancoll(collective, tmp_p
     Their results: tests/c/pmpi_check.c's repeated()."""
     if not (shutil.which("valgrind") and shutil.which("callgrind_annotate")):
         missing("valgrind is not installed (make setup as root installs it)")
-    venv_bin = Path(sys.executable).parent
-    calls = tmp_path / "calls"
-    source = Path(__file__).resolve().parents[1] / "benchmarks" / "c" / "calls.c"
-    subprocess.run([str(venv_bin / "mpicc"), "-O2", "-o", str(calls), str(source)], check=True)
-    out = tmp_path / "callgrind.out"
     env = dict(os.environ, LD_PRELOAD=str(_installed("lib/libshancoll_pmpi.so")))
     env.update(ROUTE_ENVIRONMENT.get(collective, {}))
-    grind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "-q"]
-    run = subprocess.run(
-        [str(venv_bin / "mpiexec"), "-n", "1", *grind, str(calls), "200", collective],
-        capture_output=True, text=True, timeout=TIMEOUT, env=env, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
-    assert run.returncode == 0, run.stdout + run.stderr
-    annotated = subprocess.run(
-        ["callgrind_annotate", "--tree=calling", "--threshold=100", str(out)],
-        capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
+    annotated = _callgrind_of_calls(
+        tmp_path, env, lambda calls, grind: ["-n", "1", *grind, calls, "200", collective]
+    )
     entry, c_api = ROUTED_TO_SHANCOLL[collective]
     assert _calls_made(annotated, collective, entry) == 264, annotated
     long_way = sum(_calls_made(annotated, entry, f) for f in {c_api, c_api.removesuffix("_c")})
@@ -663,24 +671,13 @@ def test_a_repeated_small_call_replays_its_plan(collective, tmp_path):
     built = sorted(p for p in repo.glob("build/*/libshancoll_pmpi.so") if p.parent.name != "tsan")
     if not built:  # the installed library's internal names are stripped
         missing("no build tree's libshancoll_pmpi.so (make setup builds it under build/)")
-    venv_bin = Path(sys.executable).parent
-    calls = tmp_path / "calls"
-    source = repo / "benchmarks" / "c" / "calls.c"
-    subprocess.run([str(venv_bin / "mpicc"), "-O2", "-o", str(calls), str(source)], check=True)
-    out = tmp_path / "callgrind.out"
-    env = dict(os.environ, SHANCOLL_EXSCAN_ALGORITHM="shan")
     preload = ["-env", "LD_PRELOAD", str(built[0])]
-    grind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "-q"]
-    run = subprocess.run(
-        [str(venv_bin / "mpiexec"), "-n", "1", *preload, str(calls), "200", collective,
-         ":", "-n", "1", *preload, *grind, str(calls), "200", collective],
-        capture_output=True, text=True, timeout=TIMEOUT, env=env, stdin=subprocess.DEVNULL,
+    annotated = _callgrind_of_calls(
+        tmp_path,
+        dict(os.environ, SHANCOLL_EXSCAN_ALGORITHM="shan"),
+        lambda calls, grind: ["-n", "1", *preload, calls, "200", collective,
+                              ":", "-n", "1", *preload, *grind, calls, "200", collective],
     )  # fmt: skip
-    assert run.returncode == 0, run.stdout + run.stderr
-    annotated = subprocess.run(
-        ["callgrind_annotate", "--tree=calling", "--threshold=100", str(out)],
-        capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
     assert _express_runs(annotated, EXPRESS_RUNS[collective]) >= 200, annotated[-3000:]
 
 
