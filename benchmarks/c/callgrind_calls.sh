@@ -1,13 +1,11 @@
 #!/usr/bin/env bash
 # Instructions per call of the 8-byte collectives at 2 ranks (callgrind):
-# benchmarks/c/calls.c, N calls minus BASE, / (N - BASE), counted on one rank while
+# benchmarks/c/calls.c, N calls minus none, / N, counted on one rank while
 # the other runs natively (docs/performance.md, "Small messages").
 #
 #   nice -n 19 bash benchmarks/c/callgrind_calls.sh [N] [collectives] [modes]
 #
-# N: calls (default 20000), less the BASE calls (default 0) of the run it is
-# compared with (BASE > 0 leaves out what the first calls set up once, which
-# weighs per call when N is small); collectives: comma-separated (default
+# N: calls (default 20000); collectives: comma-separated (default
 # bcast,reduce,allreduce,allgather,barrier); modes (default preload,native,pmpi):
 #   preload  MPI_<Coll> under LD_PRELOAD=libshancoll_pmpi.so
 #   native   MPI_<Coll> without the preload (the MPI library's own call)
@@ -41,7 +39,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 N=${1:-20000}
-BASE=${BASE:-0}
 COLLS=${2:-bcast,reduce,allreduce,allgather,barrier}
 MODES=${3:-preload,native,pmpi}
 REPEATS=${REPEATS:-1}
@@ -95,15 +92,15 @@ per_call() {
   for _ in $(seq "$REPEATS"); do
     local with without d
     with=$(count "$N" "$@")
-    without=$(count "$BASE" "$@")
-    d=$(((with - without) / (N - BASE)))
+    without=$(count 0 "$@")
+    d=$(((with - without) / N))
     if [ -z "$best" ] || [ "$d" -lt "$best" ]; then best=$d; fi
   done
   echo "$best"
 }
 
-printf '%-10s %-12s %8s %8s   (instructions per call, %d calls minus %d)\n' \
-  collective mode rank0 rank1 "$N" "$BASE"
+printf '%-10s %-12s %8s %8s   (instructions per call, %d calls minus none)\n' \
+  collective mode rank0 rank1 "$N"
 for coll in ${COLLS//,/ }; do
   for mode in ${MODES//,/ }; do
     rank1=-

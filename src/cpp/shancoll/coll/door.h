@@ -117,9 +117,10 @@ const A& auto_choice(Comm& comm, const AutoShape& shape, Options& o, const CallO
 // The algorithm makes it (its registry entry's `express`) after the plan's
 // first repeat ran the usual way; `run` does the call and returns true, or
 // returns false having done nothing (the door then runs the algorithm the
-// usual way, which decides afresh). A replay records `stats`, the same on
-// every call. Every process-wide or communicator-wide rule holds as on the
-// usual path: run under Comm::run, a timeout breaks the communicator.
+// usual way, which decides afresh). A replay records `stats`: those of the
+// call the express was made after, which every replay repeats. Every process-wide or
+// communicator-wide rule holds as on the usual path: run under Comm::run, a timeout breaks the
+// communicator.
 struct Express {
   bool (*run)(const Express& e, const std::byte* send, std::byte* recv) = nullptr;
   void* state = nullptr;             // the algorithm's (release_gather: the NodeContext)
@@ -127,7 +128,7 @@ struct Express {
   int root = 0;                      // the local rank of the root
   const Reducer* reducer = nullptr;  // the plan's
   double timeout = 0;
-  Stats stats;
+  Stats stats;  // set by make_express
 };
 
 // What a door's plan for a repeated call is keyed by: the arguments its
@@ -294,12 +295,14 @@ bool run_express(Comm& comm, const char* collective, const Plan& plan, const std
 
 // After the plan's call ran the usual way: its algorithm's express, asked
 // once per plan (an algorithm without one, or a call it has none for, is
-// not asked again).
+// not asked again), recording what that call recorded.
 template <class Plan, class... Args>
 void make_express(Comm& comm, Plan& plan, const Args&... args) {
   if (plan.express_asked) return;
   plan.express_asked = true;
-  if (plan.algorithm->express) plan.express = plan.algorithm->express(comm, args..., plan.options);
+  if (!plan.algorithm->express) return;
+  plan.express = plan.algorithm->express(comm, args..., plan.options);
+  plan.express.stats = comm.last_stats;
 }
 
 }  // namespace shancoll

@@ -472,8 +472,8 @@ namespace {
 // same counters, so that the next call may take either path. Not taken (and
 // nothing changed) when the root would have to wait for a free line (once
 // per kInlineSlots calls: RgPhase's wait_consumed does it) or a non-root has
-// children (a tree not flat: its gather waits for them). Counts nothing:
-// the repeat and the express count alike (count_bcast_replay).
+// children (a tree not flat: its gather waits for them). Counts nothing
+// (an express records the stats of the call it was made after).
 bool bcast_replay(NodeContext& ctx, std::byte* buf, std::int64_t bytes, int local_root,
                   double timeout, bool& differ) {
   ReleaseGatherState& st = ctx.state<ReleaseGatherState>();
@@ -508,14 +508,6 @@ bool bcast_replay(NodeContext& ctx, std::byte* buf, std::int64_t bytes, int loca
   return true;
 }
 
-void count_bcast_replay(const RgPlan& plan, std::int64_t bytes, Stats& stats) {
-  stats.bcast_tree = plan.used;
-  stats.intra_messages += 1;
-  stats.intra_bytes += bytes;
-  stats.rounds += 2;
-  stats.block_count += 1;
-}
-
 bool bcast_express(const Express& e, const std::byte*, std::byte* buf) {
   return rg_bcast_replay(*static_cast<NodeContext*>(e.state), buf, e.count, e.root, e.timeout);
 }
@@ -535,7 +527,11 @@ bool rg_bcast_inline_repeat(NodeContext& ctx, std::byte* buf, std::int64_t bytes
                             bool& differ) {
   if (&o != &release_gather_defaults()) return false;
   if (!bcast_replay(ctx, buf, bytes, local_root, timeout, differ)) return false;
-  count_bcast_replay(ctx.state<ReleaseGatherState>().bcast.plan, bytes, stats);
+  stats.bcast_tree = ctx.state<ReleaseGatherState>().bcast.plan.used;
+  stats.intra_messages += 1;
+  stats.intra_bytes += bytes;
+  stats.rounds += 2;
+  stats.block_count += 1;
   return true;
 }
 
@@ -548,8 +544,6 @@ Express rg_bcast_express(NodeContext& ctx, std::int64_t bytes, int local_root, d
   e.count = bytes;
   e.root = local_root;
   e.timeout = timeout;
-  e.stats.node_count = ctx.topo.node_count;
-  count_bcast_replay(plan, bytes, e.stats);
   return e;
 }
 
@@ -561,7 +555,7 @@ namespace {
 // nothing changed) when a writer would have to wait for its parent to free
 // the slot's line (once per kInlineSlots calls: RgPhase's wait_consumed does
 // it). The root combines straight into `result` (data_copy, the default).
-// Counts nothing (count_reduce_replay).
+// Counts nothing.
 bool reduce_replay(NodeContext& ctx, const std::byte* send, std::byte* result, std::int64_t count,
                    const Reducer& reducer, int local_root, double timeout, bool& differ) {
   ReleaseGatherState& st = ctx.state<ReleaseGatherState>();
@@ -597,13 +591,6 @@ bool reduce_replay(NodeContext& ctx, const std::byte* send, std::byte* result, s
   return true;
 }
 
-void count_reduce_replay(const RgRegion& region, std::int64_t bytes, Stats& stats) {
-  count_reduce_chunk(region.tree.node.children.size(), bytes, stats);
-  stats.reduce_tree = region.plan.used;
-  stats.rounds += 1;
-  stats.block_count += 1;
-}
-
 bool reduce_express(const Express& e, const std::byte* send, std::byte* recv) {
   return rg_reduce_replay(*static_cast<NodeContext*>(e.state), send ? send : recv, recv, e.count,
                           *e.reducer, e.root, e.timeout);
@@ -625,8 +612,12 @@ bool rg_reduce_inline_repeat(NodeContext& ctx, const std::byte* send, std::byte*
                              bool& differ) {
   if (&o != &release_gather_defaults() || !o.data_copy) return false;
   if (!reduce_replay(ctx, send, result, count, reducer, local_root, timeout, differ)) return false;
-  count_reduce_replay(ctx.state<ReleaseGatherState>().reduce,
-                      count * static_cast<std::int64_t>(reducer.elem_size()), stats);
+  const RgRegion& region = ctx.state<ReleaseGatherState>().reduce;
+  count_reduce_chunk(region.tree.node.children.size(),
+                     count * static_cast<std::int64_t>(reducer.elem_size()), stats);
+  stats.reduce_tree = region.plan.used;
+  stats.rounds += 1;
+  stats.block_count += 1;
   return true;
 }
 
@@ -644,8 +635,6 @@ Express rg_reduce_express(NodeContext& ctx, std::int64_t count, const Reducer& r
   e.root = local_root;
   e.reducer = &reducer;
   e.timeout = timeout;
-  e.stats.node_count = ctx.topo.node_count;
-  count_reduce_replay(region, bytes, e.stats);
   return e;
 }
 
@@ -744,10 +733,6 @@ Express rg_barrier_express(NodeContext& ctx, double timeout) {
   e.run = barrier_express;
   e.state = &ctx;
   e.timeout = timeout;
-  RgBarrier counted(ctx, timeout, e.stats);  // its trees, as every call records them
-  e.stats.node_count = ctx.topo.node_count;
-  e.stats.rounds = 2;
-  e.stats.intra_messages = 1;
   return e;
 }
 

@@ -263,7 +263,7 @@ class RgBarrier {
  public:
   RgBarrier(NodeContext& ctx, double timeout, Stats& stats);
   // On a node whose barrier ran before (its segment and tree made): what
-  // the barrier's express replays (rg_barrier_express), counting nothing.
+  // the barrier's express replays (rg_barrier_express).
   RgBarrier(ReleaseGatherState& st, const Topology& t, double timeout);
   bool root() const { return me_ == 0; }
   void gather();   // my children's gather flags, then mine
