@@ -446,11 +446,12 @@ def shan_copies(nodes: int, f: int, n: int) -> tuple[int, int]:
     the segment; on one node of f ranks (the pipeline) up to 4 KiB combined per
     rank (8 n f bytes) the input copied in whole (every rank reduces it all),
     above, per chunk, all but the rank's own fraction (n / f elements) in and
-    out; nothing at all alone."""
-    if nodes > 1:
-        return 2, 2 * 8 * n
+    out; nothing at all alone, nor on nodes of one rank each (the inter-node
+    step runs from sendbuf into recvbuf)."""
     if f == 1:
         return 0, 0
+    if nodes > 1:
+        return 2, 2 * 8 * n
     return (1, 8 * n) if 8 * n * f <= 4096 else (2, 2 * 8 * (n - n // f))
 
 

@@ -114,6 +114,21 @@ def test_blocks_enter_every_other_node_once(comm, dist, ranks_per_node, transpor
     )
 
 
+@pytest.mark.parametrize("transport", ["two_sided", "rma"])
+def test_nodes_of_one_rank_skip_the_segment_where_receives_are_posted(comm, transport):
+    """On nodes of one rank each the two-sided transport receives the blocks
+    straight into recvbuf: the only copy is the rank's own block (sendbuf to
+    recvbuf). rma writes into the segment, so it also copies the others out."""
+    if comm.size < 2:
+        pytest.skip("needs 2 nodes")
+    counts = make_counts("random", comm.size, 10_000)
+    mine, _ = run_shan(comm, counts, 1, transport)
+    own = counts[comm.rank]
+    want = own if transport == "two_sided" else own + sum(counts)
+    got = mine.intra_bytes
+    assert_all(comm, got == want, f"{transport}: {got} bytes copied, want {want}")
+
+
 def test_inter_node_messages_scale_with_nodes_not_ranks(comm):
     """One rank contributes B blocks. With 2 nodes every block crosses once, however
     many ranks the nodes have; with one rank per node it crosses P-1 times."""

@@ -39,9 +39,11 @@ namespace shancoll {
 // any-source receives that a peer on another node matches were seen never to
 // complete (shan allgatherv on two real nodes hung at 64 KiB-1 MiB per rank,
 // 1 run in 2; with named sources 0 hangs in 40 runs).
+// The receiver names where the data lands (`dest`, in its segment or, where
+// nobody else on its node reads the result, in the caller's recvbuf).
 struct Expected {
   int id;
-  std::size_t offset;
+  std::byte* dest;
   std::size_t bytes;
   int source;
 };

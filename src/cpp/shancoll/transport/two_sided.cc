@@ -1,7 +1,8 @@
 // two_sided: notified write as pre-posted receive + shared flag.
 //
 // Receives are posted at begin(), before the node signals READY, so data
-// lands straight in the segment with no unexpected-message copy. Tag = id,
+// lands straight where the receiver named (its segment, or its recvbuf on
+// a node of one rank) with no unexpected-message copy. Tag = id,
 // source = the rank the algorithm names (see Expected: never any-source); a
 // notification id is received by local rank id % local_size of the target
 // node, which is also the rank that forwards it. Messages
@@ -42,9 +43,9 @@ class TwoSided final : public Transport {
     for (std::size_t i = 0; i < expected.size(); ++i) {
       const Expected& e = expected[i];
       recv_ids_[i] = e.id;
-      check_mpi(MPI_Irecv(segment_.base() + e.offset, static_cast<int>(e.bytes), MPI_BYTE, e.source,
-                          e.id, comm_, &recvs_[i]),
-                "MPI_Irecv (two_sided transport)");
+      check_mpi(
+          MPI_Irecv(e.dest, static_cast<int>(e.bytes), MPI_BYTE, e.source, e.id, comm_, &recvs_[i]),
+          "MPI_Irecv (two_sided transport)");
     }
     pending_recvs_ = static_cast<int>(expected.size());
   }

@@ -34,10 +34,18 @@
 // between the two ranks' buffers (allgatherv_shan_single_copy.cc); else
 // in chunks through a ring per rank (allgatherv_shan_chunk_ring.cc).
 //
+// On nodes of one rank each, with a private recvbuf and the two-sided
+// transport, the segment would only add a copy in and a copy out of every
+// byte (0.71-0.87x allgatherv_ring from 256 KiB per rank on 2 real nodes,
+// docs/performance.md): the blocks then go from sendbuf and land in recvbuf
+// (`direct`), the flags stay in the segment. The rma transport writes into
+// the segment's window, so it keeps the segment.
+//
 // Safety across calls: the segment is the result; a node writes into its
 // successor only after the successor signalled READY for this call (a
 // zero-byte notification sent after its entry barrier, i.e. after all its
 // ranks finished reading the previous result).
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -116,6 +124,8 @@ struct Call {
   std::int64_t blocks = 0;
   Layout layout{};
   std::byte* seg = nullptr;
+  bool direct = false;        // see one_rank_nodes_receiving
+  std::byte* data = nullptr;  // the result: the segment's data area, or recvbuf (direct)
 
   std::int64_t* lower() const { return reinterpret_cast<std::int64_t*>(seg + layout.lower); }
   std::int64_t* first() const { return reinterpret_cast<std::int64_t*>(seg + layout.first); }
@@ -135,7 +145,7 @@ void copy_in(Call& c) {
   const std::int64_t bytes = c.args.counts[r];
   if (bytes == 0) return;
   const std::byte* src = c.args.send ? c.args.send : c.args.recv + c.args.displs[r];
-  local_copy(c.seg + c.layout.data + c.args.displs[r], src, static_cast<std::size_t>(bytes));
+  local_copy(c.data + c.args.displs[r], src, static_cast<std::size_t>(bytes));
   c.stats.intra_messages += 1;
   c.stats.intra_bytes += bytes;
 }
@@ -156,14 +166,15 @@ void copy_in_blocks(Call& c, Between&& between) {
   const std::int64_t bytes = c.args.counts[r];
   if (bytes == 0) return;
   const std::byte* src = c.args.send ? c.args.send : c.args.recv + c.args.displs[r];
-  std::byte* dst = c.seg + c.layout.data + c.args.displs[r];
+  std::byte* dst = c.data + c.args.displs[r];
   const std::int64_t first = c.first()[r];
   for (std::int64_t k = 0, at = 0; at < bytes; ++k, at += c.block_size) {
     const std::int64_t n = std::min(c.block_size, bytes - at);
-    local_copy(dst + at, src + at, static_cast<std::size_t>(n));
+    if (!c.direct) local_copy(dst + at, src + at, static_cast<std::size_t>(n));
     release_store(c.notify(kFirstBlockId + static_cast<int>(first + k)), c.epoch);
     between();
   }
+  if (c.direct) return;  // sent from where they are (block_source); copy_own follows
   c.stats.intra_messages += 1;
   c.stats.intra_bytes += bytes;
 }
@@ -184,7 +195,7 @@ void copy_own(Call& c) {
 // Copies every contribution but this rank's from the segment to recvbuf,
 // merging contributions that lie back to back into one memcpy.
 void copy_out(Call& c) {
-  const std::byte* result = c.seg + c.layout.data;
+  const std::byte* result = c.data;
   const auto& counts = c.args.counts;
   const auto& displs = c.args.displs;
   const std::size_t me = static_cast<std::size_t>(c.comm.rank());
@@ -255,7 +266,7 @@ const std::vector<Expected>& expected_here(const Call& c, const Transport& tr,
   out.clear();
   const int me = c.comm.rank();
   if (tr.receiver(c.t.node, kReadyId) == me)
-    out.push_back({kReadyId, c.layout.notify, 0, c.t.leader_of(c.t.next_node())});
+    out.push_back({kReadyId, c.notify(kReadyId), 0, c.t.leader_of(c.t.next_node())});
   const std::int64_t mine_begin = c.node_first_block(c.t.node);
   const std::int64_t mine_end = c.node_first_block(c.t.node + 1);
   for (std::int64_t b = 0; b < c.blocks; ++b) {
@@ -264,16 +275,25 @@ const std::vector<Expected>& expected_here(const Call& c, const Transport& tr,
     const int id = kFirstBlockId + static_cast<int>(b);
     if (tr.receiver(c.t.node, id) != me) continue;
     const shan::Block blk = c.locate(b);
-    out.push_back({id, c.layout.data + static_cast<std::size_t>(blk.offset),
-                   static_cast<std::size_t>(blk.bytes), sender_of(c, tr, b)});
+    out.push_back(
+        {id, c.data + blk.offset, static_cast<std::size_t>(blk.bytes), sender_of(c, tr, b)});
   }
   return out;
+}
+
+// Where block b is read from: the result (segment or recvbuf), except that
+// direct sends this rank's own blocks from sendbuf, before copy_own.
+const std::byte* block_source(const Call& c, const shan::Block& blk) {
+  const int me = c.comm.rank();
+  if (c.direct && c.args.send && blk.rank == me)
+    return c.args.send + (blk.offset - c.args.displs[me]);
+  return c.data + blk.offset;
 }
 
 void send_block(Call& c, Transport& tr, std::int64_t b) {
   const shan::Block blk = c.locate(b);
   const std::size_t offset = c.layout.data + static_cast<std::size_t>(blk.offset);
-  tr.put_notify(c.t.next_node(), offset, c.seg + offset, static_cast<std::size_t>(blk.bytes),
+  tr.put_notify(c.t.next_node(), offset, block_source(c, blk), static_cast<std::size_t>(blk.bytes),
                 kFirstBlockId + static_cast<int>(b));
   c.stats.inter_messages += 1;
   c.stats.inter_bytes += blk.bytes;
@@ -348,9 +368,8 @@ bool own_blocks_copied(const Call& c, std::int64_t& next) {
   return next == end;
 }
 
-void exchange_between_nodes(Call& c) {
+void exchange_between_nodes(Call& c, Transport& tr) {
   const Topology& t = c.t;
-  Transport& tr = c.comm.transport(c.ctx, c.opt.transport);
   tr.begin(c.epoch, c.layout.notify);
   auto progress = [&] { tr.progress(); };
 
@@ -405,6 +424,13 @@ void exchange_between_nodes(Call& c) {
   c.stats.rounds = t.node_count - 1;
 }
 
+// Whether the result goes straight into recvbuf, not through the segment:
+// on nodes of one rank each nobody else reads it, and a transport that posts
+// receives lets the receiver say where the data lands.
+bool one_rank_nodes_receiving(const Topology& t, const Transport& tr) {
+  return t.max_local_size() == 1 && tr.posts_receives();
+}
+
 }  // namespace
 
 const std::byte* allgatherv_shan(Comm& comm, const AllgathervArgs& args, const Options& opt,
@@ -416,6 +442,8 @@ const std::byte* allgatherv_shan(Comm& comm, const AllgathervArgs& args, const O
   if (shan_chunk_ring_fits(ctx, args))
     return shan_chunk_ring(comm, ctx, args, opt.ring_window, opt.wait_timeout(), stats);
   Call c{comm, ctx, ctx.topo, args, opt, stats, comm.next_epoch()};
+  Transport* tr = c.t.node_count > 1 ? &comm.transport(ctx, opt.transport) : nullptr;
+  c.direct = tr && args.recv && one_rank_nodes_receiving(c.t, *tr);
   const std::int64_t max_blocks = std::min<std::int64_t>(1 << 20, comm.tag_ub() - kFirstBlockId);
   std::int64_t largest_node = 0;  // bytes of the node holding the most
   for (const std::vector<int>& node : c.t.ranks) {
@@ -423,25 +451,31 @@ const std::byte* allgatherv_shan(Comm& comm, const AllgathervArgs& args, const O
     for (int r : node) bytes += args.counts[r];
     largest_node = std::max(largest_node, bytes);
   }
-  const std::int64_t preferred =
-      shan::pipeline_block_size(largest_node, args.total(), c.t.node_count);
+  std::int64_t preferred = shan::pipeline_block_size(largest_node, args.total(), c.t.node_count);
+  // direct: no copy-in to overlap with, so unless a pipeline pays, each
+  // contribution goes in one message (256 KiB blocks at 2 nodes: 1 MiB per
+  // rank 316 us, one block 249, the ring 265; docs/performance.md). Decided
+  // without recvbuf, which only this rank knows: every rank cuts the same blocks.
+  if (tr && one_rank_nodes_receiving(c.t, *tr) && preferred == 0)
+    preferred = *std::max_element(args.counts.begin(), args.counts.end());
   c.block_size = shan::choose_block_size(opt.block_size, args.counts, max_blocks, preferred);
   for (std::int64_t n : args.counts) c.blocks += shan::blocks_of(n, c.block_size);
   c.layout = reserve_layout(ctx, c.blocks, args.extent());
   c.seg = ctx.segment->base();
+  c.data = c.direct ? args.recv : c.seg + c.layout.data;
   stats.node_count = c.t.node_count;
   stats.block_count = c.blocks;
 
-  if (c.t.node_count > 1) {
-    exchange_between_nodes(c);
+  if (tr) {
+    exchange_between_nodes(c, *tr);
   } else {
     node_barrier(ctx, c.timeout);  // everyone is done reading the previous result
     copy_in(c);
     copy_own(c);
     node_barrier(ctx, c.timeout);  // the node's data is complete
   }
-  if (!args.recv) return c.seg + c.layout.data;
-  copy_out(c);
+  if (!args.recv) return c.data;
+  if (!c.direct) copy_out(c);
   return args.recv;
 }
 

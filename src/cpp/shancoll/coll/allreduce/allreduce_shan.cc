@@ -24,7 +24,11 @@
 // Empty fractions (fewer elements than F) are skipped on every node alike.
 // On a single node the steps run chunk by chunk instead, with flags in place
 // of the barriers (shan_node_pipeline.cc); on a node of two ranks, large
-// messages go by single-copy reads instead (shan_node_single_copy.cc).
+// messages go by single-copy reads instead (shan_node_single_copy.cc). On
+// nodes of one rank each the one fraction is the whole message and no one
+// else reads the segment: step 4 runs from sendbuf straight into recvbuf,
+// without steps 1, 3 and 5 (their two copies made shan 0.48-0.75x
+// pairwise_exchange from 256 KiB on 2 real nodes, docs/performance.md).
 //
 // Cost model (N nodes of n ranks, F = n; m bytes; X = the inter-node
 // algorithm on N ranks and m/n bytes; alpha, beta, gamma as in
@@ -169,23 +173,30 @@ void reduce_on_node(Call& c, int j) {
     c.args.reducer->combine(c.result(j), c.input(l, j), c.result(j), n, nullptr);
 }
 
-void allreduce_between_nodes(Call& c, int j) {
-  Comm& peers = *fraction_comm(c.ctx, j);
-  AllreduceArgs inner = c.args;
-  inner.send = nullptr;  // in place, in the segment
-  inner.recv = c.result(j);
-  inner.count = c.fractions.len(j);
+// Fraction j's allreduce with the ranks that take it on the other nodes,
+// from `send` (null: in place) into `recv`.
+void allreduce_fraction(NodeContext& ctx, int j, AllreduceArgs inner, const Options& given,
+                        Stats& stats) {
+  Comm& peers = *fraction_comm(ctx, j);
   inner.ports = 0;  // the caller's ports were not chosen for N ranks: the default
   const AllreduceAlgorithm& algorithm =
       allreduce_registry().at(auto_allreduce(inner, peers.size()));
-  Options options = c.options;
+  Options options = given;
   options.ranks_per_node = 1;  // every peer is on another node
   peers.set_call_timeout(options.wait_timeout());
   Stats s;
   algorithm.fn(peers, inner, options, s);
-  c.stats.rounds += s.rounds;
-  c.stats.inter_messages += s.inter_messages + s.intra_messages;
-  c.stats.inter_bytes += s.inter_bytes + s.intra_bytes;
+  stats.rounds += s.rounds;
+  stats.inter_messages += s.inter_messages + s.intra_messages;
+  stats.inter_bytes += s.inter_bytes + s.intra_bytes;
+}
+
+void allreduce_between_nodes(Call& c, int j) {
+  AllreduceArgs inner = c.args;
+  inner.send = nullptr;  // in place, in the segment
+  inner.recv = c.result(j);
+  inner.count = c.fractions.len(j);
+  allreduce_fraction(c.ctx, j, inner, c.options, c.stats);
 }
 
 void copy_out(Call& c) {
@@ -230,6 +241,7 @@ void allreduce_shan(Comm& comm, const AllreduceArgs& args, const Options& option
   const double timeout = options.wait_timeout();
   ShanState& st = ctx.state<ShanState>();
   if (t.node_count > 1) ensure_fraction_comms(comm, ctx, timeout);
+  if (t.max_local_size() == 1) return allreduce_fraction(ctx, 0, args, options, stats);
   const Layout layout = reserve_layout(ctx, st, args.bytes(), timeout);
   const Fractions fractions{args.count, t.max_local_size()};
   Call c{ctx, t, args, options, stats, layout, fractions, ctx.segment->base()};
