@@ -1,13 +1,14 @@
 // two_sided: notified write as pre-posted receive + shared flag.
 //
-// Receives are posted at begin(), before the node signals READY, so data
-// lands straight where the receiver named (its segment, or its recvbuf on
-// a node of one rank) with no unexpected-message copy. Tag = id,
-// source = the rank the algorithm names (see Expected: never any-source); a
+// Receives are posted by expect() at the start of a call, straight where the
+// receiver named (its segment, or its recvbuf on a node of one rank). A
+// sender does not wait for them: an early message waits in MPI's queue of
+// unexpected messages (copied once more if it is eager). Tag = id, source =
+// the rank the algorithm names (see Expected: never any-source); a
 // notification id is received by local rank id % local_size of the target
-// node, which is also the rank that forwards it. Messages
-// cannot match a wrong call: senders wait for the target node's READY, which
-// it sends only after all its ranks finished the previous call.
+// node, which is also the rank that forwards it. Messages cannot match a
+// wrong call: each (sender, id) pair carries one message per call, and MPI
+// matches a pair's messages in the order they were sent.
 #include <cstring>
 
 #include "shancoll/error.h"

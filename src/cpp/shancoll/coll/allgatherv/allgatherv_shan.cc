@@ -41,10 +41,15 @@
 // (`direct`), the flags stay in the segment. The rma transport writes into
 // the segment's window, so it keeps the segment.
 //
-// Safety across calls: the segment is the result; a node writes into its
-// successor only after the successor signalled READY for this call (a
-// zero-byte notification sent after its entry barrier, i.e. after all its
-// ranks finished reading the previous result).
+// Safety across calls: the segment is the result. Through rma a node writes
+// into its successor only after the successor signalled READY for this call
+// (a zero-byte notification sent after its entry barrier, i.e. after all its
+// ranks finished reading the previous result). Through two_sided data lands
+// only in receives the successor posted, after that same barrier: no READY
+// (it cost a round trip per call, 10 us under MPICH's OFI/tcp between 2 real
+// nodes). A message of the next call cannot match a receive of this one:
+// each (sender, id) carries one message per call, and MPI matches them in
+// the order sent.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -251,9 +256,8 @@ int sender_of(const Call& c, const Transport& tr, std::int64_t b) {
 }
 
 // The notifications this rank receives itself (two_sided posts receives
-// straight into the segment for them), each with its sender: READY on the
-// node's receiver of id 0 (sent by the next node's leader, signal_ready),
-// and the foreign blocks whose id falls on it.
+// straight into the segment, or recvbuf, for them), each with its sender:
+// the foreign blocks whose id falls on it.
 // The lists a call between nodes builds, kept per layout with their
 // capacity: a repeated call allocates nothing.
 struct CallLists : LayoutState {
@@ -265,8 +269,6 @@ const std::vector<Expected>& expected_here(const Call& c, const Transport& tr,
                                            std::vector<Expected>& out) {
   out.clear();
   const int me = c.comm.rank();
-  if (tr.receiver(c.t.node, kReadyId) == me)
-    out.push_back({kReadyId, c.notify(kReadyId), 0, c.t.leader_of(c.t.next_node())});
   const std::int64_t mine_begin = c.node_first_block(c.t.node);
   const std::int64_t mine_end = c.node_first_block(c.t.node + 1);
   for (std::int64_t b = 0; b < c.blocks; ++b) {
@@ -376,11 +378,7 @@ void exchange_between_nodes(Call& c, Transport& tr) {
   node_barrier(c.ctx, c.timeout);  // everyone is done reading the previous result
   if (!tr.posts_receives()) signal_ready(c, tr);
   load_balance(c);  // two node barriers: the block ids are published
-  if (tr.posts_receives()) {
-    tr.expect(expected_here(c, tr, c.ctx.state<CallLists>().expected));
-    node_barrier(c.ctx, c.timeout);  // all receives of the node are posted
-    signal_ready(c, tr);
-  }
+  if (tr.posts_receives()) tr.expect(expected_here(c, tr, c.ctx.state<CallLists>().expected));
   const std::int64_t node_begin = c.node_first_block(t.node);
   const std::int64_t node_blocks = c.node_first_block(t.node + 1) - node_begin;
   const std::int64_t mine = shan::working_blocks(node_blocks, t.local_size(), t.local_rank);
@@ -388,7 +386,9 @@ void exchange_between_nodes(Call& c, Transport& tr) {
       node_begin + shan::working_offset(node_blocks, t.local_size(), t.local_rank);
   const std::int64_t send_end = next_send + mine;
   std::int64_t next_copied = node_begin;  // the node's blocks seen in the segment so far
-  auto ready = [&] { return acquire_load(c.notify(kReadyId)) >= c.epoch; };
+  auto ready = [&] {                      // rma only (see the header comment)
+    return tr.posts_receives() || acquire_load(c.notify(kReadyId)) >= c.epoch;
+  };
   // This rank's share of the node's blocks, in order, each once it is copied
   // in and the next node is READY.
   auto send_copied = [&] {
