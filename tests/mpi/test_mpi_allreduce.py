@@ -204,6 +204,25 @@ def expected_rounds(algorithm: str, p: int, ports: int | None) -> int:
     }[algorithm]
 
 
+def test_ring_sends_blocks_in_chunks_of_one_mib(comm):
+    """ring's blocks (count / P elements) of 2 MiB and a bit go as two 1 MiB
+    chunks and a short one, each forwarded once it has arrived and been
+    combined: 3 messages per step, 2 (P - 1) steps; against mpi4py."""
+    failures: list[str] = []
+    p = comm.size
+    n = p * (((2 << 20) + 4096) // 8) + p - 1  # every block 2 MiB + 4 KiB (+ 8 B)
+
+    def body():
+        check_case(comm, failures, "ring", MPI.SUM, np.float64, n)
+        st = shancoll.last_stats(comm)
+        sent = st.intra_messages + st.inter_messages
+        if sent != 3 * 2 * (p - 1):
+            failures.append(f"{sent} messages, want {3 * 2 * (p - 1)}")
+
+    run_all(comm, body)
+    assert_all(comm, not failures, f"{failures[:5]}")
+
+
 def test_rounds_follow_the_papers_formulas(comm):
     p = comm.size
     failures = []

@@ -34,7 +34,11 @@ namespace shancoll {
 namespace {
 
 constexpr int kRingTag = 0x5a20;  // comm.mpi() is a private dup; allreduce schedules use 0x6000+
-constexpr std::int64_t kRingChunkBytes = 256 << 10;
+// 1 MiB: on 2 real nodes under MPICH's OFI/tcp 256 KiB chunks made the ring
+// 0.72-0.89x MPICH's own allreduce at 1-16 MiB, 1 MiB chunks 0.87-0.98x (its
+// messages cost a rendezvous each); under UCX and on one host 1.03-1.17x
+// either way (Xeon VM, docs/performance.md "Two real nodes, idle").
+constexpr std::int64_t kRingChunkBytes = 1 << 20;
 
 struct RingPlan {
   int size, rank;
