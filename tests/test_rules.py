@@ -281,15 +281,16 @@ def test_the_amd_epyc_mpich_table_runs_shan_for_scans_reduce_scatter_and_alltoal
 
 
 def test_persistent_rows():
-    """<coll>_init rows: the persistent form's auto (rules.h); options '-' or
-    single_copy=0 only."""
+    """<coll>_init rows: the persistent form's auto (rules.h); options '-',
+    single_copy=0 or single_copy=1 only."""
     rows = _core.parse_rules(
-        "gather_init 0 * 2 2 1 * shan single_copy=0\nalltoall_init 0 * 1 * * mpi -"
+        "gather_init 0 * 2 2 1 * shan single_copy=0\nalltoall_init 0 * 1 * * mpi -\n"
+        "allreduce_init 0 * 2 2 1 * shan single_copy=1"
     )
-    assert [r[0] for r in rows] == ["gather_init", "alltoallv_init"]
-    assert rows[0][8] == "single_copy=0"
+    assert [r[0] for r in rows] == ["gather_init", "alltoallv_init", "allreduce_init"]
+    assert rows[0][8] == "single_copy=0" and rows[2][8] == "single_copy=1"
     with pytest.raises(ValueError, match="on a persistent row"):
-        _core.parse_rules("bcast_init 0 * 1 * * release_gather single_copy=1")
+        _core.parse_rules("bcast_init 0 * 1 * * release_gather ring_window=65536")
     with pytest.raises(ValueError, match="unknown collective 'alltoallw_init'"):
         _core.parse_rules("alltoallw_init 0 * 1 * * mpi -")
 

@@ -48,6 +48,7 @@ def allreduce(
     commute: bool = False,
     consistent: bool = True,
     ranks_per_node: int | None = None,
+    single_copy: bool | None = None,
     timeout: float | None = None,
     **options: Any,
 ) -> None:
@@ -141,6 +142,14 @@ def allreduce(
         Node layout (virtual nodes), as for :func:`allgatherv`: the nodes of
         ``shan``, and for the other algorithms the layout used for the
         statistics (intra/inter-node messages).
+    single_copy : bool or None
+        ``release_gather``'s option (below; it implies that algorithm). For
+        :func:`allreduce_init`: True makes ``shan``'s persistent allreduce
+        on a node of two ranks past 56 bytes copy straight between the two
+        ranks' buffers (cross-memory attach), each chunk read, combined and
+        written back by whichever rank is there first, instead of through
+        the request's deposits; None: as the rule table's
+        ``allreduce_init`` row says (off where it says nothing).
     timeout : float or None
         Seconds a single wait may last before ``TimeoutError``; None: the
         environment variable ``SHANCOLL_TIMEOUT``, else 120 s.
@@ -154,7 +163,7 @@ def allreduce(
         ``release_gather``'s options (``tree``, ``k``, ``skew``,
         ``topology``, their ``bcast_``/``reduce_`` forms for one phase,
         ``sockets``, ``buffer_size``, ``buffers``, ``inline``,
-        ``read_from_parent``, ``data_copy``, ``single_copy``, ``inter_algorithm``; see
+        ``read_from_parent``, ``data_copy``, ``inter_algorithm``; see
         ``shancoll._rooted``); they imply ``algorithm="release_gather"``.
     Raises
     ------
@@ -188,6 +197,7 @@ def iallreduce(
     commute: bool = False,
     consistent: bool = True,
     ranks_per_node: int | None = None,
+    single_copy: bool | None = None,
     timeout: float | None = None,
 ) -> _core.Request:
     """Starts a split-phase allreduce and returns its :class:`shancoll.Request`.
@@ -215,6 +225,7 @@ def allreduce_init(
     commute: bool = False,
     consistent: bool = True,
     ranks_per_node: int | None = None,
+    single_copy: bool | None = None,
     timeout: float | None = None,
 ) -> _core.Request:
     """Makes a persistent allreduce (MPI-4's ``MPI_Allreduce_init``) and

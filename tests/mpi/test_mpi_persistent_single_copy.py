@@ -1,6 +1,7 @@
 """The persistent single-copy engines (coll/persistent_single_copy.h): bcast
-`release_gather` from 128 KiB, and gather(v), scatter(v), allgather(v) and
-alltoall(v) `shan` past their deposits' bounds, on one node where the ranks
+`release_gather` from 128 KiB, gather(v), scatter(v), allgather(v) and
+alltoall(v) `shan` past their deposits' bounds, and allreduce `shan` on a
+node of two ranks when asked (single_copy=True), on one node where the ranks
 may copy straight between their buffers. Against mpi4py's own collectives:
 blocks of one chunk and of several (128 KiB each, claimed by either rank of
 a pair), every root, in place, irregular layouts with gaps, the inputs
@@ -145,7 +146,26 @@ def alltoall_case(comm, n, root, in_place):
     return req, set_input, lambda: recv, want
 
 
+def allreduce_case(comm, n, root, in_place):
+    send, recv = np.zeros(n), np.zeros(n)
+    mine = MPI.IN_PLACE if in_place else send
+    req = shancoll.allreduce_init(comm, mine, recv, MPI.SUM, algorithm="shan", single_copy=True)
+
+    def set_input(k):
+        send[:], recv[:] = data(n, k, comm.rank), -1
+        if in_place:
+            recv[:] = send
+
+    def want(k):
+        w = np.zeros(n)
+        comm.Allreduce(data(n, k, comm.rank), w)
+        return w
+
+    return req, set_input, lambda: recv, want
+
+
 CASES = {
+    "allreduce": (allreduce_case, True),
     "bcast": (bcast_case, False),
     "gather": (gather_case, True),
     "scatter": (scatter_case, True),
@@ -177,6 +197,33 @@ def test_single_copy_against_mpi4py(comm, name):
                         bad.append(k)
                 req.free()
                 assert_all(comm, not bad, f"{name} n={n} root={root} in_place={in_place}: {bad}")
+
+
+def test_single_copy_allreduce_on_two_ranks(comm):
+    """allreduce_init(single_copy=True) on a node of two ranks: the run reads
+    the peer's input once (one intra message of the vector's bytes, where the
+    deposits move one per rank), chunks of 16 KiB and of 256 KiB and a short
+    one, a non-commutative op in rank order, the same bits on both ranks;
+    counts that differ: an error at _init on both ranks."""
+    need_single_copy(comm)
+    if comm.size != 2:
+        pytest.skip("a node of two ranks")
+    for n in (4100, (1 << 20) // 8 + 5):
+        send, recv = np.zeros(n), np.zeros(n)
+        req = shancoll.allreduce_init(comm, send, recv, lambda a, b: 2 * a + b,
+                                      algorithm="shan", single_copy=True)  # fmt: skip
+        for k in range(STARTS):
+            send[:] = data(n, k, comm.rank)
+            run(req, k, comm.rank, 2)
+            both = comm.allgather(send.copy())
+            st = shancoll.last_stats(comm)
+            assert_all(comm, np.array_equal(recv, 2 * both[0] + both[1]), f"n={n} run {k}")
+            assert_all(comm, (st.intra_messages, st.intra_bytes) == (1, 8 * n), f"{st}")
+        req.free()
+    with pytest.raises(ValueError, match="count: local ranks 0 and 1"):
+        m = 5000 + comm.rank
+        shancoll.allreduce_init(comm, np.zeros(m), np.zeros(m), single_copy=True, algorithm="shan")
+    comm.Barrier()  # the communicator stays usable
 
 
 def test_single_copy_v_forms_against_mpi4py(comm):

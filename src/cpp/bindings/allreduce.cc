@@ -47,8 +47,8 @@ void run_blocking(Call& c) {
 
 // ---------------------------------------------------------------------------
 // Argument intake: allreduce(comm, sendbuf, recvbuf, op, algorithm, *, ports,
-// commute, consistent, ranks_per_node, timeout, **options); iallreduce the
-// same without timeout and options.
+// commute, consistent, ranks_per_node, single_copy, timeout, **options);
+// iallreduce and allreduce_init the same without options.
 enum {
   kComm,
   kSend,
@@ -59,6 +59,7 @@ enum {
   kCommute,
   kConsistent,
   kRanksPerNode,
+  kSingleCopy,
   kTimeout,
   kOptions
 };
@@ -88,7 +89,11 @@ py::object allreduce_call(const py::handle* a) {
   const MPI_Comm comm = comm_of(a[kComm]);
   Call c(Collective::allreduce);
   take_options(c, a);
-  const py::dict options = py::reinterpret_borrow<py::dict>(a[kOptions]);
+  py::dict options = py::reinterpret_borrow<py::dict>(a[kOptions]);
+  if (!a[kSingleCopy].is_none()) {  // release_gather's option, as before it was named
+    options = py::dict(options);
+    options["single_copy"] = a[kSingleCopy];
+  }
   const ReductionBuffers b = parse_reduction(a[kSend], a[kRecv]);
   const OpArg op(a[kOp], a[kCommute]);
   if (!options.empty()) {
@@ -114,7 +119,8 @@ struct PreparedAllreduce : PreparedCall {
 
 // allreduce_call's intake, in its order (the same errors first).
 std::unique_ptr<PreparedCall> prepare_allreduce(const py::handle* a) {
-  if (PyDict_GET_SIZE(a[kOptions].ptr()) != 0 || !PyObject_TypeCheck(a[kOp].ptr(), &PyMPIOp_Type))
+  if (PyDict_GET_SIZE(a[kOptions].ptr()) != 0 || !a[kSingleCopy].is_none() ||
+      !PyObject_TypeCheck(a[kOp].ptr(), &PyMPIOp_Type))
     return nullptr;
   auto p = std::make_unique<PreparedAllreduce>();
   const MPI_Comm comm = comm_of(a[kComm]);
@@ -129,6 +135,7 @@ py::object request_call(const py::handle* a, Mode mode) {
   const MPI_Comm comm = comm_of(a[kComm]);
   Call c(Collective::iallreduce);
   take_options(c, a);
+  c.options.set("single_copy", a[kSingleCopy]);  // None sets nothing
   ReductionBuffers b = parse_reduction(a[kSend], a[kRecv]);
   OpArg op(a[kOp], a[kCommute]);
   fill(c, comm, b, op.get());
@@ -144,7 +151,7 @@ EntrySpec allreduce_spec(Mode mode) {
       {"recvbuf", py::object()},      {"op", py::module_::import("mpi4py.MPI").attr("SUM")},
       {"algorithm", py::str("auto")}, {"ports", none},
       {"commute", py::bool_(false)},  {"consistent", py::bool_(true)},
-      {"ranks_per_node", none},
+      {"ranks_per_node", none},       {"single_copy", none},
   };
   params.push_back({"timeout", none});
   if (mode != Mode::blocking) return {std::move(params), 5, runner<request_call>(mode)};

@@ -27,7 +27,8 @@ constexpr unsigned kGathers =
 constexpr unsigned kAllgathers = bit(Collective::allgather) | bit(Collective::allgatherv);
 // shan's single_copy (its one-node paths: 1 takes cross-memory attach
 // where it fits instead of the shared segment or the pair channels; scan and
-// exscan: release_gather's, kRunsReleaseGather).
+// exscan: release_gather's, kRunsReleaseGather; iallreduce: the persistent
+// allreduce's engine on a node of two ranks).
 constexpr unsigned kShanSingleCopy =
     kAllgathers | bit(Collective::gather) | bit(Collective::gatherv) | bit(Collective::scatter) |
     bit(Collective::scatterv) | bit(Collective::alltoall) | bit(Collective::alltoallv) |
@@ -154,7 +155,8 @@ const std::vector<Row>& table() {
          SHANCOLL_SETTER(release_gather.read_from_parent, v.boolean)},
         {"data_copy", Kind::boolean, 0, kReleaseGather,
          SHANCOLL_SETTER(release_gather.data_copy, v.boolean)},
-        {"single_copy", Kind::boolean, 0, kReleaseGather | kShanSingleCopy, set_single_copy},
+        {"single_copy", Kind::boolean, 0,
+         kReleaseGather | kShanSingleCopy | bit(Collective::iallreduce), set_single_copy},
         {"ring_window", Kind::integer, 64 << 10, kRings,
          SHANCOLL_SETTER(options.ring_window, v.integer)},
     };

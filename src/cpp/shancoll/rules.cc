@@ -80,9 +80,9 @@ Rule parse_line(std::istringstream& in, const std::string& where) {
   bool known = false;
   for (const char* c : kCollectives) known = known || r.coll == c;
   if (!known) throw ArgumentError(where + "unknown collective '" + f[0] + "'");
-  if (persistent && f[8] != "-" && f[8] != "single_copy=0")
+  if (persistent && f[8] != "-" && f[8] != "single_copy=0" && f[8] != "single_copy=1")
     throw ArgumentError(where + "options: '" + f[8] + "' on a persistent row (its engines " +
-                        "take '-' or single_copy=0)");
+                        "take '-', single_copy=0 or single_copy=1)");
   r.min_bytes = parse_int(f[1], false, 0, where);
   r.max_bytes = parse_int(f[2], true, INT64_MAX, where);
   r.min_ranks = static_cast<int>(parse_int(f[3], false, 0, where));

@@ -34,9 +34,10 @@
 // collective's persistent engine (coll/request/requests.cc: shan or
 // release_gather, each taking the sizes it fits by its own bounds) or mpi
 // (the MPI library's own: the PMPI library leaves it the library's
-// persistent request); options '-' or single_copy=0 (the shared-segment
-// deposits alone, not the single-copy engines), which a call with no
-// single_copy option of its own runs with. bytes as for the blocking rows,
+// persistent request); options '-', single_copy=0 (the shared-segment
+// deposits alone, not the single-copy engines) or single_copy=1 (also the
+// engines that take single copy only when asked: allreduce's on a node of
+// two ranks), which a call with no single_copy option of its own runs with. bytes as for the blocking rows,
 // except alltoallv_init (alltoallv calls too) and the v-forms: 0. Without
 // a row persistent `auto` takes the inline engines (at most 56 bytes, the
 // built-in rule) and the MPI library's own elsewhere.

@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "shancoll/coll/allgatherv/allgatherv.h"
+#include "shancoll/coll/allreduce/allreduce.h"
 #include "shancoll/coll/alltoallv/alltoallv.h"
 #include "shancoll/coll/gather/gather.h"
 #include "shancoll/coll/request/request.h"
@@ -100,6 +101,11 @@ std::unique_ptr<Engine> single_copy_scatter(NodeContext& ctx, const ScattervCall
 // allgatherv_persistent_single_copy.cc: allgather and allgatherv.
 std::unique_ptr<Engine> single_copy_allgatherv(NodeContext& ctx, const AllgathervCall& call,
                                                int single_copy);
+// allreduce_persistent_single_copy.cc: a node of two ranks, where
+// `single_copy` is 1 (a rule table's allreduce_init row, or the call's
+// option): measured on one machine only, so off by default.
+std::unique_ptr<Engine> single_copy_allreduce(NodeContext& ctx, const AllreduceArgs& args,
+                                              int single_copy);
 // alltoallv_persistent_single_copy.cc: alltoall and alltoallv, not in place,
 // blocks of at most 128 KiB.
 std::unique_ptr<Engine> single_copy_alltoallv(NodeContext& ctx, const AlltoallvCall& call,

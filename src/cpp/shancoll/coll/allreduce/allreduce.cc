@@ -11,6 +11,7 @@
 #include "shancoll/coll/allreduce/allreduce_request.h"
 #include "shancoll/coll/door.h"
 #include "shancoll/coll/persistent_deposit.h"
+#include "shancoll/coll/persistent_single_copy.h"
 #include "shancoll/coll/request/request_mpi.h"
 #include "shancoll/coll/request/requests.h"
 #include "shancoll/cost.h"
@@ -81,9 +82,10 @@ const AllreduceAlgorithm& auto_allreduce(Comm& comm, const AllreduceArgs& args, 
 // shan's persistent engines on one node where they fit: the inline lines
 // (persistent `auto` and `shan`: they beat any message schedule and MPI's
 // own persistent allreduce, docs/performance.md), and past 56 bytes, where
-// `deposit`, the deposit areas; null elsewhere.
+// `deposit`, single copy on a node of two ranks where `single_copy` is 1,
+// else the deposit areas; null elsewhere.
 std::unique_ptr<Request> persistent_shan(Comm& comm, const AllreduceArgs& args, const Options& o,
-                                         bool deposit) {
+                                         bool deposit, int single_copy) {
   NodeContext& ctx = comm.nodes(o.ranks_per_node);
   const Topology& t = ctx.topo;
   const bool small = persistent_inline_fits(t, args);
@@ -92,7 +94,7 @@ std::unique_ptr<Request> persistent_shan(Comm& comm, const AllreduceArgs& args, 
     std::unique_ptr<Engine> engine;
     if (small)
       engine = std::make_unique<InlineAllreduceEngine>(t, args, ctx.call_timeout);
-    else
+    else if (!(engine = single_copy_allreduce(ctx, args, single_copy)))
       engine = deposit_allreduce(t, args, ctx.call_timeout);
     if (!engine) return nullptr;
     return std::make_unique<Request>(comm, "iallreduce", "shan", std::move(engine),
@@ -103,9 +105,9 @@ std::unique_ptr<Request> persistent_shan(Comm& comm, const AllreduceArgs& args, 
 // A persistent `auto`'s engine by the rule table's allreduce_init row
 // (rules.h): "shan" (the deposit too), "mpi" (the library's own), or ""
 // (no row: the inline engine alone, else the built-in rule).
-std::string persistent_auto(Comm& comm, const AllreduceArgs& args, const Options& o) {
+PersistentChoice persistent_auto(Comm& comm, const AllreduceArgs& args, const Options& o) {
   const Topology& t = comm.nodes(o.ranks_per_node).topo;
-  return agreed_persistent_choice(comm, t, "allreduce", args.bytes(), "shan").algorithm;
+  return agreed_persistent_choice(comm, t, "allreduce", args.bytes(), "shan");
 }
 
 // What the door's plan is keyed by.
@@ -180,14 +182,17 @@ std::unique_ptr<Request> iallreduce(const AllreduceCall& call, bool persistent) 
   const AllreduceArgs args = args_of(call, reducer, co);
   std::string_view chosen = name;
   if (persistent && (name == "auto" || name == "shan")) {
-    const std::string row = name == "shan" ? "shan" : persistent_auto(comm, args, o);
-    if (row != "mpi")
-      if (auto shan = persistent_shan(comm, args, o, row == "shan")) return shan;
+    const PersistentChoice row =
+        name == "shan" ? PersistentChoice{"shan", -1} : persistent_auto(comm, args, o);
+    const int single_copy = o.single_copy >= 0 ? o.single_copy : row.single_copy;
+    if (row.algorithm != "mpi")
+      if (auto shan = persistent_shan(comm, args, o, row.algorithm == "shan", single_copy))
+        return shan;
     if (name == "shan")
       throw ArgumentError(
           "algorithm: 'shan' as a request is the persistent allreduce on one node of several "
           "ranks (of a predefined element type past 56 bytes)");
-    if (row == "mpi") chosen = "mpi";
+    if (row.algorithm == "mpi") chosen = "mpi";
   }
   const AllreduceAlgorithm& algo = select_iallreduce(chosen, args, comm.size());
   return comm.run({"iallreduce", algo.name}, [&] {

@@ -1,0 +1,154 @@
+// shan as a persistent allreduce on a node of two ranks, by single copy:
+// the blocking pair's halves (shan_node_single_copy.cc) under the persistent
+// engines' rules (coll/persistent_single_copy.h). MPI fixes the buffers at
+// _init, so the two ranks tell each other there where their input and their
+// recvbuf lie; a start publishes only the run in the rank's line (no copy:
+// the deposit engine copies the whole input into the segment first).
+//
+// The vector is cut into chunks (a quarter of it, between 16 and 128 KiB:
+// both ranks get a share from 64 KiB on). A chunk is claimed, once both lines
+// say run k, by whichever rank gets to it first in its test, which then
+// reads the peer's input chunk (process_vm_readv), combines it with its own
+// in rank order (input of local rank 0 first) into its recvbuf, and writes
+// that result into the peer's recvbuf (process_vm_writev). So a waiting rank
+// needs nothing of its peer after the peer's start: it computes all that is
+// left itself (MPI's progress rule for a nonblocking collective; the PMPI
+// library's routing asks it, capi/pmpi_persistent.cc). Each chunk is
+// combined once, by one rank, and copied: both recvbufs get the same bits,
+// non-commutative ops keep rank order. In place the input is recvbuf: a
+// chunk's input is read, by either rank, only by the chunk's claimer, before
+// it writes the chunk's result.
+//
+// The rules of a run: a recvbuf or input is read or written only between its
+// owner's start and its completion (every chunk of the run done), and no
+// rank is past run k while a chunk of k is unclaimed (persistent_single_copy.h).
+//
+// Cost per run (m bytes, c chunks): per chunk a claim and a count on the
+// pair's line, two system calls (m/c read, m/c written) and a combine of m/c;
+// shared by the two ranks where both wait. Measured where the Xeon table
+// asks for it (docs/performance.md, "Persistent collectives on the Xeon VM").
+// Segment: three lines. No MPI call, no allocation per run.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "shancoll/coll/persistent_single_copy.h"
+#include "shancoll/error.h"
+#include "shancoll/shm/flags.h"
+#include "shancoll/shm/peer_memory.h"
+#include "shancoll/shm/segment.h"
+
+namespace shancoll {
+namespace {
+
+constexpr std::size_t kMinChunk = std::size_t{16} << 10;
+constexpr std::size_t kMaxChunk = std::size_t{256} << 10;
+
+std::size_t chunk_of(std::size_t bytes) {
+  return std::clamp(bytes / 4 / kMinChunk * kMinChunk, kMinChunk, kMaxChunk);
+}
+
+// Where a rank's input and recvbuf lie, and its bytes (told at _init).
+struct Buffers {
+  std::uint64_t input = 0, recv = 0, bytes = 0;
+};
+
+class PairAllreduceEngine final : public Engine {
+ public:
+  PairAllreduceEngine(NodeContext& ctx, const AllreduceArgs& args, const Buffers& peer)
+      : me_(ctx.topo.local_rank),
+        memory_(*ctx.peer_memory),
+        reducer_(*args.reducer),
+        input_(args.send ? args.send : args.recv),
+        recv_(args.recv),
+        peer_input_(reinterpret_cast<const std::byte*>(peer.input)),
+        peer_recv_(reinterpret_cast<std::byte*>(peer.recv)),
+        bytes_(static_cast<std::size_t>(args.bytes())),
+        chunk_(chunk_of(bytes_)),
+        chunks_((bytes_ + chunk_ - 1) / chunk_),
+        theirs_(chunk_),
+        tmp_(chunk_),
+        lines_(ctx.topo.node_comm, ctx.topo.node_comm, ctx.call_timeout) {
+    lines_.reserve(3 * kCacheLine);
+  }
+
+  void start() override {
+    ++run_;
+    release_store(started(me_), run_);  // my buffers are this run's
+  }
+
+  bool test() override {
+    if (acquire_load(started(1 - me_)) >= run_) reduce_unclaimed();
+    return flag_at(done()).load(std::memory_order_acquire) >= run_ * chunks_;
+  }
+
+  void count(Stats& stats) const override {
+    stats.rounds = 1;
+    stats.node_count = 1;
+    stats.intra_messages = 1;  // the peer's input, read once by one of the two
+    stats.intra_bytes = static_cast<std::int64_t>(bytes_);
+  }
+
+ private:
+  std::byte* started(int j) const { return lines_.base() + kCacheLine * j; }
+  std::byte* claims() const { return lines_.base() + 2 * kCacheLine; }
+  std::byte* done() const { return claims() + sizeof(std::uint64_t); }
+
+  void reduce_unclaimed() {
+    std::atomic<std::uint64_t>& claims_word = flag_at(claims());
+    const std::uint64_t end = run_ * chunks_;  // every chunk of every run so far
+    std::uint64_t c = claims_word.load(std::memory_order_acquire);
+    while (c < end) {
+      if (!claims_word.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel)) continue;
+      reduce_chunk((c - (end - chunks_)) * chunk_);
+      flag_at(done()).fetch_add(1, std::memory_order_release);  // after both copies
+      c = claims_word.load(std::memory_order_acquire);
+    }
+  }
+
+  // The chunk at byte `at`: the peer's input read, combined in rank order
+  // into my recvbuf, and the result written into the peer's.
+  void reduce_chunk(std::size_t at) {
+    const std::size_t bytes = std::min(chunk_, bytes_ - at);
+    const auto count = static_cast<std::int64_t>(bytes / reducer_.elem_size());
+    memory_.read(1 - me_, theirs_.data(), peer_input_ + at, bytes);
+    const std::byte* first = me_ == 0 ? input_ + at : theirs_.data();
+    const std::byte* second = me_ == 0 ? theirs_.data() : input_ + at;
+    reducer_.combine(recv_ + at, first, second, count, tmp_.data());
+    memory_.write(1 - me_, peer_recv_ + at, recv_ + at, bytes);
+  }
+
+  const int me_;
+  const PeerMemory& memory_;
+  const Reducer reducer_;
+  const std::byte* const input_;
+  std::byte* const recv_;
+  const std::byte* const peer_input_;
+  std::byte* const peer_recv_;
+  const std::size_t bytes_, chunk_, chunks_;
+  std::vector<std::byte> theirs_, tmp_;  // the peer's chunk; a non-commutative op's scratch
+  NodeSegment lines_;
+  std::uint64_t run_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Engine> single_copy_allreduce(NodeContext& ctx, const AllreduceArgs& args,
+                                              int single_copy) {
+  const Topology& t = ctx.topo;
+  if (!single_copy_agreed(ctx, single_copy > 0 ? 1 : 0, t.local_size() == 2)) return nullptr;
+  const Buffers mine{reinterpret_cast<std::uint64_t>(args.send ? args.send : args.recv),
+                     reinterpret_cast<std::uint64_t>(args.recv),
+                     static_cast<std::uint64_t>(args.bytes())};
+  Buffers both[2];
+  check_mpi(PMPI_Allgather(&mine, sizeof(Buffers), MPI_BYTE, both, sizeof(Buffers), MPI_BYTE,
+                           t.node_comm),
+            "MPI_Allgather (single-copy allreduce's buffers)");
+  if (both[0].bytes != both[1].bytes)
+    throw ArgumentError("count: local ranks 0 and 1 reduce " + std::to_string(both[0].bytes) +
+                        " and " + std::to_string(both[1].bytes) +
+                        " bytes (counts must match on every rank)");
+  return std::make_unique<PairAllreduceEngine>(ctx, args, both[1 - t.local_rank]);
+}
+
+}  // namespace shancoll
