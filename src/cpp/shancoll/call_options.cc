@@ -32,7 +32,7 @@ constexpr unsigned kAllgathers = bit(Collective::allgather) | bit(Collective::al
 constexpr unsigned kShanSingleCopy =
     kAllgathers | bit(Collective::gather) | bit(Collective::gatherv) | bit(Collective::scatter) |
     bit(Collective::scatterv) | bit(Collective::alltoall) | bit(Collective::alltoallv) |
-    bit(Collective::scan) | bit(Collective::exscan);
+    bit(Collective::scan) | bit(Collective::exscan) | bit(Collective::iallreduce);
 // The shared-memory rings on one node (ring_window): shan allgather(v)'s,
 // the pair channels of gather(v), scatter(v), alltoall(v) and
 // reduce_scatter(_block)'s shan, and allreduce's pieces.
@@ -155,8 +155,7 @@ const std::vector<Row>& table() {
          SHANCOLL_SETTER(release_gather.read_from_parent, v.boolean)},
         {"data_copy", Kind::boolean, 0, kReleaseGather,
          SHANCOLL_SETTER(release_gather.data_copy, v.boolean)},
-        {"single_copy", Kind::boolean, 0,
-         kReleaseGather | kShanSingleCopy | bit(Collective::iallreduce), set_single_copy},
+        {"single_copy", Kind::boolean, 0, kReleaseGather | kShanSingleCopy, set_single_copy},
         {"ring_window", Kind::integer, 64 << 10, kRings,
          SHANCOLL_SETTER(options.ring_window, v.integer)},
     };
