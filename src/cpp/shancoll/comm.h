@@ -250,7 +250,8 @@ class Comm {
 std::uint64_t states_freed();
 
 // Every node segment starts with a fixed header: one barrier flag per local
-// rank, then the READY flag that the next node sets when its segment may be
+// rank, then the READY flag that the next node sets (through the rma
+// transport; two_sided needs none) when its segment may be
 // written for the current call. Each a cache line of its own (no false
 // sharing). Algorithms lay out their data after the header.
 std::size_t segment_header_bytes(const Topology& topo);

@@ -17,7 +17,8 @@
 // hosts"); no network module measured called for a default of its own.
 //
 // Notification slots live at notify_offset + 8 * id in every node segment;
-// id 0 is reserved for the READY handshake (see comm.h).
+// id 0 is reserved for the READY handshake that rma needs (see comm.h and
+// allgatherv_shan.cc; two_sided has none).
 #pragma once
 
 #include <mpi.h>
