@@ -96,20 +96,14 @@ class SingleCopyEngine final : public Engine {
   // Copies every chunk of `b` that nobody has claimed in this run (both
   // ranks have started it), claiming each first.
   void copy_unclaimed(const Block& b) const {
-    std::atomic<std::uint64_t>& claims = flag_at(b.line);
-    const std::uint64_t end = run_ * b.chunks;  // every chunk of every run so far
-    std::uint64_t c = claims.load(std::memory_order_acquire);
-    while (c < end) {
-      if (!claims.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel)) continue;
-      const std::size_t at = (c - (end - b.chunks)) * kClaimedChunk;
+    claim_chunks(b.line, done(b), run_, b.chunks, [&](std::uint64_t k) {
+      const std::size_t at = k * kClaimedChunk;
       const std::size_t bytes = std::min(kClaimedChunk, b.bytes - at);
       if (b.give)
         memory_.write(b.peer, b.to + at, b.from + at, bytes);
       else
         memory_.read(b.peer, b.to + at, b.from + at, bytes);
-      flag_at(done(b)).fetch_add(1, std::memory_order_release);  // after the copy
-      c = claims.load(std::memory_order_acquire);
-    }
+    });
   }
 
   const int me_, size_;

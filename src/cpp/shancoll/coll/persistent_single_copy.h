@@ -49,12 +49,30 @@
 #include "shancoll/coll/rooted.h"
 #include "shancoll/coll/scatter/scatter.h"
 #include "shancoll/comm.h"
+#include "shancoll/shm/flags.h"
 
 namespace shancoll {
 
 // The bytes a claim copies: enough that its system call and its claim cost
 // little beside it, few enough that both ranks of a pair share a block.
 constexpr std::size_t kClaimedChunk = std::size_t{128} << 10;
+
+// Runs `work(k)` for every chunk k of run `run` (of `chunks` chunks) that
+// nobody has claimed yet, claiming each first: `claims` counts every chunk
+// claimed in every run, `done` every chunk finished (counted after its work).
+template <class Work>
+void claim_chunks(std::byte* claims, std::byte* done, std::uint64_t run, std::uint64_t chunks,
+                  Work&& work) {
+  std::atomic<std::uint64_t>& claimed = flag_at(claims);
+  const std::uint64_t end = run * chunks;  // every chunk of every run so far
+  std::uint64_t c = claimed.load(std::memory_order_acquire);
+  while (c < end) {
+    if (!claimed.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel)) continue;
+    work(c - (end - chunks));
+    flag_at(done).fetch_add(1, std::memory_order_release);  // after the work
+    c = claimed.load(std::memory_order_acquire);
+  }
+}
 
 // What one rank gives and takes in every run, by local rank.
 struct SingleCopyPlan {

@@ -443,7 +443,8 @@ const std::byte* allgatherv_shan(Comm& comm, const AllgathervArgs& args, const O
     return shan_chunk_ring(comm, ctx, args, opt.ring_window, opt.wait_timeout(), stats);
   Call c{comm, ctx, ctx.topo, args, opt, stats, comm.next_epoch()};
   Transport* tr = c.t.node_count > 1 ? &comm.transport(ctx, opt.transport) : nullptr;
-  c.direct = tr && args.recv && one_rank_nodes_receiving(c.t, *tr);
+  const bool one_rank_receiving = tr && one_rank_nodes_receiving(c.t, *tr);
+  c.direct = one_rank_receiving && args.recv;
   const std::int64_t max_blocks = std::min<std::int64_t>(1 << 20, comm.tag_ub() - kFirstBlockId);
   std::int64_t largest_node = 0;  // bytes of the node holding the most
   for (const std::vector<int>& node : c.t.ranks) {
@@ -456,7 +457,7 @@ const std::byte* allgatherv_shan(Comm& comm, const AllgathervArgs& args, const O
   // contribution goes in one message (256 KiB blocks at 2 nodes: 1 MiB per
   // rank 316 us, one block 249, the ring 265; docs/performance.md). Decided
   // without recvbuf, which only this rank knows: every rank cuts the same blocks.
-  if (tr && one_rank_nodes_receiving(c.t, *tr) && preferred == 0)
+  if (one_rank_receiving && preferred == 0)
     preferred = *std::max_element(args.counts.begin(), args.counts.end());
   c.block_size = shan::choose_block_size(opt.block_size, args.counts, max_blocks, preferred);
   for (std::int64_t n : args.counts) c.blocks += shan::blocks_of(n, c.block_size);

@@ -95,15 +95,8 @@ class PairAllreduceEngine final : public Engine {
   std::byte* done() const { return claims() + sizeof(std::uint64_t); }
 
   void reduce_unclaimed() {
-    std::atomic<std::uint64_t>& claims_word = flag_at(claims());
-    const std::uint64_t end = run_ * chunks_;  // every chunk of every run so far
-    std::uint64_t c = claims_word.load(std::memory_order_acquire);
-    while (c < end) {
-      if (!claims_word.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel)) continue;
-      reduce_chunk((c - (end - chunks_)) * chunk_);
-      flag_at(done()).fetch_add(1, std::memory_order_release);  // after both copies
-      c = claims_word.load(std::memory_order_acquire);
-    }
+    claim_chunks(claims(), done(), run_, chunks_,
+                 [&](std::uint64_t k) { reduce_chunk(k * chunk_); });
   }
 
   // The chunk at byte `at`: the peer's input read, combined in rank order
@@ -136,7 +129,7 @@ class PairAllreduceEngine final : public Engine {
 std::unique_ptr<Engine> single_copy_allreduce(NodeContext& ctx, const AllreduceArgs& args,
                                               int single_copy) {
   const Topology& t = ctx.topo;
-  if (!single_copy_agreed(ctx, single_copy > 0 ? 1 : 0, t.local_size() == 2)) return nullptr;
+  if (!single_copy_agreed(ctx, single_copy, single_copy > 0 && t.local_size() == 2)) return nullptr;
   const Buffers mine{reinterpret_cast<std::uint64_t>(args.send ? args.send : args.recv),
                      reinterpret_cast<std::uint64_t>(args.recv),
                      static_cast<std::uint64_t>(args.bytes())};

@@ -239,9 +239,9 @@ void allreduce_shan(Comm& comm, const AllreduceArgs& args, const Options& option
     return shan_node_single_copy(ctx, args, options.wait_timeout(), stats);
   if (t.node_count == 1) return shan_node_pipeline(ctx, args, options.wait_timeout(), stats);
   const double timeout = options.wait_timeout();
-  ShanState& st = ctx.state<ShanState>();
   if (t.node_count > 1) ensure_fraction_comms(comm, ctx, timeout);
   if (t.max_local_size() == 1) return allreduce_fraction(ctx, 0, args, options, stats);
+  ShanState& st = ctx.state<ShanState>();
   const Layout layout = reserve_layout(ctx, st, args.bytes(), timeout);
   const Fractions fractions{args.count, t.max_local_size()};
   Call c{ctx, t, args, options, stats, layout, fractions, ctx.segment->base()};
