@@ -308,7 +308,7 @@ def suite_settings(mode: str, rpn: int | None) -> dict[str, str | None]:
 def pytest_argv(python: str) -> list[str]:
     return [
         python, "-m", "pytest", str(MPI_SUITE),
-        "-x", "-v", "-p", "no:cacheprovider", "-rfE",
+        "-x", "-v", "-p", "no:cacheprovider", "-rfE", "--durations=12",
         "-o", f"faulthandler_timeout={FAULTHANDLER_TIMEOUT}",
     ]  # fmt: skip
 

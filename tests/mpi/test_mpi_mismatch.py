@@ -169,6 +169,9 @@ def test_bcast_sizes_that_differ_are_refused(pair, root_bytes, other_bytes):
     assert_all(pair, np.all(x == 3.0), "bcast afterwards")
 
 
+# A call whose ranks disagree: on one host the flags refuse it at once, across
+# hosts it ends at this timeout (about half of a 2 x 1 hosts run's time at 1 s).
+MISMATCH_TIMEOUT = 0.5
 GUARD = 4096  # elements after each receive buffer that must stay untouched
 SENTINEL = 12345.0
 SHARED_MEMORY_ALGORITHMS = [
@@ -179,10 +182,10 @@ SHARED_MEMORY_ALGORITHMS = [
 ]  # fmt: skip
 
 
-def _mismatched_call(comm, collective, algorithm, n, guarded, **options):
+def _mismatched_call(comm, collective, algorithm, n, guarded, timeout, **options):
     """The collective with `n` elements per block on this rank (float64)."""
     p, rank = comm.size, comm.rank
-    kw = {"algorithm": algorithm, "ranks_per_node": 0, "timeout": 1, **options}
+    kw = {"algorithm": algorithm, "ranks_per_node": 0, "timeout": timeout, **options}
     ones = np.ones
     if collective == "bcast":
         buf = guarded(n)
@@ -245,7 +248,7 @@ def test_allgather_between_nodes_stays_in_bounds_when_counts_differ(comm, transp
 
 
 def _run_mismatched(comm, collective, algorithm, **options):
-    agreed = _mismatched_call(comm, collective, algorithm, 64, _Guarded(), **options)
+    agreed = _mismatched_call(comm, collective, algorithm, 64, _Guarded(), 5, **options)
     run_all(comm, agreed)  # the options are valid: only the counts make the calls below fail
     for root_count in (2, 256, 8192, 131072):  # 16 B to 1 MiB per block
         for factor in (0.5, 2):
@@ -253,7 +256,9 @@ def _run_mismatched(comm, collective, algorithm, **options):
             guarded = _Guarded()
             dup = comm.Dup()  # a failed call leaves its communicator unusable
             try:
-                _mismatched_call(dup, collective, algorithm, n, guarded, **options)()
+                _mismatched_call(
+                    dup, collective, algorithm, n, guarded, MISMATCH_TIMEOUT, **options
+                )()
             except Exception:  # noqa: BLE001 - any clear error is a fine outcome
                 pass
             dup.Free()
