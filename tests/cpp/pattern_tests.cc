@@ -15,6 +15,9 @@
 // reached from the root exactly once, depth and fan-out per kind, skew
 // mirrors the children order, and the paper's Fig. 8 example; topology-aware
 // (per-socket) trees on synthetic socket maps (socket_tree_checks.h).
+// The claim word of the persistent single-copy runs (pattern/chunk_claims.h):
+// every chunk claimed once in every run, whatever the interleaving; where
+// both ranks claim in turn each keeps its own end, run after run.
 // shan allgatherv's block size rule (pattern/shan_blocks.h): the default
 // unless the input is broadcast-shaped on 3+ nodes, then the pipelined
 // chain's optimum, clamped.
@@ -29,6 +32,7 @@
 #include "block_schedule_checks.h"
 #include "shancoll/pattern/binomial.h"
 #include "shancoll/pattern/bruck_combine.h"
+#include "shancoll/pattern/chunk_claims.h"
 #include "shancoll/pattern/dissemination.h"
 #include "shancoll/pattern/nway_dissemination.h"
 #include "shancoll/pattern/pairwise_exchange.h"
@@ -409,6 +413,62 @@ void gather_tree_tests() {
 // The alltoall(v) arithmetic (pattern/alltoall.h); uses check() above.
 #include "alltoall_pattern_checks.h"  // NOLINT(build/include_order)
 
+// Claims of one run from `word` in the order `who` gives (true: the back
+// claimer), each claimer skipping once its end has met the other's; the
+// chunks each one got, and the word after.
+std::uint64_t claim_run(std::uint64_t word, std::uint64_t run, std::uint64_t chunks,
+                        const std::vector<bool>& who, std::vector<std::uint64_t> got[2]) {
+  for (bool back : who) {
+    const shancoll::pattern::ChunkClaim c =
+        shancoll::pattern::next_chunk_claim(word, run, chunks, back);
+    if (!c.claimed) continue;
+    word = c.word;
+    got[back].push_back(c.chunk);
+  }
+  return word;
+}
+
+void chunk_claim_tests() {
+  using shancoll::pattern::next_chunk_claim;
+  for (std::uint64_t chunks = 1; chunks <= 9; ++chunks) {
+    const std::string sc = " (" + std::to_string(chunks) + " chunks)";
+    std::uint64_t word = 0;
+    // Runs 1, 2, ... and across the tag's wrap: alternating claims, then the
+    // front alone, then the back alone, then a random order.
+    const std::uint64_t runs[] = {1, 2, 3, 4, 0xfffe, 0xffff, 0x10000, 0x10001};
+    unsigned seed = 7;
+    for (std::size_t i = 0; i < std::size(runs); ++i) {
+      const std::uint64_t run = runs[i];
+      std::vector<bool> who;
+      for (std::uint64_t k = 0; k < 2 * chunks + 2; ++k) {
+        seed = seed * 1103515245u + 12345u;
+        const int mode = static_cast<int>(i % 4);
+        who.push_back(mode == 0   ? k % 2 == 1
+                      : mode == 1 ? false
+                      : mode == 2 ? true
+                                  : (seed >> 16) & 1);
+      }
+      std::vector<std::uint64_t> got[2];
+      word = claim_run(word, run, chunks, who, got);
+      std::vector<int> times(chunks, 0);
+      for (const auto& g : got)
+        for (std::uint64_t c : g) ++times[c];
+      check(std::all_of(times.begin(), times.end(), [](int t) { return t == 1; }),
+            "claims: every chunk once in run " + std::to_string(run) + sc);
+      check(!next_chunk_claim(word, run, chunks, false).claimed &&
+                !next_chunk_claim(word, run, chunks, true).claimed,
+            "claims: nothing left after the run" + sc);
+      for (std::size_t k = 0; k < got[0].size(); ++k)
+        check(got[0][k] == k, "claims: the front claimer takes 0, 1, ..." + sc);
+      for (std::size_t k = 0; k < got[1].size(); ++k)
+        check(got[1][k] == chunks - 1 - k, "claims: the back claimer takes c - 1, c - 2, ..." + sc);
+      if (i % 4 == 0)  // in turn: each its own half, the same in every such run
+        check(got[0].size() == (chunks + 1) / 2 && got[1].size() == chunks / 2,
+              "claims: in turn, the front half and the back half" + sc);
+    }
+  }
+}
+
 // pipeline_block_size / choose_block_size (shan_blocks.h).
 void shan_block_size_tests() {
   using namespace shancoll::shan;
@@ -443,6 +503,7 @@ void shan_block_size_tests() {
 }
 
 int main() {
+  chunk_claim_tests();
   shan_block_size_tests();
   gather_tree_tests();
   tree_tests();

@@ -226,6 +226,41 @@ def test_single_copy_allreduce_on_two_ranks(comm):
     comm.Barrier()  # the communicator stays usable
 
 
+def test_single_copy_when_asked_comes_before_the_deposit(comm):
+    """single_copy=True (or a rule's single_copy=1) on a bcast_init of 64 KiB
+    and an allgather_init of 16 KiB per rank, both within the deposits'
+    bounds: the runs copy straight between the ranks' buffers (the root of
+    the bcast moves nothing itself, an allgather takes p - 1 blocks, where
+    the deposits count p - 1 and p), and equal mpi4py's; without the option
+    the deposits still run there."""
+    need_single_copy(comm)
+    p, me = comm.size, comm.rank
+    n = 64 * 1024 // 8
+    for asked, root_moves, gathers in ((True, 0, p - 1), (False, p - 1, p)):
+        buf = np.zeros(n)
+        opt = {"single_copy": True} if asked else {}
+        req = shancoll.bcast_init(comm, buf, 0, algorithm="release_gather", **opt)
+        for k in range(3):
+            buf[:] = data(n, k, 0) if me == 0 else -1
+            run(req, k, me, p)
+            st = shancoll.last_stats(comm)
+            assert_all(comm, np.array_equal(buf, data(n, k, 0)), f"bcast asked={asked} run {k}")
+            moved = me != 0 or st.intra_messages == root_moves
+            assert_all(comm, moved, f"bcast asked={asked}: the root's {st}")
+        req.free()
+        m = 16 * 1024 // 8
+        send, recv = np.zeros(m), np.zeros(m * p)
+        req = shancoll.allgather_init(comm, send, recv, algorithm="shan", **opt)
+        for k in range(3):
+            send[:] = data(m, k, me)
+            run(req, k, me, p)
+            st = shancoll.last_stats(comm)
+            want = np.concatenate([data(m, k, r) for r in range(p)])
+            assert_all(comm, np.array_equal(recv, want), f"allgather asked={asked} run {k}")
+            assert_all(comm, st.intra_messages == gathers, f"allgather asked={asked}: {st}")
+        req.free()
+
+
 def test_single_copy_v_forms_against_mpi4py(comm):
     """gatherv, scatterv, allgatherv and alltoallv with irregular counts (one
     rank's none, others past a chunk) and gaps between the blocks: every run

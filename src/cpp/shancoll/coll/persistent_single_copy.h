@@ -18,12 +18,13 @@
 // what the PMPI library's routing asks (capi/pmpi_persistent.cc): a peer may
 // sit in a blocking call shancoll does not see (an MPI_Recv) while this
 // rank's wait needs its blocks. Where both wait, both copy, chunk by chunk:
-// a bcast's root and reader, a gather's root and owner, share the work.
+// a bcast's root and reader, a gather's root and owner, share the work, the
+// taker from the block's front and the giver from its back (claim_chunks).
 //
 // The rules of a run (`k`): a start writes the rank's line and copies its
 // own block (local: it waits for nobody); a chunk of a block between two
-// ranks is claimed (one compare-and-swap on the pair's claim counter, which
-// counts every chunk claimed in every run) only once both lines say k (the
+// ranks is claimed (one compare-and-swap on the pair's claim word) only
+// once both lines say k (the
 // giver's send buffer holds run k's data, the taker's receive buffer is the
 // run's), copied, then counted in the pair's done counter; a run completes
 // once every block the rank gives or takes is done. So a buffer is read or
@@ -49,6 +50,7 @@
 #include "shancoll/coll/rooted.h"
 #include "shancoll/coll/scatter/scatter.h"
 #include "shancoll/comm.h"
+#include "shancoll/pattern/chunk_claims.h"
 #include "shancoll/shm/flags.h"
 
 namespace shancoll {
@@ -57,22 +59,34 @@ namespace shancoll {
 // little beside it, few enough that both ranks of a pair share a block.
 constexpr std::size_t kClaimedChunk = std::size_t{128} << 10;
 
-// Runs `work(k)` for every chunk k of run `run` (of `chunks` chunks) that
-// nobody has claimed yet, claiming each first: `claims` counts every chunk
-// claimed in every run, `done` every chunk finished (counted after its work).
+// Runs `work(k)` for every chunk k of run `run` (of `chunks` chunks, at
+// most pattern::kMaxClaimedChunks) that nobody has claimed yet, claiming
+// each first in the word at `claims`: one rank of the pair from the front,
+// the other (`from_back`) from the back (pattern/chunk_claims.h), so that
+// where both are there each takes the same chunks in every run and the
+// lines it writes stay in its own core's cache (claimed by whoever came
+// first, they moved between the cores from run to run: the persistent
+// allreduce at 64 KiB spent twice the blocking call's time in its copies and
+// its combine, perf on the Xeon VM). `done` counts every chunk finished in
+// every run (after its work).
 template <class Work>
 void claim_chunks(std::byte* claims, std::byte* done, std::uint64_t run, std::uint64_t chunks,
-                  Work&& work) {
-  std::atomic<std::uint64_t>& claimed = flag_at(claims);
-  const std::uint64_t end = run * chunks;  // every chunk of every run so far
-  std::uint64_t c = claimed.load(std::memory_order_acquire);
-  while (c < end) {
-    if (!claimed.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel)) continue;
-    work(c - (end - chunks));
+                  bool from_back, Work&& work) {
+  std::atomic<std::uint64_t>& word = flag_at(claims);
+  std::uint64_t w = word.load(std::memory_order_acquire);
+  for (;;) {
+    const pattern::ChunkClaim c = pattern::next_chunk_claim(w, run, chunks, from_back);
+    if (!c.claimed) return;
+    if (!word.compare_exchange_weak(w, c.word, std::memory_order_acq_rel)) continue;
+    work(c.chunk);
     flag_at(done).fetch_add(1, std::memory_order_release);  // after the work
-    c = claimed.load(std::memory_order_acquire);
+    w = word.load(std::memory_order_acquire);
   }
 }
+
+// `chunks`, checked against what a claim word counts (blocks past 2 TiB:
+// no buffer of a process today, but an ArgumentError, not a wrong count).
+std::uint64_t claimable(std::uint64_t chunks);
 
 // What one rank gives and takes in every run, by local rank.
 struct SingleCopyPlan {

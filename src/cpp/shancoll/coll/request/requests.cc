@@ -573,8 +573,10 @@ std::unique_ptr<Request> request_of(const AllgathervCall& call, bool persistent)
                           const Engines& e) -> std::unique_ptr<Engine> {
     if (auto lines = inline_allgatherv(t, call, timeout)) return lines;
     if (!e.all) return nullptr;
+    if (e.single_copy > 0)  // asked for (the call, or its rule): before the deposit
+      if (auto single = single_copy_allgatherv(s.nodes(), call, e.single_copy)) return single;
     if (auto deposit = deposit_allgatherv(t, call, timeout)) return deposit;
-    return single_copy_allgatherv(s.nodes(), call, e.single_copy);
+    return e.single_copy > 0 ? nullptr : single_copy_allgatherv(s.nodes(), call, e.single_copy);
   };
   if (auto r = persistent_request(s, call.args.total() / std::max(s.comm.size(), 1), engine))
     return r;
