@@ -146,9 +146,10 @@ def allreduce(
         ``release_gather``'s option (below; it implies that algorithm). For
         :func:`allreduce_init`: True makes ``shan``'s persistent allreduce
         on a node of two ranks past 56 bytes copy straight between the two
-        ranks' buffers (cross-memory attach), each chunk read, combined and
-        written back by whichever rank is there first, instead of through
-        the request's deposits; None: as the rule table's
+        ranks' buffers (cross-memory attach), each half read, combined and
+        written back by its rank (or by the other if that one is not
+        there), instead of through the request's deposits; None: as the
+        rule table's
         ``allreduce_init`` row says (off where it says nothing).
     timeout : float or None
         Seconds a single wait may last before ``TimeoutError``; None: the

@@ -178,7 +178,11 @@ def allgatherv(
         cross-memory attach (``process_vm_readv``/``writev``), False through
         the node's shared memory (the ring below). None: by size, from
         64 KiB in all where the node allows it, unless a rule of ``auto``
-        says otherwise (``SHANCOLL_SINGLE_COPY``).
+        says otherwise (``SHANCOLL_SINGLE_COPY``). :func:`allgather_init`
+        and :func:`allgatherv_init` on one node: True runs the persistent
+        single-copy engine instead of the request's deposit at every size
+        past 56 bytes per rank; None past the deposit's 1 MiB, or where the
+        rule table's ``allgather_init`` row says ``single_copy=1``.
     ring_window : int or None
         ``shan`` on one node with a private ``recvbuf`` and no single copy:
         the bytes of each rank's ring of chunks in the node's shared memory

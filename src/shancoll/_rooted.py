@@ -69,7 +69,10 @@ each in a cache line of its own. Its optimisations are keyword options of
     Default: from 32 KiB where the node allows it
     (``SHANCOLL_SINGLE_COPY``; docs/performance.md has the measurement);
     True: at every size where available; False: never. An addition to the
-    paper.
+    paper. :func:`bcast_init`: True runs the persistent single-copy engine
+    from any size past 56 bytes instead of the request's deposit; None from
+    128 KiB, or where the rule table's ``bcast_init`` row says
+    ``single_copy=1``.
 ``inter_algorithm``
     Allreduce over several (virtual) nodes: the allreduce algorithm the node
     leaders run among themselves (default ``"auto"``).
