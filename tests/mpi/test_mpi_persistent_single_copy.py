@@ -1,7 +1,8 @@
 """The persistent single-copy engines (coll/persistent_single_copy.h): bcast
 `release_gather` from 128 KiB, gather(v), scatter(v), allgather(v) and
-alltoall(v) `shan` past their deposits' bounds, and allreduce `shan` on a
-node of two ranks when asked (single_copy=True), on one node where the ranks
+alltoall(v) `shan` past their deposits' bounds, and allreduce `shan` and
+reduce `release_gather` on a node of two ranks when asked
+(single_copy=True), on one node where the ranks
 may copy straight between their buffers. Against mpi4py's own collectives:
 blocks of one chunk and of several (128 KiB each, claimed by either rank of
 a pair), every root, in place, irregular layouts with gaps, the inputs
@@ -164,8 +165,28 @@ def allreduce_case(comm, n, root, in_place):
     return req, set_input, lambda: recv, want
 
 
+def reduce_case(comm, n, root, in_place):
+    send, recv = np.zeros(n), np.zeros(n)
+    mine = MPI.IN_PLACE if in_place and comm.rank == root else send
+    req = shancoll.reduce_init(comm, mine, recv, MPI.SUM, root, algorithm="release_gather",
+                               single_copy=True)  # fmt: skip
+
+    def set_input(k):
+        send[:], recv[:] = data(n, k, comm.rank), -1
+        if in_place and comm.rank == root:
+            recv[:] = send
+
+    def want(k):
+        w = np.zeros(n)
+        comm.Reduce(data(n, k, comm.rank), w, MPI.SUM, root)
+        return w if comm.rank == root else None
+
+    return req, set_input, lambda: recv, want
+
+
 CASES = {
     "allreduce": (allreduce_case, True),
+    "reduce": (reduce_case, True),
     "bcast": (bcast_case, False),
     "gather": (gather_case, True),
     "scatter": (scatter_case, True),
@@ -182,7 +203,7 @@ def test_single_copy_against_mpi4py(comm, name):
     need_single_copy(comm)
     make, has_in_place = CASES[name]
     p, me = comm.size, comm.rank
-    roots = range(p) if name in ("bcast", "gather", "scatter") else (0,)
+    roots = range(p) if name in ("bcast", "gather", "scatter", "reduce") else (0,)
     for n in SIZES:
         for root in roots:
             for in_place in (False, True) if has_in_place else (False,):
@@ -204,7 +225,9 @@ def test_single_copy_allreduce_on_two_ranks(comm):
     the peer's input once (one intra message of the vector's bytes, where the
     deposits move one per rank), chunks of 16 KiB and of 256 KiB and a short
     one, a non-commutative op in rank order, the same bits on both ranks;
-    counts that differ: an error at _init on both ranks."""
+    counts that differ: an error at _init on both ranks. reduce_init alike
+    at both roots (predefined ops: the root's statistics, one read where its
+    deposit counts two)."""
     need_single_copy(comm)
     if comm.size != 2:
         pytest.skip("a node of two ranks")
@@ -220,6 +243,19 @@ def test_single_copy_allreduce_on_two_ranks(comm):
             assert_all(comm, np.array_equal(recv, 2 * both[0] + both[1]), f"n={n} run {k}")
             assert_all(comm, (st.intra_messages, st.intra_bytes) == (1, 8 * n), f"{st}")
         req.free()
+        for root in (0, 1):
+            req = shancoll.reduce_init(comm, send, recv, MPI.SUM, root,
+                                       algorithm="release_gather", single_copy=True)  # fmt: skip
+            for k in range(STARTS):
+                send[:], recv[:] = data(n, k, comm.rank), -1
+                run(req, k, comm.rank, 2)
+                both = comm.allgather(send.copy())
+                st = shancoll.last_stats(comm)
+                ok = comm.rank != root or np.array_equal(recv, both[0] + both[1])
+                assert_all(comm, ok, f"reduce root={root} n={n} run {k}")
+                one_read = (st.intra_messages, st.intra_bytes) == (1, 8 * n)
+                assert_all(comm, comm.rank != root or one_read, f"reduce root={root}: {st}")
+            req.free()
     with pytest.raises(ValueError, match="count: local ranks 0 and 1"):
         m = 5000 + comm.rank
         shancoll.allreduce_init(comm, np.zeros(m), np.zeros(m), single_copy=True, algorithm="shan")
@@ -333,7 +369,7 @@ def test_single_copy_progress_while_a_rank_blocks(comm, name):
     make, _ = CASES[name]
     p, me = comm.size, comm.rank
     n = 3 * CHUNK + 5
-    for root in range(p) if name in ("bcast", "gather", "scatter") else (0,):
+    for root in range(p) if name in ("bcast", "gather", "scatter", "reduce") else (0,):
         req, set_input, result, want = make(comm, n, root, False)
         for blocked in range(p):
             releaser = (blocked + 1) % p

@@ -54,11 +54,23 @@ COLLECTIVES += ["reduce_scatter_block", "scan", "exscan", "barrier"]
 # The persistent forms (rules.h, <coll>_init rows): each collective's persistent
 # engine against the MPI library's own persistent request (``mpi``), the
 # engines that may copy straight between the ranks' buffers also with that
-# off (single_copy=0: their shared-segment deposits alone).
+# off (single_copy=0: their shared-segment deposits alone), and those whose
+# single copy runs only where asked, or before their deposits where asked
+# (allreduce and reduce on a node of two ranks; bcast and allgather), with it
+# asked for (single_copy=1).
 PERSISTENT = [f"{c}_init" for c in PERSISTENT_ENGINES]
+_OFF, _ASKED = "[single_copy=false]", "[single_copy=true]"
 PERSISTENT_MECHANISMS = {
-    f"{c}_init": [f"{PERSISTENT_ENGINES[c]}[single_copy=false]"]
-    for c in ("bcast", "allgather", "alltoall", "gather", "scatter")
+    f"{c}_init": [PERSISTENT_ENGINES[c] + option for option in options]
+    for c, options in {
+        "bcast": (_OFF, _ASKED),
+        "allgather": (_OFF, _ASKED),
+        "alltoall": (_OFF,),
+        "gather": (_OFF,),
+        "scatter": (_OFF,),
+        "allreduce": (_ASKED,),
+        "reduce": (_ASKED,),
+    }.items()
 }
 # The mechanism variants timed beside the defaults (report.TUNED_OPTIONS).
 MECHANISMS = ["release_gather[single_copy=false]", "release_gather[single_copy=true]"]

@@ -133,11 +133,13 @@ std::unique_ptr<Engine> single_copy_scatter(NodeContext& ctx, const ScattervCall
 // allgatherv_persistent_single_copy.cc: allgather and allgatherv.
 std::unique_ptr<Engine> single_copy_allgatherv(NodeContext& ctx, const AllgathervCall& call,
                                                int single_copy);
-// allreduce_persistent_single_copy.cc: a node of two ranks, where
-// `single_copy` is 1 (a rule table's allreduce_init row, or the call's
+// persistent_pair_reduce.cc: a node of two ranks, where `single_copy` is
+// 1 (a rule table's allreduce_init or reduce_init row, or the call's
 // option): measured on one machine only, so off by default.
 std::unique_ptr<Engine> single_copy_allreduce(NodeContext& ctx, const AllreduceArgs& args,
                                               int single_copy);
+std::unique_ptr<Engine> single_copy_reduce(NodeContext& ctx, const ReduceCall& call,
+                                           int single_copy);
 // alltoallv_persistent_single_copy.cc: alltoall and alltoallv, not in place,
 // blocks of at most 128 KiB.
 std::unique_ptr<Engine> single_copy_alltoallv(NodeContext& ctx, const AlltoallvCall& call,

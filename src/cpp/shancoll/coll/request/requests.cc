@@ -475,7 +475,9 @@ std::unique_ptr<Request> request_of(const ReduceCall& call, bool persistent) {
   const auto engine = [&](const Topology& t, const double& timeout,
                           const Engines& e) -> std::unique_ptr<Engine> {
     if (auto lines = inline_reduce(t, call, timeout)) return lines;
-    return e.all ? deposit_reduce(t, call, timeout) : nullptr;
+    if (!e.all) return nullptr;
+    if (auto single = single_copy_reduce(s.nodes(), call, e.single_copy)) return single;
+    return deposit_reduce(t, call, timeout);
   };
   if (auto r = persistent_request(s, reduction_bytes(call.count, call.type), engine)) return r;
   return made(s, [&] {
