@@ -31,7 +31,8 @@ def main(lib: str, rules: str, collectives: str, *sizes: str) -> None:
     pmpi = next(prefix.glob("lib/python3*/site-packages/shancoll/lib/libshancoll_pmpi.so"))
     launcher = [a for a in m.mpiexec if a not in ("--bind-to", "none")]
     if lib == "openmpi":
-        start = [*launcher, "--bind-to", "core", "-n", "2", "-x", "LD_PRELOAD", "-x", "SHANCOLL_RULES"]
+        start = [*launcher, "--bind-to", "core", "-n", "2", "-x", "LD_PRELOAD"]
+        start += ["-x", "SHANCOLL_RULES"]
     else:
         start = [*launcher, "-bind-to", "core", "-n", "2", "-genv", "LD_PRELOAD", str(pmpi)]
         start += ["-genv", "SHANCOLL_RULES", rules]
