@@ -7,8 +7,9 @@
 // the rank's line (no copy: the deposit engines copy the whole input into
 // the segment first).
 //
-// The vector is cut into chunks: halves of it, between 16 and 256 KiB (the
-// blocking pair's halves, and its 256 KiB per system call). A chunk is
+// The vector is cut into chunks: halves of it, at most kPairChunkBytes
+// (claimed_chunk: the blocking pair's halves, and its bytes per system
+// call; a vector under 32 KiB whole). A chunk is
 // claimed, once both lines say run k, in its test by local rank 0 from the
 // front and by local rank 1 from the back (claim_chunks: where both are
 // there each takes its own half in every run, as the blocking pair does).
@@ -42,6 +43,7 @@
 #include <string>
 #include <vector>
 
+#include "shancoll/coll/pair_reduce.h"
 #include "shancoll/coll/persistent_single_copy.h"
 #include "shancoll/error.h"
 #include "shancoll/shm/flags.h"
@@ -50,13 +52,6 @@
 
 namespace shancoll {
 namespace {
-
-constexpr std::size_t kMinChunk = std::size_t{16} << 10;
-constexpr std::size_t kMaxChunk = std::size_t{256} << 10;
-
-std::size_t half_chunk_of(std::size_t bytes) {
-  return std::clamp(bytes / 2 / kMinChunk * kMinChunk, kMinChunk, kMaxChunk);
-}
 
 // Where a rank's input and recvbuf (0: none) lie, and its bytes (told at _init).
 struct Buffers {
@@ -83,7 +78,7 @@ class PairReduceEngine final : public Engine {
         peer_input_(reinterpret_cast<const std::byte*>(peer.input)),
         peer_recv_(reinterpret_cast<std::byte*>(peer.recv)),
         bytes_(mine.bytes),
-        chunk_(half_chunk_of(bytes_)),
+        chunk_(claimed_chunk(bytes_, kPairChunkBytes)),
         chunks_(claimable((bytes_ + chunk_ - 1) / chunk_)),
         theirs_(chunk_),
         tmp_(chunk_),

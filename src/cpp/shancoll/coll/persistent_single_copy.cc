@@ -21,18 +21,6 @@ struct Given {
   std::uint64_t address = 0, bytes = 0, destination = 0;
 };
 
-// The bytes of a claim in a block of `bytes`: kClaimedChunk, but halves
-// (whole pages) of a block of up to two of them, so that the two ranks of
-// the pair share it (one chunk of 128 KiB: a bcast's start + wait took
-// 17-21 us where the blocking call, on both cores, took 5-6, Xeon VM), and
-// blocks under kUnsplit whole (a system call each would cost more than it
-// saves).
-constexpr std::size_t kUnsplit = std::size_t{32} << 10;
-constexpr std::size_t chunk_of(std::size_t bytes) {
-  if (bytes < kUnsplit) return bytes;
-  return std::min(kClaimedChunk, (bytes / 2 + 4095) / 4096 * 4096);
-}
-
 // One block between two local ranks, as one of them sees it: the peer, the
 // direction, where it lies on each side, its chunks, and the pair's line.
 struct Block {
@@ -102,7 +90,7 @@ class SingleCopyEngine final : public Engine {
   static std::byte* done(const Block& b) { return b.line + sizeof(std::uint64_t); }
   static Block block(int peer, bool give, const std::byte* from, std::byte* to, std::size_t bytes,
                      std::byte* line) {
-    const std::size_t chunk = chunk_of(bytes);
+    const std::size_t chunk = claimed_chunk(bytes, kClaimedChunk);
     return {peer, give, from, to, bytes, chunk, claimable((bytes + chunk - 1) / chunk), line};
   }
 
