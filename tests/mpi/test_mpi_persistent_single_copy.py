@@ -24,7 +24,7 @@ from mpi4py import MPI
 import shancoll
 
 TIMEOUT = 30.0
-CHUNK = 128 * 1024 // 8  # doubles per claimed chunk (kClaimedChunk)
+CHUNK = 256 * 1024 // 8  # doubles in the largest claimed chunk (kClaimedChunk)
 SIZES = (4100, 3 * CHUNK + 5) if not REDUCED else (3 * CHUNK + 5,)
 STARTS = 4 if REDUCED else 7
 A2A_LARGEST = 128 * 1024 // 8  # the largest alltoall block it takes
@@ -55,7 +55,7 @@ def run(req, k, me, p):
 # name -> (make(comm, n, root, in_place) -> (request, set_input(k), result()),
 # what mpi4py's call gives), the blocks of n doubles
 def bcast_case(comm, n, root, in_place):
-    n = max(n, CHUNK)  # from 128 KiB
+    n = max(n, CHUNK)  # past 128 KiB, where it takes single copy unasked
     buf = np.zeros(n)
     req = shancoll.bcast_init(comm, buf, root, algorithm="release_gather")
 
@@ -341,9 +341,9 @@ def test_single_copy_v_forms_against_mpi4py(comm):
         run(req, k, me, p)
         assert_all(comm, np.array_equal(recv, want), f"allgatherv {k}")
     req.free()
-    # alltoallv: rank r sends (CHUNK / 2 + r + j) doubles to rank j, with gaps
-    sc = [CHUNK // 2 + me + j for j in range(p)]
-    rc = [CHUNK // 2 + j + me for j in range(p)]
+    # alltoallv: rank r sends (A2A_LARGEST / 2 + r + j) doubles to rank j, with gaps
+    sc = [A2A_LARGEST // 2 + me + j for j in range(p)]
+    rc = [A2A_LARGEST // 2 + j + me for j in range(p)]
     sd = [sum(sc[:j]) + 3 * j for j in range(p)]
     rd = [sum(rc[:j]) + 2 * j for j in range(p)]
     sbuf, rbuf = np.zeros(sd[-1] + sc[-1]), np.zeros(rd[-1] + rc[-1] + 2)

@@ -48,14 +48,14 @@ class SingleCopyEngine final : public Engine {
       const int j = (me_ + k) % size_;
       if (plan.take_bytes[j] > 0)
         blocks_.push_back(block(j, false, reinterpret_cast<const std::byte*>(peer[j].address),
-                                plan.take[j], plan.take_bytes[j], pair_line(j, me_)));
+                                plan.take[j], plan.take_bytes[j], pair_line(j, me_), plan.parts));
     }
     for (int k = 1; k < size_; ++k) {
       const int j = (me_ + k) % size_;
       if (plan.give_bytes[j] > 0)
         blocks_.push_back(block(j, true, plan.give[j],
                                 reinterpret_cast<std::byte*>(peer[j].destination),
-                                plan.give_bytes[j], pair_line(me_, j)));
+                                plan.give_bytes[j], pair_line(me_, j), plan.parts));
     }
   }
 
@@ -89,8 +89,8 @@ class SingleCopyEngine final : public Engine {
   }
   static std::byte* done(const Block& b) { return b.line + sizeof(std::uint64_t); }
   static Block block(int peer, bool give, const std::byte* from, std::byte* to, std::size_t bytes,
-                     std::byte* line) {
-    const std::size_t chunk = claimed_chunk(bytes, kClaimedChunk);
+                     std::byte* line, std::size_t parts) {
+    const std::size_t chunk = claimed_chunk(bytes, kClaimedChunk, parts);
     return {peer, give, from, to, bytes, chunk, claimable((bytes + chunk - 1) / chunk), line};
   }
 

@@ -56,20 +56,36 @@
 
 namespace shancoll {
 
-// The bytes a claim copies: enough that its system call and its claim cost
-// little beside it, few enough that both ranks of a pair share a block.
-constexpr std::size_t kClaimedChunk = std::size_t{128} << 10;
+// The most bytes a claim copies: enough that its system call and its claim
+// cost little beside it, few enough that both ranks of a pair share a
+// block. 256 KiB, as the blocking pair's chunks (kPairChunkBytes): against
+// 128 KiB, start + wait of a 1 MiB allgather 155-157 us against 170-172, a
+// 4 MiB bcast 210-212 against 220-259; 512 KiB slower than both (Xeon VM,
+// 2026-11-30).
+constexpr std::size_t kClaimedChunk = std::size_t{256} << 10;
 
-// The bytes of a claim in a block (or vector) of `bytes`: halves of it in
-// whole pages (so that both ranks of the pair take a share: one 128 KiB
-// chunk made a bcast's start + wait 17-21 us where the blocking call, on
-// both cores, took 5-6, Xeon VM), at most `largest`; blocks under 32 KiB
-// whole (a system call more would cost more than it saves). Whole pages
-// hold whole elements of every type a reduction takes.
-constexpr std::size_t claimed_chunk(std::size_t bytes, std::size_t largest) {
+// The bytes of a claim in a block (or vector) of `bytes`: `parts` of it in
+// whole pages (halves: both ranks of a pair take a share; one 128 KiB chunk
+// made a bcast's start + wait 17-21 us where the blocking call, on both
+// cores, took 5-6, Xeon VM), at most `largest`; blocks under 32 KiB whole
+// (a system call more would cost more than it saves). Whole pages hold
+// whole elements of every type a reduction takes.
+constexpr std::size_t claimed_chunk(std::size_t bytes, std::size_t largest, std::size_t parts = 2) {
   constexpr std::size_t kUnsplit = std::size_t{32} << 10, kPage = 4096;
   if (bytes < kUnsplit) return bytes;
-  return std::min(largest, (bytes / 2 + kPage - 1) / kPage * kPage);
+  return std::min(largest, (bytes / parts + kPage - 1) / kPage * kPage);
+}
+
+// The parts of a rooted engine's blocks (gather, scatter) on n local ranks:
+// the root copies its own block besides its share of the n - 1 others, and
+// a local copy costs about half a cross-memory one (kOwnCopyWeight in
+// gather_shan.cc), so the balanced share of each block is 1/(2n) at the
+// root and the rest at its owner; chunks of that size let the claims from
+// both ends settle there (halves left the root a whole half: 64-256 KiB
+// gathers and scatters at 2 ranks 1.1-1.2x their blocking calls; quarters
+// level with them, eighths slower: Xeon VM, 2026-11-30).
+constexpr std::size_t rooted_parts(int local_size) {
+  return 2 * static_cast<std::size_t>(local_size);
 }
 
 // Runs `work(k)` for every chunk k of run `run` (of `chunks` chunks, at
@@ -121,6 +137,8 @@ struct SingleCopyPlan {
   const std::byte* own_from = nullptr;
   std::byte* own_to = nullptr;
   std::size_t own_bytes = 0;
+  // The chunks a block is cut into (claimed_chunk), alike on every rank.
+  std::size_t parts = 2;
 };
 
 // Whether every local rank runs a single-copy engine: one node of several

@@ -4,8 +4,10 @@
 // (coll/persistent_single_copy.h), the root its own at its start.
 //
 // Cost per run (n local ranks, blocks of b bytes): the root writes its line
-// and copies its own block at the start, then reads n - 1 completion lines;
-// every other rank copies b from the root (one system call), all at once.
+// and copies its own block at the start, then shares each other block with
+// its reader in chunks of b / 2n (rooted_parts; at most kClaimedChunk, a
+// system call each), the reader reading from the front, the root writing
+// from the back: about 1 / 2n of each at the root.
 #include <memory>
 
 #include "shancoll/coll/persistent_single_copy.h"
@@ -19,6 +21,7 @@ std::unique_ptr<Engine> single_copy_scatter(NodeContext& ctx, const ScattervCall
   if (!single_copy_agreed(ctx, single_copy, !call.typed)) return nullptr;
   SingleCopyPlan plan(t.local_size());
   plan.counts_name = "recvcount";
+  plan.parts = rooted_parts(t.local_size());
   const int root = t.local_rank_of[a.root];
   if (t.local_rank != root) {
     plan.take[root] = a.recv, plan.take_bytes[root] = static_cast<std::size_t>(a.recv_bytes);
