@@ -4,6 +4,7 @@ and the table a sweep fits from its results."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -38,12 +39,17 @@ def test_parse():
     rules = _core.parse_rules(TABLE)
     assert len(rules) == 7
     no_limit = 2**31 - 1
-    assert rules[0] == ("allreduce", 0, 1024, 4, 4, 1, 1, "nway_dissemination", "", 1, no_limit)
+    assert rules[0] == (
+        "allreduce", 0, 1024, 4, 4, 1, 1, "nway_dissemination", "", 1, no_limit, ""
+    )  # fmt: skip
     assert rules[1][2] == 2**63 - 1  # '*': no limit
     assert rules[3][5:7] == (2, no_limit)  # nodes 2+
     # hosts, the column after nodes (8-field rows, as above: '*')
-    assert _core.parse_rules("bcast 0 * 2 2 2 2 binomial -")[0][7:] == ("binomial", "", 2, 2)
-    assert _core.parse_rules("bcast 0 * 2 * 2+ 2+ mpi -")[0][9:] == (2, no_limit)
+    assert _core.parse_rules("bcast 0 * 2 2 2 2 binomial -")[0][7:] == ("binomial", "", 2, 2, "")
+    assert _core.parse_rules("bcast 0 * 2 * 2+ 2+ mpi -")[0][9:] == (2, no_limit, "")
+    # hosts with the network module that carries their messages
+    assert _core.parse_rules("bcast 0 * 2 * 2 2@OFI mpi -")[0][9:] == (2, 2, "ofi")
+    assert _core.parse_rules("bcast 0 * 2 * 2 *@ucx mpi -")[0][9:] == (1, no_limit, "ucx")
     assert _core.parse_rules("allgather 0 * 1 * * ring -")[0][0] == "allgatherv"
     assert _core.parse_rules("alltoall 0 * 1 * * bruck -")[0][0] == "alltoallv"
     for bad, what in (
@@ -55,6 +61,9 @@ def test_parse():
         ("bcast 8 8 1 * * ring -", "empty range"),
         ("bcast 0 * 1 * * release_gather tree=oak", "unknown tree 'oak'"),
         ("allreduce 0 * 1 * * ring nope=1", "unknown option of allreduce"),
+        ("allreduce 0 * 1 * 2 2@ ring -", "'2@' names no network module"),
+        ("allreduce 0 * 1 * 2 2@a/b ring -", "'2@a/b' names no network module"),
+        ("allreduce 0 * 1 * 2 x@ucx ring -", "'x' is not a count"),
     ):
         with pytest.raises(ValueError, match=what) as e:
             _core.parse_rules("# ok\n\n" + bad, "t.tsv")
@@ -655,6 +664,45 @@ def test_hosts_tell_real_nodes_from_virtual_ones(tmp_path, monkeypatch):
         assert choose("reduce", 64, 2, 2, hosts=1) == "binomial"
     finally:
         shancoll.set_rules(None)
+
+
+def test_a_row_may_name_the_network_between_hosts(tmp_path, monkeypatch):
+    """A hosts field N@<network> holds only under that network module (this
+    process's, rules_info()["network"]), so one table carries UCX's and OFI's
+    choices for one layout; a row without one holds under any."""
+    monkeypatch.delenv("SHANCOLL_RULES", raising=False)
+    here = shancoll.rules_info()["network"]
+    assert here in ("ucx", "ofi")  # the PyPI MPICH: ch4:ucx ofi
+    other = "ofi" if here == "ucx" else "ucx"
+    path = tmp_path / "rules.tsv"
+    path.write_text(
+        f"allreduce 0 * 2 2 2 2@{other} ring -\n"
+        f"allreduce 0 1024 2 2 2 2@{here.upper()} pairwise_exchange -\n"
+        "allreduce 0 * 2 2 2 2 binomial -\n"
+    )
+    shancoll.set_rules(path)
+    try:
+        choose = _core.choose_auto
+        assert choose("allreduce", 64, 2, 2, hosts=2) == "pairwise_exchange"
+        assert choose("allreduce", 4096, 2, 2, hosts=2) == "binomial"
+    finally:
+        shancoll.set_rules(None)
+
+
+def test_the_network_module_of_each_library():
+    """MPICH's netmod: its CVAR where set, else its build's first; Intel MPI's
+    is libfabric's; a library whose module is not known names none."""
+    from mpi4py import MPI
+
+    mpich = "MPICH Version:      5.0.2\nMPICH Device:       ch4:ucx ofi\nMPICH CC: cc\n"
+    assert _core.network_of(mpich) == "ucx"
+    assert _core.network_of(mpich, "OFI") == "ofi"
+    assert _core.network_of("MPICH Version: 4.2.0\nMPICH Device: ch4:ofi\n") == "ofi"
+    assert _core.network_of("MPICH Version: 3.4\nMPICH Device: ch3:nemesis\n") == "unknown"
+    assert _core.network_of("Intel(R) MPI Library 2021.18 for Linux* OS\n") == "ofi"
+    assert _core.network_of("Open MPI v5.0.11, package: Open MPI", "ucx") == "unknown"
+    netmod = os.environ.get("MPIR_CVAR_CH4_NETMOD", "")
+    assert shancoll.rules_info()["network"] == _core.network_of(MPI.Get_library_version(), netmod)
 
 
 def test_the_amd_epyc_mpich_table_leaves_two_hosts_to_mpi():

@@ -73,7 +73,10 @@ def rules_info() -> dict[str, str | int | None]:
     table and how to measure one), "machine": this process's fingerprint as
     a table's match lines compare it, and its parts apart: "cpu" (the model
     name), "cpuid" ("family 25 model 1"), "caches" ("L1d 32K L2 512K L3
-    32M", cpu0's in sysfs) and "mpi" (the library's version line), and
+    32M", cpu0's in sysfs) and "mpi" (the library's version line); "network":
+    the network module between hosts that a row's hosts field may name
+    ("2@ucx": MPICH's netmod, ``$MPIR_CVAR_CH4_NETMOD`` else its build's
+    first; "ofi" for Intel MPI; "unknown" elsewhere); and
     "stream_copy_from": the bytes from which shancoll's local copies use
     streaming stores (``SHANCOLL_STREAM_COPY``, else half the largest cache;
     None: never)}``; a part the machine cannot tell is "unknown".

@@ -9,7 +9,7 @@ import os
 
 import numpy as np
 import pytest
-from _mpi_util import assert_all, physical_node, run_all
+from _mpi_util import assert_all, physical_node, rule_table, run_all
 from mpi4py import MPI
 
 import shancoll
@@ -56,3 +56,36 @@ def test_auto_across_hosts_is_the_mpi_library(comm):
         assert_all(comm, (ran == "mpi") == (hosts > 1), f"auto bcast ran {ran} on {hosts} hosts")
     finally:
         shancoll.set_rules(None)
+
+
+def test_shan_between_nodes_takes_the_table_row_for_its_layout(comm, tmp_path):
+    """shan allreduce's step between nodes (here every rank its own node) runs
+    what the rule table names for nodes of one rank on these hosts, under this
+    network module where a row names one (N@<network>, rules.h), else the
+    built-in rule (ring at 1 MiB on virtual nodes, the library's call across
+    hosts): told apart by their rounds."""
+    if comm.size < 2:
+        pytest.skip("one rank: no step between nodes")
+    network = shancoll.rules_info()["network"]
+    other = "ofi" if network == "ucx" else "ucx"
+    table = tmp_path / "between-nodes.tsv"  # every rank its own copy
+    table.write_text(
+        f"allreduce 0 * 2 * 2+ *@{other} binomial -\n"
+        f"allreduce 0 * 2 * 2+ *@{network} pairwise_exchange -\n"
+    )
+    x = np.arange(1 << 17, dtype=np.int64) * (comm.rank + 1)  # 1 MiB
+    want = np.zeros_like(x)
+    comm.Allreduce(x, want, MPI.SUM)
+
+    def rounds(algorithm: str) -> int:
+        out = np.zeros_like(x)
+        run_all(comm, shancoll.allreduce, comm, x, out, MPI.SUM, algorithm, ranks_per_node=1)
+        assert_all(comm, np.array_equal(out, want), f"{algorithm}: wrong sums")
+        return shancoll.last_stats(comm).rounds
+
+    assert_all(comm, rounds("pairwise_exchange") != rounds("ring"), "the rounds tell them apart")
+    builtin = "ring" if hosts_of(comm) == 1 else "mpi"
+    named = builtin if network == "unknown" else "pairwise_exchange"
+    with rule_table(str(table)):
+        shan = rounds("shan")
+    assert_all(comm, shan == rounds(named), f"shan's step between nodes: not {named}")

@@ -66,6 +66,7 @@ void bind_rules(py::module_& m) {
     d["how"] = info.how;
     d["machine"] = info.machine;
     for (const auto& [key, value] : machine_fingerprint()) d[key.c_str()] = value;
+    d["network"] = machine_network();
     const std::size_t stream = environment().stream_copy_from;
     d["stream_copy_from"] = stream == std::numeric_limits<std::size_t>::max()
                                 ? py::none()
@@ -96,10 +97,18 @@ void bind_rules(py::module_& m) {
         for (const Rule& r : parse_rules(text, source))
           out.append(py::make_tuple(r.coll, r.min_bytes, r.max_bytes, r.min_ranks, r.max_ranks,
                                     r.min_nodes, r.max_nodes, r.algorithm, r.options_text,
-                                    r.min_hosts, r.max_hosts));
+                                    r.min_hosts, r.max_hosts, r.network));
         return out;
       },
       py::arg("text"), py::arg("source") = "<string>");
+  m.def(
+      "network_of",
+      [](const std::string& version, const std::string& netmod) {
+        return network_of(version, netmod.c_str());
+      },
+      py::arg("version"), py::arg("netmod") = "",
+      "The network module a rule's hosts field names (N@<network>) for an MPI library of "
+      "this version text, with $MPIR_CVAR_CH4_NETMOD as `netmod`.");
   m.def("choose_auto", &choose, py::arg("coll"), py::arg("bytes"), py::arg("ranks"),
         py::arg("nodes") = 0, py::arg("inexact") = true, py::arg("consistent") = true,
         py::arg("commutative") = true, py::arg("private_recv") = true, py::arg("itemsize") = 8,

@@ -49,6 +49,11 @@ std::int64_t parse_int(const std::string& field, bool star_ok, std::int64_t star
   return v;
 }
 
+std::string lower(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
 // A count range: '*' (any), N, or N+ (at least N), into [min, max].
 void parse_range(std::string text, int* min, int* max, const std::string& where) {
   if (text == "*") return;
@@ -56,6 +61,19 @@ void parse_range(std::string text, int* min, int* max, const std::string& where)
   if (open) text.pop_back();
   *min = static_cast<int>(parse_int(text, false, 0, where));
   *max = open ? INT32_MAX : *min;
+}
+
+// The hosts field: a range, and after '@' the network module it needs.
+void parse_hosts(const std::string& text, Rule* r, const std::string& where) {
+  const std::size_t at = text.find('@');
+  parse_range(text.substr(0, at), &r->min_hosts, &r->max_hosts, where);
+  if (at == std::string::npos) return;
+  r->network = lower(text.substr(at + 1));
+  const bool word = std::all_of(r->network.begin(), r->network.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '_' || c == '-';
+  });
+  if (r->network.empty() || !word)
+    throw ArgumentError(where + "hosts: '" + text + "' names no network module (N@ucx, N@ofi)");
 }
 
 // A row's fields with the hosts column in place: 9 as written, or 8 from a
@@ -88,7 +106,7 @@ Rule parse_line(std::istringstream& in, const std::string& where) {
   r.min_ranks = static_cast<int>(parse_int(f[3], false, 0, where));
   r.max_ranks = static_cast<int>(parse_int(f[4], true, INT32_MAX, where));
   parse_range(f[5], &r.min_nodes, &r.max_nodes, where);
-  parse_range(f[6], &r.min_hosts, &r.max_hosts, where);
+  parse_hosts(f[6], &r, where);
   r.algorithm = f[7];
   if (f[8] != "-") {  // the collective's options over its defaults, checked now
     const Collective c = r.coll == "allgatherv"             ? Collective::allgatherv
@@ -266,12 +284,13 @@ bool in_range(int n, int min, int max) {
 }  // namespace
 
 const Rule* match_rule(const std::vector<Rule>& rules, const std::string& coll, std::int64_t bytes,
-                       int ranks, int nodes, int hosts) {
+                       int ranks, int nodes, int hosts, const std::string& network) {
   const std::string c = table_coll(coll);
   for (const Rule& r : rules) {
     if (r.coll == c && r.min_bytes <= bytes && bytes < r.max_bytes && r.min_ranks <= ranks &&
         ranks <= r.max_ranks && in_range(nodes, r.min_nodes, r.max_nodes) &&
-        in_range(hosts, r.min_hosts, r.max_hosts))
+        in_range(hosts, r.min_hosts, r.max_hosts) &&
+        (r.network.empty() || (r.network == network && network != "unknown")))
       return &r;
   }
   return nullptr;
@@ -308,7 +327,7 @@ RulesInfo rules_info() {
   std::string path = current_path(a, &how);
   std::string why = how;
   if (path == kBuiltin) path.clear(), why += ": builtin, no table";
-  return {path, why, describe(machine_fingerprint())};
+  return {path, why, describe(machine_fingerprint()) + ", network=" + machine_network()};
 }
 
 namespace {
@@ -421,13 +440,18 @@ std::string cpu_id() {
   return family.empty() || model.empty() ? "unknown" : "family " + family + " model " + model;
 }
 
-std::string mpi_version() {
+// The MPI library's whole version text.
+std::string mpi_version_text() {
   char text[MPI_MAX_LIBRARY_VERSION_STRING] = "";
   int length = 0;
   MPI_Get_library_version(text, &length);
   // Open MPI counts the terminating NUL in length: a table written from the
   // fingerprint would carry it into its match line.
-  const std::string all(text, strnlen(text, static_cast<std::size_t>(std::max(length, 0))));
+  return std::string(text, strnlen(text, static_cast<std::size_t>(std::max(length, 0))));
+}
+
+std::string mpi_version() {
+  const std::string all = mpi_version_text();
   return squeezed(all.substr(0, all.find('\n')));
 }
 
@@ -516,6 +540,27 @@ const std::string& machine_mpi() {
   return mpi;
 }
 
+std::string network_of(const std::string& version, const char* netmod) {
+  if (version.rfind("Intel(R) MPI", 0) == 0) return "ofi";
+  if (version.rfind("MPICH", 0) != 0) return "unknown";
+  if (netmod && *netmod) return lower(netmod);
+  const std::string device = "MPICH Device:";
+  const std::size_t at = version.find(device);
+  if (at == std::string::npos) return "unknown";
+  const std::size_t end = version.find('\n', at);
+  std::istringstream line(version.substr(at + device.size(), end - at - device.size()));
+  std::string word;  // "ch4:ucx"
+  line >> word;
+  if (word.rfind("ch4:", 0) != 0 || word.size() == 4) return "unknown";
+  return lower(word.substr(4, word.find(',') - 4));
+}
+
+const std::string& machine_network() {
+  static const std::string network =
+      network_of(mpi_version_text(), std::getenv("MPIR_CVAR_CH4_NETMOD"));
+  return network;
+}
+
 bool matches(const Match& match, const Match& machine) {
   for (const auto& [key, value] : match) {
     bool held = false;
@@ -549,7 +594,8 @@ const Rule* matching_rule(const std::string& coll, std::int64_t bytes, int ranks
   if (m.generation != generation || m.bytes != bytes || m.ranks != ranks || m.nodes != nodes ||
       m.hosts != hosts || m.coll != coll) {
     auto rules = current_rules();
-    const Rule* rule = rules ? match_rule(*rules, coll, bytes, ranks, nodes, hosts) : nullptr;
+    const Rule* rule =
+        rules ? match_rule(*rules, coll, bytes, ranks, nodes, hosts, machine_network()) : nullptr;
     m = {generation, coll, bytes, ranks, nodes, hosts, std::move(rules), rule};
   }
   return m.rule;

@@ -22,7 +22,11 @@
 // through MPI's shared memory, 2 nodes on 2 hosts go through its network
 // module, and the two are timed apart (rules measured on real-node runs say
 // hosts 2). A row of 8 fields (tables written before the column) has hosts
-// '*'. options: '-' (the algorithm's defaults) or key=value,...
+// '*'. hosts may name the network module that carries the messages between
+// the hosts, N@<network> (2@ucx, 2+@ofi): such a row holds only where
+// machine_network() is that name (latency differs by module: at 2 hosts of
+// one rank, 256 KiB, one round of m beats two of m/2 under OFI's tcp and
+// loses under UCX). options: '-' (the algorithm's defaults) or key=value,...
 // (the collective's options, call_options.h: e.g. single_copy=0), which a
 // call that passes no options of its own then runs with. The first rule
 // that holds decides; if its algorithm cannot run this call (unknown, a
@@ -37,10 +41,10 @@
 // persistent request); options '-', single_copy=0 (the shared-segment
 // deposits alone, not the single-copy engines) or single_copy=1 (also the
 // engines that take single copy only when asked: allreduce's on a node of
-// two ranks), which a call with no single_copy option of its own runs with. bytes as for the blocking rows,
-// except alltoallv_init (alltoallv calls too) and the v-forms: 0. Without
-// a row persistent `auto` takes the inline engines (at most 56 bytes, the
-// built-in rule) and the MPI library's own elsewhere.
+// two ranks), which a call with no single_copy option of its own runs with. bytes as for the
+// blocking rows, except alltoallv_init (alltoallv calls too) and the v-forms: 0. Without a row
+// persistent `auto` takes the inline engines (at most 56 bytes, the built-in rule) and the MPI
+// library's own elsewhere.
 //
 // A table is measured on one kind of machine, and holds there: its lines
 //
@@ -98,6 +102,7 @@ struct Rule {
   int min_ranks = 1, max_ranks = INT32_MAX;           // [min, max]
   int min_nodes = 1, max_nodes = INT32_MAX;           // [min, max]
   int min_hosts = 1, max_hosts = INT32_MAX;           // [min, max]
+  std::string network;                                // "": any; else machine_network()'s
   std::string algorithm;
   std::string options_text;                    // "" for '-'
   std::shared_ptr<const CallOptions> options;  // parsed and completed; null for '-'
@@ -116,6 +121,15 @@ const std::string& machine_mpi();
 std::string read_caches(const std::string& dir);
 // The largest of those caches in bytes (the last level's), 0 where unknown.
 std::size_t largest_cache_bytes(const std::string& dir);
+// The network module that carries this process's messages between hosts,
+// as a rule's hosts field names it: network_of(the MPI library's version
+// text, $MPIR_CVAR_CH4_NETMOD). Needs MPI initialised.
+const std::string& machine_network();
+// MPICH's netmod: `netmod` (its CVAR) where set, else the first of the
+// build's ("MPICH Device: ch4:ucx ofi": ucx); Intel MPI: ofi (libfabric
+// alone); other libraries: "unknown" (no row naming a network holds).
+// Lower case.
+std::string network_of(const std::string& version, const char* netmod);
 // Whether every line of `match` holds on `machine` (default: this process's).
 bool matches(const Match& match, const Match& machine);
 bool matches(const Match& match);
@@ -145,9 +159,10 @@ const CallOptions* rule_options(const std::string& coll, std::int64_t bytes, int
 std::vector<Rule> parse_rules(const std::string& text, const std::string& source);
 
 // The first rule of `coll` that holds for the call, or nullptr. nodes or
-// hosts <= 0: unknown (only rules with '*' there hold).
+// hosts <= 0: unknown (only rules with '*' there hold); `network`: the
+// network module (machine_network), which a row naming one must equal.
 const Rule* match_rule(const std::vector<Rule>& rules, const std::string& coll, std::int64_t bytes,
-                       int ranks, int nodes, int hosts);
+                       int ranks, int nodes, int hosts, const std::string& network);
 
 // Path "" drops the explicit choice (back to $SHANCOLL_RULES / the default).
 // Reads and checks the file at once; throws ArgumentError if it cannot.

@@ -13,8 +13,11 @@
 //      into the segment's result area, then
 //   4. allreduces it there, in place, with the ranks that take fraction j on
 //      the other nodes (ShanState::fraction_comms[j], ordered by node),
-//      using the algorithm "auto" picks for that size and op (rank-consistent
-//      for floating point unless args.consistent is false);
+//      using the algorithm "auto" picks for that size, op and layout
+//      (between_nodes_allreduce: the rule table's row for nodes of one rank
+//      on these hosts, which may name the network module, else the built-in
+//      rule; rank-consistent for floating point unless args.consistent is
+//      false);
 //   5. node barrier: the whole result lies in the segment, readable by the
 //      node; every rank copies it to recvbuf.
 // F is the same on every node, so fraction j covers the same elements
@@ -180,7 +183,7 @@ void allreduce_fraction(NodeContext& ctx, int j, AllreduceArgs inner, const Opti
   Comm& peers = *fraction_comm(ctx, j);
   inner.ports = 0;  // the caller's ports were not chosen for N ranks: the default
   const AllreduceAlgorithm& algorithm =
-      allreduce_registry().at(auto_allreduce(inner, peers.size()));
+      allreduce_registry().at(between_nodes_allreduce(inner, peers.size(), ctx.topo.hosts));
   Options options = given;
   options.ranks_per_node = 1;  // every peer is on another node
   peers.set_call_timeout(options.wait_timeout());
