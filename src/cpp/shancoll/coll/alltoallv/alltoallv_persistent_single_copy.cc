@@ -41,6 +41,7 @@ std::unique_ptr<Engine> single_copy_alltoallv(NodeContext& ctx, const AlltoallvC
     return nullptr;
   SingleCopyPlan plan(t.local_size());
   plan.counts_name = call.alltoall ? "recvcount" : "recvcounts";
+  plan.parts = kSymmetricParts;
   for (int j = 0; j < t.local_size(); ++j) {
     const int r = t.ranks[0][static_cast<std::size_t>(j)];
     const std::byte* out = a.send + a.send_displs[r];
