@@ -87,7 +87,7 @@ std::string what_falls_back() {
       ", persistent collectives on several nodes, with a user op, where the rule table has no "
       "<coll>_init row naming their engine (then only those of at most 56 bytes per rank run "
       "shancoll's), or past their engine's bound (reduce_scatter(_block) blocks of 8 KiB, scan "
-      "and exscan 16 KiB; alltoall(v) blocks of 4 KiB (128 KiB), gather(v) 16 KiB, scatter(v) 2 "
+      "and exscan 16 KiB; alltoall(v) blocks of 4 KiB, gather(v) 16 KiB, scatter(v) 2 "
       "KiB and allgather(v) 1 MiB unless single copy works, alltoall(v) not in place), and all "
       "of them while an MPI Fortran binding is loaded (where the library's own persistent "
       "gather, scatter or allgather is wrong, Intel MPI's, shancoll's mpi runs them instead)";

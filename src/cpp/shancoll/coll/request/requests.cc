@@ -101,16 +101,16 @@ constexpr PersistentName kPersistent[] = {
      " of at most 1 MiB per rank, or more by single copy"},
     {"alltoall", "shan",
      "persistent only, by name or auto by the rule table, on one node: every rank's deposit "
-     "of its blocks (of at most 4 KiB), each rank's block read by its owner; past it, to 128 "
-     "KiB, not in place, where cross-memory attach works, each block copied straight from its "
-     "owner's buffer",
-     " of blocks of at most 4 KiB, or to 128 KiB by single copy (not in place)"},
+     "of its blocks (of at most 4 KiB), each rank's block read by its owner; past it, not in "
+     "place, where cross-memory attach works, each block copied straight from its owner's "
+     "buffer",
+     " of blocks of at most 4 KiB, or larger by single copy (not in place)"},
     {"alltoallv", "shan",
      "persistent only, by name or auto by the rule table, on one node: every rank's deposit "
-     "of its blocks (of at most 4 KiB), each rank's block read by its owner; past it, to 128 "
-     "KiB, not in place, where cross-memory attach works, each block copied straight from its "
-     "owner's buffer",
-     " of blocks of at most 4 KiB, or to 128 KiB by single copy (not in place)"},
+     "of its blocks (of at most 4 KiB), each rank's block read by its owner; past it, not in "
+     "place, where cross-memory attach works, each block copied straight from its owner's "
+     "buffer",
+     " of blocks of at most 4 KiB, or larger by single copy (not in place)"},
     {"gather", "shan",
      "persistent only, by name or auto by the rule table, on one node: every rank's deposit "
      "of its block (of at most 16 KiB), copied out by the root; past it, where cross-memory "
