@@ -62,8 +62,8 @@ def test_shan_between_nodes_takes_the_table_row_for_its_layout(comm, tmp_path):
     """shan allreduce's step between nodes (here every rank its own node) runs
     what the rule table names for nodes of one rank on these hosts, under this
     network module where a row names one (N@<network>, rules.h), else the
-    built-in rule (ring at 1 MiB on virtual nodes, the library's call across
-    hosts): told apart by their rounds."""
+    built-in rule without the node step (ring at 1 MiB, across hosts too):
+    told apart by their rounds."""
     if comm.size < 2:
         pytest.skip("one rank: no step between nodes")
     network = shancoll.rules_info()["network"]
@@ -84,8 +84,7 @@ def test_shan_between_nodes_takes_the_table_row_for_its_layout(comm, tmp_path):
         return shancoll.last_stats(comm).rounds
 
     assert_all(comm, rounds("pairwise_exchange") != rounds("ring"), "the rounds tell them apart")
-    builtin = "ring" if hosts_of(comm) == 1 else "mpi"
-    named = builtin if network == "unknown" else "pairwise_exchange"
+    named = "ring" if network == "unknown" else "pairwise_exchange"
     with rule_table(str(table)):
         shan = rounds("shan")
     assert_all(comm, shan == rounds(named), f"shan's step between nodes: not {named}")

@@ -113,15 +113,16 @@ const AllreduceAlgorithm& select_iallreduce(std::string_view name, const Allredu
 // node or of unknown layout.
 const char* auto_allreduce(const AllreduceArgs& args, int size);
 // The algorithm of shan's step between nodes: `size` ranks, one per node, on
-// `hosts` hosts. The active table's row for that layout where it names an
-// algorithm of messages alone (a schedule's, ring, mpi: no node step of its
-// own), which is what `auto` runs on nodes of one rank (a row may name the
-// network module, rules.h: at 2 hosts, 256 KiB, pairwise_exchange 1.21-1.31x
-// MPICH's call under OFI's tcp where ring read 1.03-1.12x, and ring
-// 1.13-1.18x under UCX where pairwise_exchange read 0.82-0.91x); else the
-// built-in rule for that layout: across hosts the MPI library's call, as
-// `auto`'s (ring where shan ran it read 0.82-0.92x MPICH's call at 4 MiB
-// under OFI), on virtual nodes ring from 64 KiB.
+// `hosts` hosts. The active table's row for that layout where it names one
+// of shancoll's algorithms of messages alone (a schedule's, ring: no node
+// step of its own), which is what `auto` runs on nodes of one rank (a row
+// may name the network module, rules.h: at 2 hosts, 256 KiB,
+// pairwise_exchange 1.21-1.31x MPICH's call under OFI's tcp where ring read
+// 1.03-1.12x, and ring 1.13-1.18x under UCX where pairwise_exchange read
+// 0.82-0.91x); else the built-in rule without the node step (ring from 64
+// KiB). Never the library's call: a step of shan stays within shancoll's
+// timeout (MPI_Allreduce with counts that differ between ranks hung a
+// two-host suite under Open MPI).
 const char* between_nodes_allreduce(const AllreduceArgs& args, int size, int hosts);
 
 // ---------------------------------------------------------------------------

@@ -119,11 +119,10 @@ const char* between_nodes_allreduce(const AllreduceArgs& args, int size, int hos
   const AllreduceNeeds n = allreduce_needs(args);
   const auto messages_alone = [&](const std::string& name) {
     const AllreduceAlgorithm* a = allreduce_registry().find(name);
-    return a && (a->schedule || name == "ring" || name == "mpi") && allreduce_allowed(*a, n, size);
+    return a && (a->schedule || name == "ring") && allreduce_allowed(*a, n, size);
   };
   const std::string name = rule_choice("allreduce", n.bytes, size, size, hosts, messages_alone);
-  return name.empty() ? builtin_allreduce(n, size, size, hosts)
-                      : allreduce_registry().at(name).name;
+  return name.empty() ? auto_allreduce(args, size) : allreduce_registry().at(name).name;
 }
 
 namespace {
