@@ -469,6 +469,49 @@ void chunk_claim_tests() {
   }
 }
 
+// The chunks of a block (claim_bounds): they tile it in order, none past
+// the largest claim, every bound but the end on a page, the cut a bound, as
+// few chunks on each side of it as the largest claim allows.
+void claim_bounds_tests() {
+  using shancoll::pattern::claim_bounds;
+  constexpr std::size_t kKiB = 1024, kLargest = 256 * kKiB, kUnsplit = 32 * kKiB;
+  check(claim_bounds(20 * kKiB, 5 * kKiB, kLargest, kUnsplit) ==
+            std::vector<std::size_t>{0, 20 * kKiB},
+        "claim bounds: a block under the unsplit size is one chunk");
+  check(claim_bounds(64 * kKiB, 16 * kKiB, kLargest, kUnsplit) ==
+            std::vector<std::size_t>{0, 16 * kKiB, 64 * kKiB},
+        "claim bounds: 64 KiB cut at a quarter: the front quarter, then the rest whole");
+  check(claim_bounds(64 * kKiB, 64 * kKiB, kLargest, kUnsplit) ==
+            std::vector<std::size_t>{0, 64 * kKiB},
+        "claim bounds: the taker's whole block is one chunk");
+  check(claim_bounds(1024 * kKiB, 256 * kKiB, kLargest, kUnsplit).size() == 5,
+        "claim bounds: 1 MiB cut at 256 KiB: one chunk in front, three behind");
+  for (std::size_t bytes : {32 * kKiB, 65 * kKiB + 3, 300 * kKiB, 1000 * kKiB + 17, 4096 * kKiB})
+    for (double share : {0.0, 0.125, 0.25, 0.5, 0.75, 1.0}) {
+      const auto cut = static_cast<std::size_t>(static_cast<double>(bytes) * share);
+      const std::vector<std::size_t> b = claim_bounds(bytes, cut, kLargest, kUnsplit);
+      const std::string sc =
+          " (" + std::to_string(bytes) + " bytes, share " + std::to_string(share) + ")";
+      check(b.front() == 0 && b.back() == bytes, "claim bounds: from 0 to the end" + sc);
+      bool pages = true, sizes = true, order = true;
+      for (std::size_t k = 0; k + 1 < b.size(); ++k) {
+        order = order && b[k] < b[k + 1];
+        sizes = sizes && b[k + 1] - b[k] <= kLargest;
+        pages = pages && b[k] % 4096 == 0;
+      }
+      check(order && sizes && pages,
+            "claim bounds: in order, at most the largest claim, on pages" + sc);
+      const std::size_t rounded = std::min(bytes, (cut + 2048) / 4096 * 4096);
+      const auto at_cut = std::find(b.begin(), b.end(), rounded);
+      check(at_cut != b.end(), "claim bounds: the cut is a bound" + sc);
+      const auto front = static_cast<std::size_t>(at_cut - b.begin());
+      const std::size_t back = b.size() - 1 - front;
+      check(front == (rounded + kLargest - 1) / kLargest &&
+                back == (bytes - rounded + kLargest - 1) / kLargest,
+            "claim bounds: as few chunks on each side as the largest claim allows" + sc);
+    }
+}
+
 // pipeline_block_size / choose_block_size (shan_blocks.h).
 void shan_block_size_tests() {
   using namespace shancoll::shan;
@@ -504,6 +547,7 @@ void shan_block_size_tests() {
 
 int main() {
   chunk_claim_tests();
+  claim_bounds_tests();
   shan_block_size_tests();
   gather_tree_tests();
   tree_tests();

@@ -7,12 +7,13 @@
 // the rank's line (no copy: the deposit engines copy the whole input into
 // the segment first).
 //
-// The vector is cut into chunks: halves of it, at most kPairChunkBytes
-// (claimed_chunk: the blocking pair's halves, and its bytes per system
-// call; a vector under 32 KiB whole). A chunk is
-// claimed, once both lines say run k, in its test by local rank 0 from the
-// front and by local rank 1 from the back (claim_chunks: where both are
-// there each takes its own half in every run, as the blocking pair does).
+// The vector is cut into chunks as the blocking pair splits it: local rank
+// 0's part in front (halves for an allreduce; a reduce's root 60%,
+// kPairRootSharePercent), local rank 1's behind, each in claims of at most
+// kPairChunkBytes (pattern::claim_bounds; a vector under 32 KiB whole). A
+// chunk is claimed, once both lines say run k, in its test by local rank 0
+// from the front and by local rank 1 from the back (claim_chunks: where both
+// are there each takes its own part in every run, as the blocking pair does).
 // The claimer reads the peer's input chunk (process_vm_readv), combines it
 // with its own in rank order (input of local rank 0 first) into its recvbuf
 // (a reduce's non-root: scratch), and writes that result into the peer's
@@ -36,10 +37,11 @@
 // claimed from both ends"): allreduce 0.96-1.07x at 64-256 KiB with halves,
 // 1.09-1.26x with quarters, 1.1-1.65x with quarters claimed by whoever came
 // first; reduce at 256 KiB-1 MiB 1.00-1.15x with halves, 1.14-1.28x with
-// quarters, 0.95-1.37x with eighths (quarters or eighths would let the root,
-// which only reads, take more than the non-root, which also writes).
+// quarters, 0.95-1.37x with eighths; at 64 KiB halves left the reduce
+// 1.07-1.09x (the root, which only reads, ends first).
 // Segment: three lines. No MPI call, no allocation per run.
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -59,11 +61,12 @@ struct Buffers {
 };
 
 // What a rank reduces: its input, its recvbuf (null: it keeps no result)
-// and the bytes of each.
+// and the bytes of each; and the percent of them local rank 0 combines.
 struct PairReduce {
   const std::byte* input = nullptr;
   std::byte* recv = nullptr;
   std::size_t bytes = 0;
+  std::int64_t front_percent = 50;
 };
 
 class PairReduceEngine final : public Engine {
@@ -78,11 +81,13 @@ class PairReduceEngine final : public Engine {
         peer_input_(reinterpret_cast<const std::byte*>(peer.input)),
         peer_recv_(reinterpret_cast<std::byte*>(peer.recv)),
         bytes_(mine.bytes),
-        chunk_(claimed_chunk(bytes_, kPairChunkBytes)),
-        chunks_(claimable((bytes_ + chunk_ - 1) / chunk_)),
-        theirs_(recv_ == input_ ? chunk_ : 0),
-        tmp_(chunk_),
-        result_(recv_ ? 0 : chunk_),
+        bounds_(pattern::claim_bounds(bytes_,
+                                      bytes_ * static_cast<std::size_t>(mine.front_percent) / 100,
+                                      kPairChunkBytes, unsplit(reducer.elem_size()))),
+        chunks_(claimable(bounds_.size() - 1)),
+        theirs_(recv_ == input_ ? largest_chunk() : 0),
+        tmp_(largest_chunk()),
+        result_(recv_ ? 0 : largest_chunk()),
         lines_(ctx.topo.node_comm, ctx.topo.node_comm, ctx.call_timeout) {
     lines_.reserve(3 * kCacheLine);
   }
@@ -111,13 +116,26 @@ class PairReduceEngine final : public Engine {
 
   void reduce_unclaimed() {
     claim_chunks(claims(), done(), run_, chunks_, me_ == 1,
-                 [&](std::uint64_t k) { reduce_chunk(k * chunk_); });
+                 [&](std::uint64_t k) { reduce_chunk(bounds_[k], bounds_[k + 1] - bounds_[k]); });
   }
 
-  // The chunk at byte `at`: the peer's input read, combined in rank order
-  // into my recvbuf (or scratch), and the result written into the peer's.
-  void reduce_chunk(std::size_t at) {
-    const std::size_t bytes = std::min(chunk_, bytes_ - at);
+  // Chunks begin on whole pages: an element that does not divide a page
+  // (no predefined type; a derived one would) keeps the vector whole.
+  static std::size_t unsplit(std::size_t elem_size) {
+    return 4096 % elem_size == 0 ? kUnsplitBytes : SIZE_MAX;
+  }
+
+  std::size_t largest_chunk() const {
+    std::size_t most = 0;
+    for (std::size_t k = 0; k + 1 < bounds_.size(); ++k)
+      most = std::max(most, bounds_[k + 1] - bounds_[k]);
+    return most;
+  }
+
+  // The chunk of `bytes` at byte `at`: the peer's input read, combined in
+  // rank order into my recvbuf (or scratch), and the result written into
+  // the peer's.
+  void reduce_chunk(std::size_t at, std::size_t bytes) {
     const auto count = static_cast<std::int64_t>(bytes / reducer_.elem_size());
     std::byte* out = recv_ ? recv_ + at : result_.data();
     // Straight into `out` unless it holds my input (in place), as the blocking
@@ -139,7 +157,9 @@ class PairReduceEngine final : public Engine {
   std::byte* const recv_;
   const std::byte* const peer_input_;
   std::byte* const peer_recv_;
-  const std::size_t bytes_, chunk_, chunks_;
+  const std::size_t bytes_;
+  const std::vector<std::size_t> bounds_;  // where each chunk begins, then the end
+  const std::uint64_t chunks_;
   // The peer's chunk (in place); a non-commutative op's scratch; the result
   // where I keep none.
   std::vector<std::byte> theirs_, tmp_, result_;
@@ -184,8 +204,10 @@ std::unique_ptr<Engine> single_copy_reduce(NodeContext& ctx, const ReduceCall& c
   const bool root = t.local_rank == t.local_rank_of[call.root];
   auto* recv = static_cast<std::byte*>(call.recv);
   const auto* input = call.send ? static_cast<const std::byte*>(call.send) : recv;
+  const bool root_first = t.local_rank_of[call.root] == 0;
   const PairReduce mine{input, root ? recv : nullptr,
-                        static_cast<std::size_t>(call.count) * reducer.elem_size()};
+                        static_cast<std::size_t>(call.count) * reducer.elem_size(),
+                        root_first ? kPairRootSharePercent : 100 - kPairRootSharePercent};
   return pair_reduce_engine(ctx, reducer, mine);
 }
 

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "shancoll/cost.h"
 #include "shancoll/error.h"
@@ -22,13 +24,15 @@ struct Given {
 };
 
 // One block between two local ranks, as one of them sees it: the peer, the
-// direction, where it lies on each side, its chunks, and the pair's line.
+// direction, where it lies on each side, where its chunks begin (then its
+// end: pattern::claim_bounds), and the pair's line.
 struct Block {
   int peer = 0;
   bool give = false;  // mine to the peer (else the peer's to me)
   const std::byte* from = nullptr;
   std::byte* to = nullptr;
-  std::size_t bytes = 0, chunk = 0, chunks = 0;
+  std::vector<std::size_t> bounds;
+  std::uint64_t chunks = 0;
   std::byte* line = nullptr;  // claim word, then done counter
 };
 
@@ -48,14 +52,15 @@ class SingleCopyEngine final : public Engine {
       const int j = (me_ + k) % size_;
       if (plan.take_bytes[j] > 0)
         blocks_.push_back(block(j, false, reinterpret_cast<const std::byte*>(peer[j].address),
-                                plan.take[j], plan.take_bytes[j], pair_line(j, me_), plan.parts));
+                                plan.take[j], plan.take_bytes[j], pair_line(j, me_),
+                                plan.taker_share));
     }
     for (int k = 1; k < size_; ++k) {
       const int j = (me_ + k) % size_;
       if (plan.give_bytes[j] > 0)
         blocks_.push_back(block(j, true, plan.give[j],
                                 reinterpret_cast<std::byte*>(peer[j].destination),
-                                plan.give_bytes[j], pair_line(me_, j), plan.parts));
+                                plan.give_bytes[j], pair_line(me_, j), plan.taker_share));
     }
   }
 
@@ -77,7 +82,7 @@ class SingleCopyEngine final : public Engine {
     stats.rounds = 1;
     stats.node_count = 1;
     for (const Block& b : blocks_)
-      if (!b.give) stats.intra_messages += 1, stats.intra_bytes += b.bytes;
+      if (!b.give) stats.intra_messages += 1, stats.intra_bytes += b.bounds.back();
   }
 
  private:
@@ -89,9 +94,12 @@ class SingleCopyEngine final : public Engine {
   }
   static std::byte* done(const Block& b) { return b.line + sizeof(std::uint64_t); }
   static Block block(int peer, bool give, const std::byte* from, std::byte* to, std::size_t bytes,
-                     std::byte* line, std::size_t parts) {
-    const std::size_t chunk = claimed_chunk(bytes, kClaimedChunk, parts);
-    return {peer, give, from, to, bytes, chunk, claimable((bytes + chunk - 1) / chunk), line};
+                     std::byte* line, double taker_share) {
+    const auto cut = static_cast<std::size_t>(static_cast<double>(bytes) * taker_share);
+    std::vector<std::size_t> bounds =
+        pattern::claim_bounds(bytes, cut, kClaimedChunk, kUnsplitBytes);
+    const std::uint64_t chunks = claimable(bounds.size() - 1);
+    return {peer, give, from, to, std::move(bounds), chunks, line};
   }
 
   // Copies every chunk of `b` that nobody has claimed in this run (both
@@ -99,8 +107,7 @@ class SingleCopyEngine final : public Engine {
   // the giver from the back.
   void copy_unclaimed(const Block& b) const {
     claim_chunks(b.line, done(b), run_, b.chunks, b.give, [&](std::uint64_t k) {
-      const std::size_t at = k * b.chunk;
-      const std::size_t bytes = std::min(b.chunk, b.bytes - at);
+      const std::size_t at = b.bounds[k], bytes = b.bounds[k + 1] - at;
       if (b.give)
         memory_.write(b.peer, b.to + at, b.from + at, bytes);
       else

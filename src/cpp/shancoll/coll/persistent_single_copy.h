@@ -64,38 +64,36 @@ namespace shancoll {
 // 2026-11-30).
 constexpr std::size_t kClaimedChunk = std::size_t{256} << 10;
 
-// The bytes of a claim in a block (or vector) of `bytes`: `parts` of it in
-// whole pages (halves: both ranks of a pair take a share; one 128 KiB chunk
-// made a bcast's start + wait 17-21 us where the blocking call, on both
-// cores, took 5-6, Xeon VM), at most `largest`; blocks under 32 KiB whole
-// (a system call more would cost more than it saves). Whole pages hold
-// whole elements of every type a reduction takes.
-constexpr std::size_t claimed_chunk(std::size_t bytes, std::size_t largest, std::size_t parts = 2) {
-  constexpr std::size_t kUnsplit = std::size_t{32} << 10, kPage = 4096;
-  if (bytes < kUnsplit) return bytes;
-  return std::min(largest, (bytes / parts + kPage - 1) / kPage * kPage);
-}
+// Blocks (and the pair reduction's vectors) under 32 KiB cross whole: a
+// system call more would cost more than it saves. Larger ones in claims of
+// whole pages (page multiples hold whole elements of every type a reduction
+// takes): halves of a bcast's blocks (one 128 KiB chunk made its start +
+// wait 17-21 us where the blocking call, on both cores, took 5-6, Xeon VM).
+constexpr std::size_t kUnsplitBytes = std::size_t{32} << 10;
 
-// The parts of a block where every rank takes as much as it gives
-// (allgather, alltoall): one, up to kClaimedChunk. Where both are there each
-// rank claims its own takes first and reads them whole, so its results'
-// lines land in its own cache; the giver writes only what a late taker has
-// not claimed. Whole blocks against halves, start + wait / the blocking call
-// at 64-128 KiB: allgather 0.86-0.97x against 0.97-1.05x, alltoall 0.89-1.07x
-// against 1.02-1.11x (Xeon VM, 2026-11-30).
-constexpr std::size_t kSymmetricParts = 1;
+// The part of a block its taker copies, from the front, where both ranks
+// are there (pattern::claim_bounds; the giver writes the rest, from the
+// back). Where every rank takes as much as it gives (allgather, alltoall):
+// all of it, so each rank reads its own takes whole (in claims of at most
+// kClaimedChunk) and its results' lines land in its own cache; the giver
+// writes only what a late taker has not claimed. Whole blocks against
+// halves, start + wait / the blocking call at 64-128 KiB: allgather
+// 0.86-0.97x against 0.97-1.05x, alltoall 0.89-1.07x against 1.02-1.11x
+// (Xeon VM, 2026-11-30).
+constexpr double kSymmetricTakerShare = 1.0;
 
-// The parts of a rooted engine's blocks (gather, scatter) on n local ranks:
-// the root copies its own block besides its share of the n - 1 others, and
-// a local copy costs about half a cross-memory one (kOwnCopyWeight in
-// gather_shan.cc), so the balanced share of each block is 1/(2n) at the
-// root and the rest at its owner; chunks of that size let the claims from
-// both ends settle there (halves left the root a whole half: 64-256 KiB
-// gathers and scatters at 2 ranks 1.1-1.2x their blocking calls; quarters
-// level with them, eighths slower: Xeon VM, 2026-11-30).
-constexpr std::size_t rooted_parts(int local_size) {
-  return 2 * static_cast<std::size_t>(local_size);
-}
+// The root's part of each block of a rooted engine (gather: the taker's,
+// scatter: the giver's) on n local ranks: the root copies its own block
+// besides its part of the n - 1 others, and a local copy costs about half a
+// cross-memory one (kOwnCopyWeight in gather_shan.cc), so every core copies
+// as much where the root takes 1/(2n) of each block and its owner the rest,
+// each in one claim up to kClaimedChunk, as the blocking call's split
+// (rooted_node.h, owner_share). Before (2026-11-30, thirteenth session):
+// chunks of b/(2n) claimed from both ends, which settle at the same split
+// with n - 1 more system calls for the owner (halves left the root a whole
+// half: 64-256 KiB gathers and scatters at 2 ranks 1.1-1.2x their blocking
+// calls; quarters level with them, eighths slower: Xeon VM).
+constexpr double root_share(int local_size) { return 0.5 / local_size; }
 
 // Runs `work(k)` for every chunk k of run `run` (of `chunks` chunks, at
 // most pattern::kMaxClaimedChunks) that nobody has claimed yet, claiming
@@ -152,9 +150,10 @@ struct SingleCopyPlan {
   const std::byte* own_from = nullptr;
   std::byte* own_to = nullptr;
   std::size_t own_bytes = 0;
-  // The chunks a block is cut into (claimed_chunk), alike on every rank:
-  // halves (a bcast: the root would idle), kSymmetricParts, rooted_parts.
-  std::size_t parts = 2;
+  // The part of each block its taker copies where both are there, alike on
+  // every rank: halves (a bcast: the root would idle), kSymmetricTakerShare,
+  // root_share (gather) or 1 - root_share (scatter).
+  double taker_share = 0.5;
 };
 
 // Whether every local rank runs a single-copy engine: one node of several

@@ -10,7 +10,10 @@
 // as none claimed (the caller claims run k only once run k - 1 is done).
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace shancoll::pattern {
 
@@ -33,6 +36,32 @@ constexpr ChunkClaim next_chunk_claim(std::uint64_t word, std::uint64_t run, std
   if (front + back >= chunks) return {};
   return {true, tag | (front + !from_back) << 24 | (back + from_back),
           from_back ? chunks - 1 - back : front};
+}
+
+// Where the chunks of a block of `bytes` begin, then its end: the taker's
+// front part [0, cut) and the giver's back part [cut, bytes) (`cut` rounded
+// to whole pages), each in as few chunks of at most `largest` bytes as it
+// needs, alike in size and in whole pages; a block under `unsplit` bytes is
+// one chunk. Claimed from both ends, where both ranks are there each takes
+// its own part (whole, when it fits in a claim: one system call).
+inline std::vector<std::size_t> claim_bounds(std::size_t bytes, std::size_t cut,
+                                             std::size_t largest, std::size_t unsplit) {
+  constexpr std::size_t kPage = 4096;
+  std::vector<std::size_t> bounds{0};
+  if (bytes < unsplit) {
+    bounds.push_back(bytes);
+    return bounds;
+  }
+  cut = std::min(bytes, (cut + kPage / 2) / kPage * kPage);
+  for (const std::size_t end : {cut, bytes}) {
+    const std::size_t begin = bounds.back(), length = end - begin;
+    if (length == 0) continue;
+    const std::size_t chunks = (length + largest - 1) / largest;
+    const std::size_t chunk = (length / chunks + kPage - 1) / kPage * kPage;
+    for (std::size_t at = begin + chunk; at < end; at += chunk) bounds.push_back(at);
+    bounds.push_back(end);
+  }
+  return bounds;
 }
 
 }  // namespace shancoll::pattern

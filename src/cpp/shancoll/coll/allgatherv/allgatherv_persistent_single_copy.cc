@@ -22,7 +22,7 @@ std::unique_ptr<Engine> single_copy_allgatherv(NodeContext& ctx, const Allgather
   if (!single_copy_agreed(ctx, single_copy, a.recv && !a.counts.empty())) return nullptr;
   SingleCopyPlan plan(t.local_size());
   plan.counts_name = call.allgather ? "recvcount" : "recvcounts";
-  plan.parts = kSymmetricParts;
+  plan.taker_share = kSymmetricTakerShare;
   const std::int64_t mine = a.counts[t.rank];
   const std::byte* block = a.send ? a.send : a.recv + a.displs[t.rank];
   // A send buffer of other bytes than my count: the readers see it differ.

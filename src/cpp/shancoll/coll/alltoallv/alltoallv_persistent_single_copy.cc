@@ -29,7 +29,7 @@ std::unique_ptr<Engine> single_copy_alltoallv(NodeContext& ctx, const AlltoallvC
   if (!single_copy_agreed(ctx, single_copy, a.send && !a.recv_counts.empty())) return nullptr;
   SingleCopyPlan plan(t.local_size());
   plan.counts_name = call.alltoall ? "recvcount" : "recvcounts";
-  plan.parts = kSymmetricParts;
+  plan.taker_share = kSymmetricTakerShare;
   for (int j = 0; j < t.local_size(); ++j) {
     const int r = t.ranks[0][static_cast<std::size_t>(j)];
     const std::byte* out = a.send + a.send_displs[r];

@@ -5,10 +5,11 @@
 // by the root or written by its owner, whichever claims it first; the root
 // copies its own block at its start.
 //
-// Cost per run (n local ranks, blocks of b bytes): (n - 1) b crossing in
-// chunks of b / 2n (rooted_parts; at most kClaimedChunk, a system call
-// each) between the root and the owners, the root's own block copied
-// beside: the claims from both ends leave the root about 1 / 2n of each.
+// Cost per run (n local ranks, blocks of b bytes): (n - 1) b crossing
+// between the root and the owners, the root's own block copied beside:
+// where both are there the root reads the first b / 2n of each block
+// (root_share) and the owner writes the rest, each in one claim (a system
+// call) up to kClaimedChunk.
 #include <memory>
 
 #include "shancoll/coll/persistent_single_copy.h"
@@ -22,7 +23,7 @@ std::unique_ptr<Engine> single_copy_gather(NodeContext& ctx, const GathervCall& 
   if (!single_copy_agreed(ctx, single_copy, !call.typed)) return nullptr;
   SingleCopyPlan plan(t.local_size());
   plan.counts_name = a.regular ? "recvcount" : "recvcounts";
-  plan.parts = rooted_parts(t.local_size());
+  plan.taker_share = root_share(t.local_size());
   const int root = t.local_rank_of[a.root];
   if (t.local_rank != root) {
     plan.give[root] = a.send, plan.give_bytes[root] = static_cast<std::size_t>(a.send_bytes);

@@ -24,7 +24,7 @@
 // child c L/(L + 1) read; flags: d hops down, d up; two system calls.
 //
 // Reduce, node of two ranks (a tree of one edge): pair_reduce
-// (coll/pair_reduce.cc) with 60% for the root (kRootSharePercent): the other
+// (coll/pair_reduce.cc) with 60% for the root (kPairRootSharePercent): the other
 // rank computes the rest and writes it into the root's recvbuf, which is
 // why its part is smaller. Both cores read and combine, against the slots'
 // copy by the child and combine by the root (release_gather_node.cc).
@@ -73,13 +73,6 @@ std::byte* address(std::byte* line, int i) {
 // From here the pair beats the slots (16 KiB even, 32 KiB 4.8 us against
 // 6.7 us, 64 KiB 6.7 against 9.0).
 constexpr std::int64_t kPairMinBytes = 32 << 10;
-// A reduce's root computes this share of the message, the other rank the
-// rest: the other rank also writes its part into the root's recvbuf, so with
-// a write costing about a read, 2 r = 3 (1 - r) gives r = 0.6. Measured
-// (reduce, 2 ranks, two runs each, microseconds): 64 KiB 9.0/7.0 at 55%,
-// 9.2/6.6 at 58%, 5.9/8.1 at 62%; 4 MiB 368/456, 431/463, 392/385; 50%
-// was the slowest at most sizes (64 KiB 10.0/9.2).
-constexpr std::int64_t kRootSharePercent = 60;
 
 }  // namespace
 
@@ -144,8 +137,8 @@ void rg_reduce_pair(NodeContext& ctx, const std::byte* send, std::byte* result, 
   const bool keeps = everywhere || ctx.topo.local_rank == local_root;
   const std::int64_t first =  // percent of the message local rank 0 computes
       everywhere        ? 50
-      : local_root == 0 ? kRootSharePercent
-                        : 100 - kRootSharePercent;
+      : local_root == 0 ? kPairRootSharePercent
+                        : 100 - kPairRootSharePercent;
   pair_reduce(ctx, send, keeps ? result : nullptr, count, count * first / 100, reducer, timeout,
               stats);
   stats.rounds += 1;

@@ -5,9 +5,9 @@
 //
 // Cost per run (n local ranks, blocks of b bytes): the root writes its line
 // and copies its own block at the start, then shares each other block with
-// its reader in chunks of b / 2n (rooted_parts; at most kClaimedChunk, a
-// system call each), the reader reading from the front, the root writing
-// from the back: about 1 / 2n of each at the root.
+// its reader: where both are there the root writes the last b / 2n
+// (root_share) and the reader reads the rest from the front, each in one
+// claim (a system call) up to kClaimedChunk.
 #include <memory>
 
 #include "shancoll/coll/persistent_single_copy.h"
@@ -21,7 +21,7 @@ std::unique_ptr<Engine> single_copy_scatter(NodeContext& ctx, const ScattervCall
   if (!single_copy_agreed(ctx, single_copy, !call.typed)) return nullptr;
   SingleCopyPlan plan(t.local_size());
   plan.counts_name = "recvcount";
-  plan.parts = rooted_parts(t.local_size());
+  plan.taker_share = 1 - root_share(t.local_size());
   const int root = t.local_rank_of[a.root];
   if (t.local_rank != root) {
     plan.take[root] = a.recv, plan.take_bytes[root] = static_cast<std::size_t>(a.recv_bytes);
