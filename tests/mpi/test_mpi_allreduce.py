@@ -725,6 +725,41 @@ def test_shan_single_copy_on_two_rank_nodes(comm):
     assert_all(comm, not failures, f"{failures[:5]}")
 
 
+def test_shan_two_rank_nodes_go_whole_up_to_8_kib(comm):
+    """A node of two ranks below single copy: up to 8 KiB each rank reads the
+    other's whole input and reduces all of it (one flag crossing, one intra
+    message of m bytes); above, the split pipeline. Sum and a non-commutative
+    op in rank order, in place or not, the same bits on both ranks."""
+    failures: list[str] = []
+    pair = two_rank_nodes(comm)
+
+    def body():
+        if pair.size != 2:
+            return
+        for n, whole in [(8, True), (700, True), (1024, True), (1025, False), (1800, False)]:
+            check_case(pair, failures, "shan", MPI.SUM, np.float64, n, ranks_per_node=PAIR)
+            st = shancoll.last_stats(pair)
+            if ((st.intra_messages, st.intra_bytes) == (1, 8 * n)) != whole:
+                failures.append(f"n={n}: whole={whole} expected, {st}")
+            buf = exact_data(np.float64, n, pair.rank)
+            shancoll.allreduce(pair, MPI.IN_PLACE, buf, MPI.SUM, "shan", ranks_per_node=PAIR)
+            if not equal(buf, reference(pair, MPI.SUM, np.float64, n)):
+                failures.append(f"in place n={n}")
+        for n in [300, 512]:  # complex128: 4800 B and 8 KiB
+            out = np.empty(n, np.complex128)
+            shancoll.allreduce(pair, affine_data(n, pair.rank), out, compose_affine, "shan",
+                               ranks_per_node=PAIR)  # fmt: skip
+            if (
+                not equal(out, in_rank_order(pair, n))
+                or len(set(pair.allgather(out.tobytes()))) != 1
+            ):
+                failures.append(f"non-commutative n={n}: not in rank order on both ranks")
+
+    run_all(comm, body)
+    pair.Free()
+    assert_all(comm, not failures, f"{failures[:5]}")
+
+
 def test_shan_two_rank_nodes_without_single_copy(comm, monkeypatch):
     """SHANCOLL_SINGLE_COPY=0 (read when a node layout is built): the pipeline,
     two copies per chunk of 64 KiB, in place or not; topology() says so."""

@@ -57,18 +57,30 @@ constexpr std::uint64_t kPipelineSlots = 4;            // chunks in flight per r
 // it exceeds a core's L2 (2 MiB here), so it would not stay there anyway.
 constexpr std::int64_t kStreamMinBytes = 2 << 20;
 // Up to this many bytes combined per rank (the message times the local
-// ranks) the message is not split (run_whole): at 2 ranks the butterfly
-// paper's 255 doubles go through one flag crossing; at 32 ranks only
-// messages up to 128 B do (SMPI, 32 ranks, 2 KiB: 65 µs whole, the
-// reduction of 32 inputs at one core's memory bandwidth).
+// ranks) the message is not split (run_whole): at 32 ranks only messages up
+// to 128 B (SMPI, 32 ranks, 2 KiB: 65 µs whole, the reduction of 32 inputs
+// at one core's memory bandwidth).
 constexpr std::int64_t kWholeMaxCombined = 4 << 10;
+// On a node of two ranks the whole path reads as much of the other's input
+// as the split one (all of it, against half for the reduction and half of
+// the result) and saves the split path's second flag crossing for half a
+// message more combined: up to 8 KiB it wins (Xeon VM, MPICH preload, four
+// alternating jobs, us: 4 KiB 1.36-1.46 against 1.59-1.64, 8 KiB 2.15-2.21
+// against 2.69-2.73, Intel MPI's own 1.27-1.31 and 2.15-2.19; at 16 KiB
+// level, 2.30-2.65 against 2.31-2.50).
+constexpr std::int64_t kPairWholeMaxBytes = 8 << 10;
 // Such a message goes to one of kWholePlaces places of its slot in turn, so a
-// place is written again only 4 x 32 calls after the peer last read it. With
+// place is written again only 4 x 8 calls after the peer last read it. With
 // the same place every 4 calls, 2 KiB took 1.85-1.93 us (Intel MPI's own
 // 1.96-2.44) against 1.68-1.87 us spread (Intel MPI 2.23-2.52), three runs
 // each: the writer then seldom takes back lines the peer holds.
-constexpr std::size_t kWholeSpacing = kWholeMaxCombined / 2;  // n >= 2 ranks: m <= this
+constexpr std::size_t kWholeSpacing = kPairWholeMaxBytes;  // the largest whole message
 constexpr std::size_t kWholePlaces = kPipelineChunkBytes / kWholeSpacing;
+
+// Whether a message of `bytes` on n local ranks goes whole (run_whole).
+constexpr bool goes_whole(std::int64_t bytes, int n) {
+  return n == 2 ? bytes <= kPairWholeMaxBytes : bytes * n <= kWholeMaxCombined;
+}
 
 enum Flag { kReady, kReduced, kFlags };
 // A message of at most kInlineBytes travels beside its ready flag, in one of
@@ -145,7 +157,7 @@ void run_chunk(const Pipeline& p, std::uint64_t g, std::int64_t first, std::int6
   stats.intra_bytes += 2 * moved;
 }
 
-// A small message (kWholeMaxCombined), not split: every rank copies all of
+// A small message (goes_whole), not split: every rank copies all of
 // its input into its slot (at one of kWholePlaces places), and once every
 // ready[j] >= g + 1 reduces all n inputs itself, from the slots, in rank
 // order, straight into recvbuf. One flag crossing instead of two; the same
@@ -222,8 +234,7 @@ void shan_node_pipeline(NodeContext& ctx, const AllreduceArgs& args, double time
                    large ? stream_copy : local_copy};
   if (args.bytes() <= static_cast<std::int64_t>(kInlineBytes))
     return run_inline(p, s.chunks++, args.count, stats);
-  if (args.bytes() * t.local_size() <= kWholeMaxCombined)
-    return run_whole(p, s.chunks++, args.count, stats);
+  if (goes_whole(args.bytes(), t.local_size())) return run_whole(p, s.chunks++, args.count, stats);
   for (std::int64_t first = 0; first < args.count; first += p.chunk) {
     run_chunk(p, s.chunks++, first, std::min(p.chunk, args.count - first), stats);
   }
