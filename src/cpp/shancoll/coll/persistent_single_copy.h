@@ -87,12 +87,12 @@ constexpr double kSymmetricTakerShare = 1.0;
 // besides its part of the n - 1 others, and a local copy costs about half a
 // cross-memory one (kOwnCopyWeight in gather_shan.cc), so every core copies
 // as much where the root takes 1/(2n) of each block and its owner the rest,
-// each in one claim up to kClaimedChunk, as the blocking call's split
-// (rooted_node.h, owner_share). Before (2026-11-30, thirteenth session):
-// chunks of b/(2n) claimed from both ends, which settle at the same split
-// with n - 1 more system calls for the owner (halves left the root a whole
-// half: 64-256 KiB gathers and scatters at 2 ranks 1.1-1.2x their blocking
-// calls; quarters level with them, eighths slower: Xeon VM).
+// each in one claim up to kClaimedChunk, as the blocking gather splits it
+// (rooted_node.h, owner_share). Start + wait / the blocking call, 2 ranks,
+// Xeon VM: gather 64 KiB 0.96 (chunks of b/(2n) claimed from both ends,
+// which settled at the same split with n - 1 more system calls for the
+// owner: 1.14), scatter 64 KiB 0.84-0.89 (1.09-1.11). A scatter's reader
+// taking all of it, as the blocking scatter's does: 0.97-1.00 at 64 KiB.
 constexpr double root_share(int local_size) { return 0.5 / local_size; }
 
 // Runs `work(k)` for every chunk k of run `run` (of `chunks` chunks, at
