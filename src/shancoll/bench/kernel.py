@@ -167,6 +167,15 @@ def calls_per_repeat(
     return max(1, min(max_iterations, int(per_repeat)))
 
 
+def time_each(call: Callable[[], Any], times: np.ndarray, barrier, clock) -> None:
+    """``len(times)`` calls, a barrier before each; ``times[i]``: call i's seconds."""
+    for i in range(len(times)):
+        barrier()
+        t0 = clock()
+        call()
+        times[i] = clock() - t0
+
+
 def time_calls(
     comm,
     calls: dict[str, Callable[[], Any]],
@@ -206,24 +215,16 @@ def time_calls(
     for label, call in calls.items():
         on_block(label)
         try:
-            warm = np.zeros(max(warmup, 1))
-            for k in range(max(warmup, 1 if iterations is None else 0)):
-                barrier()
-                t0 = clock()
-                call()
-                warm[k] = clock() - t0
+            warm = np.zeros(max(warmup, 1 if iterations is None else 0))
+            time_each(call, warm, barrier, clock)
             n = iterations
             if n is None:  # from the fastest warm-up call: the first may carry set-up
                 est = comm.allreduce(float(np.min(warm)), op=MPI.MAX)
                 n = calls_per_repeat(est, target_seconds, repeats, max_iterations)
                 if n < max_iterations:  # the set-up may have outlasted the warm-up
-                    spent = 0.0
-                    for _ in range(n):  # as the timed loops run them
-                        barrier()
-                        t0 = clock()
-                        call()
-                        spent += clock() - t0
-                    batch = comm.allreduce(spent / n, op=MPI.MAX)
+                    batch = np.empty(n)
+                    time_each(call, batch, barrier, clock)  # as the timed loops run them
+                    batch = comm.allreduce(float(batch.mean()), op=MPI.MAX)
                     n = calls_per_repeat(min(est, batch), target_seconds, repeats, max_iterations)
         except Exception as e:
             results[label] = e
@@ -234,14 +235,8 @@ def time_calls(
     for r in range(repeats):
         for label, call in list(live.items()):
             on_block(label)
-            row = local[label][r]
             try:
-                for i in range(counts[label]):
-                    barrier()
-                    t0 = clock()
-                    call()
-                    t1 = clock()
-                    row[i] = t1 - t0
+                time_each(call, local[label][r], barrier, clock)
             except Exception as e:
                 results[label] = e
                 del live[label]

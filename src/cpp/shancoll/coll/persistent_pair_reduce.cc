@@ -122,7 +122,7 @@ class PairReduceEngine final : public Engine {
   // Chunks begin on whole pages: an element that does not divide a page
   // (no predefined type; a derived one would) keeps the vector whole.
   static std::size_t unsplit(std::size_t elem_size) {
-    return 4096 % elem_size == 0 ? kUnsplitBytes : SIZE_MAX;
+    return pattern::kClaimPage % elem_size == 0 ? kUnsplitBytes : SIZE_MAX;
   }
 
   std::size_t largest_chunk() const {

@@ -38,6 +38,9 @@ constexpr ChunkClaim next_chunk_claim(std::uint64_t word, std::uint64_t run, std
           from_back ? chunks - 1 - back : front};
 }
 
+// A claim begins on a whole page of its block (claim_bounds).
+constexpr std::size_t kClaimPage = 4096;
+
 // Where the chunks of a block of `bytes` begin, then its end: the taker's
 // front part [0, cut) and the giver's back part [cut, bytes) (`cut` rounded
 // to whole pages), each in as few chunks of at most `largest` bytes as it
@@ -46,18 +49,17 @@ constexpr ChunkClaim next_chunk_claim(std::uint64_t word, std::uint64_t run, std
 // its own part (whole, when it fits in a claim: one system call).
 inline std::vector<std::size_t> claim_bounds(std::size_t bytes, std::size_t cut,
                                              std::size_t largest, std::size_t unsplit) {
-  constexpr std::size_t kPage = 4096;
   std::vector<std::size_t> bounds{0};
   if (bytes < unsplit) {
     bounds.push_back(bytes);
     return bounds;
   }
-  cut = std::min(bytes, (cut + kPage / 2) / kPage * kPage);
+  cut = std::min(bytes, (cut + kClaimPage / 2) / kClaimPage * kClaimPage);
   for (const std::size_t end : {cut, bytes}) {
     const std::size_t begin = bounds.back(), length = end - begin;
     if (length == 0) continue;
     const std::size_t chunks = (length + largest - 1) / largest;
-    const std::size_t chunk = (length / chunks + kPage - 1) / kPage * kPage;
+    const std::size_t chunk = (length / chunks + kClaimPage - 1) / kClaimPage * kClaimPage;
     for (std::size_t at = begin + chunk; at < end; at += chunk) bounds.push_back(at);
     bounds.push_back(end);
   }
