@@ -48,10 +48,12 @@ each in a cache line of its own. Its optimisations are keyword options of
     and for a bcast from 2 MiB 1 MiB in 8 slots (128 KiB chunks: fewer flag
     hand-offs per byte; docs/performance.md).
 ``inline``
-    Messages of at most 56 bytes travel inside the flag's cache line, in
-    8 such lines used in turn (default True): a reader's wait and its read
-    are one cache-line transfer, and a writer checks that its readers are
-    done once per 8 calls, not on every call.
+    Messages of at most 312 bytes travel beside their flag, in its cache
+    line and the 4 after it (a bcast on a node of more than 8 ranks: 56
+    bytes, the flag's line alone), in 8 such slots used in turn (default
+    True): the reader loads the lines while it polls the flag, so its wait
+    and its read are one cache-line transfer's wait, and a writer checks
+    that its readers are done once per 8 calls, not on every call.
 ``read_from_parent``
     Children read their parent's release flag instead of the parent writing
     one flag per child (default True).

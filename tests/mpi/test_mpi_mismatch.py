@@ -54,11 +54,11 @@ def test_small_allreduce_counts_that_differ_are_refused(comm, mine, theirs):
 @pytest.mark.parametrize(
     "collective,mine,theirs",
     [(c, m, t) for c in ("bcast", "reduce", "allreduce") for m, t in [(2, 1), (2, 4)]]
-    + [("bcast", 30, 20), ("bcast", 20, 39)],  # a bcast's inlined lines up to 312 bytes
-)
+    + [(c, m, t) for c in ("bcast", "reduce", "allreduce") for m, t in [(30, 20), (20, 39)]],
+)  # inlined lines up to 312 bytes
 def test_small_release_gather_sizes_that_differ_are_refused(comm, collective, mine, theirs):
-    """release_gather's inlined messages (at most 56 bytes; a bcast's 312 on
-    nodes of up to 8 ranks) carry their writer's size: a bcast's reader
+    """release_gather's inlined messages (at most 312 bytes, a bcast's 56 on
+    nodes of more than 8 ranks) carry their writer's size: a bcast's reader
     whose size differs from the root's, a
     reduce's parent whose child's differs (and, through it, the root), and
     for allreduce every rank (the root's refusal rides on its bcast) raise;

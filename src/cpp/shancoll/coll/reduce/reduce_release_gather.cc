@@ -68,8 +68,7 @@ Express reduce_release_gather_express(Comm& comm, const ReduceArgs& args, const 
   const Topology& t = ctx.topo;
   const ReleaseGatherOptions& o = release_gather_options(opt);
   if (t.node_count > 1 || t.local_size() == 1 || args.count == 0 ||
-      &o != &release_gather_defaults() || !o.data_copy ||
-      args.bytes() > static_cast<std::int64_t>(kInlineBytes) ||
+      &o != &release_gather_defaults() || !o.data_copy || args.bytes() > rg_reduce_inline_bytes() ||
       rg_reduce_pair_fits(ctx, o, args.bytes()))
     return {};
   return rg_reduce_express(ctx, args.count, *args.reducer, t.local_rank_of[args.root],

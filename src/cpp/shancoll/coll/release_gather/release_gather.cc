@@ -35,28 +35,29 @@ constexpr int kInlineSlots = 8;
 
 std::size_t round_up(std::size_t x) { return (x + kCacheLine - 1) / kCacheLine * kCacheLine; }
 
-// A bcast's inlined chunk continues past its flag's line into the next
-// kBcastSpillLines lines, which readers load with the flag
+// An inlined chunk continues past its flag's line into the next
+// kSpillLines lines, which its reader loads with the flag
 // (wait_flag_and_lines): up to 56 + 256 bytes cross in one line transfer's
 // wait instead of a slot's flag and then its data. Intel Xeon EMR VM, 2 ranks
 // (docs/performance.md): bcast of 64-256 B 0.57-0.60 us through a slot, 0.38-0.41
 // with 4 lines, Open MPI's coll/sm 0.35-0.40; but 512 B with 8 lines 0.87 against
 // 0.61 through a slot: more lines polled while the root writes them bounce
-// between the cores. Only on nodes of up to kSpillReaders + 1 ranks: every
-// reader polls every line, and the root's writes invalidate them all.
-constexpr std::size_t kBcastSpillLines = 4;
+// between the cores. A bcast spills only on nodes of up to kSpillReaders + 1
+// ranks: every reader polls every line, and the root's writes invalidate them
+// all; a reduce's lines have one reader each (the writer's parent).
+constexpr std::size_t kSpillLines = 4;
 constexpr int kSpillReaders = 7;
-constexpr std::size_t kBcastInlineStride = 1 + kBcastSpillLines;  // lines per bcast slot
+constexpr std::size_t kInlineStride = 1 + kSpillLines;  // lines per inlined slot
 
 // L release lines | L gather lines | L post lines | kInlineSlots slots of
-// kBcastInlineStride lines for bcast | kInlineSlots lines per rank for reduce |
+// kInlineStride lines for bcast, then as many per rank for reduce |
 // bcast buffer | L reduce buffers.
 std::size_t lines_bytes(int local_size) {
   const auto l = static_cast<std::size_t>(local_size);
-  return kCacheLine * (3 * l + kInlineSlots * (kBcastInlineStride + l));
+  return kCacheLine * (3 * l + kInlineSlots * kInlineStride * (1 + l));
 }
 
-// Lines a bcast's inlined chunk of `bytes` takes after its flag's line.
+// Lines an inlined chunk of `bytes` takes after its flag's line.
 int spill_lines(std::size_t bytes) {
   return bytes > kInlineBytes
              ? static_cast<int>((bytes - kInlineBytes + kCacheLine - 1) / kCacheLine)
@@ -68,14 +69,12 @@ std::byte* gather_line_at(std::byte* base, std::size_t local_size, int r) {
   return base + kCacheLine * (local_size + static_cast<std::size_t>(r));
 }
 
-// Rank r's inlined line of `slot` (r < 0: bcast's, the first of its
-// kBcastInlineStride): its flag, then the data. Lines apart from the
-// buffers, so a flag never holds an old chunk's data.
+// Rank r's inlined line of `slot` (r < 0: bcast's), the first of its
+// kInlineStride: its flag, then the data. Lines apart from the buffers, so
+// a flag never holds an old chunk's data.
 std::byte* inline_line_at(std::byte* base, std::size_t local_size, int r, std::size_t slot) {
-  const std::size_t bcast = kInlineSlots * kBcastInlineStride;
-  return base + kCacheLine * (3 * local_size +
-                              (r < 0 ? slot * kBcastInlineStride
-                                     : bcast + kInlineSlots * static_cast<std::size_t>(r) + slot));
+  const std::size_t owner = r < 0 ? 0 : 1 + static_cast<std::size_t>(r);
+  return base + kCacheLine * (3 * local_size + kInlineStride * (kInlineSlots * owner + slot));
 }
 
 std::size_t segment_bytes(int local_size, std::size_t buffer) {
@@ -265,8 +264,8 @@ RgPhase::RgPhase(NodeContext& ctx, const ReleaseGatherOptions& o, bool reduce, i
   node_ = &tree_node();
   const RgBuffer buffer = o.buffer_for(reduce, bytes);
   planned_.buffer_bytes = buffer.bytes;
-  const std::size_t inline_bytes =
-      reduce ? kInlineBytes : static_cast<std::size_t>(rg_bcast_inline_bytes(local_size_));
+  const auto inline_bytes = static_cast<std::size_t>(reduce ? rg_reduce_inline_bytes()
+                                                            : rg_bcast_inline_bytes(local_size_));
   planned_.inline_data =
       o.inline_data && bytes <= static_cast<std::int64_t>(inline_bytes) && elem <= inline_bytes;
   planned_.slots = planned_.inline_data ? kInlineSlots : buffer.slots;
@@ -461,8 +460,12 @@ const std::byte* RgPhase::bcast_inline(const std::byte* root_data, std::size_t b
 }
 
 std::int64_t rg_bcast_inline_bytes(int local_size) {
-  const std::size_t spill = local_size <= kSpillReaders + 1 ? kBcastSpillLines * kCacheLine : 0;
+  const std::size_t spill = local_size <= kSpillReaders + 1 ? kSpillLines * kCacheLine : 0;
   return static_cast<std::int64_t>(kInlineBytes + spill);
+}
+
+std::int64_t rg_reduce_inline_bytes() {
+  return static_cast<std::int64_t>(kInlineBytes + kSpillLines * kCacheLine);
 }
 
 namespace {
@@ -581,7 +584,8 @@ bool reduce_replay(NodeContext& ctx, const std::byte* send, std::byte* result, s
       region.tree.node.children,
       [&](int c) {
         std::byte* child = inline_line_at(base, local_size, c, slot);
-        wait_flag_reaches(child, inline_flag(g, 0), "release_gather: a child's gather", timeout);
+        wait_flag_and_lines(child, inline_flag(g, 0), spill_lines(n),
+                            "release_gather: a child's gather", timeout);
         differ = differ || inline_size(acquire_load(child)) != n;
         return child + kFlagBytes;
       },
@@ -658,11 +662,14 @@ std::byte* RgPhase::reduce_slot(bool data_copy) {
   return config_->inline_data ? inline_line(me_, slot) + kFlagBytes : slot_of(me_, slot);
 }
 
-// Inlined, a child's chunk and its flag share the slot's line: one transfer.
+// Inlined, a child's chunk beside its flag (and in the lines after it): one
+// transfer's wait.
 const std::byte* RgPhase::reduce_child(int c) {
   if (config_->inline_data) {
     std::byte* line = inline_line(c, slot_);
-    wait_flag(line, inline_flag(st_.gather_state, 0), "release_gather: a child's gather");
+    wait_flag_and_lines(line, inline_flag(st_.gather_state, 0),
+                        spill_lines(static_cast<std::size_t>(total_)),
+                        "release_gather: a child's gather", timeout_);
     if (inline_size(acquire_load(line)) != static_cast<std::size_t>(total_)) sizes_differ_ = true;
     return line + kFlagBytes;
   }

@@ -13,12 +13,14 @@
 //   I consumed my children's buffers).
 // Segment layout (one segment per node, its own NodeSegment, L local ranks,
 // B = buffer_size): L release lines | L gather lines | L post lines | 8 inline
-// lines for bcast | 8 inline lines per rank for reduce | bcast buffer (B) |
+// slots of 5 lines for bcast | as many per rank for reduce | bcast buffer (B) |
 // L reduce buffers (B each). A buffer is split into `buffers` slots of one
 // chunk each (pipelining). A chunk of at most 56 bytes travels inside a
-// cache line beside its flag instead (inlining, on by default): 8 such lines
-// are its slots, so a reader's wait and read are one line transfer and a
-// writer looks at its consumers' gather flags once per 8 chunks.
+// cache line beside its flag instead (inlining, on by default), one of up to
+// 312 bytes in the 4 lines after it too, which the reader loads while it
+// polls the flag: 8 such slots, so a reader's wait and read are one line
+// transfer's wait, and a writer looks at its consumers' gather flags once
+// per 8 chunks.
 //
 // Single copy (an addition to the paper; release_gather_single_copy.cc): a
 // bcast moves each chunk straight from the parent's buffer into the child's
@@ -81,7 +83,7 @@ struct ReleaseGatherOptions {
   SocketSpec sockets;            // synthetic socket map; automatic: the topology's (hwloc)
   std::int64_t buffer_size = 0;  // bytes of one buffer (bcast's, each reduce's); 0: by size
   int buffers = 0;               // slots per buffer (chunks in flight); 0: by size
-  bool inline_data = true;       // messages of <= 56 bytes inside the flag's cache line
+  bool inline_data = true;       // messages of <= 312 bytes beside the flag (its line and 4 more)
   bool read_from_parent = true;  // children read their parent's release flag
   bool data_copy = true;         // reduce straight into the root's recvbuf
   int single_copy = -1;  // bcast: children read their parent's buffer (-1: by size; 0 off; 1 on)
@@ -296,8 +298,11 @@ class RgBarrier {
 [[noreturn]] void throw_sizes_differ(const NodeContext& ctx, std::int64_t bytes);
 // The largest bcast chunk inlined beside its flag on a node of `local_size`
 // ranks: 56 bytes in the flag's line, 312 with the lines after it on nodes
-// of up to 8 ranks (release_gather.cc, kBcastSpillLines).
+// of up to 8 ranks (release_gather.cc, kSpillLines).
 std::int64_t rg_bcast_inline_bytes(int local_size);
+// The largest reduce chunk inlined beside its flag: 312 bytes, the flag's
+// line and the lines after it (each has one reader, its writer's parent).
+std::int64_t rg_reduce_inline_bytes();
 // A bcast that repeats the region's plan of `bytes` from `local_root`,
 // inlined (rg_bcast_inline_repeat's steps, counting nothing, whatever the
 // options): false, having done nothing, when it is no such repeat;

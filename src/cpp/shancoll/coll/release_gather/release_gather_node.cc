@@ -34,11 +34,16 @@
 //           slot; each rank combines its children's slots in turn, the root
 //           straight into its recvbuf (data-copy optimisation). A writer waits
 //           only when its parent has not yet consumed the slot's previous chunk.
-//           Inlined (m <= 56): one line transfer per tree edge (the child's
-//           chunk beside its flag), d in a row; a child reads its parent's
-//           gather line once per 8 calls. A repeat of the last call goes
-//           from the region's plan to the lines (rg_reduce_inline_repeat),
-//           no RgPhase, as bcast's.
+//           Inlined (m <= 312): one line transfer's wait per tree edge (the
+//           child's chunk beside its flag, past 56 bytes in the lines after
+//           it, which the parent loads while it polls), d in a row; a child
+//           reads its parent's gather line once per 8 calls. A repeat of the
+//           last call goes from the region's plan to the lines
+//           (rg_reduce_inline_repeat), no RgPhase, as bcast's. Intel Xeon
+//           EMR VM, 2 ranks, MPICH preload (docs/performance.md): 64 B 0.35
+//           us against 0.60 through a slot, 128 B 0.40 against 0.62, 256 B
+//           0.50 against 0.63 (its 5 lines polled while the child writes
+//           them; polling the flag alone, then reading: 0.44-0.52).
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -123,7 +128,7 @@ bool rg_reduce_on_node(NodeContext& ctx, const std::byte* send, std::byte* resul
     return false;  // the pair compares its sizes itself
   }
   bool differ = false;
-  if (bytes <= static_cast<std::int64_t>(kInlineBytes) &&
+  if (bytes <= rg_reduce_inline_bytes() &&
       rg_reduce_inline_repeat(ctx, send, result, count, reducer, local_root, o, timeout, stats,
                               differ))
     return differ;
