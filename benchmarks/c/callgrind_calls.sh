@@ -27,6 +27,7 @@
 #
 # WAIT=name: the function whose inclusive count is the waiting (default
 # wait_loop; a build before it existed inlines its loop in wait_until).
+# CALLS_COUNT=k: k doubles per rank and block instead of one (calls.c).
 # RANKS=1 runs one rank alone (no peer, no waiting: the MPI library's own
 # figures are then its call path's), printed as rank0.
 #

@@ -7,65 +7,67 @@
  *
  * Usage: calls N COLL [pmpi|init|pmpi-init], COLL one of bcast, reduce,
  *   allreduce, allgather, barrier, alltoall, reduce_scatter_block, gather,
- *   scatter, scan, exscan: the rooted ones have root 0; the data is one double (MPI_SUM)
- *   per rank and block. "pmpi" calls the PMPI_ function
- *   directly: the MPI library's own call, even under the preload. "init":
- *   a call is MPI_Start + MPI_Wait of one persistent request made by
- *   MPI_<Coll>_init before the warm-up (routed to shancoll under the preload
- *   where it fits); "pmpi-init" the same through PMPI_ (the library's own).
+ *   scatter, scan, exscan: the rooted ones have root 0; the data is one
+ *   double (MPI_SUM) per rank and block, or CALLS_COUNT doubles (at most
+ *   1024) when that is set. "pmpi" calls the PMPI_ function directly: the
+ *   MPI library's own call, even under the preload. "init": a call is
+ *   MPI_Start + MPI_Wait of one persistent request made by MPI_<Coll>_init
+ *   before the warm-up (routed to shancoll under the preload where it
+ *   fits); "pmpi-init" the same through PMPI_ (the library's own).
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { kWarmUp = 64, kMaxRanks = 64 };
-static double x[1] = {1}, y[kMaxRanks];
+enum { kWarmUp = 64, kMaxRanks = 64, kMaxCount = 1024 };
+static double x[kMaxCount] = {1}, y[kMaxRanks * kMaxCount];
+static int k = 1; /* doubles per rank and block (CALLS_COUNT) */
 
-static int bcast(void) { return MPI_Bcast(x, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD); }
-static int reduce(void) { return MPI_Reduce(x, y, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD); }
-static int allreduce(void) { return MPI_Allreduce(x, y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); }
+static int bcast(void) { return MPI_Bcast(x, k, MPI_DOUBLE, 0, MPI_COMM_WORLD); }
+static int reduce(void) { return MPI_Reduce(x, y, k, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD); }
+static int allreduce(void) { return MPI_Allreduce(x, y, k, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); }
 static int allgather(void) {
-  return MPI_Allgather(x, 1, MPI_DOUBLE, y, 1, MPI_DOUBLE, MPI_COMM_WORLD);
+  return MPI_Allgather(x, k, MPI_DOUBLE, y, k, MPI_DOUBLE, MPI_COMM_WORLD);
 }
 static int barrier(void) { return MPI_Barrier(MPI_COMM_WORLD); }
 static int alltoall(void) {
-  return MPI_Alltoall(y, 1, MPI_DOUBLE, y + kMaxRanks / 2, 1, MPI_DOUBLE, MPI_COMM_WORLD);
+  return MPI_Alltoall(y, k, MPI_DOUBLE, y + kMaxRanks / 2 * k, k, MPI_DOUBLE, MPI_COMM_WORLD);
 }
 static int reduce_scatter_block(void) {
-  return MPI_Reduce_scatter_block(y, x, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  return MPI_Reduce_scatter_block(y, x, k, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 }
 static int gather(void) {
-  return MPI_Gather(x, 1, MPI_DOUBLE, y, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  return MPI_Gather(x, k, MPI_DOUBLE, y, k, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 }
-static int scan(void) { return MPI_Scan(x, y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); }
-static int exscan(void) { return MPI_Exscan(x, y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); }
+static int scan(void) { return MPI_Scan(x, y, k, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); }
+static int exscan(void) { return MPI_Exscan(x, y, k, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); }
 static int scatter(void) {
-  return MPI_Scatter(y, 1, MPI_DOUBLE, x, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  return MPI_Scatter(y, k, MPI_DOUBLE, x, k, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 }
 
-static int p_bcast(void) { return PMPI_Bcast(x, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD); }
-static int p_reduce(void) { return PMPI_Reduce(x, y, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD); }
+static int p_bcast(void) { return PMPI_Bcast(x, k, MPI_DOUBLE, 0, MPI_COMM_WORLD); }
+static int p_reduce(void) { return PMPI_Reduce(x, y, k, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD); }
 static int p_allreduce(void) {
-  return PMPI_Allreduce(x, y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  return PMPI_Allreduce(x, y, k, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 }
 static int p_allgather(void) {
-  return PMPI_Allgather(x, 1, MPI_DOUBLE, y, 1, MPI_DOUBLE, MPI_COMM_WORLD);
+  return PMPI_Allgather(x, k, MPI_DOUBLE, y, k, MPI_DOUBLE, MPI_COMM_WORLD);
 }
 static int p_barrier(void) { return PMPI_Barrier(MPI_COMM_WORLD); }
 static int p_alltoall(void) {
-  return PMPI_Alltoall(y, 1, MPI_DOUBLE, y + kMaxRanks / 2, 1, MPI_DOUBLE, MPI_COMM_WORLD);
+  return PMPI_Alltoall(y, k, MPI_DOUBLE, y + kMaxRanks / 2 * k, k, MPI_DOUBLE, MPI_COMM_WORLD);
 }
 static int p_reduce_scatter_block(void) {
-  return PMPI_Reduce_scatter_block(y, x, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  return PMPI_Reduce_scatter_block(y, x, k, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 }
 static int p_gather(void) {
-  return PMPI_Gather(x, 1, MPI_DOUBLE, y, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  return PMPI_Gather(x, k, MPI_DOUBLE, y, k, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 }
-static int p_scan(void) { return PMPI_Scan(x, y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); }
-static int p_exscan(void) { return PMPI_Exscan(x, y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); }
+static int p_scan(void) { return PMPI_Scan(x, y, k, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); }
+static int p_exscan(void) { return PMPI_Exscan(x, y, k, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); }
 static int p_scatter(void) {
-  return PMPI_Scatter(y, 1, MPI_DOUBLE, x, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  return PMPI_Scatter(y, k, MPI_DOUBLE, x, k, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 }
 
 /* The persistent forms: MPI_<Coll>_init or PMPI_<Coll>_init once. */
@@ -76,17 +78,17 @@ static int g_direct;
     return g_direct ? PMPI_##init(__VA_ARGS__, MPI_INFO_NULL, &g_request) \
                     : MPI_##init(__VA_ARGS__, MPI_INFO_NULL, &g_request); \
   }
-INIT(Bcast_init, x, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD)
-INIT(Reduce_init, x, y, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD)
-INIT(Allreduce_init, x, y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)
-INIT(Allgather_init, x, 1, MPI_DOUBLE, y, 1, MPI_DOUBLE, MPI_COMM_WORLD)
+INIT(Bcast_init, x, k, MPI_DOUBLE, 0, MPI_COMM_WORLD)
+INIT(Reduce_init, x, y, k, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD)
+INIT(Allreduce_init, x, y, k, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)
+INIT(Allgather_init, x, k, MPI_DOUBLE, y, k, MPI_DOUBLE, MPI_COMM_WORLD)
 INIT(Barrier_init, MPI_COMM_WORLD)
-INIT(Alltoall_init, y, 1, MPI_DOUBLE, y + kMaxRanks / 2, 1, MPI_DOUBLE, MPI_COMM_WORLD)
-INIT(Reduce_scatter_block_init, y, x, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)
-INIT(Gather_init, x, 1, MPI_DOUBLE, y, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD)
-INIT(Scatter_init, y, 1, MPI_DOUBLE, x, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD)
-INIT(Scan_init, x, y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)
-INIT(Exscan_init, x, y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)
+INIT(Alltoall_init, y, k, MPI_DOUBLE, y + kMaxRanks / 2 * k, k, MPI_DOUBLE, MPI_COMM_WORLD)
+INIT(Reduce_scatter_block_init, y, x, k, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)
+INIT(Gather_init, x, k, MPI_DOUBLE, y, k, MPI_DOUBLE, 0, MPI_COMM_WORLD)
+INIT(Scatter_init, y, k, MPI_DOUBLE, x, k, MPI_DOUBLE, 0, MPI_COMM_WORLD)
+INIT(Scan_init, x, y, k, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)
+INIT(Exscan_init, x, y, k, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)
 #undef INIT
 
 static int start_wait(void) {
@@ -132,6 +134,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   const int n = atoi(argv[1]);
+  if (getenv("CALLS_COUNT")) k = atoi(getenv("CALLS_COUNT"));
+  if (k < 1 || k > kMaxCount) {
+    fprintf(stderr, "calls: CALLS_COUNT must be 1..%d\n", kMaxCount);
+    return 2;
+  }
   MPI_Init(&argc, &argv);
   int size = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);

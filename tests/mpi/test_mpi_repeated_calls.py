@@ -344,7 +344,7 @@ def test_drop_kept_calls():
 
 # A loop of one small call (or of barriers) replays its door's plan through
 # release_gather's express (src/cpp/shancoll/coll/door.h, Express) from the third call on:
-# longer than the 8 inlined lines a root or writer cycles through (its
+# longer than the 8 inlined lines (4 slots) a root or writer cycles through (its
 # "would wait" calls go the usual way), interleaved with calls that change
 # the region's plan (another size, the other of scan and exscan, bcast on the
 # lines exscan's pair uses). Every result against mpi4py; every call's stats
@@ -380,7 +380,9 @@ def _rooted_call(comm, which, n, i):
     return np.array_equal(got, want)
 
 
-@pytest.mark.parametrize("n", [1, 7, 39])  # 8 B, 56 B (one line), 312 B (bcast's spill lines)
+# 8 B, 56 B (one line), 312 B (the lines after the flag's), 320 B and 5.6 KiB
+# (one chunk through a slot of the node buffer)
+@pytest.mark.parametrize("n", [1, 7, 39, 40, 700])
 def test_express_replays_match_the_usual_path(n, monkeypatch):
     monkeypatch.setenv("SHANCOLL_SCAN_ALGORITHM", "shan")
     monkeypatch.setenv("SHANCOLL_EXSCAN_ALGORITHM", "shan")

@@ -45,15 +45,13 @@ void bcast_release_gather(Comm& comm, const BcastArgs& args, const Options& opt,
     throw_sizes_differ(ctx, args.bytes);
 }
 
-// The express of a repeated call (door.h): one node, default options, a
-// size inlined beside the flag, not empty (the path where set-up is most of
-// a call).
+// The express of a repeated call (door.h): one node, default options, one
+// chunk, not empty (the paths where set-up is much of a call).
 Express bcast_release_gather_express(Comm& comm, const BcastArgs& args, const Options& opt) {
   NodeContext& ctx = comm.nodes(opt.ranks_per_node);
   const Topology& t = ctx.topo;
   if (t.node_count > 1 || t.local_size() == 1 || args.bytes == 0 ||
-      &release_gather_options(opt) != &release_gather_defaults() ||
-      args.bytes > rg_bcast_inline_bytes(t.local_size()))
+      &release_gather_options(opt) != &release_gather_defaults())
     return {};
   return rg_bcast_express(ctx, args.bytes, t.local_rank_of[args.root], opt.wait_timeout());
 }

@@ -60,16 +60,15 @@ void reduce_release_gather(Comm& comm, const ReduceArgs& args, const Options& op
   if (sizes_differ) throw_sizes_differ(ctx, args.bytes());
 }
 
-// The express of a repeated call (door.h): one node, default options, a
-// size inlined beside the flag, not empty and not the pair's (rg_reduce_on_node's
-// order: the pair's single copy first).
+// The express of a repeated call (door.h): one node, default options, one
+// chunk, not empty and not the pair's (rg_reduce_on_node's order: the
+// pair's single copy first).
 Express reduce_release_gather_express(Comm& comm, const ReduceArgs& args, const Options& opt) {
   NodeContext& ctx = comm.nodes(opt.ranks_per_node);
   const Topology& t = ctx.topo;
   const ReleaseGatherOptions& o = release_gather_options(opt);
   if (t.node_count > 1 || t.local_size() == 1 || args.count == 0 ||
-      &o != &release_gather_defaults() || !o.data_copy || args.bytes() > rg_reduce_inline_bytes() ||
-      rg_reduce_pair_fits(ctx, o, args.bytes()))
+      &o != &release_gather_defaults() || !o.data_copy || rg_reduce_pair_fits(ctx, o, args.bytes()))
     return {};
   return rg_reduce_express(ctx, args.count, *args.reducer, t.local_rank_of[args.root],
                            opt.wait_timeout());

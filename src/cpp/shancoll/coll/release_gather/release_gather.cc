@@ -88,6 +88,15 @@ std::size_t buffer_stride(std::size_t size, int local_size) {
          kCacheLine * kCacheLine;
 }
 
+// Rank r's `slot` of a region laid out by `config` (r < 0: the bcast
+// buffer's), at the stride the segment holds (RgPhase::slot_of says why).
+std::byte* slot_at(const NodeSegment& segment, const RgConfig& config, int local_size, int r,
+                   std::size_t slot) {
+  const std::size_t stride = buffer_stride(segment.size(), local_size);
+  return segment.base() + lines_bytes(local_size) + stride * static_cast<std::size_t>(r + 1) +
+         config.slot_bytes * slot;
+}
+
 }  // namespace
 
 bool RgConfig::operator==(const RgConfig& o) const {
@@ -350,9 +359,7 @@ std::byte* RgPhase::post_line(int r) const {
 // The segment holds (local ranks + 1) buffers of every size a call
 // reserved, so the stride is at least each configuration's buffer.
 std::byte* RgPhase::slot_of(int r, int slot) const {
-  const std::size_t stride = buffer_stride(st_.segment->size(), local_size_);
-  return st_.segment->base() + lines_bytes(local_size_) + stride * static_cast<std::size_t>(r + 1) +
-         config_->slot_bytes * static_cast<std::size_t>(slot);
+  return slot_at(*st_.segment, *config_, local_size_, r, static_cast<std::size_t>(slot));
 }
 
 std::byte* RgPhase::inline_line(int r, int slot) const {
@@ -470,44 +477,72 @@ std::int64_t rg_reduce_inline_bytes() {
 
 namespace {
 
-// The repeat of an inlined bcast, one chunk: bcast_release, bcast_inline and
-// bcast_gather's steps on the region's plan, in the same order and on the
-// same counters, so that the next call may take either path. Not taken (and
-// nothing changed) when the root would have to wait for a free line (once
-// per kInlineSlots calls: RgPhase's wait_consumed does it) or a non-root has
-// children (a tree not flat: its gather waits for them). Counts nothing
-// (an express records the stats of the call it was made after).
+// The slot of a replay's chunk: the next of the plan's, if its call is one
+// chunk of the plan (bytes and element size; root and tree alike) and the
+// slot is free without waiting (`writer`: whether this rank writes it and
+// would wait for its readers: once per `slots` calls, RgPhase's
+// wait_consumed does it); else -1, nothing changed.
+int replay_slot(const RgRegion& region, int local_root, std::int64_t bytes, std::size_t elem,
+                bool writer) {
+  const RgPlan& plan = region.plan;
+  if (!plan.valid || plan.root != local_root || plan.bytes != bytes || plan.elem != elem ||
+      bytes > plan.chunk)
+    return -1;
+  const auto slot = static_cast<int>(region.next % static_cast<std::uint64_t>(region.config.slots));
+  return writer && region.last_use[static_cast<std::size_t>(slot)] > region.consumed ? -1 : slot;
+}
+
+// The repeat of a bcast of one chunk, inlined or through a slot:
+// bcast_release, bcast_inline and bcast_gather's steps on the region's plan,
+// in the same order and on the same counters, so that the next call may
+// take either path. Not taken (and nothing changed) when the root would
+// have to wait for a free slot or a non-root has children (a tree not
+// flat: its gather waits for them), or the children do not read their
+// parent's release line. Counts nothing (an express records the stats of
+// the call it was made after).
 bool bcast_replay(NodeContext& ctx, std::byte* buf, std::int64_t bytes, int local_root,
                   double timeout, bool& differ) {
   ReleaseGatherState& st = ctx.state<ReleaseGatherState>();
   RgRegion& region = st.bcast;
-  const RgPlan& plan = region.plan;
-  if (!plan.valid || plan.root != local_root || plan.bytes != bytes || plan.elem != 1 ||
-      !region.config.inline_data)
-    return false;
   const int me = ctx.topo.local_rank;
   const bool root = me == local_root;
-  const auto slot = static_cast<std::size_t>(region.next % kInlineSlots);
-  if (root ? region.last_use[slot] > region.consumed : !region.tree.node.children.empty())
+  const pattern::TreeNode& node = region.tree.node;
+  const int slot = replay_slot(region, local_root, bytes, 1, root);
+  if (slot < 0 || (!root && !node.children.empty()) ||
+      !(region.config.inline_data || region.config.read_from_parent))
     return false;
   ++region.next;
   const std::uint64_t r = ++st.release_state;
-  region.last_use[slot] = st.gather_state + 1;
-  const std::size_t local_size = static_cast<std::size_t>(ctx.topo.local_size());
+  region.last_use[static_cast<std::size_t>(slot)] = st.gather_state + 1;
+  const int local_size = ctx.topo.local_size();
   std::byte* base = st.segment->base();
-  std::byte* line = inline_line_at(base, local_size, -1, slot);
   const auto n = static_cast<std::size_t>(bytes);
   differ = false;
-  if (root) {
-    std::memcpy(line + kFlagBytes, buf, n);
-    release_store(line, inline_flag(r, n));
+  if (region.config.inline_data) {
+    std::byte* line = inline_line_at(base, static_cast<std::size_t>(local_size), -1,
+                                     static_cast<std::size_t>(slot));
+    if (root) {
+      std::memcpy(line + kFlagBytes, buf, n);
+      release_store(line, inline_flag(r, n));
+    } else {
+      wait_flag_and_lines(line, inline_flag(r, 0), spill_lines(n),
+                          "release_gather: the root's release", timeout);
+      differ = inline_size(acquire_load(line)) != n;
+      if (!differ) std::memcpy(buf, line + kFlagBytes, n);
+    }
   } else {
-    wait_flag_and_lines(line, inline_flag(r, 0), spill_lines(n),
-                        "release_gather: the root's release", timeout);
-    differ = inline_size(acquire_load(line)) != n;
-    if (!differ) std::memcpy(buf, line + kFlagBytes, n);
+    std::byte* data =
+        slot_at(*st.segment, region.config, local_size, -1, static_cast<std::size_t>(slot));
+    if (root) {
+      std::memcpy(data, buf, n);
+      if (!node.children.empty()) release_store(base + kCacheLine * me, r);  // my release line
+    } else {
+      wait_flag_reaches(base + kCacheLine * node.parent, r, "release_gather: the parent's release",
+                        timeout);
+      std::memcpy(buf, data, n);
+    }
   }
-  release_store(gather_line_at(base, local_size, me), ++st.gather_state);
+  release_store(gather_line_at(base, static_cast<std::size_t>(local_size), me), ++st.gather_state);
   return true;
 }
 
@@ -525,9 +560,8 @@ bool rg_bcast_replay(NodeContext& ctx, std::byte* buf, std::int64_t bytes, int l
   return true;
 }
 
-bool rg_bcast_inline_repeat(NodeContext& ctx, std::byte* buf, std::int64_t bytes, int local_root,
-                            const ReleaseGatherOptions& o, double timeout, Stats& stats,
-                            bool& differ) {
+bool rg_bcast_repeat(NodeContext& ctx, std::byte* buf, std::int64_t bytes, int local_root,
+                     const ReleaseGatherOptions& o, double timeout, Stats& stats, bool& differ) {
   if (&o != &release_gather_defaults()) return false;
   if (!bcast_replay(ctx, buf, bytes, local_root, timeout, differ)) return false;
   stats.bcast_tree = ctx.state<ReleaseGatherState>().bcast.plan.used;
@@ -540,7 +574,8 @@ bool rg_bcast_inline_repeat(NodeContext& ctx, std::byte* buf, std::int64_t bytes
 
 Express rg_bcast_express(NodeContext& ctx, std::int64_t bytes, int local_root, double timeout) {
   const RgPlan& plan = ctx.state<ReleaseGatherState>().bcast.plan;
-  if (!plan.valid || plan.root != local_root || plan.bytes != bytes) return {};
+  if (!plan.valid || plan.root != local_root || plan.bytes != bytes || bytes > plan.chunk)
+    return {};
   Express e;
   e.run = bcast_express;
   e.state = &ctx;
@@ -552,46 +587,53 @@ Express rg_bcast_express(NodeContext& ctx, std::int64_t bytes, int local_root, d
 
 namespace {
 
-// The repeat of an inlined reduce, one chunk: reduce_slot, reduce_chunk and
-// reduce_publish on the region's plan, in the same order and on the same
-// counters, so that the next call may take either path. Not taken (and
-// nothing changed) when a writer would have to wait for its parent to free
-// the slot's line (once per kInlineSlots calls: RgPhase's wait_consumed does
-// it). The root combines straight into `result` (data_copy, the default).
-// Counts nothing.
+// The repeat of a reduce of one chunk, inlined or through a slot:
+// reduce_slot, reduce_chunk and reduce_publish on the region's plan, in the
+// same order and on the same counters, so that the next call may take
+// either path. Not taken (and nothing changed) when a writer would have to
+// wait for its parent to free the slot (replay_slot). The root combines
+// straight into `result` (data_copy, the default). Counts nothing.
 bool reduce_replay(NodeContext& ctx, const std::byte* send, std::byte* result, std::int64_t count,
                    const Reducer& reducer, int local_root, double timeout, bool& differ) {
   ReleaseGatherState& st = ctx.state<ReleaseGatherState>();
   RgRegion& region = st.reduce;
-  const RgPlan& plan = region.plan;
   const std::size_t elem = reducer.elem_size();
   const auto n = static_cast<std::size_t>(count) * elem;
-  if (!plan.valid || plan.root != local_root || plan.bytes != static_cast<std::int64_t>(n) ||
-      plan.elem != elem || !region.config.inline_data)
-    return false;
   const int me = ctx.topo.local_rank;
   const bool root = me == local_root;
-  const auto slot = static_cast<std::size_t>(region.next % kInlineSlots);
-  if (!root && region.last_use[slot] > region.consumed) return false;
+  const int slot = replay_slot(region, local_root, static_cast<std::int64_t>(n), elem, !root);
+  if (slot < 0) return false;
   ++region.next;
   const std::uint64_t g = ++st.gather_state;
-  region.last_use[slot] = g;
-  const std::size_t local_size = static_cast<std::size_t>(ctx.topo.local_size());
+  region.last_use[static_cast<std::size_t>(slot)] = g;
+  const int local_size = ctx.topo.local_size();
+  const auto lines = static_cast<std::size_t>(local_size);
   std::byte* base = st.segment->base();
-  std::byte* mine = inline_line_at(base, local_size, me, slot);
+  const bool inlined = region.config.inline_data;
+  auto data_of = [&](int r) {  // rank r's chunk of this slot
+    return inlined
+               ? inline_line_at(base, lines, r, static_cast<std::size_t>(slot)) + kFlagBytes
+               : slot_at(*st.segment, region.config, local_size, r, static_cast<std::size_t>(slot));
+  };
   differ = false;
   rg_reduce_chunk(
       region.tree.node.children,
       [&](int c) {
-        std::byte* child = inline_line_at(base, local_size, c, slot);
+        if (!inlined) {
+          wait_flag_reaches(gather_line_at(base, lines, c), g, "release_gather: a child's gather",
+                            timeout);
+          return data_of(c);
+        }
+        std::byte* child = data_of(c) - kFlagBytes;
         wait_flag_and_lines(child, inline_flag(g, 0), spill_lines(n),
                             "release_gather: a child's gather", timeout);
         differ = differ || inline_size(acquire_load(child)) != n;
-        return child + kFlagBytes;
+        return data_of(c);
       },
-      send, root ? result : mine + kFlagBytes, count, reducer);
-  if (!root) release_store(mine, inline_flag(g, differ ? kRefusedSize : n));
-  release_store(gather_line_at(base, local_size, me), g);
+      send, root ? result : data_of(me), count, reducer);
+  if (!root && inlined)
+    release_store(data_of(me) - kFlagBytes, inline_flag(g, differ ? kRefusedSize : n));
+  release_store(gather_line_at(base, lines, me), g);
   return true;
 }
 
@@ -610,10 +652,9 @@ bool rg_reduce_replay(NodeContext& ctx, const std::byte* send, std::byte* result
   return true;
 }
 
-bool rg_reduce_inline_repeat(NodeContext& ctx, const std::byte* send, std::byte* result,
-                             std::int64_t count, const Reducer& reducer, int local_root,
-                             const ReleaseGatherOptions& o, double timeout, Stats& stats,
-                             bool& differ) {
+bool rg_reduce_repeat(NodeContext& ctx, const std::byte* send, std::byte* result,
+                      std::int64_t count, const Reducer& reducer, int local_root,
+                      const ReleaseGatherOptions& o, double timeout, Stats& stats, bool& differ) {
   if (&o != &release_gather_defaults() || !o.data_copy) return false;
   if (!reduce_replay(ctx, send, result, count, reducer, local_root, timeout, differ)) return false;
   const RgRegion& region = ctx.state<ReleaseGatherState>().reduce;
@@ -630,7 +671,7 @@ Express rg_reduce_express(NodeContext& ctx, std::int64_t count, const Reducer& r
   const RgRegion& region = ctx.state<ReleaseGatherState>().reduce;
   const std::int64_t bytes = count * static_cast<std::int64_t>(reducer.elem_size());
   if (!region.plan.valid || region.plan.root != local_root || region.plan.bytes != bytes ||
-      region.plan.elem != reducer.elem_size())
+      region.plan.elem != reducer.elem_size() || bytes > region.plan.chunk)
     return {};
   Express e;
   e.run = reduce_express;

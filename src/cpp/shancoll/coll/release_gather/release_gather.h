@@ -303,14 +303,14 @@ std::int64_t rg_bcast_inline_bytes(int local_size);
 // The largest reduce chunk inlined beside its flag: 312 bytes, the flag's
 // line and the lines after it (each has one reader, its writer's parent).
 std::int64_t rg_reduce_inline_bytes();
-// A bcast that repeats the region's plan of `bytes` from `local_root`,
-// inlined (rg_bcast_inline_repeat's steps, counting nothing, whatever the
+// A bcast that repeats the region's plan of `bytes` from `local_root` in
+// one chunk (rg_bcast_repeat's steps, counting nothing, whatever the
 // options): false, having done nothing, when it is no such repeat;
 // ArgumentError when the local ranks' sizes differ. What the expresses run.
 bool rg_bcast_replay(NodeContext& ctx, std::byte* buf, std::int64_t bytes, int local_root,
                      double timeout);
 // The same for a reduce of `count` elements of `send` into the local root's
-// `result` (rg_reduce_inline_repeat's steps).
+// `result` (rg_reduce_repeat's steps).
 bool rg_reduce_replay(NodeContext& ctx, const std::byte* send, std::byte* result,
                       std::int64_t count, const Reducer& reducer, int local_root, double timeout);
 // The express of a barrier on one node whose barrier ran before (door.h,
@@ -318,7 +318,7 @@ bool rg_reduce_replay(NodeContext& ctx, const std::byte* send, std::byte* result
 // again (barrier_release_gather_express).
 Express rg_barrier_express(NodeContext& ctx, double timeout);
 // The express of a bcast (door.h, Express) that repeats the region's plan
-// of `bytes` from `local_root`, inlined (rg_bcast_inline_repeat's steps
+// of `bytes` from `local_root` in one chunk (rg_bcast_repeat's steps
 // without their options and counting): none (run null) when the region's
 // plan is another. Made for one node and default options
 // (bcast_release_gather_express).
@@ -327,14 +327,13 @@ Express rg_bcast_express(NodeContext& ctx, std::int64_t bytes, int local_root, d
 // `local_root` (reduce_release_gather_express).
 Express rg_reduce_express(NodeContext& ctx, std::int64_t count, const Reducer& reducer,
                           int local_root, double timeout);
-// A bcast that repeats the region's last plan, inlined (a loop of the same
-// small call, default options): straight from the plan to the root's line,
-// no RgPhase built. False, having done nothing, when the call is no such
-// repeat (rg_bcast_on_node then takes the general path); else `differ` is
-// what rg_bcast_on_node returns.
-bool rg_bcast_inline_repeat(NodeContext& ctx, std::byte* buf, std::int64_t bytes, int local_root,
-                            const ReleaseGatherOptions& o, double timeout, Stats& stats,
-                            bool& differ);
+// A bcast that repeats the region's last plan in one chunk (a loop of the
+// same small call, default options), inlined or through a slot: straight
+// from the plan to the root's line or slot, no RgPhase built. False, having done nothing, when the
+// call is no such repeat (rg_bcast_on_node then takes the general path); else `differ` is what
+// rg_bcast_on_node returns.
+bool rg_bcast_repeat(NodeContext& ctx, std::byte* buf, std::int64_t bytes, int local_root,
+                     const ReleaseGatherOptions& o, double timeout, Stats& stats, bool& differ);
 
 // One chunk of a reduce: my input combined with my children's partial
 // results (`child_data(c)`: child c's chunk, once it is there) into `dst`
@@ -362,10 +361,9 @@ inline void count_reduce_chunk(std::size_t children, std::int64_t bytes, Stats& 
 }
 
 // The same for a reduce (rg_reduce_on_node).
-bool rg_reduce_inline_repeat(NodeContext& ctx, const std::byte* send, std::byte* result,
-                             std::int64_t count, const Reducer& reducer, int local_root,
-                             const ReleaseGatherOptions& o, double timeout, Stats& stats,
-                             bool& differ);
+bool rg_reduce_repeat(NodeContext& ctx, const std::byte* send, std::byte* result,
+                      std::int64_t count, const Reducer& reducer, int local_root,
+                      const ReleaseGatherOptions& o, double timeout, Stats& stats, bool& differ);
 
 // Reduce by single copy on a node of exactly two ranks, from a size on
 // (release_gather_single_copy.cc); `result` as for rg_reduce_on_node, or,

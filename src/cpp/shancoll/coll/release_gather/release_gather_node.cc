@@ -5,12 +5,14 @@
 //   bcast:  m/c chunks; per chunk the root copies c bytes in, every other rank
 //           copies c bytes out (in parallel); flags: d hops down, d hops up.
 //           The root waits only when all `buffers` slots are still being read.
-//           Inlined (m <= 56): one line transfer to each reader (they all
-//           read the root's line), and the root reads its children's gather
-//           lines once per 8 calls. A call that repeats the last one (root,
+//           Inlined (m <= 312; 56 on nodes of more than 8 ranks): one line
+//           transfer's wait for each reader (they all read the root's
+//           lines), and the root reads its children's gather lines once per
+//           8 calls. A call of one chunk that repeats the last one (root,
 //           size, default options) goes from the region's plan to the line
-//           (rg_bcast_inline_repeat), no RgPhase: 83-167 instructions less
-//           per call (callgrind, 8 B, root and reader).
+//           or slot (rg_bcast_repeat), no RgPhase: 83-167 instructions less
+//           per call at 8 B, about 200-330 at 1-4 KiB (callgrind, root and
+//           reader; reduce alike).
 //           Line transfers per call at 2 ranks, flat tree (a store to a line
 //           the other core holds also sends it an invalidation, off the
 //           reader's path):
@@ -38,8 +40,8 @@
 //           child's chunk beside its flag, past 56 bytes in the lines after
 //           it, which the parent loads while it polls), d in a row; a child
 //           reads its parent's gather line once per 8 calls. A repeat of the
-//           last call goes from the region's plan to the lines
-//           (rg_reduce_inline_repeat), no RgPhase, as bcast's. Intel Xeon
+//           last call in one chunk goes from the region's plan to the lines
+//           or slots (rg_reduce_repeat), no RgPhase, as bcast's. Intel Xeon
 //           EMR VM, 2 ranks, MPICH preload (docs/performance.md): 64 B 0.35
 //           us against 0.60 through a slot, 128 B 0.40 against 0.62, 256 B
 //           0.50 against 0.63 (its 5 lines polled while the child writes
@@ -85,8 +87,7 @@ bool rg_bcast_on_node(NodeContext& ctx, std::byte* buf, std::int64_t bytes, int 
                       const ReleaseGatherOptions& o, double timeout, Stats& stats, bool refuses) {
   if (ctx.topo.local_size() == 1) return false;
   bool differ = false;
-  if (!refuses && bytes <= rg_bcast_inline_bytes(ctx.topo.local_size()) &&
-      rg_bcast_inline_repeat(ctx, buf, bytes, local_root, o, timeout, stats, differ))
+  if (!refuses && rg_bcast_repeat(ctx, buf, bytes, local_root, o, timeout, stats, differ))
     return differ;
   RgPhase phase(ctx, o, false, local_root, bytes, 1, timeout, stats);
   if (refuses) phase.refuse();
@@ -128,9 +129,7 @@ bool rg_reduce_on_node(NodeContext& ctx, const std::byte* send, std::byte* resul
     return false;  // the pair compares its sizes itself
   }
   bool differ = false;
-  if (bytes <= rg_reduce_inline_bytes() &&
-      rg_reduce_inline_repeat(ctx, send, result, count, reducer, local_root, o, timeout, stats,
-                              differ))
+  if (rg_reduce_repeat(ctx, send, result, count, reducer, local_root, o, timeout, stats, differ))
     return differ;
   RgPhase phase(ctx, o, true, local_root, bytes, elem, timeout, stats);
   const std::int64_t chunk = phase.chunk_bytes() / static_cast<std::int64_t>(elem);
