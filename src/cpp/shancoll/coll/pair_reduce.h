@@ -25,6 +25,12 @@ constexpr std::size_t kPairChunkBytes = 256 << 10;
 // was the slowest at most sizes (64 KiB 10.0/9.2).
 constexpr std::int64_t kPairRootSharePercent = 60;
 
+// The percent of a reduce to local rank `local_root` that local rank 0
+// computes (the front of the message; local rank 1 the back).
+constexpr std::int64_t pair_front_percent(int local_root) {
+  return local_root == 0 ? kPairRootSharePercent : 100 - kPairRootSharePercent;
+}
+
 // out[0, n) = x_0 o x_1, local rank order, from local rank `me`'s own part
 // `mine` and the other's `theirs` (tmp: Reducer::combine's spare buffer).
 inline void combine_in_rank_order(const Reducer& reducer, int me, std::byte* out,

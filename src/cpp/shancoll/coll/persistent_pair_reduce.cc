@@ -204,10 +204,9 @@ std::unique_ptr<Engine> single_copy_reduce(NodeContext& ctx, const ReduceCall& c
   const bool root = t.local_rank == t.local_rank_of[call.root];
   auto* recv = static_cast<std::byte*>(call.recv);
   const auto* input = call.send ? static_cast<const std::byte*>(call.send) : recv;
-  const bool root_first = t.local_rank_of[call.root] == 0;
   const PairReduce mine{input, root ? recv : nullptr,
                         static_cast<std::size_t>(call.count) * reducer.elem_size(),
-                        root_first ? kPairRootSharePercent : 100 - kPairRootSharePercent};
+                        pair_front_percent(t.local_rank_of[call.root])};
   return pair_reduce_engine(ctx, reducer, mine);
 }
 

@@ -64,6 +64,11 @@ int spill_lines(std::size_t bytes) {
              : 0;
 }
 
+// Local rank r's release line.
+std::byte* release_line_at(std::byte* base, int r) {
+  return base + kCacheLine * static_cast<std::size_t>(r);
+}
+
 // Local rank r's gather line.
 std::byte* gather_line_at(std::byte* base, std::size_t local_size, int r) {
   return base + kCacheLine * (local_size + static_cast<std::size_t>(r));
@@ -95,6 +100,48 @@ std::byte* slot_at(const NodeSegment& segment, const RgConfig& config, int local
   const std::size_t stride = buffer_stride(segment.size(), local_size);
   return segment.base() + lines_bytes(local_size) + stride * static_cast<std::size_t>(r + 1) +
          config.slot_bytes * slot;
+}
+
+// Where local rank r's reduce chunk of `slot` lies: beside its flag in its
+// inlined line, else in its buffer's slot.
+std::byte* reduce_chunk_at(const NodeSegment& segment, const RgConfig& config, int local_size,
+                           int r, std::size_t slot) {
+  return config.inline_data
+             ? inline_line_at(segment.base(), static_cast<std::size_t>(local_size), r, slot) +
+                   kFlagBytes
+             : slot_at(segment, config, local_size, r, slot);
+}
+
+// Child c's reduce chunk of `slot` once its gather step g is done. Inlined,
+// beside its flag (and in the lines after it): one line transfer's wait, and
+// the flag's size sets `differ` when the child's bytes are not `bytes`;
+// else behind its gather flag.
+const std::byte* wait_reduce_child(const NodeSegment& segment, const RgConfig& config,
+                                   int local_size, int c, std::size_t slot, std::uint64_t g,
+                                   std::size_t bytes, double timeout, bool& differ) {
+  const std::byte* data = reduce_chunk_at(segment, config, local_size, c, slot);
+  if (config.inline_data) {
+    const std::byte* line = data - kFlagBytes;
+    wait_flag_and_lines(line, inline_flag(g, 0), spill_lines(bytes),
+                        "release_gather: a child's gather", timeout);
+    differ = differ || inline_size(acquire_load(line)) != bytes;
+  } else {
+    wait_flag_reaches(gather_line_at(segment.base(), static_cast<std::size_t>(local_size), c), g,
+                      "release_gather: a child's gather", timeout);
+  }
+  return data;
+}
+
+// My reduce step g is done: inlined (not the root), my chunk's flag for my
+// parent, with my bytes or kRefusedSize; then my gather flag, which tells my
+// children their slots are free (and drains that I am done).
+void publish_reduce(const NodeSegment& segment, const RgConfig& config, int local_size, int me,
+                    bool root, std::size_t slot, std::uint64_t g, std::size_t bytes, bool differ) {
+  const auto lines = static_cast<std::size_t>(local_size);
+  if (config.inline_data && !root)
+    release_store(inline_line_at(segment.base(), lines, me, slot),
+                  inline_flag(g, differ ? kRefusedSize : bytes));
+  release_store(gather_line_at(segment.base(), lines, me), g);
 }
 
 }  // namespace
@@ -338,7 +385,7 @@ const pattern::TreeNode& RgPhase::tree_node() const {
   return m.node;
 }
 
-std::byte* RgPhase::release_line(int r) const { return st_.segment->base() + kCacheLine * r; }
+std::byte* RgPhase::release_line(int r) const { return release_line_at(st_.segment->base(), r); }
 
 std::byte* RgPhase::gather_line(int r) const {
   return gather_line_at(st_.segment->base(), static_cast<std::size_t>(local_size_), r);
@@ -535,10 +582,10 @@ bool bcast_replay(NodeContext& ctx, std::byte* buf, std::int64_t bytes, int loca
         slot_at(*st.segment, region.config, local_size, -1, static_cast<std::size_t>(slot));
     if (root) {
       std::memcpy(data, buf, n);
-      if (!node.children.empty()) release_store(base + kCacheLine * me, r);  // my release line
+      if (!node.children.empty()) release_store(release_line_at(base, me), r);
     } else {
-      wait_flag_reaches(base + kCacheLine * node.parent, r, "release_gather: the parent's release",
-                        timeout);
+      wait_flag_reaches(release_line_at(base, node.parent), r,
+                        "release_gather: the parent's release", timeout);
       std::memcpy(buf, data, n);
     }
   }
@@ -607,33 +654,17 @@ bool reduce_replay(NodeContext& ctx, const std::byte* send, std::byte* result, s
   const std::uint64_t g = ++st.gather_state;
   region.last_use[static_cast<std::size_t>(slot)] = g;
   const int local_size = ctx.topo.local_size();
-  const auto lines = static_cast<std::size_t>(local_size);
-  std::byte* base = st.segment->base();
-  const bool inlined = region.config.inline_data;
-  auto data_of = [&](int r) {  // rank r's chunk of this slot
-    return inlined
-               ? inline_line_at(base, lines, r, static_cast<std::size_t>(slot)) + kFlagBytes
-               : slot_at(*st.segment, region.config, local_size, r, static_cast<std::size_t>(slot));
-  };
+  const NodeSegment& segment = *st.segment;
+  const auto at = static_cast<std::size_t>(slot);
   differ = false;
   rg_reduce_chunk(
       region.tree.node.children,
       [&](int c) {
-        if (!inlined) {
-          wait_flag_reaches(gather_line_at(base, lines, c), g, "release_gather: a child's gather",
-                            timeout);
-          return data_of(c);
-        }
-        std::byte* child = data_of(c) - kFlagBytes;
-        wait_flag_and_lines(child, inline_flag(g, 0), spill_lines(n),
-                            "release_gather: a child's gather", timeout);
-        differ = differ || inline_size(acquire_load(child)) != n;
-        return data_of(c);
+        return wait_reduce_child(segment, region.config, local_size, c, at, g, n, timeout, differ);
       },
-      send, root ? result : data_of(me), count, reducer);
-  if (!root && inlined)
-    release_store(data_of(me) - kFlagBytes, inline_flag(g, differ ? kRefusedSize : n));
-  release_store(gather_line_at(base, lines, me), g);
+      send, root ? result : reduce_chunk_at(segment, region.config, local_size, me, at), count,
+      reducer);
+  publish_reduce(segment, region.config, local_size, me, root, at, g, n, differ);
   return true;
 }
 
@@ -700,33 +731,18 @@ std::byte* RgPhase::reduce_slot(bool data_copy) {
   region_.last_use[slot] = st_.gather_state;
   if (root() && data_copy) return nullptr;
   if (!root()) wait_consumed(previous);
-  return config_->inline_data ? inline_line(me_, slot) + kFlagBytes : slot_of(me_, slot);
+  return reduce_chunk_at(*st_.segment, *config_, local_size_, me_, static_cast<std::size_t>(slot));
 }
 
-// Inlined, a child's chunk beside its flag (and in the lines after it): one
-// transfer's wait.
 const std::byte* RgPhase::reduce_child(int c) {
-  if (config_->inline_data) {
-    std::byte* line = inline_line(c, slot_);
-    wait_flag_and_lines(line, inline_flag(st_.gather_state, 0),
-                        spill_lines(static_cast<std::size_t>(total_)),
-                        "release_gather: a child's gather", timeout_);
-    if (inline_size(acquire_load(line)) != static_cast<std::size_t>(total_)) sizes_differ_ = true;
-    return line + kFlagBytes;
-  }
-  wait_flag(gather_line(c), st_.gather_state, "release_gather: a child's gather");
-  return slot_of(c, slot_);
+  return wait_reduce_child(*st_.segment, *config_, local_size_, c, static_cast<std::size_t>(slot_),
+                           st_.gather_state, static_cast<std::size_t>(total_), timeout_,
+                           sizes_differ_);
 }
 
-// My gather flag tells my children their slots are free (and drains that I
-// am done); inlined, the slot's line also carries the flag my parent reads.
 void RgPhase::reduce_publish() {
-  if (config_->inline_data && !root()) {
-    const auto bytes = static_cast<std::size_t>(total_);
-    release_store(inline_line(me_, slot_),
-                  inline_flag(st_.gather_state, sizes_differ_ ? kRefusedSize : bytes));
-  }
-  release_store(gather_line(me_), st_.gather_state);
+  publish_reduce(*st_.segment, *config_, local_size_, me_, root(), static_cast<std::size_t>(slot_),
+                 st_.gather_state, static_cast<std::size_t>(total_), sizes_differ_);
 }
 
 namespace {

@@ -135,10 +135,8 @@ void rg_reduce_pair(NodeContext& ctx, const std::byte* send, std::byte* result, 
                     const Reducer& reducer, int local_root, bool everywhere, double timeout,
                     Stats& stats) {
   const bool keeps = everywhere || ctx.topo.local_rank == local_root;
-  const std::int64_t first =  // percent of the message local rank 0 computes
-      everywhere        ? 50
-      : local_root == 0 ? kPairRootSharePercent
-                        : 100 - kPairRootSharePercent;
+  // percent of the message local rank 0 computes
+  const std::int64_t first = everywhere ? 50 : pair_front_percent(local_root);
   pair_reduce(ctx, send, keeps ? result : nullptr, count, count * first / 100, reducer, timeout,
               stats);
   stats.rounds += 1;
