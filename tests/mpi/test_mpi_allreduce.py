@@ -792,6 +792,26 @@ def test_shan_has_no_split_phase(comm):
                "shan", match="algorithm")  # fmt: skip
 
 
+def test_an_option_stays_with_its_call(comm):
+    """single_copy given to one call is not carried into the calls after it
+    (it was: written into the dict that every call without **options shares,
+    so every later call of a collective asked for it, and one naming an
+    algorithm other than release_gather was refused)."""
+    send = np.arange(5, dtype=np.float64) + comm.rank
+    want = np.empty(5)
+    comm.Allreduce(send, want, MPI.SUM)
+    out = np.empty(5)
+    run_all(comm, shancoll.allreduce, comm, send, out, MPI.SUM, "release_gather",
+            single_copy=True)  # fmt: skip
+    for algorithm in ["shan", "ring", "pairwise_exchange"]:
+        out = np.zeros(5)
+        run_all(comm, shancoll.allreduce, comm, send, out, MPI.SUM, algorithm)
+        assert_all(comm, np.array_equal(out, want), f"{algorithm}: {out} != {want}")
+    buf = np.arange(3.0) if comm.rank == 0 else np.zeros(3)
+    run_all(comm, shancoll.bcast, comm, buf, 0, "binomial")
+    assert_all(comm, np.array_equal(buf, np.arange(3.0)), f"bcast: {buf}")
+
+
 def test_consistent_false_lets_auto_pick_rank_varying_algorithms(comm):
     """Where they have fewer rounds: not at 2^k ranks. (Virtual nodes on one
     host: across hosts auto leaves the call to the MPI library.)"""

@@ -89,14 +89,14 @@ py::object allreduce_call(const py::handle* a) {
   const MPI_Comm comm = comm_of(a[kComm]);
   Call c(Collective::allreduce);
   take_options(c, a);
-  py::dict options = py::reinterpret_borrow<py::dict>(a[kOptions]);
-  if (!a[kSingleCopy].is_none()) {  // release_gather's option, as before it was named
-    options = py::dict(options);
-    options["single_copy"] = a[kSingleCopy];
-  }
+  // **options is read, never written: a call without any is handed the
+  // entries' one shared empty dict (entry.cc, no_options).
+  const auto options = py::reinterpret_borrow<py::dict>(a[kOptions]);
+  const bool single_copy = !a[kSingleCopy].is_none();  // release_gather's, named
   const ReductionBuffers b = parse_reduction(a[kSend], a[kRecv]);
   const OpArg op(a[kOp], a[kCommute]);
-  if (!options.empty()) {
+  if (!options.empty() || single_copy) {
+    c.options.set("single_copy", a[kSingleCopy]);
     allreduce_with_options(comm, b, op.get(), c.algorithm, options, c.options);
   } else {
     fill(c, comm, b, op.get());
