@@ -18,7 +18,15 @@ import numpy as np
 import pytest
 from _mpi_util import REDUCED, assert_all, make_counts, raises_all, run_all
 from mpi4py import MPI
-from test_mpi_allreduce import affine_data, compose_affine, equal, exact_data, valid_pairs
+from test_mpi_allreduce import (
+    PAIR,
+    affine_data,
+    compose_affine,
+    equal,
+    exact_data,
+    two_rank_nodes,
+    valid_pairs,
+)
 from test_mpi_scan import affine_op
 
 import shancoll
@@ -128,6 +136,73 @@ def test_non_commutative_ops_in_rank_order(comm):
     finally:
         created.Free()
     assert_all(comm, not failures, f"not in rank order: {failures[:5]}")
+
+
+def test_shan_single_copy_on_two_rank_nodes(comm):
+    """A node of two ranks, single_copy=True, blocks from 8 KiB: each rank
+    reads its block of the other's input by cross-memory attach and combines
+    it with its own, writing nothing into the other's buffers
+    (single_copy_bytes: its own block). In place (local rank 1's block moves
+    to the start of its buffer, which rank 0 reads meanwhile), uneven counts,
+    rank order for a non-commutative op; by default, or below 8 KiB, the
+    pair channels."""
+    failures: list[str] = []
+    pair = two_rank_nodes(comm)
+
+    def copied(what: str, want: int) -> None:
+        got = shancoll.last_stats(pair).single_copy_bytes
+        if got != want:
+            failures.append(f"{what}: single_copy_bytes {got}, expected {want}")
+
+    def body():
+        if pair.size != 2:
+            return
+        asked, off = {"single_copy": True}, {"single_copy": False}
+        for n, options, single in [(8192, asked, True), (3 * 32768 + 5, asked, True),
+                                   (1000, asked, False), (2048, asked, True),
+                                   (8192, {}, False), (8192, off, False)]:  # fmt: skip
+            for in_place in [False, True]:
+                block_case(pair, failures, "shan", MPI.SUM, np.float64, n, in_place,
+                           ranks_per_node=PAIR, **options)  # fmt: skip
+                copied(f"block n={n} {options} in_place={in_place}", 8 * n * single)
+        for counts in [[9000, 20000], [20000, 9000]]:
+            for in_place in [False, True]:
+                vector_case(pair, failures, "shan", MPI.MAX, np.int64, counts, in_place,
+                            ranks_per_node=PAIR, single_copy=True)  # fmt: skip
+                copied(f"counts={counts} in_place={in_place}", 8 * counts[pair.rank])
+        n = 5000  # complex128: 80 KB per block
+        send = affine_data(2 * n, pair.rank)
+        want = np.zeros(n, np.complex128)
+        created = MPI.Op.Create(affine_op, commute=False)
+        pair.Reduce_scatter_block(send, want, created)
+        created.Free()
+        out = np.zeros(n, np.complex128)
+        shancoll.reduce_scatter_block(pair, send, out, compose_affine, "shan", ranks_per_node=PAIR,
+                                      single_copy=True)  # fmt: skip
+        copied("non-commutative", 16 * n)
+        if not equal(out, want):
+            failures.append("non-commutative: not in rank order")
+
+    run_all(comm, body)
+    pair.Free()
+    assert_all(comm, not failures, f"{failures[:5]}")
+
+
+def test_shan_single_copy_refuses_counts_that_differ(comm):
+    """Ranks whose recvcounts differ are refused on both ranks before any
+    read (the rendezvous compares the counts), and the pair goes on."""
+    pair = two_rank_nodes(comm)
+    if pair.size == 2:
+        counts = [10000, 10000] if pair.rank == 0 else [12000, 8000]
+        send = np.ones(20000)
+        raises_all(pair, ValueError, shancoll.reduce_scatter, pair, send,
+                   np.zeros(counts[pair.rank]), counts, MPI.SUM, "shan", ranks_per_node=PAIR,
+                   single_copy=True, match="recvcounts")  # fmt: skip
+        out = np.zeros(10000)
+        shancoll.reduce_scatter_block(pair, send, out, MPI.SUM, "shan", ranks_per_node=PAIR,
+                                      single_copy=True)  # fmt: skip
+        assert_all(pair, np.array_equal(out, np.full(10000, 2.0)), f"{out[:3]}")
+    pair.Free()
 
 
 @pytest.mark.parametrize("rpn", LAYOUTS)

@@ -28,11 +28,13 @@ constexpr unsigned kAllgathers = bit(Collective::allgather) | bit(Collective::al
 // shan's single_copy (its one-node paths: 1 takes cross-memory attach
 // where it fits instead of the shared segment or the pair channels; scan and
 // exscan: release_gather's, kRunsReleaseGather; iallreduce: the persistent
-// allreduce's engine on a node of two ranks).
+// allreduce's engine on a node of two ranks; reduce_scatter(_block): the
+// pair's reads on a node of two ranks).
 constexpr unsigned kShanSingleCopy =
     kAllgathers | bit(Collective::gather) | bit(Collective::gatherv) | bit(Collective::scatter) |
     bit(Collective::scatterv) | bit(Collective::alltoall) | bit(Collective::alltoallv) |
-    bit(Collective::scan) | bit(Collective::exscan) | bit(Collective::iallreduce);
+    bit(Collective::scan) | bit(Collective::exscan) | bit(Collective::iallreduce) |
+    bit(Collective::reduce_scatter) | bit(Collective::reduce_scatter_block);
 // The shared-memory rings on one node (ring_window): shan allgather(v)'s,
 // the pair channels of gather(v), scatter(v), alltoall(v) and
 // reduce_scatter(_block)'s shan, and allreduce's pieces.

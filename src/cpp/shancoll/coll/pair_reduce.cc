@@ -24,12 +24,16 @@
 namespace shancoll {
 
 void pair_reduce(NodeContext& ctx, const std::byte* input, std::byte* result, std::int64_t count,
-                 std::int64_t split, const Reducer& reducer, double timeout, Stats& stats) {
+                 std::int64_t split, const Reducer& reducer, double timeout, Stats& stats,
+                 PairResult keeps) {
   const std::size_t esize = reducer.elem_size();
   const int me = ctx.topo.local_rank, peer = 1 - me;
+  const bool own_part = keeps == PairResult::own_part;
   Rendezvous meet(ctx, timeout);
-  const std::uint64_t shape = static_cast<std::uint64_t>(count) * 131 + esize;
-  meet.post(input, result, shape, "count");
+  // own_part: the split is each rank's own count, so it is compared too
+  const std::uint64_t shape = (static_cast<std::uint64_t>(count) * 131 + esize) +
+                              (own_part ? static_cast<std::uint64_t>(split) * 8191 + 1 : 0);
+  meet.post(input, own_part ? nullptr : result, shape, own_part ? "recvcounts" : "count");
   const std::byte* their_input = meet.first(peer);
   std::byte* their_result = meet.second(peer);  // null: the other keeps nothing
 
@@ -39,7 +43,7 @@ void pair_reduce(NodeContext& ctx, const std::byte* input, std::byte* result, st
   const std::size_t hi = static_cast<std::size_t>(me == 0 ? split : count) * esize;
   for (std::size_t off = lo; off < hi; off += chunk) {
     const std::size_t len = std::min(chunk, hi - off);
-    std::byte* out = result ? result + off : scratch + chunk;
+    std::byte* out = !result ? scratch + chunk : result + (own_part ? off - lo : off);
     // read straight into recvbuf unless it holds my input (in place)
     std::byte* theirs = result && result != input ? out : scratch;
     ctx.peer_memory->read(peer, theirs, their_input + off, len);

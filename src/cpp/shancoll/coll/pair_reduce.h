@@ -40,12 +40,23 @@ inline void combine_in_rank_order(const Reducer& reducer, int me, std::byte* out
   reducer.combine(out, theirs, mine, n, tmp);
 }
 
+// What a rank of pair_reduce keeps.
+enum class PairResult {
+  whole,     // `result` is a whole message (or null: none kept), and each rank writes its
+             // part into the other's when the other keeps one (allreduce, reduce)
+  own_part,  // `result` holds this rank's part alone, from its start; nothing is written
+             // into the other's buffers (reduce_scatter)
+};
+
 // Collective over the node's two ranks. Local rank 0 computes elements
 // [0, split), local rank 1 [split, count), each of x_0 o x_1 (local rank
 // order). `input` is this rank's x; `result` its recvbuf, or null when
 // this rank keeps no result (a reduce's non-root): a rank whose part the
 // other keeps writes it into the other's recvbuf. result == input: in place.
+// With PairResult::own_part, `result` must not overlap the other's part of
+// `input` (the other reads it meanwhile).
 void pair_reduce(NodeContext& ctx, const std::byte* input, std::byte* result, std::int64_t count,
-                 std::int64_t split, const Reducer& reducer, double timeout, Stats& stats);
+                 std::int64_t split, const Reducer& reducer, double timeout, Stats& stats,
+                 PairResult keeps = PairResult::whole);
 
 }  // namespace shancoll

@@ -54,6 +54,14 @@ bool reduce_scatter_channels_fit(const NodeContext& ctx, const ReduceScatterArgs
 void reduce_scatter_shan_channels(Comm& comm, NodeContext& ctx, const ReduceScatterArgs& args,
                                   const Options& opt, Stats& stats);
 
+// shan's path on one node of two ranks by cross-memory attach
+// (reduce_scatter_shan_single_copy.cc): whether it runs (alike on both ranks:
+// the layout, the counts and the single_copy option decide), and the path.
+bool reduce_scatter_single_copy_fits(const NodeContext& ctx, const ReduceScatterArgs& args,
+                                     int single_copy);
+void reduce_scatter_shan_single_copy(Comm& comm, NodeContext& ctx, const ReduceScatterArgs& args,
+                                     const Options& opt, Stats& stats);
+
 // ---------------------------------------------------------------------------
 // The registries and "auto"
 

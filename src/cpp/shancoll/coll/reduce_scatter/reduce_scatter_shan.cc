@@ -21,7 +21,9 @@
 // between them (pairwise keeps it). Nodes must be contiguous ranges of ranks
 // (virtual nodes are; checked, else ArgumentError).
 //
-// One node of several ranks: pair channels instead (reduce_scatter_shan_channels.cc).
+// One node of several ranks: pair channels instead (reduce_scatter_shan_channels.cc);
+// of two ranks, from 64 KiB per block, single-copy reads
+// (reduce_scatter_shan_single_copy.cc).
 //
 // Cost model (N nodes of n ranks; T elements of m bytes in all; X =
 // pairwise on N ranks, fraction m/n: N - 1 rounds of m/(nN) bytes):
@@ -149,6 +151,8 @@ void reduce_scatter_shan(Comm& comm, const ReduceScatterArgs& args, const Option
   stats.node_count = t.node_count;
   if (args.total == 0) return;
   const double timeout = options.wait_timeout();
+  if (reduce_scatter_single_copy_fits(ctx, args, options.single_copy))
+    return reduce_scatter_shan_single_copy(comm, ctx, args, options, stats);
   if (reduce_scatter_channels_fit(ctx, args))
     return reduce_scatter_shan_channels(comm, ctx, args, options, stats);
   if (t.node_count > 1) ensure_fraction_comms(comm, ctx, timeout);
