@@ -306,8 +306,10 @@ def test_persistent_rows():
 
 def test_persistent_rows_by_machine():
     """The Zen 4 Intel MPI table leaves the persistent bcast past 16 KiB and
-    alltoall past blocks of 4 KiB to Intel MPI's own (faster there); the Zen 3
-    MPICH table keeps the bcast's single copy out (never measured there); the
+    alltoall past blocks of 4 KiB to Intel MPI's own (faster there); tune's
+    Zen 3 tables keep MPICH's persistent bcast of 1 MiB on the segment and
+    Intel MPI's on single copy, MPICH's persistent scan from 32 KiB and Intel
+    MPI's alltoall from 8 KiB with the library's own; the
     conservative table, for a machine no table was measured on, has no
     persistent rows (the inline engines alone); only the Zen 4 MPICH table
     has rows for 3-4 ranks."""
@@ -333,7 +335,13 @@ def test_persistent_rows_by_machine():
         ],
         "amd-epyc-zen3-mpich-5.0.2.tsv": [
             ("bcast", 1 << 20, "release_gather", ("release_gather", 0)),
-            ("gather", 64, "shan", ("", -1)),
+            ("gather", 64, "shan", ("shan", -1)),
+            ("scan", 64 << 10, "shan", ("mpi", -1)),
+        ],
+        "amd-epyc-zen3-impi-2021.18.tsv": [
+            ("alltoall", 4 << 10, "shan", ("shan", -1)),
+            ("alltoall", 64 << 10, "shan", ("mpi", -1)),
+            ("bcast", 1 << 20, "release_gather", ("release_gather", 1)),
         ],
         "conservative.tsv": [
             ("allreduce", 800, "shan", ("", -1)),
@@ -453,7 +461,8 @@ def test_the_table_chosen_for_a_fingerprint():
         assert shipped_table_for({**ZEN5, "mpi": mpi}) == f"amd-epyc-{library}.tsv"
     for library, mpi in LIBRARIES.items():
         assert shipped_table_for({**XEON, "mpi": mpi}) == f"intel-xeon-emr-{library}.tsv"
-    assert shipped_table_for({**ZEN3, "mpi": MPICH}) == "amd-epyc-zen3-mpich-5.0.2.tsv"
+    for library, mpi in LIBRARIES.items():
+        assert shipped_table_for({**ZEN3, "mpi": mpi}) == f"amd-epyc-zen3-{library}.tsv"
     for library, mpi in LIBRARIES.items():
         assert shipped_table_for({**ZEN4, "mpi": mpi}) == f"amd-epyc-zen4-{library}.tsv"
 
