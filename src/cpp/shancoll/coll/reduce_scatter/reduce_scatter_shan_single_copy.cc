@@ -29,7 +29,6 @@
 namespace shancoll {
 namespace {
 
-
 struct ReduceScatterSingleCopyState : LayoutState {
   std::vector<std::byte> result;  // local rank 1 in place: its block, until both reads are over
 };
