@@ -22,7 +22,7 @@
 // (virtual nodes are; checked, else ArgumentError).
 //
 // One node of several ranks: pair channels instead (reduce_scatter_shan_channels.cc);
-// of two ranks, from 64 KiB per block, single-copy reads
+// of two ranks where single_copy=1 asks, single-copy reads
 // (reduce_scatter_shan_single_copy.cc).
 //
 // Cost model (N nodes of n ranks; T elements of m bytes in all; X =

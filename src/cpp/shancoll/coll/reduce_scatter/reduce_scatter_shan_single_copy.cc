@@ -38,8 +38,10 @@ struct ReduceScatterSingleCopyState : LayoutState {
 bool reduce_scatter_single_copy_fits(const NodeContext& ctx, const ReduceScatterArgs& args,
                                      int single_copy) {
   // Only where asked (single_copy=1, a rule table's row where it won): on
-  // the Zen 3 EPYC VM the pair channels beat it at every size (1 MiB blocks
-  // 122 against 200 us; docs/performance.md, sixteenth session).
+  // the Zen 3 EPYC VM the pair channels beat it from blocks of 64 KiB (1 MiB
+  // 122 against 200 us; 16 KiB 10.3 against 7.5) in the jobs where they run
+  // fast, which were a minority in tune's runs (docs/performance.md,
+  // sixteenth session).
   if (ctx.topo.node_count != 1 || ctx.topo.local_size() != 2 || single_copy != 1) return false;
   if (!ctx.peer_memory->available()) return false;
   // The mean block decides: the total, alike on both ranks even where their
