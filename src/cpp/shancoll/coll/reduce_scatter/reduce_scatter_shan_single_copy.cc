@@ -42,11 +42,10 @@ bool reduce_scatter_single_copy_fits(const NodeContext& ctx, const ReduceScatter
   // 122 against 200 us; 16 KiB 10.3 against 7.5) in the jobs where they run
   // fast, which were a minority in tune's runs (docs/performance.md,
   // sixteenth session).
-  if (ctx.topo.node_count != 1 || ctx.topo.local_size() != 2 || single_copy != 1) return false;
-  if (!ctx.peer_memory->available()) return false;
   // The mean block decides: the total, alike on both ranks even where their
   // counts differ (the rendezvous then refuses the call on both).
-  return args.total * args.esize() / 2 >= kAskedSingleCopyMin;
+  return single_copy == 1 && ctx.topo.node_count == 1 && ctx.topo.local_size() == 2 &&
+         args.total * args.esize() / 2 >= kAskedSingleCopyMin && ctx.peer_memory->available();
 }
 
 void reduce_scatter_shan_single_copy(Comm& comm, NodeContext& ctx, const ReduceScatterArgs& args,
