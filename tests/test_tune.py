@@ -160,8 +160,17 @@ def test_under_mpiexec_tune_says_how_to_run_it_instead_of_a_sweep_per_rank(tmp_p
 def test_tune_times_every_power_of_two():
     """The fit splits between measured sizes at their geometric mean: at powers
     of four gather's single copy, faster from 32 KiB on the Xeon VM, got a rule from 16."""
-    sizes = tune.sweep_config(2, quick=False).sizes
-    assert list(sizes) == [8 << i for i in range(20)], sizes  # 8 B .. 4 MiB
+    cfg = tune.sweep_config(2, quick=False)
+    assert list(cfg.sizes) == [8 << i for i in range(20)], cfg.sizes  # 8 B .. 4 MiB
+
+
+def test_tune_times_the_bar_s_collectives_to_16_mib():
+    """Issue 24's bar runs to 16 MiB for allgather(v), allreduce, bcast and reduce:
+    a table fitted to 4 MiB carried its 4 MiB choice to every larger call."""
+    cfg = tune.sweep_config(2, quick=False)
+    for coll in ("allgatherv", "allreduce", "bcast", "reduce"):
+        assert list(cfg.collective_sizes[coll]) == [8 << i for i in range(22)], coll
+    assert "gather" not in cfg.collective_sizes  # 4 MiB: the others' sizes
 
 
 def test_an_option_within_the_noise_leaves_the_algorithm_s_defaults():
