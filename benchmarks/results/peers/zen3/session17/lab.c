@@ -1,6 +1,8 @@
 // Two processes on cpu 0 and 1, full-duplex streams of 1 MiB through a 256 KiB ring
-// of 64 KiB chunks per direction (like shan's pair channels), ring memory from
-// tmpfs (shm_open) or anonymous shared, side by side; plus a flag round trip.
+// of 64 KiB chunks per direction (like shan's pair channels), side by side: the ring
+// in tmpfs (shm_open) or in anonymous shared memory (./lab), or, both in tmpfs,
+// written by memcpy or by non-temporal stores (./lab nt); plus a flag round trip.
+// gcc -O2 -mavx2 -o lab lab.c
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <sched.h>
@@ -13,6 +15,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <immintrin.h>
 #define RING (256 << 10)
 #define CHUNK (64 << 10)
 #define SLOTS (RING / CHUNK)
@@ -31,6 +34,11 @@ static Seg* map_seg(const char* kind) {
   memset(p, 0, sizeof(Seg));
   return p;
 }
+static int nt;  // the writer's copy into the ring by non-temporal stores
+static void nt_copy(char* d, const char* s, size_t n) {
+  for (size_t i = 0; i < n; i += 32) _mm256_stream_si256((__m256i*)(d + i), _mm256_loadu_si256((const __m256i*)(s + i)));
+  _mm_sfence();
+}
 static uint64_t seq[2][2];  // [seg][0]=written chunks, [1]=read chunks (per process)
 static void transfer(Seg* s, int me, int si, char* src, char* dst) {
   Flags* out = &s->f[me]; Flags* in = &s->f[1 - me];
@@ -39,7 +47,8 @@ static void transfer(Seg* s, int me, int si, char* src, char* dst) {
     if (i < n) {  // write chunk i
       uint64_t g = seq[si][0]++;
       while (g >= atomic_load_explicit(&out->ack, memory_order_acquire) + SLOTS) sched_yield();
-      memcpy(s->ring[me] + (g % SLOTS) * CHUNK, src + (size_t)i * CHUNK, CHUNK);
+      if (nt) nt_copy(s->ring[me] + (g % SLOTS) * CHUNK, src + (size_t)i * CHUNK, CHUNK);
+      else memcpy(s->ring[me] + (g % SLOTS) * CHUNK, src + (size_t)i * CHUNK, CHUNK);
       atomic_store_explicit(&out->ready, g + 1, memory_order_release);
     }
     if (i > 0) {  // read chunk i - 1
@@ -52,7 +61,8 @@ static void transfer(Seg* s, int me, int si, char* src, char* dst) {
 }
 static _Atomic uint64_t* pp;
 int main(int argc, char** argv) {
-  Seg* segs[2] = {map_seg("tmpfs"), map_seg("anon")};
+  const int nt_mode = argc > 1 && !strcmp(argv[1], "nt");
+  Seg* segs[2] = {map_seg("tmpfs"), map_seg(nt_mode ? "tmpfs" : "anon")};
   pp = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   int me = fork() == 0;
   cpu_set_t c; CPU_ZERO(&c); CPU_SET(me, &c); sched_setaffinity(0, sizeof c, &c);
@@ -71,12 +81,13 @@ int main(int argc, char** argv) {
       double rt = (now() - t0) / 1000;
       if (me == 0 && si == 0 && rep == 0) printf("flag rt %.3f us  ", rt * 1e6);
       t0 = now();
+      nt = nt_mode && si;
       for (int k = 0; k < 100; k++) transfer(segs[si], me, si, src, dst);
       t[si][rep] = (now() - t0) / 100;
     }
   if (me == 0) {
     for (int si = 0; si < 2; si++) {
-      printf("%s:", si ? "anon" : "tmpfs");
+      printf("%s:", nt_mode ? (si ? "nt-writer" : "memcpy") : (si ? "anon" : "tmpfs"));
       for (int r = 0; r < 5; r++) printf(" %.0f", t[si][r] * 1e6);
       printf("  ");
     }
