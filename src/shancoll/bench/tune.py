@@ -102,9 +102,10 @@ SCAN_MECHANISMS = ALLGATHER_MECHANISMS[:2]
 # The collectives whose bar is set to 16 MiB (issue 24: allgather(v), allreduce,
 # bcast, reduce, every power of two from 8 B to 16 MiB): timed to 16 MiB, the
 # others to 4 MiB. Past 4 MiB the working set leaves the caches and the
-# mechanism that wins can change (Zen 3 VM: allgather of 8-16 MiB through the
-# shared segment at half the time of single copy, which won at 4 MiB); a table
-# fitted to 4 MiB carried its 4 MiB choice beyond.
+# mechanism that wins can change (Zen 3 VM: allgather of 16 MiB through the
+# shared segment under MPICH and by Intel MPI's own exchange under Intel MPI,
+# where single copy won at 4 MiB); a table fitted to 4 MiB carried its 4 MiB
+# choice beyond.
 LARGE = ("allgatherv", "allreduce", "bcast", "reduce")
 
 
