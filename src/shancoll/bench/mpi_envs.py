@@ -370,7 +370,10 @@ def _build(lib: str, venv: Path, root: Path, digest: str, quiet: bool) -> dict:
             # The C API and the PMPI library (the preload, the peers' benchmark, the
             # check programs), not the C++ driver and core tests, which run in .venv
             # only (a fresh Open MPI env: 133 s instead of 144 on the Zen 3 VM).
-            *("-C", "cmake.define.SHANCOLL_TOOLS=OFF", "-C", "cmake.define.SHANCOLL_CAPI=ON"),
+            "-C",
+            "cmake.define.SHANCOLL_TOOLS=OFF",
+            "-C",
+            "cmake.define.SHANCOLL_CAPI=ON",
             str(root),
         ],
         build,

@@ -14,8 +14,8 @@ get the rows of their regular siblings), and the persistent engine of each
 regular collective's persistent form
 (``<coll>_init``, start + wait), the MPI library's own call among them
 (``mpi``; for a persistent form its own persistent request), side by side on one node
-at ``--ranks`` ranks, at every power of two from 8 B to 4 MiB (allgatherv,
-allreduce, bcast and reduce to 16 MiB) (a sweep, ``shancoll.bench.sweep``, with the same
+at ``--ranks`` ranks and every power of two from 8 B to 4 MiB, to 16 MiB for
+allgatherv, allreduce, bcast and reduce (a sweep, ``shancoll.bench.sweep``, with the same
 kernel and method), fits the rule table (the fastest algorithm per size
 range, ``shancoll.bench.report.rule_table``), adds this machine's match
 lines (CPU model, family and model, caches, MPI library:
@@ -106,7 +106,7 @@ SCAN_MECHANISMS = ALLGATHER_MECHANISMS[:2]
 # shared segment under MPICH and by Intel MPI's own exchange under Intel MPI,
 # where single copy won at 4 MiB); a table fitted to 4 MiB carried its 4 MiB
 # choice beyond.
-LARGE = ("allgatherv", "allreduce", "bcast", "reduce")
+TIMED_TO_16_MIB = ("allgatherv", "allreduce", "bcast", "reduce")
 
 
 # The fingerprint's keys, in the order of a table's match lines (src/cpp/shancoll/rules.h).
@@ -165,7 +165,7 @@ def sweep_config(ranks: int, quick: bool):
         # geometric mean, and on the Xeon VM gather's and scatter's single copy
         # overtook at 32 KiB, which powers of four (8 and 32 KiB) put at 16.
         sizes="8:4MiB:8" if quick else "8:4MiB:2",
-        collective_sizes=dict.fromkeys(LARGE, "8:16MiB:8" if quick else "8:16MiB:2"),
+        collective_sizes=dict.fromkeys(TIMED_TO_16_MIB, "8:16MiB:8" if quick else "8:16MiB:2"),
         distributions=["regular"],
         series="*",
         collective_series={"allreduce": ALLREDUCE_MECHANISMS, "bcast": MECHANISMS}
