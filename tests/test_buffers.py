@@ -91,7 +91,7 @@ def test_stats_is_frozen():
         "algorithm", "rounds", "inter_messages", "inter_bytes", "intra_messages",
         "intra_bytes", "forwarded", "node_count", "block_count", "remote_sent_messages",
         "remote_sent_bytes", "remote_recv_messages", "remote_recv_bytes", "single_copy_bytes",
-        "bcast_tree", "reduce_tree",
+        "streamed_ring_bytes", "bcast_tree", "reduce_tree",
     }  # fmt: skip
 
 

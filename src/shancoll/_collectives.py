@@ -368,6 +368,11 @@ class Stats:
         Bytes this rank copied by cross-memory attach, straight between its
         buffer and another local rank's (Linux ``process_vm_readv``/``writev``;
         0 where the shared segment carried everything): which mechanism ran.
+    streamed_ring_bytes : int
+        Bytes this rank stored into a shared-memory ring (the pair channels,
+        ``shan`` allgatherv's ring, ``release_gather``'s bcast slots) by
+        streaming stores, around the cache: chosen chunk by chunk by the
+        writer's own timings, or fixed by ``SHANCOLL_RING_STORES``.
     bcast_tree, reduce_tree : str
         ``release_gather``: the tree each phase ran on this rank's node, e.g.
         ``"kary k=2 right, socket_leader_last over 2 sockets (hwloc)"``;
@@ -391,6 +396,7 @@ class Stats:
     remote_recv_messages: int = 0
     remote_recv_bytes: int = 0
     single_copy_bytes: int = 0
+    streamed_ring_bytes: int = 0
     bcast_tree: str = ""
     reduce_tree: str = ""
 

@@ -79,7 +79,9 @@ def rules_info() -> dict[str, str | int | None]:
     first; "ofi" for Intel MPI; "unknown" elsewhere); and
     "stream_copy_from": the bytes from which shancoll's local copies use
     streaming stores (``SHANCOLL_STREAM_COPY``, else half the largest cache;
-    None: never)}``; a part the machine cannot tell is "unknown".
+    None: never); "ring_stores": how ring writers store their chunks
+    (``SHANCOLL_RING_STORES``: "auto", by their own timings, "plain" or
+    "streamed")}``; a part the machine cannot tell is "unknown".
     ``python -m shancoll.bench.tune`` measures a table for this machine.
     """
     return dict(_core.rules_info())

@@ -21,6 +21,9 @@
 // shan allgatherv's block size rule (pattern/shan_blocks.h): the default
 // unless the input is broadcast-shaped on 3+ nodes, then the pipelined
 // chain's optimum, clamped.
+// The ring writers' store choice (shm/ring_stores.h) fed the Zen 3 VM's
+// timings: plain near, streamed once the plain stores turn slow, back when
+// they turn fast, and a preempted copy does not switch it.
 // Last line: "pattern_tests: N passed, M failed"; exit code 1 on any failure.
 #include <algorithm>
 #include <cstdio>
@@ -40,6 +43,7 @@
 #include "shancoll/pattern/scan.h"
 #include "shancoll/pattern/shan_blocks.h"
 #include "shancoll/pattern/tree.h"
+#include "shancoll/shm/ring_stores.h"
 
 using namespace shancoll::pattern;
 
@@ -545,7 +549,44 @@ void shan_block_size_tests() {
   }
 }
 
+// Chunks through a StoreChoice whose copies take `plain` and `streamed`
+// ns per byte; how many of them streamed.
+int streamed_of(shancoll::StoreChoice& c, int chunks, double plain, double streamed) {
+  int n = 0;
+  for (int i = 0; i < chunks; ++i) {
+    const auto way = c.next();
+    n += way == shancoll::StoreChoice::kStreamed;
+    c.record(way, way == shancoll::StoreChoice::kStreamed ? streamed : plain);
+  }
+  return n;
+}
+
+void store_choice_tests() {
+  using shancoll::StoreChoice;
+  constexpr int kEvery = StoreChoice::kTryEvery;
+  StoreChoice c;  // near: plain 0.055 ns/B (3.6 us per 64 KiB), streamed 0.067
+  const int near = streamed_of(c, 10 * kEvery, 0.055, 0.067);
+  check(near >= 1 && near <= 12 && !c.streaming(), "store choice: near stays plain but tries");
+  // Far: plain 0.28 (18 us), streamed 0.062: streams within the samples
+  // the old plain figures leave, then only tries plain.
+  const int far = streamed_of(c, 10 * kEvery, 0.28, 0.062);
+  check(c.streaming() && far >= 10 * kEvery - 2 * StoreChoice::kSamples - 12,
+        "store choice: far streams (" + std::to_string(far) + ")");
+  check(streamed_of(c, 3 * kEvery, 0.055, 0.067) <= 3 * kEvery / 2 && !c.streaming(),
+        "store choice: near again, back to plain");
+  // One preempted plain copy (100x) among fast ones: still plain.
+  const auto way = c.next();
+  c.record(way, 100 * (way == StoreChoice::kStreamed ? 0.067 : 0.055));
+  check(streamed_of(c, kEvery / 2, 0.055, 0.067) <= 1 && !c.streaming(),
+        "store choice: one slow copy does not switch");
+  // Where plain is slower but by less than kStreamWhenSlower: plain.
+  StoreChoice close;
+  streamed_of(close, 4 * kEvery, 0.08, 0.067);
+  check(!close.streaming(), "store choice: a small difference keeps plain");
+}
+
 int main() {
+  store_choice_tests();
   chunk_claim_tests();
   claim_bounds_tests();
   shan_block_size_tests();

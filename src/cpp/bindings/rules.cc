@@ -19,6 +19,7 @@
 #include "shancoll/coll/scatter/scatter.h"
 #include "shancoll/environment.h"
 #include "shancoll/error.h"
+#include "shancoll/shm/ring_stores.h"
 
 namespace py = pybind11;
 using namespace shancoll;
@@ -71,6 +72,7 @@ void bind_rules(py::module_& m) {
     d["stream_copy_from"] = stream == std::numeric_limits<std::size_t>::max()
                                 ? py::none()
                                 : py::object(py::int_(stream));
+    d["ring_stores"] = ring_stores_name(ring_stores_way);
     return d;
   });
   m.def("rules_path", &active_rules_path);

@@ -41,6 +41,7 @@
 #include "pmpi_common.h"
 #include "shancoll/on_error.h"
 #include "shancoll/rules.h"
+#include "shancoll/shm/ring_stores.h"
 
 namespace shancoll::pmpi {
 namespace {
@@ -72,6 +73,7 @@ std::string what_falls_back() {
   if (!enabled()) return "everything (SHANCOLL_PMPI=0)";
   try {
     shancoll::check_on_error();
+    shancoll::check_ring_stores();
   } catch (const std::exception& e) {
     return std::string("everything (") + e.what() + ")";
   }

@@ -11,6 +11,7 @@
 #include "shancoll/progress.h"
 #include "shancoll/shm/flags.h"
 #include "shancoll/shm/peer_memory.h"
+#include "shancoll/shm/ring_stores.h"
 #include "shancoll/transport/p2p.h"
 #include "shancoll/transport/transport.h"
 
@@ -39,6 +40,7 @@ Comm& Comm::of(MPI_Comm user, double timeout) {
     return *known;
   }
   check_on_error();  // at the first call on a communicator, before any communication
+  check_ring_stores();
   int inter = 0;
   check_mpi(MPI_Comm_test_inter(user, &inter), "MPI_Comm_test_inter");
   if (inter) {

@@ -11,6 +11,7 @@
 #include "shancoll/cost.h"
 #include "shancoll/on_error.h"
 #include "shancoll/rules.h"
+#include "shancoll/shm/ring_stores.h"
 
 namespace shancoll {
 namespace {
@@ -63,6 +64,11 @@ Environment read_environment() {
   Environment e;
   e.stream_copy_from = stream_copy_threshold();
   stream_copy_from = e.stream_copy_from;
+  e.ring_stores = text_of("SHANCOLL_RING_STORES");
+  // An invalid name leaves auto; check_ring_stores() refuses it at the
+  // first call on a communicator.
+  if (!parse_ring_stores(e.ring_stores, &ring_stores_way))
+    ring_stores_way = RingStoresWay::automatic;
   e.ranks_per_node = std::max(0, std::atoi(text_of("SHANCOLL_RANKS_PER_NODE").c_str()));
   const double timeout = std::atof(text_of("SHANCOLL_TIMEOUT").c_str());
   if (timeout > 0) e.timeout = timeout;
@@ -143,6 +149,7 @@ void reload_environment() {
   }
   bump_selection_generation();
   check_on_error();
+  check_ring_stores();
 }
 
 // Not per call: read when a communicator or the default options are set up.

@@ -29,6 +29,10 @@ struct Environment {
   // (cost.h; SHANCOLL_STREAM_COPY=0: never), else half the largest cache
   // in sysfs, else never (the largest size_t).
   std::size_t stream_copy_from = 0;
+  // SHANCOLL_RING_STORES: how ring writers store their chunks
+  // (shm/ring_stores.h): "auto" (by their own timings), "plain", "streamed";
+  // empty: auto.
+  std::string ring_stores;
   std::string allgather;   // SHANCOLL_<COLL>_ALGORITHM; empty: auto (allgather:
   std::string allgatherv;  // allgatherv's)
   std::string allreduce;

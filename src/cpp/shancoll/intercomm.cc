@@ -6,6 +6,7 @@
 #include "shancoll/error.h"
 #include "shancoll/handshake.h"
 #include "shancoll/on_error.h"
+#include "shancoll/shm/ring_stores.h"
 #include "shancoll/transport/p2p.h"
 
 namespace shancoll {
@@ -43,6 +44,7 @@ InterComm& InterComm::of(MPI_Comm user, double timeout) {
     return *known;
   }
   check_on_error();  // at the first call on a communicator, before any communication
+  check_ring_stores();
   int inter = 0;
   check_mpi(MPI_Comm_test_inter(user, &inter), "MPI_Comm_test_inter");
   if (!inter) throw ArgumentError("comm: expected an inter-communicator");

@@ -64,6 +64,9 @@ struct Stats {
   // Bytes this rank copied by cross-memory attach (shm/peer_memory.h),
   // straight between its buffer and another local rank's: which mechanism ran.
   std::int64_t single_copy_bytes = 0;
+  // Bytes this rank stored into a shared-memory ring around the cache
+  // (shm/ring_stores.h): how its ring writers chose to store.
+  std::int64_t streamed_ring_bytes = 0;
   TreeUsed bcast_tree, reduce_tree;  // release_gather's phases
 
   // Every counter by name, in declaration order (then the trees, described):
@@ -75,7 +78,7 @@ struct Stats {
     f("forwarded", forwarded), f("node_count", node_count), f("block_count", block_count);
     f("remote_sent_messages", remote_sent_messages), f("remote_sent_bytes", remote_sent_bytes);
     f("remote_recv_messages", remote_recv_messages), f("remote_recv_bytes", remote_recv_bytes);
-    f("single_copy_bytes", single_copy_bytes);
+    f("single_copy_bytes", single_copy_bytes), f("streamed_ring_bytes", streamed_ring_bytes);
     f("bcast_tree", describe(bcast_tree)), f("reduce_tree", describe(reduce_tree));
   }
 };

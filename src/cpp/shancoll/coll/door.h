@@ -18,6 +18,7 @@
 #include "shancoll/ops.h"
 #include "shancoll/rules.h"
 #include "shancoll/shm/peer_memory.h"
+#include "shancoll/shm/ring_stores.h"
 
 namespace shancoll {
 
@@ -265,8 +266,10 @@ auto run_recorded(C& comm, const char* collective, const char* algorithm, F&& bo
     return decltype(body(stats))();
   }
   const std::int64_t copied = single_copy_bytes_so_far();
+  const std::int64_t streamed = ring_streamed_bytes_so_far();
   const auto record_run = [&] {
     stats.single_copy_bytes = single_copy_bytes_so_far() - copied;
+    stats.streamed_ring_bytes = ring_streamed_bytes_so_far() - streamed;
     record();
   };
   if constexpr (std::is_void_v<decltype(body(stats))>) {

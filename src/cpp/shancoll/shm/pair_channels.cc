@@ -7,6 +7,7 @@
 #include "shancoll/cost.h"
 #include "shancoll/shm/chunk_ring.h"
 #include "shancoll/shm/flags.h"
+#include "shancoll/shm/ring_stores.h"
 
 namespace shancoll {
 namespace {
@@ -75,6 +76,7 @@ std::size_t segment_bytes(int n, std::int64_t window) {
 struct PairChannelsState : LayoutState {
   std::unique_ptr<NodeSegment> segment;
   std::vector<ChunkRing<kPairLines>> rings;  // per reader: where my chunks to it go
+  std::vector<RingStores> stores;            // per reader: how they are stored
   std::vector<std::uint64_t> written;        // per reader: chunks I sent it, ever
   std::vector<std::uint64_t> seen;           // per reader: it took my chunks up to here
   std::vector<std::uint64_t> taken;          // per writer: its chunks I took, ever
@@ -100,6 +102,7 @@ PairChannels::PairChannels(NodeContext& ctx, double timeout, const char* who,
     const MPI_Comm node = ctx.topo.node_comm;
     s_.segment = std::make_unique<NodeSegment>(node, node, ctx.call_timeout);
     s_.rings.resize(static_cast<std::size_t>(n_));
+    s_.stores.resize(static_cast<std::size_t>(n_));
     s_.written.assign(static_cast<std::size_t>(n_), 0);
     s_.seen.assign(static_cast<std::size_t>(n_), 0);
     s_.taken.assign(static_cast<std::size_t>(n_), 0);
@@ -186,7 +189,8 @@ void ChannelWriter::write(std::int64_t k) {
   else if (spilled)
     std::memcpy(ready + kCacheLine, chunk, static_cast<std::size_t>(n));
   else if (n > 0)
-    local_copy(ch.ring(ch.me_, to_) + spot.offset, chunk, static_cast<std::size_t>(n));
+    ch.s_.stores[static_cast<std::size_t>(to_)].copy(ch.ring(ch.me_, to_) + spot.offset, chunk,
+                                                     static_cast<std::size_t>(n));
   line->offset = in_line ? kInline : spilled ? kSpilled : spot.offset;
   line->bytes = bytes_;
   line->chunk = chunk_;

@@ -43,6 +43,7 @@
 #include "shancoll/hash.h"
 #include "shancoll/shm/chunk_ring.h"
 #include "shancoll/shm/flags.h"
+#include "shancoll/shm/ring_stores.h"
 #include "shancoll/shm/segment.h"
 
 namespace shancoll {
@@ -129,6 +130,7 @@ struct Writer {
 struct ChunkRingState : LayoutState {
   std::unique_ptr<NodeSegment> segment;
   ChunkRing<kChunkRingLines> ring;   // where my chunks go
+  RingStores stores;                 // how they are stored
   std::uint64_t written = 0;         // chunks this rank put in its ring, ever
   std::uint64_t known_taken = 0;     // every reader took my chunks up to here
   std::vector<std::uint64_t> taken;  // per writer: its chunks this rank took, ever
@@ -170,7 +172,7 @@ void write_chunk(const RingLayout& l, const Topology& t, ChunkRingState& st, std
                  const std::byte* src, std::int64_t n, const ReadyLine& header, double timeout) {
   const std::uint64_t g = st.written + 1 + static_cast<std::uint64_t>(k);
   const std::int64_t offset = place_chunk(l, t, st, g, n, timeout);
-  local_copy(l.ring(t.local_rank) + offset, src, static_cast<std::size_t>(n));
+  st.stores.copy(l.ring(t.local_rank) + offset, src, static_cast<std::size_t>(n));
   auto* line = reinterpret_cast<ReadyLine*>(l.ready(t.local_rank, g));
   line->offset = offset;
   line->bytes = header.bytes;

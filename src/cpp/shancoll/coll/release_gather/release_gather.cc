@@ -483,7 +483,7 @@ const std::byte* RgPhase::bcast_release(const std::byte* root_data, std::size_t 
   std::byte* data = slot_of(-1, slot);
   if (root()) {
     wait_consumed(region_.last_use[slot]);
-    std::memcpy(data, root_data, bytes);  // before the release store below
+    region_.stores.copy(data, root_data, bytes);  // before the release store below
   } else {
     wait_flag(config_->read_from_parent ? release_line(node_->parent) : release_line(me_), r,
               "release_gather: the parent's release");

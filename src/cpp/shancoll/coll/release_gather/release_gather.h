@@ -51,6 +51,7 @@
 #include "shancoll/ops.h"
 #include "shancoll/options.h"
 #include "shancoll/pattern/socket_tree.h"
+#include "shancoll/shm/ring_stores.h"
 
 namespace shancoll {
 
@@ -150,6 +151,7 @@ struct RgRegion {
   RgTreeMemo tree;
   RgPlan plan;                          // valid only while `config` is the one it was made with
   std::vector<std::uint64_t> last_use;  // gather count of each slot's last chunk
+  RingStores stores;                    // how the root stores bcast chunks
   std::uint64_t next = 0;               // chunks since the configuration began
   std::uint64_t consumed = 0;           // consumers known done up to this count
 };

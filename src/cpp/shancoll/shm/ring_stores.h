@@ -1,0 +1,110 @@
+// RingStores: how a writer stores its chunks into a ring that another core
+// reads (the pair channels, shan allgatherv's ring, release_gather's bcast
+// slots): by plain stores (memcpy) or around the cache (cost.h,
+// stream_copy), whichever its own stores show to be faster, chunk by chunk.
+//
+// Why it cannot be a rule-table choice: a ring line crosses between the
+// cores twice a lap (pulled by the reader, taken back by the writer's next
+// store), so a plain writer's speed follows the distance between the two
+// cores, and on the VMs this project runs on that distance changes every few
+// seconds to minutes (the host moves the vCPUs: a cache-line round trip of
+// 0.11 us "near", 0.5-1.7 us "far"). Measured in a plain-C lab on the Zen 3
+// VM (docs/performance.md, "The VM's two speeds ..."), 64 KiB chunks of
+// full-duplex 1 MiB streams through a 256 KiB ring:
+//
+//   per chunk        writer's copy in     reader's copy out    1 MiB both ways
+//   near, plain          3.3-4.8 us           2.6-4.1 us          92-153 us
+//   near, streamed       3.9-5.8 us           7.4-13.5 us        187-345 us
+//   far,  plain         12-22 us              6.2-9.2 us         378-565 us
+//   far,  streamed       3.2-5.2 us           5.3-10.2 us        179-275 us
+//
+// Streamed, the writer's time does not depend on the distance; plain, it is
+// 0.8x the streamed time near and 3-5x far. So the writer keeps the recent
+// time per byte of both ways (StoreChoice), streams while plain costs more
+// than kStreamWhenSlower (1.3) times streamed, and tries the other way once
+// every kTryEvery (64) chunks to follow the distance. The reader cannot tell how the
+// bytes came, so no rank needs to agree with another. Chunks under
+// kTimedBytes are copied plainly and not timed (their cost is the flags').
+// Not thread-safe: one writer's state, per ring.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace shancoll {
+
+// SHANCOLL_RING_STORES: "auto" (or unset) chooses as above; "plain" and
+// "streamed" fix the way (measurements, and a machine where the timing
+// misleads). Set when the environment is read (environment.cc).
+enum class RingStoresWay { automatic, plain, streamed };
+extern RingStoresWay ring_stores_way;
+const char* ring_stores_name(RingStoresWay way);  // "auto", "plain", "streamed"
+// The way named by `text` ("" is auto); false if it names none.
+bool parse_ring_stores(const std::string& text, RingStoresWay* way);
+// ArgumentError naming SHANCOLL_RING_STORES if it names no way; called
+// with check_on_error(), at the first call on a communicator.
+void check_ring_stores();
+
+// Bytes this thread's ring writers stored around the cache, ever: the doors
+// count a call's as the difference (Stats::streamed_ring_bytes).
+std::int64_t ring_streamed_bytes_so_far();
+
+// The choice alone, fed each timed copy's time (tests feed it their own).
+class StoreChoice {
+ public:
+  enum Way { kPlain = 0, kStreamed = 1 };
+  static constexpr double kStreamWhenSlower = 1.3;
+  static constexpr std::uint32_t kTryEvery = 64;
+  static constexpr int kSamples = 3;
+
+  // The way of the next chunk: each way once at first, then the faster,
+  // and the other every kTryEvery-th chunk.
+  Way next() {
+    if (samples_[kPlain][0] == 0) return kPlain;
+    if (samples_[kStreamed][0] == 0) return kStreamed;
+    const bool try_other = ++chosen_ % kTryEvery == 0;
+    return streaming_ != try_other ? kStreamed : kPlain;
+  }
+
+  void record(Way way, double ns_per_byte) {
+    int& at = next_sample_[way];
+    samples_[way][static_cast<std::size_t>(at)] = ns_per_byte;
+    at = (at + 1) % kSamples;
+    if (samples_[kStreamed][0] > 0)
+      streaming_ = recent(kPlain) > kStreamWhenSlower * recent(kStreamed);
+  }
+
+  bool streaming() const { return streaming_; }
+
+ private:
+  // The smallest of the way's last kSamples (a preempted copy only ever
+  // looks slower).
+  double recent(Way way) const {
+    double best = 0;
+    for (double s : samples_[way])
+      if (s > 0 && (best == 0 || s < best)) best = s;
+    return best;
+  }
+
+  std::array<std::array<double, kSamples>, 2> samples_{};  // ns per byte; 0: none yet
+  std::array<int, 2> next_sample_{};
+  std::uint32_t chosen_ = 0;
+  bool streaming_ = false;
+};
+
+class RingStores {
+ public:
+  // Chunks under this are copied plainly and not timed.
+  static constexpr std::size_t kTimedBytes = 8 << 10;
+
+  // Copies `bytes` from `src` into the ring at `dst`, fenced when streamed
+  // (visible before the ready flag the caller raises next).
+  void copy(void* dst, const void* src, std::size_t bytes);
+
+ private:
+  StoreChoice choice_;
+};
+
+}  // namespace shancoll
