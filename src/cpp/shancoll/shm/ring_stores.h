@@ -9,22 +9,26 @@
 // cores, and on the VMs this project runs on that distance changes every few
 // seconds to minutes (the host moves the vCPUs: a cache-line round trip of
 // 0.11 us "near", 0.5-1.7 us "far"). Measured in a plain-C lab on the Zen 3
-// VM (docs/performance.md, "The VM's two speeds ..."), 64 KiB chunks of
-// full-duplex 1 MiB streams through a 256 KiB ring:
+// VM, 64 KiB chunks of full-duplex 1 MiB streams through a 256 KiB ring (16
+// jobs, benchmarks/results/peers/zen3/session18/lab-stores.txt):
 //
 //   per chunk        writer's copy in     reader's copy out    1 MiB both ways
-//   near, plain          3.3-4.8 us           2.6-4.1 us          92-153 us
-//   near, streamed       3.9-5.8 us           7.4-13.5 us        187-345 us
-//   far,  plain         12-22 us              6.2-9.2 us         378-565 us
-//   far,  streamed       3.2-5.2 us           5.3-10.2 us        179-275 us
+//   near, plain          3.1-5.3 us           2.5-5.0 us          97-168 us
+//   near, streamed       3.6-5.1 us           5.4-9.6 us         165-293 us
+//   far,  plain         11.7-20.1 us          5.4-7.5 us         298-450 us
+//   far,  streamed       3.1-4.4 us           4.6-7.8 us         137-206 us
 //
 // Streamed, the writer's time does not depend on the distance; plain, it is
-// 0.8x the streamed time near and 3-5x far. So the writer keeps the recent
-// time per byte of both ways (StoreChoice), streams while plain costs more
-// than kStreamWhenSlower (1.3) times streamed, and tries the other way once
-// every kTryEvery (64) chunks to follow the distance. The reader cannot tell how the
-// bytes came, so no rank needs to agree with another. Chunks under
-// kTimedBytes are copied plainly and not timed (their cost is the flags').
+// 0.8-1.2x the streamed time near and 3-6x far. So the writer keeps the
+// recent time per byte of both ways (StoreChoice), streams while plain costs
+// more than kStreamWhenSlower (2) times streamed, and tries the other way
+// every kTryEvery-th (64th) chunk to follow the distance. The reader cannot
+// tell how the bytes came, so no rank needs to agree with another. Chunks
+// under kTimedBytes are copied plainly and not timed (their cost is the
+// flags'). Why 2: with 1.3, some near jobs streamed and lost 15-25 % at
+// 1 MiB (session18/ring-ways-1.3.txt). With 4 MiB blocks (sources beyond
+// the L2) far plain stores cost only 1.0-4.9x streamed ones in one job:
+// some such calls stay plain.
 // Not thread-safe: one writer's state, per ring.
 #pragma once
 
@@ -55,7 +59,7 @@ std::int64_t ring_streamed_bytes_so_far();
 class StoreChoice {
  public:
   enum Way { kPlain = 0, kStreamed = 1 };
-  static constexpr double kStreamWhenSlower = 1.3;
+  static constexpr double kStreamWhenSlower = 2.0;
   static constexpr std::uint32_t kTryEvery = 64;
   static constexpr int kSamples = 3;
 
