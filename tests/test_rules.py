@@ -334,14 +334,15 @@ def test_persistent_rows_by_machine():
             ("bcast", 64 << 10, "release_gather", ("mpi", -1)),
         ],
         "amd-epyc-zen3-mpich-5.0.2.tsv": [
-            ("bcast", 1 << 20, "release_gather", ("release_gather", 0)),
+            ("bcast", 1 << 20, "release_gather", ("release_gather", -1)),
+            ("alltoall", 2 << 20, "shan", ("mpi", -1)),
             ("gather", 64, "shan", ("shan", -1)),
             ("scan", 64 << 10, "shan", ("mpi", -1)),
         ],
         "amd-epyc-zen3-impi-2021.18.tsv": [
             ("alltoall", 4 << 10, "shan", ("shan", -1)),
             ("alltoall", 64 << 10, "shan", ("mpi", -1)),
-            ("bcast", 1 << 20, "release_gather", ("release_gather", 1)),
+            ("bcast", 32 << 10, "release_gather", ("release_gather", 1)),
         ],
         "conservative.tsv": [
             ("allreduce", 800, "shan", ("", -1)),

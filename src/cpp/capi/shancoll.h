@@ -70,7 +70,8 @@
  *     variable SHANCOLL_ON_ERROR=abort such a failure (in shancoll_test and
  *     shancoll_wait too, a wait's timeout included) instead prints one line
  *     to stderr and calls MPI_Abort(MPI_COMM_WORLD, 1): the call does not
- *     return. An invalid SHANCOLL_ON_ERROR is refused with MPI_ERR_ARG.
+ *     return. An invalid SHANCOLL_ON_ERROR or SHANCOLL_RING_STORES is refused
+ *     with MPI_ERR_ARG.
  *
  * Threads: at MPI_THREAD_MULTIPLE, threads may call shancoll at once on
  * different communicators (MPI's own rule for collectives: never two at once
