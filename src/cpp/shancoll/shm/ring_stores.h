@@ -41,7 +41,10 @@ namespace shancoll {
 
 // SHANCOLL_RING_STORES: "auto" (or unset) chooses as above; "plain" and
 // "streamed" fix the way (measurements, and a machine where the timing
-// misleads). Set when the environment is read (environment.cc).
+// misleads). Set when the environment is read (environment.cc): read
+// without a lock on every chunk, so written only by a configuration call
+// (reload_environment(), with no thread inside shancoll), like
+// stream_copy_from (cost.h).
 enum class RingStoresWay { automatic, plain, streamed };
 extern RingStoresWay ring_stores_way;
 const char* ring_stores_name(RingStoresWay way);  // "auto", "plain", "streamed"
