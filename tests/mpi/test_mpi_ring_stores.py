@@ -20,6 +20,7 @@ import os
 import numpy as np
 import pytest
 from _mpi_util import REDUCED, assert_all
+from test_mpi_stream_copy import view
 
 import shancoll
 
@@ -35,15 +36,6 @@ def ring_stores(request):
     yield request.param
     del os.environ["SHANCOLL_RING_STORES"]
     shancoll.reload_environment()
-
-
-def view(n: int, offset: int, fill: int = 0) -> np.ndarray:
-    """n bytes, `offset` bytes past a 64-byte boundary."""
-    raw = np.empty(n + offset + 128, np.uint8)
-    start = (-raw.ctypes.data) % 64 + offset
-    out = raw[start : start + n]
-    out[:] = fill
-    return out
 
 
 def one_node_of_several(comm) -> bool:
@@ -62,19 +54,19 @@ def run_ring_collectives(comm, n: int, offset: int) -> tuple[list[str], dict[str
         if not ok:
             failures.append(f"{name} n={n} offset={offset}")
 
-    mine = view(n, offset)
+    mine = view(n, offset, np.uint8, 0)
     mine[:] = (np.arange(n) * 7 + r) % 251
     ref = np.empty(n * p, np.uint8)
     comm.Allgather(mine, ref)
-    everyone = view(n * p, offset)
+    everyone = view(n * p, offset, np.uint8, 0)
     shancoll.allgather(comm, mine, everyone, algorithm="shan", single_copy=False)
     done("allgather", (everyone == ref).all())
-    gathered = view(n * p, offset) if r == 0 else None
+    gathered = view(n * p, offset, np.uint8, 0) if r == 0 else None
     shancoll.gather(comm, mine, gathered, 0, algorithm="shan", single_copy=False)
     done("gather", r != 0 or (gathered == ref).all())
-    send = view(n * p, offset)
+    send = view(n * p, offset, np.uint8, 0)
     send[:] = (np.arange(n * p) + 3 * r) % 253
-    got, want = view(n * p, offset), np.empty(n * p, np.uint8)
+    got, want = view(n * p, offset, np.uint8, 0), np.empty(n * p, np.uint8)
     shancoll.alltoall(comm, send, got, algorithm="shan", single_copy=False)
     comm.Alltoall(send, want)
     done("alltoall", (got == want).all())
@@ -83,7 +75,7 @@ def run_ring_collectives(comm, n: int, offset: int) -> tuple[list[str], dict[str
     shancoll.reduce_scatter_block(comm, words, block, algorithm="shan", single_copy=False)
     comm.Reduce_scatter_block(words, block_ref)
     done("reduce_scatter_block", (block == block_ref).all())
-    buf = view(n, offset, fill=0 if r else 1)
+    buf = view(n, offset, np.uint8, 0 if r else 1)
     if r == 0:
         buf[:] = (np.arange(n) * 11 + 5) % 247
     shancoll.bcast(comm, buf, 0, algorithm="release_gather", single_copy=False)

@@ -39,9 +39,8 @@
 #include <string>
 
 #include "pmpi_common.h"
-#include "shancoll/on_error.h"
+#include "shancoll/environment.h"
 #include "shancoll/rules.h"
-#include "shancoll/shm/ring_stores.h"
 
 namespace shancoll::pmpi {
 namespace {
@@ -72,8 +71,7 @@ const char* thread_level_name() {
 std::string what_falls_back() {
   if (!enabled()) return "everything (SHANCOLL_PMPI=0)";
   try {
-    shancoll::check_on_error();
-    shancoll::check_ring_stores();
+    shancoll::check_environment();
   } catch (const std::exception& e) {
     return std::string("everything (") + e.what() + ")";
   }

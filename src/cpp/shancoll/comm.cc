@@ -11,7 +11,6 @@
 #include "shancoll/progress.h"
 #include "shancoll/shm/flags.h"
 #include "shancoll/shm/peer_memory.h"
-#include "shancoll/shm/ring_stores.h"
 #include "shancoll/transport/p2p.h"
 #include "shancoll/transport/transport.h"
 
@@ -39,8 +38,7 @@ Comm& Comm::of(MPI_Comm user, double timeout) {
     known->call_timeout_ = timeout;
     return *known;
   }
-  check_on_error();  // at the first call on a communicator, before any communication
-  check_ring_stores();
+  check_environment();  // at the first call on a communicator, before any communication
   int inter = 0;
   check_mpi(MPI_Comm_test_inter(user, &inter), "MPI_Comm_test_inter");
   if (inter) {

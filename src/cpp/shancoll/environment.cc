@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "shancoll/cost.h"
+#include "shancoll/error.h"
 #include "shancoll/on_error.h"
 #include "shancoll/rules.h"
 #include "shancoll/shm/ring_stores.h"
@@ -65,7 +66,7 @@ Environment read_environment() {
   e.stream_copy_from = stream_copy_threshold();
   stream_copy_from = e.stream_copy_from;
   e.ring_stores = text_of("SHANCOLL_RING_STORES");
-  // An invalid name leaves auto; check_ring_stores() refuses it at the
+  // An invalid name leaves auto; check_environment() refuses it at the
   // first call on a communicator.
   if (!parse_ring_stores(e.ring_stores, &ring_stores_way))
     ring_stores_way = RingStoresWay::automatic;
@@ -148,8 +149,15 @@ void reload_environment() {
     cached_values.clear();
   }
   bump_selection_generation();
+  check_environment();
+}
+
+void check_environment() {
   check_on_error();
-  check_ring_stores();
+  RingStoresWay way;
+  if (!parse_ring_stores(current().ring_stores, &way))
+    throw ArgumentError("SHANCOLL_RING_STORES: expected 'auto', 'plain' or 'streamed', got '" +
+                        current().ring_stores + "'");
 }
 
 // Not per call: read when a communicator or the default options are set up.

@@ -57,9 +57,15 @@ struct Environment {
 };
 
 const Environment& environment();
-// Reads them again; ArgumentError naming SHANCOLL_ON_ERROR if it is invalid
-// (the new values are in effect all the same).
+// Reads them again; ArgumentError naming SHANCOLL_ON_ERROR or
+// SHANCOLL_RING_STORES if it is invalid (the new values are in effect all
+// the same).
 void reload_environment();
+
+// ArgumentError naming the first variable whose value names nothing
+// (SHANCOLL_ON_ERROR, SHANCOLL_RING_STORES): at the first call on a
+// communicator, before any communication, and at reload_environment().
+void check_environment();
 
 // The algorithm a call runs by name: `requested`, else the environment's
 // SHANCOLL_<COLL>_ALGORITHM (`from_environment`), else "auto".

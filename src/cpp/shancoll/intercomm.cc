@@ -3,10 +3,10 @@
 #include <algorithm>
 
 #include "shancoll/attached.h"
+#include "shancoll/environment.h"
 #include "shancoll/error.h"
 #include "shancoll/handshake.h"
 #include "shancoll/on_error.h"
-#include "shancoll/shm/ring_stores.h"
 #include "shancoll/transport/p2p.h"
 
 namespace shancoll {
@@ -43,8 +43,7 @@ InterComm& InterComm::of(MPI_Comm user, double timeout) {
     known->local_->set_call_timeout(timeout);
     return *known;
   }
-  check_on_error();  // at the first call on a communicator, before any communication
-  check_ring_stores();
+  check_environment();  // at the first call on a communicator, before any communication
   int inter = 0;
   check_mpi(MPI_Comm_test_inter(user, &inter), "MPI_Comm_test_inter");
   if (!inter) throw ArgumentError("comm: expected an inter-communicator");

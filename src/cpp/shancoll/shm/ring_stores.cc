@@ -4,8 +4,6 @@
 #include <chrono>
 
 #include "shancoll/cost.h"
-#include "shancoll/environment.h"
-#include "shancoll/error.h"
 
 namespace shancoll {
 
@@ -28,14 +26,6 @@ bool parse_ring_stores(const std::string& text, RingStoresWay* way) {
   if (text == "plain") return *way = RingStoresWay::plain, true;
   if (text == "streamed") return *way = RingStoresWay::streamed, true;
   return false;
-}
-
-void check_ring_stores() {
-  const std::string& text = environment().ring_stores;
-  RingStoresWay way;
-  if (!parse_ring_stores(text, &way))
-    throw ArgumentError("SHANCOLL_RING_STORES: expected 'auto', 'plain' or 'streamed', got '" +
-                        text + "'");
 }
 
 namespace {

@@ -50,9 +50,6 @@ extern RingStoresWay ring_stores_way;
 const char* ring_stores_name(RingStoresWay way);  // "auto", "plain", "streamed"
 // The way named by `text` ("" is auto); false if it names none.
 bool parse_ring_stores(const std::string& text, RingStoresWay* way);
-// ArgumentError naming SHANCOLL_RING_STORES if it names no way; called
-// with check_on_error(), at the first call on a communicator.
-void check_ring_stores();
 
 // Bytes this thread's ring writers stored around the cache, ever: the doors
 // count a call's as the difference (Stats::streamed_ring_bytes).

@@ -3,11 +3,9 @@
 mpiexec -n 2 -bind-to core python gather_8mib.py
 """
 
-import statistics as st
-import time
-
 import numpy as np
 from mpi4py import MPI
+from ring_ways import medians_us
 
 import shancoll
 
@@ -26,15 +24,6 @@ V = {
     "chan2M": gather(algorithm="shan", single_copy=False, ring_window=2 << 20),
     "mpi": gather(algorithm="mpi"),
 }
-res = {k: [] for k in V}
-for _ in range(3):
-    for k, f in V.items():
-        ts = []
-        for _ in range(10):
-            w.Barrier()
-            t0 = time.perf_counter()
-            f()
-            ts.append(time.perf_counter() - t0)
-        res[k].append(st.median(ts))
+res = medians_us(V, calls=10)
 if w.rank == 0:
-    print(" | ".join(f"{k} {st.median(v) * 1e6:.0f}" for k, v in res.items()), flush=True)
+    print(" | ".join(f"{k} {v:.0f}" for k, v in res.items()), flush=True)

@@ -28,25 +28,34 @@ V = {
     "ag": lambda: shancoll.allgather(w, s, g, algorithm="shan", single_copy=False),
     "bcast": lambda: shancoll.bcast(w, s, algorithm="release_gather", single_copy=False),
 }
-res = {k: [] for k in V}
-w.Barrier()
-t0 = time.perf_counter()
-for _ in range(20000):
-    shancoll.allreduce(w, x, y)
-ar = (time.perf_counter() - t0) / 20000
-for _p in range(3):
-    for k, f in V.items():
-        ts = []
-        for _ in range(15):
-            w.Barrier()
-            t0 = time.perf_counter()
-            f()
-            ts.append(time.perf_counter() - t0)
-        res[k].append(st.median(ts))
-if w.rank == 0:
-    way = os.environ.get("SHANCOLL_RING_STORES", "auto")
-    print(
-        f"{way:8s} ar8 {ar * 1e6:.2f} | "
-        + " | ".join(f"{k} {st.median(v) * 1e6:.0f}" for k, v in res.items()),
-        flush=True,
-    )
+
+
+def medians_us(series: dict, passes: int = 3, calls: int = 15) -> dict[str, float]:
+    """Each series `calls` times per pass, the passes interleaved: the median
+    of the passes' medians per series, us (gather_8mib.py uses it too)."""
+    res = {k: [] for k in series}
+    for _ in range(passes):
+        for k, f in series.items():
+            ts = []
+            for _ in range(calls):
+                w.Barrier()
+                t0 = time.perf_counter()
+                f()
+                ts.append(time.perf_counter() - t0)
+            res[k].append(st.median(ts))
+    return {k: st.median(v) * 1e6 for k, v in res.items()}
+
+
+if __name__ == "__main__":
+    w.Barrier()
+    t0 = time.perf_counter()
+    for _ in range(20000):
+        shancoll.allreduce(w, x, y)
+    ar = (time.perf_counter() - t0) / 20000
+    res = medians_us(V)
+    if w.rank == 0:
+        way = os.environ.get("SHANCOLL_RING_STORES", "auto")
+        print(
+            f"{way:8s} ar8 {ar * 1e6:.2f} | " + " | ".join(f"{k} {v:.0f}" for k, v in res.items()),
+            flush=True,
+        )
