@@ -576,6 +576,11 @@ def test_pieces_rounds_pieces_in_place_and_layouts(comm):
                                ranks_per_node=rpn)  # fmt: skip
             if not equal(out, in_rank_order(comm, 5)):
                 failures.append(f"non-commutative rpn={rpn}")
+            buf = affine_data(5, comm.rank)  # in place, the last rank folds into recvbuf
+            shancoll.allreduce(comm, MPI.IN_PLACE, buf, compose_affine, "pieces",
+                               ranks_per_node=rpn)  # fmt: skip
+            if not equal(buf, in_rank_order(comm, 5)):
+                failures.append(f"non-commutative in place rpn={rpn}")
 
     run_all(comm, body)
     assert_all(comm, not failures, f"{failures[:5]}")

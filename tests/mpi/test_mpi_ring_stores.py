@@ -5,10 +5,10 @@ timings (``auto``), or fixed by ``SHANCOLL_RING_STORES``.
 Whatever the way, the results of every collective that writes into a
 shared-memory ring (the pair channels of gather, alltoall and
 reduce_scatter_block, ``shan`` allgather's ring, ``release_gather``'s bcast
-slots) equal mpi4py's, for sources at odd offsets and sizes whose last chunk
-is short; ``last_stats().streamed_ring_bytes`` shows the way taken (none
-plain, on every writer streamed). An invalid name is refused, naming the
-variable.
+and reduce slots, ``pieces`` allreduce's inputs and results) equal mpi4py's,
+for sources at odd offsets and sizes whose last chunk is short;
+``last_stats().streamed_ring_bytes`` shows the way taken (none plain, on
+every writer streamed). An invalid name is refused, naming the variable.
 
 Run over 1-8 ranks by test_mpi_suites.py.
 """
@@ -20,6 +20,7 @@ import os
 import numpy as np
 import pytest
 from _mpi_util import REDUCED, assert_all
+from mpi4py import MPI
 from test_mpi_stream_copy import view
 
 import shancoll
@@ -75,6 +76,15 @@ def run_ring_collectives(comm, n: int, offset: int) -> tuple[list[str], dict[str
     shancoll.reduce_scatter_block(comm, words, block, algorithm="shan", single_copy=False)
     comm.Reduce_scatter_block(words, block_ref)
     done("reduce_scatter_block", (block == block_ref).all())
+    sums, sums_ref = np.empty_like(words), np.empty_like(words)
+    shancoll.allreduce(comm, words, sums, algorithm="pieces")
+    comm.Allreduce(words, sums_ref)
+    done("allreduce", (sums == sums_ref).all())
+    shancoll.allreduce(comm, MPI.IN_PLACE, words, algorithm="pieces")
+    done("allreduce in place", (words == sums_ref).all())
+    total = np.empty_like(words) if r == 0 else None
+    shancoll.reduce(comm, sums_ref, total, root=0, algorithm="release_gather", single_copy=False)
+    done("reduce", r != 0 or (total == sums_ref * p).all())
     buf = view(n, offset, np.uint8, 0 if r else 1)
     if r == 0:
         buf[:] = (np.arange(n) * 11 + 5) % 247
@@ -85,6 +95,8 @@ def run_ring_collectives(comm, n: int, offset: int) -> tuple[list[str], dict[str
 
 # The collectives in which this rank writes chunks into a ring.
 def writes(comm, name: str) -> bool:
+    if name == "reduce":  # a leaf copies into its slot (an inner rank combines into it);
+        return comm.rank == comm.size - 1  # rooted at 0, children have higher ranks
     return comm.rank != 0 if name == "gather" else comm.rank == 0 if name == "bcast" else True
 
 

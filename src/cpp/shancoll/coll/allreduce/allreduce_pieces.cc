@@ -15,10 +15,14 @@
 //      line per rank and fraction): no wait, every rank copies at once;
 //   2. for each piece k of fraction l, once every rank's piece k is in:
 //      combines the n inputs in rank order (its own from its own buffer,
-//      the others' from their regions A) into its region B, copies the
-//      piece into recvbuf and publishes it; then copies out piece k - 1 of
-//      every other fraction (a wait for what its owner did a piece earlier);
+//      the others' from their regions A) into its recvbuf, copies the
+//      piece into its region B and publishes it; then copies out piece
+//      k - 1 of every other fraction (a wait for what its owner did a piece
+//      earlier);
 //   3. copies out the other fractions' remaining pieces.
+// The copies into regions A and B are a ring writer's (shm/ring_stores.h):
+// plain stores while the cores are near, around the cache while far, by
+// the writer's own timings (the reader takes the lines back otherwise).
 // Where a round's regions lie: regions A and B of a rank are two rings of
 // `ring_window` bytes, each round's bytes after the previous round's, back
 // to back, starting over at 0 where a round would pass the end. A rank needs
@@ -67,6 +71,7 @@
 #include "shancoll/error.h"
 #include "shancoll/shm/chunk_ring.h"  // ring_bytes
 #include "shancoll/shm/flags.h"
+#include "shancoll/shm/ring_stores.h"
 #include "shancoll/shm/segment.h"
 
 namespace shancoll {
@@ -91,6 +96,10 @@ struct PiecesState : LayoutState {
   // Per local rank, its fraction's pieces this rank copied out so far in the
   // round: kept here so that a repeated call allocates nothing.
   std::vector<std::int64_t> copied;
+  // How this rank stores into its rings (shm/ring_stores.h): region A per
+  // reader (the fraction's owner), region B read by every other rank.
+  std::vector<RingStores> input_stores;
+  RingStores result_stores;
 };
 
 // Flag lines per local rank: one per fraction (pieces in), then these.
@@ -122,6 +131,7 @@ struct Round {
   std::int64_t piece;  // elements per piece
   std::size_t esize;
   double timeout;
+  PiecesState* stores;  // input_stores and result_stores
 
   std::byte* line(int rank, int index) const {
     return base + (static_cast<std::size_t>(rank) * (n + kLines) + index) * kCacheLine;
@@ -150,7 +160,8 @@ void copy_in(const Round& r, Stats& stats) {
     const int j = (r.me + t) % r.n;
     for (std::int64_t k = 0; k < r.pieces(j); ++k) {
       const std::size_t off = r.bytes_at(r.at(j, k)), bytes = r.bytes_at(r.len(j, k));
-      local_copy(r.region(r.me, 0) + off, r.input() + off, bytes);
+      r.stores->input_stores[static_cast<std::size_t>(j)].copy(r.region(r.me, 0) + off,
+                                                               r.input() + off, bytes);
       release_store(r.in_flag(r.me, j), tag(r.seq, k + 1));  // after the data (flags.h)
       stats.intra_messages += 1;
       stats.intra_bytes += static_cast<std::int64_t>(bytes);
@@ -179,8 +190,15 @@ void check_same_shape(const Round& r, int other) {
                       "): MPI requires the same count on every rank, shancoll the same options");
 }
 
+// Where piece k's fold goes first: recvbuf, whence it is stored into region
+// B by the ring's way (shm/ring_stores.h: around the cache while the cores
+// are far). In place, recvbuf holds my input, which the fold overwrites
+// before it reads it unless I am the last rank (the first combine's b); then
+// the fold goes into region B by plain stores and is copied into recvbuf.
+bool fold_into_recvbuf(const Round& r) { return r.args.send || r.me == r.n - 1; }
+
 // 2. Piece k of my fraction: x_0 o (x_1 o (... o x_{n-1})), folded from the
-// right (MPI_Reduce_local's in-place form) into region B, then into recvbuf.
+// right (MPI_Reduce_local's in-place form), into recvbuf and region B.
 void reduce_piece(const Round& r, std::int64_t k, Stats& stats) {
   const std::size_t off = r.bytes_at(r.at(r.me, k));
   for (int l = 0; l < r.n; ++l) {
@@ -189,12 +207,17 @@ void reduce_piece(const Round& r, std::int64_t k, Stats& stats) {
     if (k == 0) check_same_shape(r, l);
   }
   auto x = [&](int l) { return l == r.me ? r.input() + off : r.region(l, 0) + off; };
-  std::byte* out = r.region(r.me, 1) + off;
+  std::byte* shared = r.region(r.me, 1) + off;
+  const bool to_recvbuf = fold_into_recvbuf(r);
+  std::byte* out = to_recvbuf ? r.output() + off : shared;
   const Reducer& red = *r.args.reducer;
   const std::int64_t len = r.len(r.me, k);
   red.combine(out, x(r.n - 2), x(r.n - 1), len, nullptr);
   for (int l = r.n - 3; l >= 0; --l) red.combine(out, x(l), out, len, nullptr);
-  local_copy(r.output() + off, out, r.bytes_at(len));
+  if (to_recvbuf)
+    r.stores->result_stores.copy(shared, out, r.bytes_at(len));
+  else
+    local_copy(r.output() + off, out, r.bytes_at(len));
   release_store(r.flag(r.me, kOut), tag(r.seq, k + 1));
   stats.block_count += 1;
 }
@@ -272,7 +295,9 @@ void pieces_on_node(NodeContext& ctx, const AllreduceArgs& args, const Options& 
           0,
           piece,
           static_cast<std::size_t>(esize),
-          options.wait_timeout()};
+          options.wait_timeout(),
+          &s};
+  s.input_stores.resize(static_cast<std::size_t>(n));
   r.stride = (segment.size() - header_bytes(n)) / (2 * static_cast<std::size_t>(n)) / kCacheLine *
              kCacheLine;
   try {

@@ -663,7 +663,7 @@ bool reduce_replay(NodeContext& ctx, const std::byte* send, std::byte* result, s
         return wait_reduce_child(segment, region.config, local_size, c, at, g, n, timeout, differ);
       },
       send, root ? result : reduce_chunk_at(segment, region.config, local_size, me, at), count,
-      reducer);
+      reducer, &region.stores);
   publish_reduce(segment, region.config, local_size, me, root, at, g, n, differ);
   return true;
 }

@@ -151,7 +151,7 @@ struct RgRegion {
   RgTreeMemo tree;
   RgPlan plan;                          // valid only while `config` is the one it was made with
   std::vector<std::uint64_t> last_use;  // gather count of each slot's last chunk
-  RingStores stores;                    // how the root stores bcast chunks
+  RingStores stores;                    // how the root stores bcast chunks, a leaf reduce ones
   std::uint64_t next = 0;               // chunks since the configuration began
   std::uint64_t consumed = 0;           // consumers known done up to this count
 };
@@ -214,6 +214,8 @@ class RgPhase {
   const std::byte* reduce_child(int c);
   // Reduce gather step done: my flag (my slot holds my subtree's result).
   void reduce_publish();
+  // How this rank stores chunks into its slots (shm/ring_stores.h).
+  RingStores& stores() { return region_.stores; }
 
  private:
   const pattern::TreeNode& tree_node() const;
@@ -339,19 +341,23 @@ bool rg_bcast_repeat(NodeContext& ctx, std::byte* buf, std::int64_t bytes, int l
 
 // One chunk of a reduce: my input combined with my children's partial
 // results (`child_data(c)`: child c's chunk, once it is there) into `dst`
-// (my slot, or the root's recvbuf); a leaf copies its input. Counted by
-// count_reduce_chunk.
+// (my slot, or the root's recvbuf); a leaf copies its input, by `stores`'
+// way when given (its parent reads the slot from another core), else
+// plainly. Counted by count_reduce_chunk.
 template <class ChildData>
 void rg_reduce_chunk(const std::vector<int>& children, ChildData&& child_data,
                      const std::byte* input, std::byte* dst, std::int64_t count,
-                     const Reducer& reducer) {
+                     const Reducer& reducer, RingStores* stores) {
   const std::byte* left = input;  // the first combine reads my input, later ones dst
   for (int c : children) {
     reducer.combine(dst, left, child_data(c), count, nullptr);
     left = dst;
   }
   const std::int64_t bytes = count * static_cast<std::int64_t>(reducer.elem_size());
-  if (left != dst && bytes > 0)  // a leaf: a plain copy
+  if (left == dst || bytes == 0) return;
+  if (stores)  // a leaf: a copy
+    stores->copy(dst, input, static_cast<std::size_t>(bytes));
+  else
     std::memcpy(dst, input, static_cast<std::size_t>(bytes));
 }
 

@@ -140,7 +140,7 @@ bool rg_reduce_on_node(NodeContext& ctx, const std::byte* send, std::byte* resul
     std::byte* dst = slot ? slot : result + off;
     rg_reduce_chunk(
         phase.node().children, [&](int c) { return phase.reduce_child(c); }, send + off, dst, n,
-        reducer);
+        reducer, &phase.stores());
     count_reduce_chunk(phase.node().children.size(), n * static_cast<std::int64_t>(elem), stats);
     if (phase.root() && slot) {  // no data-copy optimisation: one more copy out
       std::memcpy(result + off, slot, static_cast<std::size_t>(n) * elem);
