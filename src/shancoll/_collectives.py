@@ -370,8 +370,8 @@ class Stats:
         0 where the shared segment carried everything): which mechanism ran.
     streamed_ring_bytes : int
         Bytes this rank stored into a shared-memory ring (the pair channels,
-        ``shan`` allgatherv's ring, ``release_gather``'s bcast slots) by
-        streaming stores, around the cache: chosen chunk by chunk by the
+        ``shan`` allgatherv's ring, ``release_gather``'s bcast slots and a
+        reduce leaf's slot, allreduce ``pieces``' regions) by streaming stores, around the cache: chosen chunk by chunk by the
         writer's own timings, or fixed by ``SHANCOLL_RING_STORES``.
     bcast_tree, reduce_tree : str
         ``release_gather``: the tree each phase ran on this rank's node, e.g.

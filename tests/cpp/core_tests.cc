@@ -8,7 +8,11 @@
 //       layouts (packed, gapped, reversed with gaps), in place, sizes from 0
 //       to 1 MiB per rank; shan also on virtual nodes of 1, 2, 3 ranks with
 //       both transports and with the result left in the node segment;
-//       communicators WORLD, SELF and a reversed split; Stats properties.
+//       communicators WORLD, SELF and a reversed split; Stats properties;
+//   (c) local_copy (cost.h): a copy whose destination lies 1-31 bytes past
+//       its source modulo 4 KiB (glibc's slow rep movsb on AMD) goes by
+//       vector moves from 2 KiB on, and every copy is exact, tails and
+//       short sizes included, writing nothing past its end.
 //
 // One line per failure; rank 0 ends with "core_tests: N passed, M failed";
 // the exit code is nonzero on failure on every rank.
@@ -30,6 +34,7 @@
 
 #include "shancoll/coll/allgatherv/allgatherv.h"
 #include "shancoll/comm.h"
+#include "shancoll/cost.h"
 #include "shancoll/pattern/bruck.h"
 #include "shancoll/pattern/recursive_doubling.h"
 #include "shancoll/pattern/ring.h"
@@ -392,6 +397,33 @@ std::vector<Config> make_configs() {
 
 bool g_verbose = false;  // SHANCOLL_TEST_VERBOSE=1: seconds per communicator on rank 0
 
+// (c): the distances and sizes around memcpy_slow_distance's bounds.
+void copy_tests() {
+  constexpr std::size_t kPage = 4096;
+  std::vector<unsigned char> memory(6 * kPage + (256 << 10));
+  auto page = [&](std::size_t i) {  // page-aligned places in `memory`
+    const auto base = reinterpret_cast<std::uintptr_t>(memory.data());
+    return memory.data() + ((base + kPage - 1) / kPage * kPage - base) + i * kPage;
+  };
+  unsigned char* src = page(0) + 16;  // a malloc'd buffer's place, 16 past a page
+  for (std::size_t i = 0; i < (64 << 10) + 200; ++i) src[i] = static_cast<unsigned char>(i * 7 + 1);
+  for (std::size_t distance : {0, 1, 16, 31, 32, 63, 4095}) {
+    for (std::size_t bytes : {0, 1, 63, 64, 2048, 2049, 3000, 4096 + 17, (64 << 10) + 5}) {
+      unsigned char* dst = page(20) + 16 + distance;
+      std::memset(dst, 0xEE, bytes + 64);
+      local_copy(dst, src, bytes);
+      const std::string name =
+          "local_copy distance " + std::to_string(distance) + " bytes " + std::to_string(bytes);
+      const bool slow = memcpy_slow_distance(dst, src, bytes);
+      record(slow == (bytes > 2048 && distance >= 1 && distance <= 31), name,
+             "slow case misjudged");
+      bool exact = std::memcmp(dst, src, bytes) == 0;
+      for (std::size_t i = bytes; i < bytes + 64; ++i) exact = exact && dst[i] == 0xEE;
+      record(exact, name, "bytes differ, or written past the end");
+    }
+  }
+}
+
 void algorithm_tests(MPI_Comm comm, const char* comm_name, bool full) {
   const double start = MPI_Wtime();
   const std::vector<Config> configs = make_configs();
@@ -522,6 +554,7 @@ int main(int argc, char** argv) {
   const char* verbose = std::getenv("SHANCOLL_TEST_VERBOSE");
   g_verbose = verbose && *verbose && std::string(verbose) != "0";
   pattern_tests();
+  copy_tests();
   agree();
   algorithm_tests(MPI_COMM_WORLD, "world", true);
   algorithm_tests(MPI_COMM_SELF, "self", false);

@@ -14,6 +14,28 @@ namespace shancoll {
 
 std::size_t stream_copy_from = std::numeric_limits<std::size_t>::max();
 
+void vector_copy(void* dst, const void* src, std::size_t bytes) {
+  charge_copy(bytes);
+#if defined(__SSE2__)
+  auto* d = static_cast<char*>(dst);
+  const auto* s = static_cast<const char*>(src);
+  std::size_t i = 0;
+  for (; i + 64 <= bytes; i += 64) {  // all four loads before the stores
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 16));
+    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 32));
+    const __m128i e = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 48));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), a);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i + 16), b);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i + 32), c);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i + 48), e);
+  }
+  std::memcpy(d + i, s + i, bytes - i);  // under 64 bytes: no rep movsb
+#else
+  std::memcpy(dst, src, bytes);
+#endif
+}
+
 void stream_copy(void* dst, const void* src, std::size_t bytes) {
 #if defined(__SSE2__)
   auto* d = static_cast<char*>(dst);

@@ -46,9 +46,28 @@ void stream_copy(void* dst, const void* src, std::size_t bytes);
 // than the core's L2, written chunk by chunk) call stream_copy themselves.
 extern std::size_t stream_copy_from;
 
-// memcpy (or stream_copy) plus its modelled cost.
+// glibc's memcpy (2.36, Debian 12) copies from 2 KiB to about the L2's size
+// by `rep movsb`, which AMD's Zen cores run 15-30 times slower when the
+// destination lies 1 to 31 bytes past the source modulo 4 KiB (Zen 3 VM,
+// one core: 64 KiB in 24-36 us against 1.4-1.6, 3-384 KiB alike; 32 bytes and
+// more, fine: benchmarks/results/peers/zen3/session19/memcpy-distance.txt).
+// That is the everyday case of a page-aligned slot of a shared segment
+// copied into a buffer that malloc placed 16 bytes past a page (glibc's
+// large allocations), or of two heap buffers allocated one after the other.
+// Such copies go by vector moves (vector_copy: 1.3x a good memcpy in cache).
+inline bool memcpy_slow_distance(const void* dst, const void* src, std::size_t bytes) {
+  const std::uintptr_t distance =
+      (reinterpret_cast<std::uintptr_t>(dst) - reinterpret_cast<std::uintptr_t>(src)) % 4096;
+  return bytes > 2048 && distance - 1 < 31;  // 1 <= distance <= 31
+}
+
+// A copy by 16-byte vector loads and stores (x86-64; elsewhere memcpy).
+void vector_copy(void* dst, const void* src, std::size_t bytes);
+
+// memcpy (or stream_copy, or vector_copy) plus its modelled cost.
 inline void local_copy(void* dst, const void* src, std::size_t bytes) {
   if (bytes >= stream_copy_from) return stream_copy(dst, src, bytes);
+  if (memcpy_slow_distance(dst, src, bytes)) return vector_copy(dst, src, bytes);
   std::memcpy(dst, src, bytes);
   charge_copy(bytes);
 }

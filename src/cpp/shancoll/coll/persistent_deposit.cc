@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "shancoll/cost.h"
+
 namespace shancoll {
 
 BlockSpan span_of_blocks(const std::int64_t* counts, const std::int64_t* displs, std::size_t n) {
@@ -31,7 +33,7 @@ bool combine_deposited(const DepositAreas& areas, const Reducer& reducer, int me
   if (me < ranks) inputs[me] = own;
   if (ranks == 0 || to <= from) return true;
   if (ranks == 1) {
-    std::memcpy(out, inputs[0] + from, to - from);
+    local_copy(out, inputs[0] + from, to - from);
     return true;
   }
   const auto count = static_cast<std::int64_t>((to - from) / reducer.elem_size());

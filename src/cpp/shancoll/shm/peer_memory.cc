@@ -1,11 +1,13 @@
 #include "shancoll/shm/peer_memory.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <random>
 #include <string>
 
+#include "shancoll/cost.h"
 #include "shancoll/environment.h"
 #include "shancoll/error.h"
 
@@ -102,8 +104,50 @@ void PeerMemory::write(int peer, void* remote, const void* local, std::size_t by
   copy(peer, true, const_cast<void*>(local), remote, bytes);
 }
 
+#ifdef SHANCOLL_HAVE_CMA
+namespace {
+// The kernel copies page by page with the instruction glibc's memcpy uses
+// (rep movsb, on CPUs with fast short rep movsb), so a destination 1-31
+// bytes past its source modulo 4 KiB costs it as much (cost.h,
+// memcpy_slow_distance): process_vm_readv of 1 MiB took 600-630 us against
+// 114-120 on the Zen 3 VM (benchmarks/results/peers/zen3/session19/
+// cma-distance.txt). Such copies bounce through this thread's buffer,
+// placed at the remote address's offset in its page: the kernel then copies
+// at distance 0, and the local copy goes by vector moves.
+constexpr std::size_t kBounceBytes = 64 << 10;  // stays in L2 between the two copies
+constexpr std::size_t kPage = 4096;
+
+std::byte* bounce_at(const void* remote) {
+  thread_local std::vector<std::byte> buffer(kBounceBytes + kPage);
+  const auto base = reinterpret_cast<std::uintptr_t>(buffer.data());
+  const auto want = reinterpret_cast<std::uintptr_t>(remote) % kPage;
+  return buffer.data() + (want - base % kPage + kPage) % kPage;
+}
+}  // namespace
+#endif
+
 void PeerMemory::copy(int peer, bool to_peer, void* local, const void* remote,
                       std::size_t bytes) const {
+#ifdef SHANCOLL_HAVE_CMA
+  const void* dst = to_peer ? remote : local;
+  if (memcpy_slow_distance(dst, to_peer ? local : remote, bytes)) {
+    auto* mine = static_cast<std::byte*>(local);
+    auto* theirs = static_cast<const std::byte*>(remote);
+    std::byte* bounce = bounce_at(remote);
+    for (std::size_t at = 0; at < bytes; at += kBounceBytes) {
+      const std::size_t n = std::min(kBounceBytes, bytes - at);
+      if (to_peer) vector_copy(bounce, mine + at, n);
+      copy_direct(peer, to_peer, bounce, theirs + at, n);
+      if (!to_peer) vector_copy(mine + at, bounce, n);
+    }
+    return;
+  }
+#endif
+  copy_direct(peer, to_peer, local, remote, bytes);
+}
+
+void PeerMemory::copy_direct(int peer, bool to_peer, void* local, const void* remote,
+                             std::size_t bytes) const {
 #ifdef SHANCOLL_HAVE_CMA
   auto* mine = static_cast<std::byte*>(local);
   auto* theirs = static_cast<const std::byte*>(remote);

@@ -46,6 +46,8 @@ class PeerMemory {
 
  private:
   void copy(int peer, bool to_peer, void* local, const void* remote, std::size_t bytes) const;
+  void copy_direct(int peer, bool to_peer, void* local, const void* remote,
+                   std::size_t bytes) const;
 
   std::vector<long> pids_;  // by local rank
   bool available_ = false;

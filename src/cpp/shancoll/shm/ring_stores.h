@@ -1,7 +1,8 @@
 // RingStores: how a writer stores its chunks into a ring that another core
 // reads (the pair channels, shan allgatherv's ring, release_gather's bcast
-// slots): by plain stores (memcpy) or around the cache (cost.h,
-// stream_copy), whichever its own stores show to be faster, chunk by chunk.
+// slots and reduce leaves' slots, allreduce pieces' regions): by plain
+// stores (memcpy) or around the cache (cost.h, stream_copy), whichever its
+// own stores show to be faster, chunk by chunk.
 //
 // Why it cannot be a rule-table choice: a ring line crosses between the
 // cores twice a lap (pulled by the reader, taken back by the writer's next

@@ -26,6 +26,7 @@
 #include <string>
 
 #include "shancoll/coll/persistent_deposit.h"
+#include "shancoll/cost.h"
 #include "shancoll/error.h"
 #include "shancoll/shm/deposit_areas.h"
 
@@ -56,7 +57,7 @@ class DepositAllgathervEngine final : public Engine {
     ++run_;
     std::byte* place = args_.recv + args_.displs[me_];
     areas_.write(me_, run_, args_.send ? args_.send : place, block(me_));
-    if (args_.send && block(me_) > 0) std::memcpy(place, args_.send, block(me_));
+    if (args_.send && block(me_) > 0) local_copy(place, args_.send, block(me_));
     arrived_ = 1;
     chunk_ = 0;
   }
@@ -69,7 +70,7 @@ class DepositAllgathervEngine final : public Engine {
         if (!data) return false;
         const std::size_t at = chunk_ * kDepositChunk;
         const std::size_t n = std::min(kDepositChunk, block(peer) - std::min(block(peer), at));
-        if (n > 0) std::memcpy(args_.recv + args_.displs[peer] + at, data, n);
+        if (n > 0) local_copy(args_.recv + args_.displs[peer] + at, data, n);
       }
       ++arrived_;
       chunk_ = 0;

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "shancoll/coll/persistent_deposit.h"
+#include "shancoll/cost.h"
 #include "shancoll/error.h"
 #include "shancoll/shm/deposit_areas.h"
 
@@ -98,7 +99,7 @@ class DepositAlltoallvEngine final : public Engine {
     ++run_;
     areas_.write(me_, run_, source_, deposit_);  // in place: before recvbuf is written
     if (send_ && expected_[me_] > 0)
-      std::memcpy(recv_ + recv_at_[me_], send_ + own_from_, expected_[me_]);
+      local_copy(recv_ + recv_at_[me_], send_ + own_from_, expected_[me_]);
     arrived_ = 1;
     header_ = false;
   }
@@ -119,7 +120,7 @@ class DepositAlltoallvEngine final : public Engine {
         if (!data) return false;
         const std::size_t begins = chunk_ * kDepositChunk;
         const std::size_t from = std::max(lo, begins), to = std::min(hi, begins + kDepositChunk);
-        std::memcpy(recv_ + recv_at_[peer] + (from - lo), data + (from - begins), to - from);
+        local_copy(recv_ + recv_at_[peer] + (from - lo), data + (from - begins), to - from);
       }
       ++arrived_;
       header_ = false;

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "shancoll/coll/persistent_deposit.h"
+#include "shancoll/cost.h"
 #include "shancoll/shm/deposit_areas.h"
 
 namespace shancoll {
@@ -55,7 +56,7 @@ class DepositBcastEngine final : public Engine {
       const std::byte* data = areas_.chunk(root_, run_, chunk_, bytes_, "count");
       if (!data) return false;
       const std::size_t at = chunk_ * kDepositChunk;
-      std::memcpy(buf_ + at, data, std::min(kDepositChunk, bytes_ - at));
+      local_copy(buf_ + at, data, std::min(kDepositChunk, bytes_ - at));
     }
     areas_.completed(me_, run_);  // after the copies: the root may write this area again
     return true;

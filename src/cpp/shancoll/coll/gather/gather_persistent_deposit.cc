@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "shancoll/coll/persistent_deposit.h"
+#include "shancoll/cost.h"
 #include "shancoll/shm/deposit_areas.h"
 
 namespace shancoll {
@@ -70,7 +71,7 @@ class DepositGatherEngine final : public Engine {
       return;
     }
     if (send_ && counts_[me_] > 0)  // else in place
-      std::memcpy(recv_ + displs_[me_], send_, counts_[me_]);
+      local_copy(recv_ + displs_[me_], send_, counts_[me_]);
     arrived_ = 1;
     chunk_ = 0;
   }
@@ -84,7 +85,7 @@ class DepositGatherEngine final : public Engine {
         const std::byte* data = areas_.chunk(peer, run_, chunk_, block, counts_name_);
         if (!data) return false;
         const std::size_t from = chunk_ * kDepositChunk;
-        std::memcpy(recv_ + displs_[peer] + from, data, std::min(kDepositChunk, block - from));
+        local_copy(recv_ + displs_[peer] + from, data, std::min(kDepositChunk, block - from));
       }
     }
     areas_.completed(me_, run_);  // after the copies: the others may write these areas again

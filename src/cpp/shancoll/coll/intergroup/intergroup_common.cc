@@ -4,6 +4,7 @@
 #include <string>
 
 #include "shancoll/coll/intergroup/intergroup.h"
+#include "shancoll/cost.h"
 #include "shancoll/error.h"
 #include "shancoll/progress.h"
 
@@ -57,7 +58,7 @@ void RemoteMessage::finish() const {
   std::int64_t index = 0;
   for (std::size_t i = 0; i < args_.counts.size(); ++i) {
     const auto n = static_cast<std::size_t>(args_.counts[i]);
-    if (n) std::memcpy(args_.recv + args_.displs[i], data_ + index, n);
+    if (n) local_copy(args_.recv + args_.displs[i], data_ + index, n);
     index += args_.counts[i];
   }
 }

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "shancoll/coll/rooted.h"
+#include "shancoll/cost.h"
 #include "shancoll/pattern/tree.h"
 #include "shancoll/transport/p2p.h"
 
@@ -25,7 +26,7 @@ void reduce_binomial(Comm& comm, const ReduceArgs& args, const Options& opt, Sta
   std::byte* scratch = comm.scratch(3 * bytes);
   const bool me_root = comm.rank() == args.root;
   std::byte* acc = me_root ? args.recv : scratch;
-  if (args.send && acc != args.send && bytes) std::memcpy(acc, args.send, bytes);
+  if (args.send && acc != args.send && bytes) local_copy(acc, args.send, bytes);
   for (int c : node.children) {
     recv_bytes_waiting(scratch + bytes, args.bytes(), c, kReduceTag, comm.mpi(), timeout);
     args.reducer->combine(acc, acc, scratch + bytes, args.count, scratch + 2 * bytes);

@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "shancoll/coll/reduce_scatter/reduce_scatter.h"
+#include "shancoll/cost.h"
 #include "shancoll/pattern/reduce_scatter.h"
 #include "shancoll/transport/p2p.h"
 
@@ -50,7 +51,7 @@ void reduce_scatter_pairwise(Comm& comm, const ReduceScatterArgs& args, const Op
   const std::int64_t n = args.counts[r];
   args.reducer->combine(acc, slot(p - 2), slot(p - 1), n, nullptr);
   for (int q = p - 3; q >= 0; --q) args.reducer->combine(acc, slot(q), acc, n, nullptr);
-  std::memcpy(args.recv, acc, static_cast<std::size_t>(mine));
+  local_copy(args.recv, acc, static_cast<std::size_t>(mine));
 }
 
 }  // namespace shancoll

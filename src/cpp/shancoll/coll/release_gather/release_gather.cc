@@ -21,6 +21,7 @@
 #include <cstring>
 
 #include "shancoll/coll/door.h"
+#include "shancoll/cost.h"
 #include "shancoll/error.h"
 #include "shancoll/progress.h"
 #include "shancoll/shm/flags.h"
@@ -581,12 +582,12 @@ bool bcast_replay(NodeContext& ctx, std::byte* buf, std::int64_t bytes, int loca
     std::byte* data =
         slot_at(*st.segment, region.config, local_size, -1, static_cast<std::size_t>(slot));
     if (root) {
-      std::memcpy(data, buf, n);
+      local_copy(data, buf, n);
       if (!node.children.empty()) release_store(release_line_at(base, me), r);
     } else {
       wait_flag_reaches(release_line_at(base, node.parent), r,
                         "release_gather: the parent's release", timeout);
-      std::memcpy(buf, data, n);
+      local_copy(buf, data, n);
     }
   }
   release_store(gather_line_at(base, static_cast<std::size_t>(local_size), me), ++st.gather_state);

@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "shancoll/comm.h"
+#include "shancoll/cost.h"
 #include "shancoll/ops.h"
 #include "shancoll/options.h"
 #include "shancoll/pattern/socket_tree.h"
@@ -358,7 +359,7 @@ void rg_reduce_chunk(const std::vector<int>& children, ChildData&& child_data,
   if (stores)  // a leaf: a copy
     stores->copy(dst, input, static_cast<std::size_t>(bytes));
   else
-    std::memcpy(dst, input, static_cast<std::size_t>(bytes));
+    local_copy(dst, input, static_cast<std::size_t>(bytes));
 }
 
 // What rg_reduce_chunk moved: a message per child combined, or the leaf's copy.

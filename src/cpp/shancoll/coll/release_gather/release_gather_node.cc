@@ -51,6 +51,7 @@
 #include <string>
 
 #include "shancoll/coll/release_gather/release_gather.h"
+#include "shancoll/cost.h"
 #include "shancoll/error.h"
 #include "shancoll/shm/flags.h"
 
@@ -98,7 +99,7 @@ bool rg_bcast_on_node(NodeContext& ctx, std::byte* buf, std::int64_t bytes, int 
     } else {
       const std::byte* data = phase.bcast_release(buf + off, n);
       if (!phase.root() && !phase.sizes_differ())
-        std::memcpy(buf + off, data, n);  // after the acquire in the release
+        local_copy(buf + off, data, n);  // after the acquire in the release
       stats.intra_messages += 1;
       stats.intra_bytes += static_cast<std::int64_t>(n);
     }
@@ -121,7 +122,7 @@ bool rg_reduce_on_node(NodeContext& ctx, const std::byte* send, std::byte* resul
   const std::size_t elem = reducer.elem_size();
   const std::int64_t bytes = count * static_cast<std::int64_t>(elem);
   if (ctx.topo.local_size() == 1) {
-    if (send != result && bytes > 0) std::memcpy(result, send, static_cast<std::size_t>(bytes));
+    if (send != result && bytes > 0) local_copy(result, send, static_cast<std::size_t>(bytes));
     return false;
   }
   if (rg_reduce_pair_fits(ctx, o, bytes)) {
@@ -143,7 +144,7 @@ bool rg_reduce_on_node(NodeContext& ctx, const std::byte* send, std::byte* resul
         reducer, &phase.stores());
     count_reduce_chunk(phase.node().children.size(), n * static_cast<std::int64_t>(elem), stats);
     if (phase.root() && slot) {  // no data-copy optimisation: one more copy out
-      std::memcpy(result + off, slot, static_cast<std::size_t>(n) * elem);
+      local_copy(result + off, slot, static_cast<std::size_t>(n) * elem);
       stats.intra_messages += 1;
       stats.intra_bytes += n * static_cast<std::int64_t>(elem);
     }

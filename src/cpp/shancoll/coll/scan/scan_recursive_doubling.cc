@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "shancoll/coll/scan/scan.h"
+#include "shancoll/cost.h"
 #include "shancoll/pattern/scan.h"
 #include "shancoll/transport/p2p.h"
 
@@ -28,8 +29,8 @@ void scan_recursive_doubling(Comm& comm, const ScanArgs& args, const Options& op
   std::byte* total = comm.scratch(2 * bytes);
   std::byte* other = total + bytes;
   // Copy the input out of recv before recv becomes the (exclusive) prefix.
-  std::memcpy(total, args.input(), bytes);
-  if (!args.exclusive && args.send) std::memcpy(args.recv, args.send, bytes);
+  local_copy(total, args.input(), bytes);
+  if (!args.exclusive && args.send) local_copy(args.recv, args.send, bytes);
   bool prefix_set = !args.exclusive;
   const int rounds = pattern::scan_rounds(comm.size());
   const double timeout = opt.wait_timeout();
@@ -44,7 +45,7 @@ void scan_recursive_doubling(Comm& comm, const ScanArgs& args, const Options& op
       if (prefix_set)
         args.reducer->combine(args.recv, other, args.recv, args.count, nullptr);
       else
-        std::memcpy(args.recv, other, bytes);
+        local_copy(args.recv, other, bytes);
       prefix_set = true;
       if (!last) args.reducer->combine(total, other, total, args.count, nullptr);
     } else if (!last) {

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "shancoll/coll/persistent_deposit.h"
+#include "shancoll/cost.h"
 #include "shancoll/error.h"
 #include "shancoll/shm/deposit_areas.h"
 
@@ -77,7 +78,7 @@ class DepositScatterEngine final : public Engine {
     if (me_ != root_) return;
     areas_.write(root_, run_, send_, mine_.deposit);
     if (recv_ && expected_ > 0)  // else in place
-      std::memcpy(recv_, send_ + mine_.offset, expected_);
+      local_copy(recv_, send_ + mine_.offset, expected_);
   }
 
   bool test() override {
@@ -95,7 +96,7 @@ class DepositScatterEngine final : public Engine {
       if (!data) return false;
       const std::size_t begins = chunk_ * kDepositChunk;
       const std::size_t from = std::max(lo, begins), to = std::min(hi, begins + kDepositChunk);
-      std::memcpy(recv_ + (from - lo), data + (from - begins), to - from);
+      local_copy(recv_ + (from - lo), data + (from - begins), to - from);
     }
     areas_.completed(me_, run_);  // after the copies: the root may write this area again
     return true;
